@@ -1,0 +1,205 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Sentinel errors a Store returns so the engine and the API can branch with errors.Is.
+var (
+	// ErrNotFound means no such run, or no active hook for a token.
+	ErrNotFound = errors.New("not found")
+	// ErrLeaseLost means the caller no longer holds the run's lease; another worker may.
+	ErrLeaseLost = errors.New("lease lost")
+	// ErrFinished means the run already ended (completed, failed or cancelled).
+	ErrFinished = errors.New("run already finished")
+	// ErrHookConflict means another active run owns the token; see *TokenConflictError.
+	ErrHookConflict = errors.New("token owned by another run")
+)
+
+// TokenConflictError says which run owns a token. It matches ErrHookConflict.
+type TokenConflictError struct {
+	Environment string
+	Token       string
+	OwnerRunID  string
+}
+
+func (e *TokenConflictError) Error() string {
+	return fmt.Sprintf("token %q is owned by run %s", e.Token, e.OwnerRunID)
+}
+
+// Is makes errors.Is(err, ErrHookConflict) true.
+func (e *TokenConflictError) Is(target error) bool { return target == ErrHookConflict }
+
+// Status is a run's status.
+type Status string
+
+// Run statuses.
+const (
+	StatusPending   Status = "pending"
+	StatusRunning   Status = "running"
+	StatusWaiting   Status = "waiting"
+	StatusCompleted Status = "completed"
+	StatusFailed    Status = "failed"
+	StatusCancelled Status = "cancelled"
+)
+
+// Terminal reports whether s is an end state.
+func (s Status) Terminal() bool {
+	return s == StatusCompleted || s == StatusFailed || s == StatusCancelled
+}
+
+// StepStatus is one step's status.
+type StepStatus string
+
+// Step statuses.
+const (
+	StepPending   StepStatus = "pending"
+	StepRunning   StepStatus = "running"
+	StepWaiting   StepStatus = "waiting"
+	StepCompleted StepStatus = "completed"
+	StepFailed    StepStatus = "failed"
+	StepSkipped   StepStatus = "skipped"
+	StepCancelled StepStatus = "cancelled"
+)
+
+// Environments.
+const (
+	EnvProduction = "production"
+	EnvTest       = "test"
+)
+
+// Error is a run's or a step's error.
+type Error struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+	Step    string `json:"step,omitempty"`
+}
+
+// WaitingOn says what a waiting run waits for.
+type WaitingOn struct {
+	Hook       string     `json:"hook,omitempty"`
+	SleepUntil *time.Time `json:"sleepUntil,omitempty"`
+}
+
+// StepRecord is the durable record of one step of a run.
+type StepRecord struct {
+	ID         string          `json:"id"`
+	StepID     string          `json:"stepId"`
+	Status     StepStatus      `json:"status"`
+	Attempts   int             `json:"attempts"`
+	Output     json.RawMessage `json:"output,omitempty"`
+	Error      *Error          `json:"error,omitempty"`
+	StartedAt  *time.Time      `json:"startedAt,omitempty"`
+	FinishedAt *time.Time      `json:"finishedAt,omitempty"`
+	// Conflict is steps.<id>.conflict for a hook step under onConflict: continue.
+	Conflict json.RawMessage `json:"conflict,omitempty"`
+	// State is the step kind's durable state between wake-ups (sleep deadline, hook token,
+	// child run ID, next retry time). Not part of the API.
+	State json.RawMessage `json:"-"`
+}
+
+// Run is one execution of one workflow version with one input.
+type Run struct {
+	ID          string          `json:"id"`
+	WorkflowID  string          `json:"workflowId"`
+	Workflow    string          `json:"workflow"`
+	Version     int             `json:"version"` // 0: a test run of the draft
+	Environment string          `json:"environment"`
+	Status      Status          `json:"status"`
+	Input       json.RawMessage `json:"input"`
+	Output      json.RawMessage `json:"output"`
+	Error       *Error          `json:"error"`
+	Steps       []*StepRecord   `json:"steps"`
+	WaitingOn   *WaitingOn      `json:"waitingOn"`
+	RerunOf     string          `json:"rerunOf,omitempty"`
+	CreatedAt   time.Time       `json:"createdAt"`
+	StartedAt   *time.Time      `json:"startedAt"`
+	FinishedAt  *time.Time      `json:"finishedAt"`
+
+	// Engine state, not part of the API.
+
+	// Definition is the definition this run executes, fixed at admission.
+	Definition json.RawMessage `json:"-"`
+	// WakeAt is when a worker should next look at the run; zero means not due by time.
+	WakeAt time.Time `json:"-"`
+	// CancelRequested is set by a cancel; the worker holding the run ends it.
+	CancelRequested bool `json:"-"`
+	// StartToken is the atomic-start token the run holds, if any.
+	StartToken string `json:"-"`
+	// ParentRunID is the run whose workflow step started this one; its end wakes the parent.
+	ParentRunID string `json:"-"`
+}
+
+// Hook is an active token owned by a run.
+type Hook struct {
+	Environment string    `json:"-"`
+	Token       string    `json:"token"`
+	RunID       string    `json:"runId"`
+	CreatedAt   time.Time `json:"createdAt"`
+}
+
+// Payload is one payload queued for a token.
+type Payload struct {
+	Seq     int64
+	Payload json.RawMessage
+}
+
+// ListRunsParams filters ListRuns. Runs come newest first.
+type ListRunsParams struct {
+	WorkflowID string
+	Status     Status
+	Limit      int
+	Cursor     string
+}
+
+// SaveOptions rides along with SaveRun.
+type SaveOptions struct {
+	// ConsumePayload, when > 0, deletes that queued payload in the same transaction, so a
+	// payload is delivered exactly once.
+	ConsumePayload int64
+}
+
+// Store is what the runner needs from a backend. runner/runnertest is the conformance
+// suite every backend passes.
+type Store interface {
+	// CreateRun admits r durably, due at r.WakeAt. With a non-nil start claim the token is
+	// claimed in the same transaction: owned by another active run → *TokenConflictError and
+	// nothing is written.
+	CreateRun(ctx context.Context, r *Run, start *Hook) error
+	// GetRun returns a run with its steps.
+	GetRun(ctx context.Context, id string) (*Run, error)
+	// ListRuns lists runs newest first, paginated by an opaque cursor.
+	ListRuns(ctx context.Context, p ListRunsParams) ([]*Run, string, error)
+	// ClaimRuns leases up to limit due runs (not terminal, WakeAt set and ≤ now, lease free
+	// or expired) to owner until leaseUntil, and returns them with their steps.
+	ClaimRuns(ctx context.Context, owner string, now, leaseUntil time.Time, limit int) ([]*Run, error)
+	// RenewLeases extends owner's leases; it returns the IDs whose lease was lost and those
+	// whose cancel was requested.
+	RenewLeases(ctx context.Context, owner string, runIDs []string, until time.Time) (lost, cancelled []string, err error)
+	// SaveRun writes the run row and its step records; owner must hold the lease, else
+	// ErrLeaseLost. When r.Status is terminal, in the same transaction: its tokens are
+	// released, its lease dropped, and its parent run (if any) made due now.
+	SaveRun(ctx context.Context, owner string, r *Run, opts SaveOptions) error
+	// ReleaseRun drops owner's lease on a run so another worker can take it at once.
+	ReleaseRun(ctx context.Context, owner, runID string) error
+	// RequestCancel marks a run for cancellation and makes it due now. A finished run →
+	// ErrFinished. A run with no lease and still pending may be cancelled by the caller.
+	RequestCancel(ctx context.Context, runID string, now time.Time) (*Run, error)
+	// WakeRun makes a non-terminal run due at t (if that is sooner than its WakeAt).
+	WakeRun(ctx context.Context, runID string, t time.Time) error
+
+	// ClaimToken gives h.Token (in h.Environment) to h.RunID. Already owned by that run →
+	// nil. Owned by another active run → *TokenConflictError. Atomic.
+	ClaimToken(ctx context.Context, h *Hook) error
+	// GetHook returns the active owner of a token, or ErrNotFound.
+	GetHook(ctx context.Context, env, token string) (*Hook, error)
+	// EnqueuePayload queues a payload for the owner of a token and makes that run due now.
+	// No active owner → ErrNotFound.
+	EnqueuePayload(ctx context.Context, env, token string, payload json.RawMessage, now time.Time) (runID string, err error)
+	// NextPayload returns the oldest payload queued for runID on a token; none → ErrNotFound.
+	NextPayload(ctx context.Context, runID, env, token string) (*Payload, error)
+}
