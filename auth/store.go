@@ -11,10 +11,10 @@ var ErrNotFound = errors.New("not found")
 
 // Token is an API token as stored: never the secret, only its SHA-256 hash.
 type Token struct {
-	ID        string
-	Name      string
-	Hash      []byte // SHA-256 of the secret
-	CreatedAt time.Time
+	ID        string    `json:"id"`
+	Name      string    `json:"name"`
+	Hash      []byte    `json:"-"` // SHA-256 of the secret
+	CreatedAt time.Time `json:"createdAt"`
 }
 
 // Store is what auth needs from a backend. auth/authtest is its conformance suite.

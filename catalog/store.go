@@ -42,13 +42,13 @@ type Version struct {
 // Connection is a named credential for HTTP steps. Sealed is the secret encrypted by the
 // catalog; a store never sees the plain secret.
 type Connection struct {
-	ID        string
-	Name      string
-	Type      string
-	Header    string // the header name for type "header"
-	Username  string // for type "basic"
-	Sealed    []byte
-	CreatedAt time.Time
+	ID        string    `json:"id"`
+	Name      string    `json:"name"`
+	Type      string    `json:"type"`
+	Header    string    `json:"header,omitempty"`   // the header name for type "header"
+	Username  string    `json:"username,omitempty"` // for type "basic"
+	Sealed    []byte    `json:"-"`
+	CreatedAt time.Time `json:"createdAt"`
 }
 
 // Page asks for one page of a list, newest first by the store's ordering.

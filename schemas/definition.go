@@ -10,7 +10,7 @@ import (
 
 // Definition is one workflow definition: a draft or a published version.
 type Definition struct {
-	Name        string          `json:"name" jsonschema:"pattern=^[a-z0-9][a-z0-9_-]{0,63}$"`
+	Name        string          `json:"name" jsonschema:"pattern=^[a-z0-9][a-z0-9_-]{0\\,63}$"`
 	Title       string          `json:"title,omitempty"`
 	Description string          `json:"description,omitempty"`
 	Input       json.RawMessage `json:"input"`
@@ -33,7 +33,7 @@ type Annotations struct {
 // Start declares an atomic-start token claimed in the same transaction that admits a run.
 type Start struct {
 	Token      string `json:"token"`
-	OnConflict string `json:"onConflict,omitempty"`
+	OnConflict string `json:"onConflict,omitempty" jsonschema:"enum=fail,enum=reject,enum=adopt,enum=forward,enum=supersede,enum=continue"`
 }
 
 // Conflict policies for hook and start tokens (SPEC §6).
@@ -53,10 +53,10 @@ func OnConflictPolicies() []string {
 
 // Retry is a step's retry policy.
 type Retry struct {
-	MaxAttempts        int      `json:"maxAttempts,omitempty"`
+	MaxAttempts        int      `json:"maxAttempts,omitempty" jsonschema:"minimum=1,maximum=100"`
 	InitialInterval    Duration `json:"initialInterval,omitempty"`
 	MaxInterval        Duration `json:"maxInterval,omitempty"`
-	BackoffCoefficient float64  `json:"backoffCoefficient,omitempty"`
+	BackoffCoefficient float64  `json:"backoffCoefficient,omitempty" jsonschema:"minimum=1"`
 }
 
 // Step is one entry of a definition's steps. Exactly one kind is set: one of the built-in
@@ -80,13 +80,14 @@ type Step struct {
 }
 
 // SetStep builds a JSON value; its output is the value. Any JSON value, expressions inside.
+// In JSON it is the bare value: "set": {"status": "done"}, or even "set": null.
 type SetStep struct {
 	Value any
 }
 
 // HTTPStep makes one HTTP request.
 type HTTPStep struct {
-	Method         string            `json:"method,omitempty"`
+	Method         string            `json:"method,omitempty" jsonschema:"enum=GET,enum=HEAD,enum=POST,enum=PUT,enum=PATCH,enum=DELETE,enum=OPTIONS"`
 	URL            string            `json:"url"`
 	Connection     string            `json:"connection,omitempty"`
 	Headers        map[string]string `json:"headers,omitempty"`
@@ -98,7 +99,7 @@ type HTTPStep struct {
 // HookStep registers a token and waits for a payload.
 type HookStep struct {
 	Token      string   `json:"token"`
-	OnConflict string   `json:"onConflict,omitempty"`
+	OnConflict string   `json:"onConflict,omitempty" jsonschema:"enum=fail,enum=reject,enum=adopt,enum=forward,enum=supersede,enum=continue"`
 	Timeout    Duration `json:"timeout,omitempty"`
 	Payload    any      `json:"payload,omitempty"`
 }
@@ -119,7 +120,7 @@ const (
 
 // RunStep acts on another run.
 type RunStep struct {
-	Action  string `json:"action"`
+	Action  string `json:"action" jsonschema:"enum=status,enum=result,enum=cancel,enum=resume"`
 	RunID   string `json:"runId,omitempty"`
 	Token   string `json:"token,omitempty"`
 	Payload any    `json:"payload,omitempty"`
@@ -127,7 +128,7 @@ type RunStep struct {
 
 // WorkflowStep starts a child run of a published workflow and waits for its output.
 type WorkflowStep struct {
-	Name  string `json:"name"`
+	Name  string `json:"name" jsonschema:"minLength=1"`
 	Input any    `json:"input,omitempty"`
 }
 

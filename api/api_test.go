@@ -1,0 +1,135 @@
+package api_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gorunner/gorunner/api"
+	"github.com/gorunner/gorunner/auth"
+	"github.com/gorunner/gorunner/catalog"
+	"github.com/gorunner/gorunner/examples"
+	"github.com/gorunner/gorunner/idempotency"
+	"github.com/gorunner/gorunner/runner"
+	"github.com/gorunner/gorunner/store/sqlitestore"
+)
+
+// env is one running API over a fresh SQLite store, with an admin token.
+type env struct {
+	t     *testing.T
+	srv   *httptest.Server
+	token string
+	store *sqlitestore.Store
+}
+
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	ctx := context.Background()
+	st, err := sqlitestore.Open(ctx, filepath.Join(t.TempDir(), "gorunner.db"))
+	require.NoError(t, err)
+	t.Cleanup(func() { st.Close() })
+	cat, err := catalog.New(st, &catalog.Config{SecretKey: bytes.Repeat([]byte{7}, 32), Templates: examples.Workflows()})
+	require.NoError(t, err)
+	au := auth.New(st, nil)
+	_, secret, err := au.Create(ctx, "admin")
+	require.NoError(t, err)
+	idem, err := idempotency.New(st, nil)
+	require.NoError(t, err)
+	eng, err := runner.New(st, cat, cat, nil)
+	require.NoError(t, err)
+	require.NoError(t, eng.Start(ctx))
+	t.Cleanup(func() { _ = eng.Stop(context.Background()) })
+	s, err := api.New(api.Config{Catalog: cat, Auth: au, Engine: eng, Idempotency: idem, Ready: st.Ping})
+	require.NoError(t, err)
+	srv := httptest.NewServer(s)
+	t.Cleanup(srv.Close)
+	return &env{t: t, srv: srv, token: secret, store: st}
+}
+
+// answer is one HTTP answer, decoded.
+type answer struct {
+	Status int
+	Header http.Header
+	Body   map[string]any
+	Raw    []byte
+}
+
+func (a answer) data() map[string]any {
+	d, _ := a.Body["data"].(map[string]any)
+	return d
+}
+
+func (a answer) errorCode() string {
+	e, _ := a.Body["error"].(map[string]any)
+	c, _ := e["code"].(string)
+	return c
+}
+
+// do sends a request with the admin token; body may be a string, []byte or a value to marshal.
+func (e *env) do(method, path string, body any, header ...string) answer {
+	e.t.Helper()
+	return e.doAs(e.token, method, path, body, header...)
+}
+
+func (e *env) doAs(token, method, path string, body any, header ...string) answer {
+	e.t.Helper()
+	var rd io.Reader
+	switch b := body.(type) {
+	case nil:
+	case string:
+		rd = strings.NewReader(b)
+	case []byte:
+		rd = bytes.NewReader(b)
+	default:
+		raw, err := json.Marshal(b)
+		require.NoError(e.t, err)
+		rd = bytes.NewReader(raw)
+	}
+	req, err := http.NewRequest(method, e.srv.URL+path, rd)
+	require.NoError(e.t, err)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	res, err := e.srv.Client().Do(req)
+	require.NoError(e.t, err)
+	defer res.Body.Close()
+	raw, err := io.ReadAll(res.Body)
+	require.NoError(e.t, err)
+	a := answer{Status: res.StatusCode, Header: res.Header, Raw: raw}
+	if len(raw) > 0 && strings.HasPrefix(res.Header.Get("Content-Type"), "application/json") {
+		require.NoError(e.t, json.Unmarshal(raw, &a.Body), string(raw))
+	}
+	return a
+}
+
+func greetDef(name string) map[string]any {
+	return map[string]any{
+		"name":  name,
+		"title": "Greet",
+		"input": map[string]any{
+			"type":       "object",
+			"properties": map[string]any{"name": map[string]any{"type": "string"}},
+			"required":   []any{"name"},
+		},
+		"steps": []any{map[string]any{"id": "greet", "set": map[string]any{"message": "Hello, ${{ input.name }}!"}}},
+	}
+}
+
+// create makes a workflow and returns its data.
+func (e *env) create(name string) map[string]any {
+	e.t.Helper()
+	a := e.do("POST", "/api/workflows", greetDef(name))
+	require.Equal(e.t, http.StatusCreated, a.Status, string(a.Raw))
+	return a.data()
+}

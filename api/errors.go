@@ -1,0 +1,128 @@
+package api
+
+import (
+	"errors"
+	"log/slog"
+	"math"
+	"net/http"
+	"strconv"
+
+	"github.com/gorunner/gorunner/auth"
+	"github.com/gorunner/gorunner/catalog"
+	"github.com/gorunner/gorunner/idempotency"
+	"github.com/gorunner/gorunner/runner"
+	"github.com/gorunner/gorunner/schemas"
+)
+
+// Error codes of the SPEC §3 envelope.
+const (
+	CodeValidation   = "VALIDATION_ERROR"
+	CodeUnauthorized = "UNAUTHORIZED"
+	CodeForbidden    = "FORBIDDEN"
+	CodeNotFound     = "NOT_FOUND"
+	CodeConflict     = "CONFLICT"
+	CodeTooLarge     = "PAYLOAD_TOO_LARGE"
+	CodeRateLimited  = "RATE_LIMITED"
+	CodeInternal     = "INTERNAL"
+	CodeUnavailable  = "UNAVAILABLE"
+)
+
+// ErrorBody is the error envelope: {"error": {...}}.
+type ErrorBody struct {
+	Error ErrorObject `json:"error"`
+}
+
+// ErrorObject describes one failed request.
+type ErrorObject struct {
+	Code    string            `json:"code"`
+	Message string            `json:"message"`
+	Details []schemas.Problem `json:"details,omitempty"`
+}
+
+// Error is an error with its HTTP status and envelope code, made by handlers.
+type Error struct {
+	Status  int
+	Code    string
+	Message string
+	Details []schemas.Problem
+}
+
+func (e *Error) Error() string { return e.Message }
+
+func errorf(status int, code, msg string) *Error {
+	return &Error{Status: status, Code: code, Message: msg}
+}
+
+// problemsOf returns the problems carried by a validation-style error.
+func problemsOf(err error) ([]schemas.Problem, bool) {
+	var ve *schemas.ValidationError
+	if errors.As(err, &ve) {
+		return ve.Problems, true
+	}
+	var de *schemas.DecodeError
+	if errors.As(err, &de) {
+		return []schemas.Problem{{Path: de.Path, Message: de.Message}}, true
+	}
+	var ie *runner.InputError
+	if errors.As(err, &ie) {
+		return ie.Problems, true
+	}
+	return nil, false
+}
+
+// classify maps an error to its status, code and the message a client may see.
+func classify(err error) *Error {
+	var e *Error
+	if errors.As(err, &e) {
+		return e
+	}
+	if problems, ok := problemsOf(err); ok {
+		return &Error{Status: http.StatusBadRequest, Code: CodeValidation, Message: err.Error(), Details: problems}
+	}
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		return errorf(http.StatusRequestEntityTooLarge, CodeTooLarge, "request body is larger than "+strconv.FormatInt(mbe.Limit, 10)+" bytes")
+	}
+	type rule struct {
+		target error
+		status int
+		code   string
+	}
+	for _, r := range []rule{
+		{auth.ErrUnauthorized, http.StatusUnauthorized, CodeUnauthorized},
+		{idempotency.ErrInvalidKey, http.StatusBadRequest, CodeValidation},
+		{idempotency.ErrKeyMismatch, http.StatusUnprocessableEntity, CodeValidation},
+		{idempotency.ErrInProgress, http.StatusConflict, CodeConflict},
+		{idempotency.ErrAnswerNotKept, http.StatusConflict, CodeConflict},
+		{catalog.ErrNotFound, http.StatusNotFound, CodeNotFound},
+		{auth.ErrNotFound, http.StatusNotFound, CodeNotFound},
+		{runner.ErrNotFound, http.StatusNotFound, CodeNotFound},
+		{runner.ErrWorkflowNotFound, http.StatusNotFound, CodeNotFound},
+		{catalog.ErrConflict, http.StatusConflict, CodeConflict},
+		{runner.ErrNotPublished, http.StatusConflict, CodeConflict},
+		{runner.ErrFinished, http.StatusConflict, CodeConflict},
+		{runner.ErrHookConflict, http.StatusConflict, CodeConflict},
+		{catalog.ErrSecretsDisabled, http.StatusServiceUnavailable, CodeUnavailable},
+	} {
+		if errors.Is(err, r.target) {
+			return errorf(r.status, r.code, err.Error())
+		}
+	}
+	return nil
+}
+
+// writeError answers with the envelope for err. Unknown errors are 500: logged with the
+// request ID, their text never sent.
+func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	var le *idempotency.LimitError
+	e := classify(err)
+	switch {
+	case errors.As(err, &le):
+		e = errorf(http.StatusTooManyRequests, CodeRateLimited, err.Error())
+		w.Header().Set("Retry-After", strconv.Itoa(max(1, int(math.Ceil(le.RetryAfter.Seconds())))))
+	case e == nil:
+		s.log.ErrorContext(r.Context(), "request failed", slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.Any("error", err))
+		e = errorf(http.StatusInternalServerError, CodeInternal, "internal error; the server log has the details")
+	}
+	writeJSON(w, e.Status, ErrorBody{Error: ErrorObject{Code: e.Code, Message: e.Message, Details: e.Details}})
+}

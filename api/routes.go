@@ -1,0 +1,102 @@
+package api
+
+import (
+	"net/http"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/go-chi/chi/v5/middleware"
+)
+
+// keyed says how a route takes part in keyed replay (SPEC §4).
+type keyed int
+
+const (
+	notKeyed       keyed = iota
+	principalKeyed       // keys belong to the calling principal
+	webhookKeyed         // keys belong to the workflow; every answer kept, oldest evicted
+)
+
+// route is one row of the API: it registers the handler and describes the operation in
+// the OpenAPI document, so the two cannot drift apart.
+type route struct {
+	method  string
+	pattern string
+	id      string // OpenAPI operationId
+	summary string
+	public  bool
+	keyed   keyed
+	body    any // the request body's Go type, nil for none
+	status  int // the success status
+	data    any // the success data's Go type, nil for no body
+	list    bool
+	handler http.HandlerFunc
+}
+
+func (s *Server) table() []route {
+	return []route{
+		{method: "POST", pattern: "/api/workflows", id: "createWorkflow", summary: "Create a workflow from a definition (draft, rev 1)", keyed: principalKeyed, body: definitionDoc{}, status: 201, data: workflowView{}, handler: s.createWorkflow},
+		{method: "POST", pattern: "/api/workflows/import", id: "importWorkflow", summary: "Create a workflow from an exported JSON or YAML document", keyed: principalKeyed, body: definitionDoc{}, status: 201, data: workflowView{}, handler: s.createWorkflow},
+		{method: "GET", pattern: "/api/workflows", id: "listWorkflows", summary: "List workflows", status: 200, data: workflowView{}, list: true, handler: s.listWorkflows},
+		{method: "GET", pattern: "/api/workflows/{id}", id: "getWorkflow", summary: "Get a workflow by ID or name", status: 200, data: workflowView{}, handler: s.getWorkflow},
+		{method: "GET", pattern: "/api/workflows/{id}/export", id: "exportWorkflow", summary: "Export the draft definition (JSON, or YAML with Accept: application/yaml)", status: 200, data: definitionDoc{}, handler: s.exportWorkflow},
+		{method: "PUT", pattern: "/api/workflows/{id}", id: "updateWorkflow", summary: "Replace the draft; optional top-level expectedRev", body: definitionDoc{}, status: 200, data: workflowView{}, handler: s.updateWorkflow},
+		{method: "DELETE", pattern: "/api/workflows/{id}", id: "deleteWorkflow", summary: "Delete a workflow; its tool disappears, active runs finish", status: 204, handler: s.deleteWorkflow},
+		{method: "POST", pattern: "/api/workflows/{id}/duplicate", id: "duplicateWorkflow", summary: "Copy a workflow's draft into a new workflow", keyed: principalKeyed, body: nameBody{}, status: 201, data: workflowView{}, handler: s.duplicateWorkflow},
+		{method: "POST", pattern: "/api/workflows/{id}/publish", id: "publishWorkflow", summary: "Publish the draft as a new version (200 with the latest version when unchanged)", status: 201, data: versionView{}, handler: s.publishWorkflow},
+		{method: "POST", pattern: "/api/workflows/{id}/unpublish", id: "unpublishWorkflow", summary: "Withdraw the workflow's tool", status: 200, data: workflowView{}, handler: s.unpublishWorkflow},
+		{method: "GET", pattern: "/api/workflows/{id}/versions", id: "listVersions", summary: "List published versions, newest first", status: 200, data: versionView{}, list: true, handler: s.listVersions},
+		{method: "POST", pattern: "/api/workflows/{id}/webhook/rotate", id: "rotateWebhook", summary: "Give the workflow a new webhook address; the old one stops at once", keyed: principalKeyed, status: 201, data: webhookView{}, handler: s.rotateWebhook},
+		{method: "POST", pattern: "/api/workflows/{id}/run", id: "runWorkflow", summary: "Start a run (?environment=production|test); the body is the input", keyed: principalKeyed, body: anyObject{}, status: 202, data: runView{}, handler: s.runWorkflow},
+		{method: "GET", pattern: "/api/runs", id: "listRuns", summary: "List runs, newest first (?workflow=&status=&limit=&cursor=)", status: 200, data: runView{}, list: true, handler: s.listRuns},
+		{method: "POST", pattern: "/api/runs/rerun", id: "rerunMany", summary: "Rerun up to 1000 runs by ID or by workflow and status", keyed: principalKeyed, body: rerunManyBody{}, status: 202, data: runView{}, list: true, handler: s.rerunMany},
+		{method: "GET", pattern: "/api/runs/{id}", id: "getRun", summary: "Get a run; ?wait=30s (≤ 60s) holds the answer until it is no longer pending or running", status: 200, data: runView{}, handler: s.getRun},
+		{method: "POST", pattern: "/api/runs/{id}/cancel", id: "cancelRun", summary: "Cancel a run", status: 200, data: runView{}, handler: s.cancelRun},
+		{method: "POST", pattern: "/api/runs/{id}/rerun", id: "rerunRun", summary: "Start a new run with the same input and environment on the current version", keyed: principalKeyed, status: 202, data: runView{}, handler: s.rerunRun},
+		{method: "GET", pattern: "/api/hooks/{token}", id: "getHook", summary: "Get the active hook of a token (?environment=)", status: 200, data: hookView{}, handler: s.getHook},
+		{method: "POST", pattern: "/api/hooks/{token}/resume", id: "resumeHook", summary: "Send a payload to the run that owns a token (?environment=)", keyed: principalKeyed, body: anyValue{}, status: 202, data: resumeView{}, handler: s.resumeHook},
+		{method: "POST", pattern: "/api/connections", id: "createConnection", summary: "Create a connection; its secret can never be read back", keyed: principalKeyed, body: connectionBody{}, status: 201, data: connectionView{}, handler: s.createConnection},
+		{method: "GET", pattern: "/api/connections", id: "listConnections", summary: "List connections (no secrets)", status: 200, data: connectionView{}, list: true, handler: s.listConnections},
+		{method: "DELETE", pattern: "/api/connections/{id}", id: "deleteConnection", summary: "Delete a connection", status: 204, handler: s.deleteConnection},
+		{method: "GET", pattern: "/api/templates", id: "listTemplates", summary: "List the shipped templates", status: 200, data: templateView{}, list: true, handler: s.listTemplates},
+		{method: "POST", pattern: "/api/templates/{id}/use", id: "useTemplate", summary: "Create a workflow from a template", keyed: principalKeyed, body: nameBody{}, status: 201, data: workflowView{}, handler: s.useTemplate},
+		{method: "POST", pattern: "/api/tokens", id: "createToken", summary: "Create an API token; the secret is shown once", body: tokenBody{}, status: 201, data: newTokenView{}, handler: s.createToken},
+		{method: "GET", pattern: "/api/tokens", id: "listTokens", summary: "List API tokens (no secrets)", status: 200, data: tokenView{}, list: true, handler: s.listTokens},
+		{method: "DELETE", pattern: "/api/tokens/{id}", id: "revokeToken", summary: "Revoke an API token", status: 204, handler: s.revokeToken},
+		{method: "POST", pattern: "/webhooks/{token}", id: "callWebhook", summary: "Run the published version: 200 with the finished run, or 202 if not finished after 30 s", public: true, keyed: webhookKeyed, body: anyObject{}, status: 200, data: runView{}, handler: s.callWebhook},
+	}
+}
+
+func (s *Server) routes() chi.Router {
+	r := chi.NewRouter()
+	r.Use(middleware.RequestID, s.requestLogger, middleware.Recoverer, s.limitBody)
+	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
+		s.writeError(w, r, errorf(http.StatusNotFound, CodeNotFound, "no such endpoint: "+r.Method+" "+r.URL.Path))
+	})
+	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
+		s.writeError(w, r, errorf(http.StatusMethodNotAllowed, CodeNotFound, "method "+r.Method+" not allowed on "+r.URL.Path))
+	})
+	r.Get("/healthz", s.healthz)
+	r.Get("/readyz", s.readyz)
+	r.Get("/schemas/workflow.json", s.workflowSchema)
+	r.Get("/api/openapi.json", s.openapi)
+	if s.cfg.Metrics != nil {
+		r.Method("GET", "/metrics", s.cfg.Metrics)
+	}
+	for path, h := range s.cfg.Public {
+		r.Handle(path, h)
+	}
+	if s.cfg.MCP != nil {
+		r.With(s.authenticate).Handle("/mcp", s.cfg.MCP)
+	}
+	for _, rt := range s.table() {
+		var mw []func(http.Handler) http.Handler
+		if !rt.public {
+			mw = append(mw, s.authenticate)
+		}
+		if rt.keyed != notKeyed {
+			mw = append(mw, s.keyedReplay(rt.keyed))
+		}
+		r.With(mw...).Method(rt.method, rt.pattern, rt.handler)
+	}
+	return r
+}

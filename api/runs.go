@@ -1,0 +1,198 @@
+package api
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/gorunner/gorunner/runner"
+)
+
+// MaxWait is the longest ?wait= a GET of a run may hold the answer.
+const MaxWait = 60 * time.Second
+
+// environmentOf reads ?environment=production|test (default production).
+func environmentOf(r *http.Request) (string, error) {
+	switch env := r.URL.Query().Get("environment"); env {
+	case "", runner.EnvProduction:
+		return runner.EnvProduction, nil
+	case runner.EnvTest:
+		return runner.EnvTest, nil
+	default:
+		return "", badRequest("/environment", "environment must be production or test")
+	}
+}
+
+func (s *Server) runWorkflow(w http.ResponseWriter, r *http.Request) {
+	env, err := environmentOf(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	input, err := readObject(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	res, err := s.cfg.Engine.Submit(r.Context(), runner.SubmitParams{Workflow: chi.URLParam(r, "id"), Environment: env, Input: input})
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeSubmitted(w, res)
+}
+
+// writeSubmitted answers a run admission: 202 with the new run, or 200 with the owner's
+// run and "reused": true when an atomic-start token sent the caller to it (SPEC §6).
+func writeSubmitted(w http.ResponseWriter, res *runner.SubmitResult) {
+	if res.Reused || res.Forwarded {
+		writeJSON(w, http.StatusOK, reusedBody{Data: res.Run, Reused: res.Reused, Forwarded: res.Forwarded})
+		return
+	}
+	writeData(w, http.StatusAccepted, res.Run)
+}
+
+// reusedBody is the answer when an atomic start found the token owned.
+type reusedBody struct {
+	Data      *runner.Run `json:"data"`
+	Reused    bool        `json:"reused,omitempty"`
+	Forwarded bool        `json:"forwarded,omitempty"`
+}
+
+func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) {
+	page, err := pageOf(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	q := r.URL.Query()
+	p := runner.ListRunsParams{Status: runner.Status(q.Get("status")), Limit: page.Limit, Cursor: page.Cursor}
+	if p.Status != "" && !validStatus(p.Status) {
+		s.writeError(w, r, badRequest("/status", "status must be one of pending, running, waiting, completed, failed, cancelled"))
+		return
+	}
+	if name := q.Get("workflow"); name != "" {
+		wf, err := s.cfg.Catalog.Get(r.Context(), name)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		p.WorkflowID = wf.ID
+	}
+	runs, next, err := s.cfg.Engine.List(r.Context(), p)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, listBody{Data: nonNil(runs), NextCursor: next})
+}
+
+func validStatus(st runner.Status) bool {
+	switch st {
+	case runner.StatusPending, runner.StatusRunning, runner.StatusWaiting, runner.StatusCompleted, runner.StatusFailed, runner.StatusCancelled:
+		return true
+	}
+	return false
+}
+
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+func (s *Server) getRun(w http.ResponseWriter, r *http.Request) {
+	id := chi.URLParam(r, "id")
+	var wait time.Duration
+	if v := r.URL.Query().Get("wait"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 {
+			s.writeError(w, r, badRequest("/wait", "wait must be a duration such as 30s"))
+			return
+		}
+		wait = min(d, MaxWait)
+	}
+	run, err := s.cfg.Engine.Wait(r.Context(), id, wait)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeData(w, http.StatusOK, run)
+}
+
+func (s *Server) cancelRun(w http.ResponseWriter, r *http.Request) {
+	run, err := s.cfg.Engine.Cancel(r.Context(), chi.URLParam(r, "id"))
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeData(w, http.StatusOK, run)
+}
+
+func (s *Server) rerunRun(w http.ResponseWriter, r *http.Request) {
+	run, err := s.cfg.Engine.Rerun(r.Context(), chi.URLParam(r, "id"))
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeData(w, http.StatusAccepted, run)
+}
+
+func (s *Server) rerunMany(w http.ResponseWriter, r *http.Request) {
+	var body rerunManyBody
+	if err := decodeJSON(r, &body, false); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	p := runner.RerunManyParams{RunIDs: body.RunIDs, Status: body.Status}
+	if body.Workflow != "" {
+		wf, err := s.cfg.Catalog.Get(r.Context(), body.Workflow)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		p.Workflow = wf.ID
+	}
+	runs, err := s.cfg.Engine.RerunMany(r.Context(), p)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusAccepted, listBody{Data: nonNil(runs)})
+}
+
+func (s *Server) getHook(w http.ResponseWriter, r *http.Request) {
+	env, err := environmentOf(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	h, err := s.cfg.Engine.Hook(r.Context(), env, chi.URLParam(r, "token"))
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeData(w, http.StatusOK, h)
+}
+
+func (s *Server) resumeHook(w http.ResponseWriter, r *http.Request) {
+	env, err := environmentOf(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	payload, err := readValue(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	token := chi.URLParam(r, "token")
+	runID, err := s.cfg.Engine.Resume(r.Context(), env, token, payload)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeData(w, http.StatusAccepted, resumeView{Token: token, RunID: runID})
+}

@@ -1,0 +1,210 @@
+// Package api is GoRunner's REST face: the chi router, bearer auth, the one error envelope
+// of SPEC §3, keyed replay on the calls SPEC §4 names, webhooks, health endpoints and the
+// OpenAPI document generated from the same route table that registers the handlers.
+package api
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/go-chi/chi/v5/middleware"
+
+	"github.com/gorunner/gorunner/auth"
+	"github.com/gorunner/gorunner/catalog"
+	"github.com/gorunner/gorunner/idempotency"
+	"github.com/gorunner/gorunner/runner"
+	"github.com/gorunner/gorunner/schemas"
+)
+
+// MaxBodyBytes is the largest request body accepted (SPEC §3).
+const MaxBodyBytes = 1 << 20
+
+// Config wires a Server. Catalog, Auth, Engine and Idempotency are required.
+type Config struct {
+	Catalog     *catalog.Service
+	Auth        *auth.Service
+	Engine      *runner.Engine
+	Idempotency *idempotency.Service
+	// Logger defaults to slog.Default().
+	Logger *slog.Logger
+	// Ready reports whether the store is reachable, for /readyz.
+	Ready func(ctx context.Context) error
+	// Metrics serves /metrics; nil leaves it unmounted.
+	Metrics http.Handler
+	// MCP serves /mcp behind the same bearer auth; nil leaves it unmounted.
+	MCP http.Handler
+	// Public are extra unauthenticated routes (e.g. /.well-known/…), by path.
+	Public map[string]http.Handler
+	// BaseURL, when set, is the public origin used in webhook URLs; otherwise the
+	// request's own scheme and host.
+	BaseURL string
+}
+
+// Server is the HTTP API.
+type Server struct {
+	cfg    Config
+	log    *slog.Logger
+	router chi.Router
+
+	openapiOnce  sync.Once
+	openapiBytes []byte
+	openapiErr   error
+}
+
+// New builds the Server and its router.
+func New(cfg Config) (*Server, error) {
+	if cfg.Catalog == nil || cfg.Auth == nil || cfg.Engine == nil || cfg.Idempotency == nil {
+		return nil, errors.New("api: Catalog, Auth, Engine and Idempotency are required")
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	s := &Server{cfg: cfg, log: cfg.Logger}
+	s.router = s.routes()
+	return s, nil
+}
+
+// ServeHTTP serves the API.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.router.ServeHTTP(w, r) }
+
+// authenticate puts the caller's principal in the context or answers 401.
+func (s *Server) authenticate(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p, err := s.cfg.Auth.FromRequest(r)
+		if err != nil {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="gorunner"`)
+			if errors.Is(err, auth.ErrUnauthorized) {
+				err = errorf(http.StatusUnauthorized, CodeUnauthorized, "a valid bearer token is required: Authorization: Bearer gr_…")
+			}
+			s.writeError(w, r, err)
+			return
+		}
+		next.ServeHTTP(w, r.WithContext(auth.WithPrincipal(r.Context(), p)))
+	})
+}
+
+// limitBody refuses bodies over MaxBodyBytes: at once when Content-Length says so, else
+// when the handler reads past the limit.
+func (s *Server) limitBody(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ContentLength > MaxBodyBytes {
+			s.writeError(w, r, &http.MaxBytesError{Limit: MaxBodyBytes})
+			return
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, MaxBodyBytes)
+		next.ServeHTTP(w, r)
+	})
+}
+
+// requestLogger logs one line per request with its request ID.
+func (s *Server) requestLogger(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ww := middleware.NewWrapResponseWriter(w, r.ProtoMajor)
+		next.ServeHTTP(ww, r)
+		s.log.LogAttrs(r.Context(), slog.LevelDebug, "request",
+			slog.String("request_id", middleware.GetReqID(r.Context())),
+			slog.String("method", r.Method), slog.String("path", r.URL.Path),
+			slog.Int("status", ww.Status()), slog.Int("bytes", ww.BytesWritten()))
+	})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
+}
+
+// dataBody is the success envelope.
+type dataBody struct {
+	Data any `json:"data"`
+}
+
+// listBody is the success envelope of a list.
+type listBody struct {
+	Data       any    `json:"data"`
+	NextCursor string `json:"nextCursor,omitempty"`
+}
+
+func writeData(w http.ResponseWriter, status int, v any) { writeJSON(w, status, dataBody{Data: v}) }
+
+// readBody reads the whole request body and refuses invalid UTF-8.
+func readBody(r *http.Request) ([]byte, error) {
+	var buf bytes.Buffer
+	if _, err := buf.ReadFrom(r.Body); err != nil {
+		return nil, err
+	}
+	if !utf8.Valid(buf.Bytes()) {
+		return nil, badRequest("", "request body is not valid UTF-8")
+	}
+	return buf.Bytes(), nil
+}
+
+// decodeJSON decodes a JSON body strictly into v; an empty body leaves v as it is when
+// optional is true.
+func decodeJSON(r *http.Request, v any, optional bool) error {
+	body, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	if optional && len(bytes.TrimSpace(body)) == 0 {
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return badRequest("", "malformed JSON body: "+err.Error())
+	}
+	if dec.More() {
+		return badRequest("", "malformed JSON body: data after the JSON value")
+	}
+	return nil
+}
+
+// readObject reads a body that must be one JSON object and returns it as is.
+func readObject(r *http.Request) (json.RawMessage, error) {
+	body, err := readBody(r)
+	if err != nil {
+		return nil, err
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		return json.RawMessage(`{}`), nil
+	}
+	var probe map[string]json.RawMessage
+	if err := json.Unmarshal(body, &probe); err != nil {
+		return nil, badRequest("", "the body must be a JSON object: "+err.Error())
+	}
+	return json.RawMessage(bytes.TrimSpace(body)), nil
+}
+
+func badRequest(path, msg string) *Error {
+	e := errorf(http.StatusBadRequest, CodeValidation, msg)
+	if path != "" {
+		e.Details = []schemas.Problem{{Path: path, Message: msg}}
+	}
+	return e
+}
+
+// readValue reads a body that is any one JSON value; an empty body is null.
+func readValue(r *http.Request) (json.RawMessage, error) {
+	body, err := readBody(r)
+	if err != nil {
+		return nil, err
+	}
+	body = bytes.TrimSpace(body)
+	if len(body) == 0 {
+		return json.RawMessage(`null`), nil
+	}
+	if !json.Valid(body) {
+		return nil, badRequest("", "the body must be JSON")
+	}
+	return json.RawMessage(body), nil
+}

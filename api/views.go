@@ -1,0 +1,138 @@
+package api
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/invopop/jsonschema"
+
+	"github.com/gorunner/gorunner/catalog"
+	"github.com/gorunner/gorunner/runner"
+)
+
+// definitionDoc is a workflow definition document, described by /schemas/workflow.json.
+type definitionDoc struct{}
+
+// JSONSchema points at the definition schema served beside the API.
+func (definitionDoc) JSONSchema() *jsonschema.Schema {
+	return &jsonschema.Schema{Ref: "/schemas/workflow.json", Description: "A workflow definition (JSON, or YAML where the call says so)."}
+}
+
+// anyObject is a free JSON object: a run input.
+type anyObject struct{}
+
+// JSONSchema describes any JSON object.
+func (anyObject) JSONSchema() *jsonschema.Schema {
+	return &jsonschema.Schema{Type: "object", Description: "Any JSON object, checked against the workflow's input schema."}
+}
+
+// anyValue is any JSON value: a hook payload.
+type anyValue struct{}
+
+// JSONSchema describes any JSON value.
+func (anyValue) JSONSchema() *jsonschema.Schema {
+	return &jsonschema.Schema{Description: "Any JSON value."}
+}
+
+type workflowView struct {
+	ID            string          `json:"id" jsonschema:"format=uuid"`
+	Name          string          `json:"name"`
+	Title         string          `json:"title,omitempty"`
+	Description   string          `json:"description,omitempty"`
+	Rev           int             `json:"rev"`
+	Definition    json.RawMessage `json:"definition"`
+	LatestVersion *int            `json:"latestVersion"`
+	Published     bool            `json:"published"`
+	WebhookURL    string          `json:"webhookUrl"`
+	CreatedAt     time.Time       `json:"createdAt"`
+	UpdatedAt     time.Time       `json:"updatedAt"`
+}
+
+type versionView struct {
+	WorkflowID  string          `json:"workflowId" jsonschema:"format=uuid"`
+	Version     int             `json:"version"`
+	Definition  json.RawMessage `json:"definition"`
+	Hash        string          `json:"hash"`
+	PublishedAt time.Time       `json:"publishedAt"`
+}
+
+type webhookView struct {
+	URL   string `json:"url"`
+	Token string `json:"token"`
+}
+
+type runView = runner.Run
+
+type hookView = runner.Hook
+
+type resumeView struct {
+	Token string `json:"token"`
+	RunID string `json:"runId"`
+}
+
+type connectionView = catalog.Connection
+
+type connectionBody = catalog.ConnectionParams
+
+type templateView = catalog.Template
+
+type tokenView struct {
+	ID        string    `json:"id"`
+	Name      string    `json:"name"`
+	CreatedAt time.Time `json:"createdAt"`
+}
+
+type newTokenView struct {
+	ID    string `json:"id"`
+	Name  string `json:"name"`
+	Token string `json:"token" jsonschema:"description=The secret; shown once."`
+}
+
+type tokenBody struct {
+	Name string `json:"name"`
+}
+
+type nameBody struct {
+	Name string `json:"name,omitempty"`
+}
+
+type rerunManyBody struct {
+	RunIDs   []string      `json:"runIds,omitempty"`
+	Workflow string        `json:"workflow,omitempty"`
+	Status   runner.Status `json:"status,omitempty"`
+}
+
+// baseURL is the public origin for links: the configured one, else the request's.
+func (s *Server) baseURL(r *http.Request) string {
+	if s.cfg.BaseURL != "" {
+		return strings.TrimSuffix(s.cfg.BaseURL, "/")
+	}
+	scheme := "http"
+	if r.TLS != nil || r.Header.Get("X-Forwarded-Proto") == "https" {
+		scheme = "https"
+	}
+	return scheme + "://" + r.Host
+}
+
+func (s *Server) webhookURL(r *http.Request, token string) string {
+	return s.baseURL(r) + "/webhooks/" + token
+}
+
+func (s *Server) workflowView(r *http.Request, w *catalog.Workflow) workflowView {
+	v := workflowView{
+		ID: w.ID, Name: w.Name, Title: w.Title, Description: w.Description, Rev: w.Rev,
+		Definition: w.Definition, Published: w.Published, WebhookURL: s.webhookURL(r, w.WebhookToken),
+		CreatedAt: w.CreatedAt, UpdatedAt: w.UpdatedAt,
+	}
+	if w.LatestVersion > 0 {
+		n := w.LatestVersion
+		v.LatestVersion = &n
+	}
+	return v
+}
+
+func versionViewOf(v *catalog.Version) versionView {
+	return versionView{WorkflowID: v.WorkflowID, Version: v.Version, Definition: v.Definition, Hash: v.Hash, PublishedAt: v.PublishedAt}
+}

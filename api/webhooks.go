@@ -1,0 +1,47 @@
+package api
+
+import (
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/gorunner/gorunner/catalog"
+	"github.com/gorunner/gorunner/runner"
+)
+
+// WebhookWait is how long a webhook call waits for its run to finish before answering 202.
+const WebhookWait = 30 * time.Second
+
+// callWebhook runs the published version of the workflow the token belongs to.
+func (s *Server) callWebhook(w http.ResponseWriter, r *http.Request) {
+	wf, err := s.cfg.Catalog.GetByWebhook(r.Context(), chi.URLParam(r, "token"))
+	if errors.Is(err, catalog.ErrNotFound) {
+		err = errorf(http.StatusNotFound, CodeNotFound, "no workflow answers at this webhook address")
+	}
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	input, err := readObject(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	res, err := s.cfg.Engine.Submit(r.Context(), runner.SubmitParams{Workflow: wf.ID, Environment: runner.EnvProduction, Input: input})
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	run, err := s.cfg.Engine.Wait(r.Context(), res.Run.ID, WebhookWait)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	status := http.StatusAccepted
+	if run.Status.Terminal() {
+		status = http.StatusOK
+	}
+	writeData(w, status, run)
+}

@@ -1,0 +1,232 @@
+package api
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"strconv"
+
+	"github.com/go-chi/chi/v5"
+	"gopkg.in/yaml.v3"
+
+	"github.com/gorunner/gorunner/catalog"
+)
+
+// createWorkflow creates a workflow from a definition document, JSON or YAML; it serves
+// both create and import, since import takes what export gives.
+func (s *Server) createWorkflow(w http.ResponseWriter, r *http.Request) {
+	body, err := readBody(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	s.created(w, r)(s.cfg.Catalog.Create(r.Context(), body))
+}
+
+// created returns the writer of a 201 workflow answer.
+func (s *Server) created(w http.ResponseWriter, r *http.Request) func(*catalog.Workflow, error) {
+	return func(wf *catalog.Workflow, err error) {
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		writeData(w, http.StatusCreated, s.workflowView(r, wf))
+	}
+}
+
+func (s *Server) listWorkflows(w http.ResponseWriter, r *http.Request) {
+	page, err := pageOf(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	list, next, err := s.cfg.Catalog.List(r.Context(), catalog.ListWorkflowsParams{Page: page})
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	views := make([]workflowView, len(list))
+	for i, wf := range list {
+		views[i] = s.workflowView(r, wf)
+	}
+	writeJSON(w, http.StatusOK, listBody{Data: views, NextCursor: next})
+}
+
+func (s *Server) getWorkflow(w http.ResponseWriter, r *http.Request) {
+	wf, err := s.cfg.Catalog.Get(r.Context(), chi.URLParam(r, "id"))
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeData(w, http.StatusOK, s.workflowView(r, wf))
+}
+
+func (s *Server) exportWorkflow(w http.ResponseWriter, r *http.Request) {
+	wf, err := s.cfg.Catalog.Get(r.Context(), chi.URLParam(r, "id"))
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	def, err := s.cfg.Catalog.Definition(wf)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if wantsYAML(r) {
+		out, err := yamlOf(def)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		w.Header().Set("Content-Type", "application/yaml")
+		_, _ = w.Write(out)
+		return
+	}
+	writeJSON(w, http.StatusOK, def)
+}
+
+func (s *Server) updateWorkflow(w http.ResponseWriter, r *http.Request) {
+	body, err := readBody(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	doc, expectedRev, err := splitExpectedRev(body)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	wf, err := s.cfg.Catalog.Update(r.Context(), chi.URLParam(r, "id"), doc, expectedRev)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeData(w, http.StatusOK, s.workflowView(r, wf))
+}
+
+// splitExpectedRev takes the optional top-level expectedRev out of a JSON definition.
+func splitExpectedRev(body []byte) ([]byte, int, error) {
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(body, &obj); err != nil {
+		return nil, 0, badRequest("", "the body must be a JSON workflow definition: "+err.Error())
+	}
+	raw, ok := obj["expectedRev"]
+	if !ok {
+		return body, 0, nil
+	}
+	var rev int
+	if err := json.Unmarshal(raw, &rev); err != nil || rev < 1 {
+		return nil, 0, badRequest("/expectedRev", "expectedRev must be a positive integer")
+	}
+	delete(obj, "expectedRev")
+	doc, err := json.Marshal(obj)
+	return doc, rev, err
+}
+
+func (s *Server) deleteWorkflow(w http.ResponseWriter, r *http.Request) {
+	if err := s.cfg.Catalog.Delete(r.Context(), chi.URLParam(r, "id")); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (s *Server) duplicateWorkflow(w http.ResponseWriter, r *http.Request) {
+	var body nameBody
+	if err := decodeJSON(r, &body, true); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	s.created(w, r)(s.cfg.Catalog.Duplicate(r.Context(), chi.URLParam(r, "id"), body.Name))
+}
+
+func (s *Server) publishWorkflow(w http.ResponseWriter, r *http.Request) {
+	v, created, err := s.cfg.Catalog.Publish(r.Context(), chi.URLParam(r, "id"))
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	status := http.StatusOK
+	if created {
+		status = http.StatusCreated
+	}
+	writeData(w, status, versionViewOf(v))
+}
+
+func (s *Server) unpublishWorkflow(w http.ResponseWriter, r *http.Request) {
+	wf, err := s.cfg.Catalog.Unpublish(r.Context(), chi.URLParam(r, "id"))
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeData(w, http.StatusOK, s.workflowView(r, wf))
+}
+
+func (s *Server) listVersions(w http.ResponseWriter, r *http.Request) {
+	list, err := s.cfg.Catalog.Versions(r.Context(), chi.URLParam(r, "id"))
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	views := make([]versionView, len(list))
+	for i, v := range list {
+		views[i] = versionViewOf(v)
+	}
+	writeJSON(w, http.StatusOK, listBody{Data: views})
+}
+
+func (s *Server) rotateWebhook(w http.ResponseWriter, r *http.Request) {
+	wf, err := s.cfg.Catalog.RotateWebhook(r.Context(), chi.URLParam(r, "id"))
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeData(w, http.StatusCreated, webhookView{URL: s.webhookURL(r, wf.WebhookToken), Token: wf.WebhookToken})
+}
+
+// pageOf reads ?limit= (1–1000, default 100) and ?cursor=.
+func pageOf(r *http.Request) (catalog.Page, error) {
+	p := catalog.Page{Limit: 100, Cursor: r.URL.Query().Get("cursor")}
+	if v := r.URL.Query().Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 1000 {
+			return p, badRequest("/limit", "limit must be an integer from 1 to 1000")
+		}
+		p.Limit = n
+	}
+	return p, nil
+}
+
+func wantsYAML(r *http.Request) bool {
+	for _, a := range []string{"application/yaml", "application/x-yaml", "text/yaml"} {
+		if bytes.Contains([]byte(r.Header.Get("Accept")), []byte(a)) {
+			return true
+		}
+	}
+	return false
+}
+
+// yamlOf writes v as YAML, keeping the field order of its JSON form.
+func yamlOf(v any) ([]byte, error) {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	var node yaml.Node
+	if err := yaml.Unmarshal(raw, &node); err != nil {
+		return nil, err
+	}
+	plainStyle(&node)
+	return yaml.Marshal(&node)
+}
+
+// plainStyle turns JSON's flow style into YAML's block style for readability.
+func plainStyle(n *yaml.Node) {
+	n.Style &^= yaml.FlowStyle
+	if n.Kind == yaml.ScalarNode && n.Style&yaml.DoubleQuotedStyle != 0 && n.Tag == "!!str" {
+		n.Style &^= yaml.DoubleQuotedStyle
+	}
+	for _, c := range n.Content {
+		plainStyle(c)
+	}
+}

@@ -1,0 +1,123 @@
+// Package auth turns bearer tokens into principals. Tokens are "gr_" plus 256 random bits;
+// only their SHA-256 is stored, looked up by hash and compared in constant time, so neither
+// a database leak nor response timing gives a usable token away.
+package auth
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// TokenPrefix starts every GoRunner API token.
+const TokenPrefix = "gr_"
+
+// ErrUnauthorized means no token, a malformed one, or one that is unknown or revoked.
+var ErrUnauthorized = errors.New("unauthorized")
+
+// Principal is who calls. Idempotency keys belong to a principal.
+type Principal struct {
+	ID   string
+	Name string
+}
+
+// Local returns the built-in principal of `gorunner mcp` over stdio without GORUNNER_TOKEN.
+func Local() Principal { return Principal{ID: "local", Name: "local"} }
+
+// Service issues, checks and revokes tokens.
+type Service struct {
+	store Store
+	now   func() time.Time
+}
+
+// New returns a Service over store. now may be nil (time.Now).
+func New(store Store, now func() time.Time) *Service {
+	if now == nil {
+		now = time.Now
+	}
+	return &Service{store: store, now: now}
+}
+
+// Hash returns the SHA-256 of a token secret, as stored.
+func Hash(secret string) []byte {
+	h := sha256.Sum256([]byte(secret))
+	return h[:]
+}
+
+// Create issues a token named name and returns it with its secret, which is shown once.
+func (s *Service) Create(ctx context.Context, name string) (*Token, string, error) {
+	name = strings.TrimSpace(name)
+	if name == "" || len(name) > 100 {
+		return nil, "", fmt.Errorf("token name must be 1 to 100 characters")
+	}
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return nil, "", fmt.Errorf("making token: %w", err)
+	}
+	secret := TokenPrefix + base64.RawURLEncoding.EncodeToString(b)
+	t := &Token{ID: uuid.Must(uuid.NewV7()).String(), Name: name, Hash: Hash(secret), CreatedAt: s.now().UTC()}
+	if err := s.store.CreateToken(ctx, t); err != nil {
+		return nil, "", fmt.Errorf("storing token: %w", err)
+	}
+	return t, secret, nil
+}
+
+// Authenticate resolves a token secret to its principal.
+func (s *Service) Authenticate(ctx context.Context, secret string) (Principal, error) {
+	if !strings.HasPrefix(secret, TokenPrefix) || len(secret) > 200 {
+		return Principal{}, ErrUnauthorized
+	}
+	want := Hash(secret)
+	t, err := s.store.TokenByHash(ctx, want)
+	if errors.Is(err, ErrNotFound) {
+		return Principal{}, ErrUnauthorized
+	}
+	if err != nil {
+		return Principal{}, fmt.Errorf("looking up token: %w", err)
+	}
+	if subtle.ConstantTimeCompare(t.Hash, want) != 1 {
+		return Principal{}, ErrUnauthorized
+	}
+	return Principal{ID: t.ID, Name: t.Name}, nil
+}
+
+// FromRequest reads the bearer token of r and authenticates it.
+func (s *Service) FromRequest(r *http.Request) (Principal, error) {
+	h := r.Header.Get("Authorization")
+	scheme, secret, ok := strings.Cut(h, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return Principal{}, ErrUnauthorized
+	}
+	return s.Authenticate(r.Context(), strings.TrimSpace(secret))
+}
+
+// List lists tokens, without secrets.
+func (s *Service) List(ctx context.Context) ([]*Token, error) { return s.store.ListTokens(ctx) }
+
+// Revoke deletes a token; the next request with it is refused.
+func (s *Service) Revoke(ctx context.Context, id string) error { return s.store.DeleteToken(ctx, id) }
+
+// Count counts live tokens.
+func (s *Service) Count(ctx context.Context) (int, error) { return s.store.CountTokens(ctx) }
+
+type principalKey struct{}
+
+// WithPrincipal returns ctx carrying p.
+func WithPrincipal(ctx context.Context, p Principal) context.Context {
+	return context.WithValue(ctx, principalKey{}, p)
+}
+
+// PrincipalFrom returns the principal ctx carries.
+func PrincipalFrom(ctx context.Context) (Principal, bool) {
+	p, ok := ctx.Value(principalKey{}).(Principal)
+	return p, ok
+}

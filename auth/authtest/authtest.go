@@ -1,0 +1,101 @@
+// Package authtest is the conformance suite of auth.Store: every backend runs it from its
+// own tests with Run.
+package authtest
+
+import (
+	"context"
+	"crypto/sha256"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gorunner/gorunner/auth"
+)
+
+var base = time.Date(2031, 5, 6, 7, 8, 9, 123456789, time.FixedZone("X", -5*3600))
+
+// Run runs the suite. newStore must return a fresh, empty, isolated store on each call.
+func Run(t *testing.T, newStore func(t *testing.T) auth.Store) {
+	tests := []struct {
+		name string
+		fn   func(t *testing.T, s auth.Store)
+	}{
+		{"CreateAndFind", testCreateAndFind},
+		{"ListOldestFirst", testListOldestFirst},
+		{"DeleteAndCount", testDeleteAndCount},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			tc.fn(t, newStore(t))
+		})
+	}
+}
+
+func newToken(id string, at time.Time) *auth.Token {
+	h := sha256.Sum256([]byte("gr_secret_" + id))
+	return &auth.Token{ID: id, Name: "name-" + id, Hash: h[:], CreatedAt: at}
+}
+
+func hashOf(secret string) []byte {
+	h := sha256.Sum256([]byte(secret))
+	return h[:]
+}
+
+func testCreateAndFind(t *testing.T, s auth.Store) {
+	ctx := context.Background()
+	want := newToken("t1", base)
+	require.NoError(t, s.CreateToken(ctx, want))
+	require.NoError(t, s.CreateToken(ctx, newToken("t2", base)))
+
+	got, err := s.TokenByHash(ctx, hashOf("gr_secret_t1"))
+	require.NoError(t, err)
+	require.Truef(t, want.CreatedAt.Equal(got.CreatedAt), "created at %v, want %v", got.CreatedAt, want.CreatedAt)
+	require.Equal(t, time.UTC, got.CreatedAt.Location())
+	got.CreatedAt = want.CreatedAt
+	require.Equal(t, want, got)
+
+	_, err = s.TokenByHash(ctx, hashOf("gr_unknown"))
+	require.ErrorIs(t, err, auth.ErrNotFound)
+}
+
+func testListOldestFirst(t *testing.T, s auth.Store) {
+	ctx := context.Background()
+	for i, id := range []string{"c", "a", "b"} {
+		require.NoError(t, s.CreateToken(ctx, newToken(id, base.Add(time.Duration(3-i)*time.Second))))
+	}
+	ts, err := s.ListTokens(ctx)
+	require.NoError(t, err)
+	ids := make([]string, len(ts))
+	for i, tok := range ts {
+		ids[i] = tok.ID
+	}
+	require.Equal(t, []string{"b", "a", "c"}, ids)
+}
+
+func testDeleteAndCount(t *testing.T, s auth.Store) {
+	ctx := context.Background()
+	n, err := s.CountTokens(ctx)
+	require.NoError(t, err)
+	require.Zero(t, n)
+	for _, id := range []string{"t1", "t2"} {
+		require.NoError(t, s.CreateToken(ctx, newToken(id, base)))
+	}
+	n, err = s.CountTokens(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 2, n)
+
+	require.NoError(t, s.DeleteToken(ctx, "t1"))
+	require.ErrorIs(t, s.DeleteToken(ctx, "t1"), auth.ErrNotFound)
+	require.ErrorIs(t, s.DeleteToken(ctx, "nope"), auth.ErrNotFound)
+	_, err = s.TokenByHash(ctx, hashOf("gr_secret_t1"))
+	require.ErrorIs(t, err, auth.ErrNotFound, "a revoked token no longer resolves")
+	n, err = s.CountTokens(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+	ts, err := s.ListTokens(ctx)
+	require.NoError(t, err)
+	require.Len(t, ts, 1)
+	require.Equal(t, "t2", ts[0].ID)
+}

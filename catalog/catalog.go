@@ -1,0 +1,278 @@
+// Package catalog manages workflows: drafts with revisions, immutable published versions,
+// webhook addresses, connections (credentials for HTTP steps, sealed at rest) and the
+// templates shipped with GoRunner. It validates every definition it keeps and answers the
+// runner's questions about what a new run executes.
+package catalog
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io/fs"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/gorunner/gorunner/schemas"
+)
+
+// Config configures a Service. A nil *Config means defaults.
+type Config struct {
+	// Now is the clock; default time.Now.
+	Now func() time.Time
+	// SecretKey is the 32-byte AES-256 key sealing connection secrets. Required for
+	// connections; without it creating a connection fails.
+	SecretKey []byte
+	// CustomKinds are step kinds an embedder registered with the runner.
+	CustomKinds map[string]bool
+	// Templates holds the template definitions (*.yaml / *.json at its root); nil = none.
+	Templates fs.FS
+}
+
+func (c *Config) withDefaults() *Config {
+	out := Config{}
+	if c != nil {
+		out = *c
+	}
+	if out.Now == nil {
+		out.Now = time.Now
+	}
+	return &out
+}
+
+func (c *Config) validate() error {
+	if c.SecretKey != nil && len(c.SecretKey) != 32 {
+		return fmt.Errorf("catalog: secret key must be 32 bytes, got %d", len(c.SecretKey))
+	}
+	return nil
+}
+
+// Service is the catalog's entry point.
+type Service struct {
+	store  Store
+	cfg    *Config
+	sealer *sealer
+}
+
+// New returns a Service over store.
+func New(store Store, cfg *Config) (*Service, error) {
+	cfg = cfg.withDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	s := &Service{store: store, cfg: cfg}
+	if cfg.SecretKey != nil {
+		sl, err := newSealer(cfg.SecretKey)
+		if err != nil {
+			return nil, err
+		}
+		s.sealer = sl
+	}
+	return s, nil
+}
+
+// Store returns the store the service works on.
+func (s *Service) Store() Store { return s.store }
+
+func (s *Service) now() time.Time { return s.cfg.Now().UTC() }
+
+// Parse decodes and validates a definition document (JSON or YAML). Invalid documents
+// give a *schemas.ValidationError listing every problem.
+func (s *Service) Parse(data []byte) (*schemas.Definition, error) {
+	def, err := schemas.Decode(data)
+	if err != nil {
+		return nil, err
+	}
+	if problems := schemas.Validate(def, schemas.ValidateOptions{CustomKinds: s.cfg.CustomKinds}); len(problems) > 0 {
+		return nil, &schemas.ValidationError{Problems: problems}
+	}
+	return def, nil
+}
+
+// Create stores a new workflow whose draft is the document data, at rev 1.
+func (s *Service) Create(ctx context.Context, data []byte) (*Workflow, error) {
+	def, err := s.Parse(data)
+	if err != nil {
+		return nil, err
+	}
+	return s.create(ctx, def)
+}
+
+func (s *Service) create(ctx context.Context, def *schemas.Definition) (*Workflow, error) {
+	canon, err := schemas.Canonical(def)
+	if err != nil {
+		return nil, err
+	}
+	token, err := NewWebhookToken()
+	if err != nil {
+		return nil, err
+	}
+	now := s.now()
+	w := &Workflow{
+		ID:           uuid.Must(uuid.NewV7()).String(),
+		Name:         def.Name,
+		Title:        def.Title,
+		Description:  def.Description,
+		Rev:          1,
+		Definition:   canon,
+		WebhookToken: token,
+		CreatedAt:    now,
+		UpdatedAt:    now,
+	}
+	if err := s.store.CreateWorkflow(ctx, w); err != nil {
+		if errors.Is(err, ErrConflict) {
+			return nil, fmt.Errorf("a workflow named %q already exists: %w", def.Name, ErrConflict)
+		}
+		return nil, fmt.Errorf("creating workflow %q: %w", def.Name, err)
+	}
+	return w, nil
+}
+
+// Get finds a workflow by ID or name.
+func (s *Service) Get(ctx context.Context, idOrName string) (*Workflow, error) {
+	return s.store.GetWorkflow(ctx, idOrName)
+}
+
+// GetByWebhook finds a workflow by its webhook token.
+func (s *Service) GetByWebhook(ctx context.Context, token string) (*Workflow, error) {
+	return s.store.GetWorkflowByWebhook(ctx, token)
+}
+
+// List lists workflows by name.
+func (s *Service) List(ctx context.Context, p ListWorkflowsParams) ([]*Workflow, string, error) {
+	return s.store.ListWorkflows(ctx, p)
+}
+
+// Update replaces a workflow's draft. expectedRev > 0 must match the current rev.
+func (s *Service) Update(ctx context.Context, idOrName string, data []byte, expectedRev int) (*Workflow, error) {
+	w, err := s.store.GetWorkflow(ctx, idOrName)
+	if err != nil {
+		return nil, err
+	}
+	def, err := s.Parse(data)
+	if err != nil {
+		return nil, err
+	}
+	canon, err := schemas.Canonical(def)
+	if err != nil {
+		return nil, err
+	}
+	upd := &Workflow{Name: def.Name, Title: def.Title, Description: def.Description, Definition: canon}
+	out, err := s.store.UpdateDraft(ctx, w.ID, upd, expectedRev, s.now())
+	if errors.Is(err, ErrConflict) && expectedRev == 0 {
+		return nil, fmt.Errorf("a workflow named %q already exists: %w", def.Name, ErrConflict)
+	}
+	return out, err
+}
+
+// Duplicate copies a workflow's draft into a new workflow named name (default: the
+// original's name with a "-copy" suffix).
+func (s *Service) Duplicate(ctx context.Context, idOrName, name string) (*Workflow, error) {
+	w, err := s.store.GetWorkflow(ctx, idOrName)
+	if err != nil {
+		return nil, err
+	}
+	def, err := s.Parse(w.Definition)
+	if err != nil {
+		return nil, err
+	}
+	def.Name = name
+	if name == "" {
+		def.Name = copyName(w.Name)
+	}
+	return s.createValidated(ctx, def)
+}
+
+// createValidated validates a definition built in code (a renamed copy or template).
+func (s *Service) createValidated(ctx context.Context, def *schemas.Definition) (*Workflow, error) {
+	if problems := schemas.Validate(def, schemas.ValidateOptions{CustomKinds: s.cfg.CustomKinds}); len(problems) > 0 {
+		return nil, &schemas.ValidationError{Problems: problems}
+	}
+	return s.create(ctx, def)
+}
+
+func copyName(name string) string {
+	const suffix = "-copy"
+	if len(name)+len(suffix) > 64 {
+		name = name[:64-len(suffix)]
+	}
+	return name + suffix
+}
+
+// Delete deletes a workflow; its tool disappears, its active runs finish.
+func (s *Service) Delete(ctx context.Context, idOrName string) error {
+	w, err := s.store.GetWorkflow(ctx, idOrName)
+	if err != nil {
+		return err
+	}
+	return s.store.DeleteWorkflow(ctx, w.ID, s.now())
+}
+
+// Publish makes the draft a new version; an unchanged draft returns the latest version
+// with created=false. The draft is validated again so no invalid version is ever made.
+func (s *Service) Publish(ctx context.Context, idOrName string) (*Version, bool, error) {
+	w, err := s.store.GetWorkflow(ctx, idOrName)
+	if err != nil {
+		return nil, false, err
+	}
+	def, err := s.Parse(w.Definition)
+	if err != nil {
+		return nil, false, err
+	}
+	hash, err := schemas.Hash(def)
+	if err != nil {
+		return nil, false, err
+	}
+	return s.store.Publish(ctx, w.ID, hash, s.now())
+}
+
+// Unpublish withdraws a workflow's tool; its versions stay.
+func (s *Service) Unpublish(ctx context.Context, idOrName string) (*Workflow, error) {
+	w, err := s.store.GetWorkflow(ctx, idOrName)
+	if err != nil {
+		return nil, err
+	}
+	return s.store.Unpublish(ctx, w.ID, s.now())
+}
+
+// Versions lists a workflow's versions, newest first.
+func (s *Service) Versions(ctx context.Context, idOrName string) ([]*Version, error) {
+	w, err := s.store.GetWorkflow(ctx, idOrName)
+	if err != nil {
+		return nil, err
+	}
+	return s.store.ListVersions(ctx, w.ID)
+}
+
+// RotateWebhook gives a workflow a new webhook token; the old one stops working at once.
+func (s *Service) RotateWebhook(ctx context.Context, idOrName string) (*Workflow, error) {
+	w, err := s.store.GetWorkflow(ctx, idOrName)
+	if err != nil {
+		return nil, err
+	}
+	token, err := NewWebhookToken()
+	if err != nil {
+		return nil, err
+	}
+	if err := s.store.RotateWebhook(ctx, w.ID, token, s.now()); err != nil {
+		return nil, err
+	}
+	w.WebhookToken = token
+	return w, nil
+}
+
+// Definition decodes a workflow's draft.
+func (s *Service) Definition(w *Workflow) (*schemas.Definition, error) {
+	return schemas.Decode(w.Definition)
+}
+
+// NewWebhookToken returns a fresh webhook token: 256 random bits, URL-safe.
+func NewWebhookToken() (string, error) {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return "", fmt.Errorf("making webhook token: %w", err)
+	}
+	return "wh_" + base64.RawURLEncoding.EncodeToString(b), nil
+}

@@ -1,0 +1,128 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/gorunner/gorunner/auth"
+	"github.com/gorunner/gorunner/catalog"
+	"github.com/gorunner/gorunner/examples"
+	"github.com/gorunner/gorunner/store/sqlitestore"
+)
+
+// app is what every command that works on the store shares.
+type app struct {
+	log     *slog.Logger
+	dataDir string
+	store   *sqlitestore.Store
+	catalog *catalog.Service
+	auth    *auth.Service
+}
+
+// openApp opens the data directory and the store named by the flags.
+func openApp(ctx context.Context, g *globals) (*app, error) {
+	log, err := g.logger()
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(g.dataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("creating data directory %s: %w", g.dataDir, err)
+	}
+	path, err := sqlitePath(g)
+	if err != nil {
+		return nil, err
+	}
+	st, err := sqlitestore.Open(ctx, path)
+	if err != nil {
+		return nil, fmt.Errorf("opening store %s: %w", path, err)
+	}
+	key, err := secretKey(g.dataDir)
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	cat, err := catalog.New(st, &catalog.Config{SecretKey: key, Templates: examples.Workflows()})
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	return &app{log: log, dataDir: g.dataDir, store: st, catalog: cat, auth: auth.New(st, nil)}, nil
+}
+
+func (a *app) Close() error { return a.store.Close() }
+
+// sqlitePath reads --store: empty means the embedded default in the data directory.
+func sqlitePath(g *globals) (string, error) {
+	switch {
+	case g.store == "":
+		return filepath.Join(g.dataDir, "gorunner.db"), nil
+	case strings.HasPrefix(g.store, "sqlite:"):
+		p := strings.TrimPrefix(g.store, "sqlite:")
+		if p == "" {
+			return "", errors.New("--store sqlite: needs a path, e.g. sqlite:./.gorunner/gorunner.db")
+		}
+		return p, nil
+	case strings.HasPrefix(g.store, "redis://"):
+		return "", errors.New("--store redis://…: the Redis backend is not available in this build yet; use sqlite:PATH")
+	default:
+		return "", fmt.Errorf("--store %q: use sqlite:PATH or redis://HOST:PORT/DB", g.store)
+	}
+}
+
+// secretKey reads <data-dir>/secret.key, the AES-256 key sealing connection secrets,
+// creating it (mode 0600) on first use.
+func secretKey(dataDir string) ([]byte, error) {
+	path := filepath.Join(dataDir, "secret.key")
+	key, err := os.ReadFile(path)
+	if err == nil {
+		if len(key) != 32 {
+			return nil, fmt.Errorf("%s must hold exactly 32 bytes", path)
+		}
+		return key, nil
+	}
+	if !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("reading %s: %w", path, err)
+	}
+	key = make([]byte, 32)
+	if _, err := rand.Read(key); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, fs.ErrExist) {
+		return secretKey(dataDir) // another process made it first
+	}
+	if err != nil {
+		return nil, fmt.Errorf("creating %s: %w", path, err)
+	}
+	if _, err := f.Write(key); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("writing %s: %w", path, err)
+	}
+	return key, f.Close()
+}
+
+// ensureAdminToken creates the admin token on a store with no token, prints it once and
+// writes it to <data-dir>/admin-token (mode 0600).
+func (a *app) ensureAdminToken(ctx context.Context, out func(string)) error {
+	n, err := a.auth.Count(ctx)
+	if err != nil || n > 0 {
+		return err
+	}
+	_, secret, err := a.auth.Create(ctx, "admin")
+	if err != nil {
+		return err
+	}
+	path := filepath.Join(a.dataDir, "admin-token")
+	if err := os.WriteFile(path, []byte(secret+"\n"), 0o600); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	out(fmt.Sprintf("Admin token (shown once, also written to %s):\n%s", path, secret))
+	return nil
+}

@@ -1,0 +1,100 @@
+package main
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+	"runtime/debug"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+)
+
+// globals are the flags every command takes.
+type globals struct {
+	dataDir   string
+	store     string
+	logFormat string
+	logLevel  string
+}
+
+func newRootCommand() *cobra.Command {
+	g := &globals{}
+	root := &cobra.Command{
+		Use:           "gorunner",
+		Short:         "Durable workflows, served to AI agents as MCP tools",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			return applyEnv(cmd.Flags())
+		},
+	}
+	pf := root.PersistentFlags()
+	pf.StringVar(&g.dataDir, "data-dir", "./.gorunner", "data directory (env GORUNNER_DATA)")
+	pf.StringVar(&g.store, "store", "", "store: sqlite:PATH (default <data-dir>/gorunner.db) or redis://HOST:PORT/DB (env GORUNNER_STORE)")
+	pf.StringVar(&g.logFormat, "log-format", "text", "log format: text or json (env GORUNNER_LOG_FORMAT)")
+	pf.StringVar(&g.logLevel, "log-level", "info", "log level: debug, info, warn or error (env GORUNNER_LOG_LEVEL)")
+	root.AddCommand(newServeCommand(g), newTokenCommand(g), newVersionCommand())
+	return root
+}
+
+// envName is the environment twin of a flag: GORUNNER_<FLAG>, but GORUNNER_DATA for
+// --data-dir as SPEC §7 names it.
+func envName(flag string) string {
+	if flag == "data-dir" {
+		return "GORUNNER_DATA"
+	}
+	return "GORUNNER_" + strings.ToUpper(strings.ReplaceAll(flag, "-", "_"))
+}
+
+// applyEnv sets every flag not given on the command line from its GORUNNER_* twin.
+func applyEnv(fs *pflag.FlagSet) error {
+	var err error
+	fs.VisitAll(func(f *pflag.Flag) {
+		if f.Changed || err != nil {
+			return
+		}
+		name := envName(f.Name)
+		if v, ok := os.LookupEnv(name); ok {
+			if e := fs.Set(f.Name, v); e != nil {
+				err = fmt.Errorf("%s=%q: %w", name, v, e)
+			}
+		}
+	})
+	return err
+}
+
+func (g *globals) logger() (*slog.Logger, error) {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(g.logLevel)); err != nil {
+		return nil, fmt.Errorf("--log-level %q: use debug, info, warn or error", g.logLevel)
+	}
+	opts := &slog.HandlerOptions{Level: level}
+	switch g.logFormat {
+	case "text":
+		return slog.New(slog.NewTextHandler(os.Stderr, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(os.Stderr, opts)), nil
+	default:
+		return nil, fmt.Errorf("--log-format %q: use text or json", g.logFormat)
+	}
+}
+
+func newVersionCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the version",
+		Args:  cobra.NoArgs,
+		Run: func(cmd *cobra.Command, _ []string) {
+			fmt.Fprintln(cmd.OutOrStdout(), "gorunner", version())
+		},
+	}
+}
+
+func version() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "dev"
+}

@@ -1,0 +1,115 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/spf13/cobra"
+
+	"github.com/gorunner/gorunner/api"
+	"github.com/gorunner/gorunner/idempotency"
+	"github.com/gorunner/gorunner/runner"
+)
+
+type serveFlags struct {
+	addr            string
+	examples        bool
+	baseURL         string
+	denyPrivate     bool
+	shutdownTimeout time.Duration
+}
+
+func newServeCommand(g *globals) *cobra.Command {
+	f := &serveFlags{}
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Serve the REST API, /mcp and webhooks, and work runs",
+		Long: "Serve the REST API, the MCP endpoint (/mcp), webhooks and a worker pool over one store.\n" +
+			"On first start with no token it creates an admin token, prints it once and writes it to <data-dir>/admin-token.",
+		Example: "  gorunner serve --examples\n  gorunner serve --addr 0.0.0.0:8080 --store sqlite:/var/lib/gorunner/gorunner.db",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return serve(cmd, g, f)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.addr, "addr", "127.0.0.1:8080", "listen address (env GORUNNER_ADDR)")
+	fl.BoolVar(&f.examples, "examples", false, "create and publish the example workflows (env GORUNNER_EXAMPLES)")
+	fl.StringVar(&f.baseURL, "base-url", "", "public origin for webhook URLs, e.g. https://runner.example (env GORUNNER_BASE_URL)")
+	fl.BoolVar(&f.denyPrivate, "http-deny-private", false, "refuse HTTP steps to loopback and private addresses (env GORUNNER_HTTP_DENY_PRIVATE)")
+	fl.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 20*time.Second, "how long in-flight requests and steps may take to finish on SIGTERM (env GORUNNER_SHUTDOWN_TIMEOUT)")
+	return cmd
+}
+
+func serve(cmd *cobra.Command, g *globals, f *serveFlags) error {
+	ctx := cmd.Context()
+	a, err := openApp(ctx, g)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	out := func(s string) { fmt.Fprintln(cmd.OutOrStdout(), s) }
+	if err := a.ensureAdminToken(ctx, out); err != nil {
+		return fmt.Errorf("creating the admin token: %w", err)
+	}
+	if f.examples {
+		created, err := a.catalog.InstallTemplates(ctx)
+		if err != nil {
+			return err
+		}
+		for _, w := range created {
+			a.log.Info("example workflow created and published", "workflow", w.Name)
+		}
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	idem, err := idempotency.New(a.store, &idempotency.Config{Logger: a.log, Registerer: reg})
+	if err != nil {
+		return err
+	}
+	engine, err := runner.New(a.store, a.catalog, a.catalog, &runner.Config{Logger: a.log, DenyPrivate: f.denyPrivate})
+	if err != nil {
+		return err
+	}
+	srv, err := api.New(api.Config{
+		Catalog: a.catalog, Auth: a.auth, Engine: engine, Idempotency: idem, Logger: a.log,
+		Ready: a.store.Ping, Metrics: promhttp.HandlerFor(reg, promhttp.HandlerOpts{}), BaseURL: f.baseURL,
+	})
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", f.addr)
+	if err != nil {
+		return fmt.Errorf("listening on %s: %w", f.addr, err)
+	}
+	if err := engine.Start(ctx); err != nil {
+		ln.Close()
+		return err
+	}
+	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	out("GoRunner listening on http://" + ln.Addr().String())
+	a.log.Info("serving", "addr", ln.Addr().String(), "data_dir", a.dataDir)
+
+	select {
+	case err = <-errc:
+	case <-ctx.Done():
+	}
+	a.log.Info("shutting down", "timeout", f.shutdownTimeout)
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), f.shutdownTimeout)
+	defer cancel()
+	herr := hs.Shutdown(sctx)
+	eerr := engine.Stop(sctx)
+	if errors.Is(err, http.ErrServerClosed) {
+		err = nil
+	}
+	return errors.Join(err, herr, eerr)
+}

@@ -1,0 +1,124 @@
+package expression
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/expr-lang/expr"
+	"github.com/expr-lang/expr/ast"
+	"github.com/expr-lang/expr/file"
+	"github.com/expr-lang/expr/types"
+	"github.com/expr-lang/expr/vm"
+)
+
+// Limits that keep every expression cheap to compile and to run.
+const (
+	// MaxExpressionLength is the longest expression source accepted, in bytes.
+	MaxExpressionLength = 4 << 10
+	// MaxNodes is the largest syntax tree accepted for one expression.
+	MaxNodes = 1000
+	// MemoryBudget bounds what one evaluation may allocate, in expr's units (roughly one per
+	// element of a built collection or byte of a built string).
+	MemoryBudget = 1 << 20
+)
+
+// envType is the shape expressions are checked against: a typo such as steps.x.ouptut or
+// run.name is a compile error, while the contents of input and of outputs stay open.
+var envType = types.Map{
+	"input": types.Any,
+	"steps": types.Map{
+		types.Extra: types.Map{"output": types.Any, "conflict": types.Any},
+	},
+	"run": types.Map{
+		"id": types.Any, "workflow": types.Any, "version": types.Any, "environment": types.Any,
+	},
+	"step": types.Map{"id": types.Any, "stepId": types.Any, "attempt": types.Any},
+}
+
+// program is one compiled expression: the source between "${{" and "}}".
+type program struct {
+	source string
+	prog   *vm.Program
+	refs   []string
+}
+
+// compileProgram compiles src. Member access is made nil-safe so that reading a missing key
+// (a skipped step's output, an absent input property) yields nil instead of an error.
+func compileProgram(src string) (*program, error) {
+	if len(src) > MaxExpressionLength {
+		return nil, fmt.Errorf("expression is %d bytes long; the limit is %d", len(src), MaxExpressionLength)
+	}
+	if strings.TrimSpace(src) == "" {
+		return nil, errors.New("empty expression")
+	}
+	patch := &nilSafe{refs: map[string]bool{}}
+	prog, err := expr.Compile(src,
+		expr.Env(envType),
+		expr.MaxNodes(MaxNodes),
+		expr.DisableBuiltin("now"),
+		expr.Patch(patch),
+	)
+	if err != nil {
+		return nil, describeCompileError(err)
+	}
+	refs := make([]string, 0, len(patch.refs))
+	for id := range patch.refs {
+		refs = append(refs, id)
+	}
+	slices.Sort(refs)
+	return &program{source: src, prog: prog, refs: refs}, nil
+}
+
+// describeCompileError turns expr's multi-line error (with a source snippet) into one line.
+func describeCompileError(err error) error {
+	var fe *file.Error
+	if errors.As(err, &fe) {
+		return fmt.Errorf("%s (column %d)", fe.Message, fe.Column+1)
+	}
+	return err
+}
+
+// run evaluates p against vals (an Env converted by exprValues) within MemoryBudget.
+func (p *program) run(vals map[string]any) (any, error) {
+	machine := vm.VM{MemoryBudget: MemoryBudget}
+	out, err := machine.Run(p.prog, vals)
+	if err != nil {
+		var fe *file.Error
+		if errors.As(err, &fe) {
+			err = errors.New(fe.Message)
+		}
+		return nil, &EvalError{Expr: p.source, Err: err}
+	}
+	v, err := toJSON(out)
+	if err != nil {
+		return nil, &EvalError{Expr: p.source, Err: err}
+	}
+	return v, nil
+}
+
+// nilSafe is an expr patcher: it marks every property access optional (a?.b) inside a chain
+// and records the step IDs read as steps.<id> or steps["<id>"].
+type nilSafe struct {
+	refs map[string]bool
+}
+
+// Visit implements ast.Visitor.
+func (n *nilSafe) Visit(node *ast.Node) {
+	member, ok := (*node).(*ast.MemberNode)
+	if !ok || member.Method {
+		return
+	}
+	base, isIdent := member.Node.(*ast.IdentifierNode)
+	if isIdent && base.Value == "$env" {
+		return
+	}
+	if isIdent && base.Value == "steps" {
+		if prop, ok := member.Property.(*ast.StringNode); ok {
+			n.refs[prop.Value] = true
+		}
+	}
+	member.Optional = true
+	ast.Patch(node, &ast.ChainNode{Node: member})
+}

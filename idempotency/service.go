@@ -1,0 +1,295 @@
+package idempotency
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"time"
+	"unicode/utf8"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// MaxKeyLength is the longest key accepted, in characters.
+const MaxKeyLength = 255
+
+// Config tunes a Service; a nil *Config means the defaults.
+type Config struct {
+	// Now is the clock for record times (default time.Now).
+	Now func() time.Time
+	// TTL is how long an answer is kept from when it was answered (default 24h).
+	TTL time.Duration
+	// LockTTL is how long an in-progress claim holds; an older claim counts as abandoned
+	// (its process died) and the next request takes the key over (default 2m).
+	LockTTL time.Duration
+	// InProgressWait is how long a retry waits for the first request to finish (default 1s).
+	InProgressWait time.Duration
+	// PollInterval is how often a waiting retry re-reads the key when no Notifier is
+	// subscribed, to see a request finished by another process (default 50ms).
+	PollInterval time.Duration
+	// MaxKeys is the most kept keys per scope (default 10,000).
+	MaxKeys int
+	// MaxBody is the biggest answer body kept, in bytes (default 64 KiB); a bigger answer
+	// leaves the key taken without a replayable answer.
+	MaxBody int
+	// Logger receives warnings about the store (default slog.Default()).
+	Logger *slog.Logger
+	// Registerer receives the metrics; nil means no metrics are registered.
+	Registerer prometheus.Registerer
+	// Notifier carries "a key finished" between processes; nil means waiting retries poll.
+	Notifier Notifier
+}
+
+func (c *Config) withDefaults() *Config {
+	out := Config{}
+	if c != nil {
+		out = *c
+	}
+	if out.Now == nil {
+		out.Now = time.Now
+	}
+	out.TTL = orDefault(out.TTL, 24*time.Hour)
+	out.LockTTL = orDefault(out.LockTTL, 2*time.Minute)
+	out.InProgressWait = orDefault(out.InProgressWait, time.Second)
+	out.PollInterval = orDefault(out.PollInterval, 50*time.Millisecond)
+	out.MaxKeys = orDefault(out.MaxKeys, 10_000)
+	out.MaxBody = orDefault(out.MaxBody, 64<<10)
+	if out.Logger == nil {
+		out.Logger = slog.Default()
+	}
+	return &out
+}
+
+// orDefault returns v, or def when v is the zero value.
+func orDefault[T comparable](v, def T) T {
+	var zero T
+	if v == zero {
+		return def
+	}
+	return v
+}
+
+func (c *Config) validate() error {
+	switch {
+	case c.TTL < 0, c.LockTTL < 0, c.InProgressWait < 0, c.PollInterval < 0:
+		return errors.New("idempotency config: durations must not be negative")
+	case c.MaxKeys < 0, c.MaxBody < 0:
+		return errors.New("idempotency config: MaxKeys and MaxBody must not be negative")
+	}
+	return nil
+}
+
+// Request is one keyed request as Do sees it: the key, whose it is, and what identifies
+// the request (its Fingerprint).
+type Request struct {
+	Scope  string // PrincipalScope or WorkflowScope
+	Key    string
+	Method string
+	Path   string
+	Query  url.Values
+	Body   []byte
+	Policy Policy
+}
+
+// Policy varies the rules per surface; the zero Policy is the REST one.
+type Policy struct {
+	// KeepFailures keeps every answer, whatever its status (webhooks, SPEC §4 rule 10).
+	KeepFailures bool
+	// EvictOldest evicts the oldest key at MaxKeys instead of refusing (webhooks).
+	EvictOldest bool
+}
+
+// Response is an answer as Do keeps and replays it.
+type Response struct {
+	Status   int
+	Header   http.Header // a replay carries only Content-Type and Location
+	Body     []byte
+	Replayed bool // the answer is a replay: nothing was done
+}
+
+// PrincipalScope is the scope of a principal's keys.
+func PrincipalScope(principalID string) string { return "p:" + principalID }
+
+// WorkflowScope is the scope of a workflow's webhook keys.
+func WorkflowScope(workflowID string) string { return "w:" + workflowID }
+
+// Service does keyed requests once and replays their answers.
+type Service struct {
+	store   Store
+	cfg     *Config
+	metrics *metrics
+	waits   *broker
+	sub     subscription
+}
+
+// New builds a Service over store.
+func New(store Store, cfg *Config) (*Service, error) {
+	if store == nil {
+		return nil, errors.New("idempotency: nil store")
+	}
+	cfg = cfg.withDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	m, err := newMetrics(cfg.Registerer)
+	if err != nil {
+		return nil, err
+	}
+	return &Service{store: store, cfg: cfg, metrics: m, waits: newBroker()}, nil
+}
+
+// Do runs fn once for req's scope and key and keeps its answer (SPEC §4): a retry of the
+// same request replays the kept answer (Replayed set) without calling fn; another request
+// with the key gets ErrKeyMismatch; a retry while fn still runs waits up to
+// InProgressWait, then replays or gets ErrInProgress. An invalid key gets ErrInvalidKey and
+// a full scope a *LimitError, with fn never called. When the store cannot be reached, fn
+// runs without the key. fn must return a Response or an error; an error or a failed status
+// frees the key (unless Policy.KeepFailures).
+func (s *Service) Do(ctx context.Context, req Request, fn func(ctx context.Context) (*Response, error)) (*Response, error) {
+	if n := utf8.RuneCountInString(req.Key); n < 1 || n > MaxKeyLength {
+		s.metrics.count(outcomeInvalid)
+		return nil, ErrInvalidKey
+	}
+	fp := Fingerprint(req.Method, req.Path, req.Query, req.Body)
+	var deadline time.Time
+	for {
+		claim := s.claimParams(req, fp)
+		res, err := s.store.Claim(ctx, claim)
+		if err != nil {
+			return s.passThrough(ctx, req, err, fn)
+		}
+		switch res.Outcome {
+		case Claimed:
+			return s.run(ctx, req, claim, fn)
+		case LimitReached:
+			s.metrics.count(outcomeCap)
+			return nil, newLimitError(s.cfg.Now(), res.Oldest)
+		case Existing:
+		default:
+			return nil, fmt.Errorf("claiming idempotency key: unknown outcome %d", res.Outcome)
+		}
+		if res.Record.State != StateInProgress || res.Record.Fingerprint != fp {
+			return s.answer(res.Record, fp)
+		}
+		if deadline.IsZero() {
+			deadline = time.Now().Add(s.cfg.InProgressWait)
+		}
+		resp, freed, err := s.await(ctx, req, fp, deadline)
+		if !freed {
+			return resp, err
+		}
+	}
+}
+
+func (s *Service) claimParams(req Request, fp string) ClaimParams {
+	return ClaimParams{
+		Scope:       req.Scope,
+		Key:         req.Key,
+		Fingerprint: fp,
+		Now:         s.cfg.Now(),
+		LockTTL:     s.cfg.LockTTL,
+		Limit:       s.cfg.MaxKeys,
+		EvictOldest: req.Policy.EvictOldest,
+	}
+}
+
+// answer turns a live record that is finished or another request's into Do's answer: a
+// replay, or why there is none.
+func (s *Service) answer(rec *Record, fp string) (*Response, error) {
+	switch {
+	case rec.Fingerprint != fp:
+		s.metrics.count(outcomeMismatch)
+		return nil, ErrKeyMismatch
+	case rec.State == StateDone:
+		s.metrics.count(outcomeReplay)
+		return &Response{Status: rec.Status, Header: rec.Header.Clone(), Body: rec.Body, Replayed: true}, nil
+	case rec.State == StateTaken:
+		s.metrics.count(outcomeNotKept)
+		return nil, ErrAnswerNotKept
+	default:
+		return nil, fmt.Errorf("idempotency key %q in unexpected state %q", rec.Key, rec.State)
+	}
+}
+
+// passThrough runs fn without the key because the store failed (SPEC §4 rule 9). The body
+// is never logged: it may hold secrets.
+func (s *Service) passThrough(ctx context.Context, req Request, storeErr error, fn func(context.Context) (*Response, error)) (*Response, error) {
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	s.metrics.count(outcomeStoreDown)
+	s.cfg.Logger.WarnContext(ctx, "idempotency store unreachable; request goes through without its key",
+		"key", req.Key, "scope", req.Scope, "route", req.Method+" "+req.Path, "err", storeErr)
+	return fn(ctx)
+}
+
+// run calls fn for the key claim took, then keeps or frees the key. The key is freed when
+// fn panics, too, so that a retry need not wait for LockTTL.
+func (s *Service) run(ctx context.Context, req Request, claim ClaimParams, fn func(context.Context) (*Response, error)) (resp *Response, err error) {
+	s.metrics.count(outcomeNew)
+	finished := false
+	defer func() {
+		if !finished {
+			s.release(ctx, req)
+		}
+	}()
+	resp, err = fn(ctx)
+	finished = true
+	if err != nil || resp == nil || !keep(resp.Status, req.Policy) {
+		s.release(ctx, req)
+		return resp, err
+	}
+	s.complete(ctx, req, claim, resp)
+	return resp, nil
+}
+
+func keep(status int, p Policy) bool {
+	return p.KeepFailures || (status >= 200 && status < 300)
+}
+
+// complete keeps resp; the answer goes out even when the store fails. The store write
+// outlives a cancelled request: the work was done and its answer must be kept.
+func (s *Service) complete(ctx context.Context, req Request, claim ClaimParams, resp *Response) {
+	rec := &Record{
+		Scope:       req.Scope,
+		Key:         req.Key,
+		Fingerprint: claim.Fingerprint,
+		State:       StateDone,
+		Status:      resp.Status,
+		Header:      keptHeader(resp.Header),
+		Body:        resp.Body,
+		CreatedAt:   claim.Now,
+		ExpiresAt:   s.cfg.Now().Add(s.cfg.TTL),
+	}
+	if len(resp.Body) > s.cfg.MaxBody {
+		rec.State, rec.Header, rec.Body = StateTaken, nil, nil
+	}
+	if err := s.store.Complete(context.WithoutCancel(ctx), rec); err != nil {
+		s.cfg.Logger.ErrorContext(ctx, "keeping idempotent answer failed",
+			"key", req.Key, "scope", req.Scope, "route", req.Method+" "+req.Path, "err", err)
+	}
+	s.finished(ctx, req)
+}
+
+// release frees the key of a request whose answer is not kept.
+func (s *Service) release(ctx context.Context, req Request) {
+	if err := s.store.Release(context.WithoutCancel(ctx), req.Scope, req.Key); err != nil {
+		s.cfg.Logger.ErrorContext(ctx, "freeing idempotency key failed",
+			"key", req.Key, "scope", req.Scope, "route", req.Method+" "+req.Path, "err", err)
+	}
+	s.finished(ctx, req)
+}
+
+// keptHeader is the part of an answer's header worth replaying.
+func keptHeader(h http.Header) http.Header {
+	kept := http.Header{}
+	for _, name := range []string{"Content-Type", "Location"} {
+		if v := h.Values(name); len(v) > 0 {
+			kept[name] = v
+		}
+	}
+	return kept
+}

@@ -1,0 +1,97 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// cancelWait is how long Cancel waits for the worker holding a run to end it.
+const cancelWait = 5 * time.Second
+
+// Get returns run id with its steps, or ErrNotFound.
+func (e *Engine) Get(ctx context.Context, id string) (*Run, error) {
+	return e.store.GetRun(ctx, id)
+}
+
+// List lists runs newest first; the string is the cursor of the next page, empty on the
+// last.
+func (e *Engine) List(ctx context.Context, p ListRunsParams) ([]*Run, string, error) {
+	return e.store.ListRuns(ctx, p)
+}
+
+// Cancel cancels run id: the step running is interrupted, the steps left are cancelled and
+// the run's tokens released. It returns the run once cancelled (or after a short wait, with
+// its state then). A finished run → ErrFinished.
+func (e *Engine) Cancel(ctx context.Context, id string) (*Run, error) {
+	if err := e.requestCancel(ctx, id); err != nil {
+		return nil, err
+	}
+	changed, unsubscribe := e.broker.subscribe(id)
+	defer unsubscribe()
+	ctx, cancel := context.WithTimeout(ctx, cancelWait)
+	defer cancel()
+	poll := time.NewTicker(e.cfg.PollInterval)
+	defer poll.Stop()
+	for {
+		r, err := e.store.GetRun(ctx, id)
+		if err != nil || r.Status.Terminal() {
+			return r, err
+		}
+		select {
+		case <-changed:
+		case <-poll.C:
+		case <-ctx.Done():
+			return r, nil
+		}
+	}
+}
+
+// requestCancel marks run id for cancellation and makes sure a worker acts on it: the local
+// one holding it is interrupted; otherwise the run, now due, is claimed and ended.
+func (e *Engine) requestCancel(ctx context.Context, id string) error {
+	if _, err := e.store.RequestCancel(ctx, id, e.now()); err != nil {
+		return fmt.Errorf("cancelling run %s: %w", id, err)
+	}
+	e.interrupt(id, errCancelRequested)
+	e.wake()
+	return nil
+}
+
+// Resume queues payload for the active hook on token in env and wakes the run that owns
+// it, whose next hook step on that token takes it. No active hook → ErrNotFound.
+func (e *Engine) Resume(ctx context.Context, env, token string, payload json.RawMessage) (string, error) {
+	env, err := environment(env)
+	if err != nil {
+		return "", err
+	}
+	payload = bytes.TrimSpace(payload)
+	if len(payload) == 0 {
+		payload = json.RawMessage("null")
+	}
+	if !json.Valid(payload) {
+		return "", inputProblem("", "payload is not valid JSON")
+	}
+	runID, err := e.store.EnqueuePayload(ctx, env, token, payload, e.now())
+	if err != nil {
+		return "", fmt.Errorf("resuming hook %q: %w", token, err)
+	}
+	e.wake()
+	return runID, nil
+}
+
+// Hook returns the active hook on token in env, or ErrNotFound.
+func (e *Engine) Hook(ctx context.Context, env, token string) (*Hook, error) {
+	env, err := environment(env)
+	if err != nil {
+		return nil, err
+	}
+	h, err := e.store.GetHook(ctx, env, token)
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		return nil, fmt.Errorf("reading hook %q: %w", token, err)
+	}
+	return h, err
+}

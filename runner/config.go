@@ -1,0 +1,137 @@
+package runner
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/netip"
+	"os"
+	"syscall"
+	"time"
+)
+
+// Config tunes an Engine. The zero value (or nil) means defaults.
+type Config struct {
+	// Owner names this worker in leases; default hostname-pid-random.
+	Owner string
+	// Concurrency is how many runs this engine works at once; default 8.
+	Concurrency int
+	// LeaseTTL is how long a claim lasts unless renewed (every LeaseTTL/3); default 30s.
+	LeaseTTL time.Duration
+	// PollInterval is how often the engine looks for runs made due by other processes;
+	// default 250ms. Runs started, resumed or woken in this process need no polling.
+	PollInterval time.Duration
+	// Now is the clock; default time.Now. Tests inject one to drive sleeps and backoff.
+	Now func() time.Time
+	// HTTPClient makes the requests of http steps; default a client that, with
+	// DenyPrivate, refuses loopback and private addresses when dialling.
+	HTTPClient *http.Client
+	// DenyPrivate refuses http steps to loopback, private and link-local addresses. It
+	// applies to the default client, so it cannot be combined with HTTPClient.
+	DenyPrivate bool
+	// Logger receives the engine's logs; default slog.Default().
+	Logger *slog.Logger
+	// Kinds are step kinds added by the embedder, by the name used in definitions.
+	Kinds map[string]StepHandler
+	// MaxWait caps how long one Wait call may hold; default 5m.
+	MaxWait time.Duration
+}
+
+// Defaults of Config.
+const (
+	DefaultConcurrency  = 8
+	DefaultLeaseTTL     = 30 * time.Second
+	DefaultPollInterval = 250 * time.Millisecond
+	DefaultMaxWait      = 5 * time.Minute
+)
+
+func (c *Config) withDefaults() Config {
+	out := Config{}
+	if c != nil {
+		out = *c
+	}
+	if out.Owner == "" {
+		out.Owner = defaultOwner()
+	}
+	if out.Concurrency == 0 {
+		out.Concurrency = DefaultConcurrency
+	}
+	if out.LeaseTTL == 0 {
+		out.LeaseTTL = DefaultLeaseTTL
+	}
+	if out.PollInterval == 0 {
+		out.PollInterval = DefaultPollInterval
+	}
+	if out.Now == nil {
+		out.Now = time.Now
+	}
+	if out.Logger == nil {
+		out.Logger = slog.Default()
+	}
+	if out.MaxWait == 0 {
+		out.MaxWait = DefaultMaxWait
+	}
+	return out
+}
+
+func (c *Config) validate() error {
+	switch {
+	case c.Concurrency < 0:
+		return errors.New("runner config: Concurrency must not be negative")
+	case c.LeaseTTL < 3*time.Millisecond:
+		return errors.New("runner config: LeaseTTL must be at least 3ms")
+	case c.PollInterval < 0 || c.MaxWait < 0:
+		return errors.New("runner config: PollInterval and MaxWait must not be negative")
+	case c.DenyPrivate && c.HTTPClient != nil:
+		return errors.New("runner config: DenyPrivate applies to the default HTTP client; do not set HTTPClient too")
+	}
+	for name, h := range c.Kinds {
+		if h == nil {
+			return fmt.Errorf("runner config: step kind %q has no handler", name)
+		}
+	}
+	return nil
+}
+
+func defaultOwner() string {
+	host, err := os.Hostname()
+	if err != nil {
+		host = "worker"
+	}
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	return fmt.Sprintf("%s-%d-%s", host, os.Getpid(), hex.EncodeToString(b))
+}
+
+// errPrivateAddress is what a dial to a refused address fails with.
+var errPrivateAddress = errors.New("address is loopback or private and http steps may not call it")
+
+// newHTTPClient returns the default client of http steps. Checking at dial time (not on the
+// URL) also catches host names that resolve to private addresses.
+func newHTTPClient(denyPrivate bool) *http.Client {
+	dialer := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	if denyPrivate {
+		dialer.Control = refusePrivate
+		tr.Proxy = nil
+	}
+	tr.DialContext = dialer.DialContext
+	return &http.Client{Transport: tr}
+}
+
+func refusePrivate(_, address string, _ syscall.RawConn) error {
+	ap, err := netip.ParseAddrPort(address)
+	if err != nil {
+		return fmt.Errorf("dialing %s: %w", address, errPrivateAddress)
+	}
+	ip := ap.Addr().Unmap()
+	if ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() ||
+		ip.IsInterfaceLocalMulticast() || ip.IsUnspecified() {
+		return fmt.Errorf("dialing %s: %w", address, errPrivateAddress)
+	}
+	return nil
+}

@@ -1,0 +1,104 @@
+package runner
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"sync"
+
+	"github.com/gorunner/gorunner/expression"
+	"github.com/gorunner/gorunner/schemas"
+)
+
+// maxCachedDefs bounds the definition cache; when full it starts over.
+const maxCachedDefs = 512
+
+// compiled is a decoded definition with its input schema and its compiled templates, shared
+// by every run and submission of the same definition bytes.
+type compiled struct {
+	def   *schemas.Definition
+	input *schemas.InputSchema
+
+	mu        sync.Mutex
+	templates map[string]*expression.Template
+}
+
+// template returns the template compiled under key, compiling src() the first time.
+func (c *compiled) template(key string, src func() (any, error)) (*expression.Template, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if t, ok := c.templates[key]; ok {
+		return t, nil
+	}
+	v, err := src()
+	if err != nil {
+		return nil, err
+	}
+	t, err := expression.Compile(v)
+	if err != nil {
+		return nil, err
+	}
+	c.templates[key] = t
+	return t, nil
+}
+
+type defCache struct {
+	mu   sync.Mutex
+	defs map[[sha256.Size]byte]*compiled
+}
+
+func newDefCache() *defCache {
+	return &defCache{defs: map[[sha256.Size]byte]*compiled{}}
+}
+
+// get decodes raw (or finds it decoded) and compiles its input schema.
+func (d *defCache) get(raw json.RawMessage) (*compiled, error) {
+	key := sha256.Sum256(raw)
+	d.mu.Lock()
+	c, ok := d.defs[key]
+	d.mu.Unlock()
+	if ok {
+		return c, nil
+	}
+	def, err := schemas.Decode(raw)
+	if err != nil {
+		return nil, fmt.Errorf("decoding definition: %w", err)
+	}
+	input, err := schemas.CompileInput(def.Input)
+	if err != nil {
+		return nil, fmt.Errorf("compiling input schema: %w", err)
+	}
+	c = &compiled{def: def, input: input, templates: map[string]*expression.Template{}}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if len(d.defs) >= maxCachedDefs {
+		clear(d.defs)
+	}
+	d.defs[key] = c
+	return c, nil
+}
+
+// toJSONValue turns v into a plain JSON value (maps, slices, strings, json.Number, bools,
+// nil) as the expression package and expression environments expect.
+func toJSONValue(v any) (any, error) {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	return decodeJSON(raw)
+}
+
+// decodeJSON decodes raw keeping numbers exact; empty means null.
+func decodeJSON(raw []byte) (any, error) {
+	if len(raw) == 0 {
+		return nil, nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	return v, nil
+}

@@ -1,0 +1,283 @@
+package runner_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gorunner/gorunner/runner"
+)
+
+// counter counts executions of the custom kind "count" per stepId.
+type counter struct {
+	mu    sync.Mutex
+	calls map[string]int
+}
+
+func (c *counter) Run(_ context.Context, sc *runner.StepContext) (any, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.calls[sc.StepID]++
+	return c.calls[sc.StepID], nil
+}
+
+func (c *counter) total() (keys, calls int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, n := range c.calls {
+		calls += n
+	}
+	return len(c.calls), calls
+}
+
+func TestSleepSurvivesRestart(t *testing.T) {
+	h := newHarness(t)
+	count := &counter{calls: map[string]int{}}
+	kinds := map[string]runner.StepHandler{"count": count}
+	name := h.define(`
+name: nap
+input: {type: object}
+steps:
+  - {id: before, count: {}}
+  - {id: nap, sleep: {duration: 1h}}
+  - {id: after, count: {}}
+`)
+	first := h.newEngine(runner.Config{Kinds: kinds})
+	require.NoError(t, first.Start(context.Background()))
+	r := h.run(first, name, `{}`, runner.StatusWaiting)
+	sleepUntil := *r.WaitingOn.SleepUntil
+	require.WithinDuration(t, h.clock.Now().Add(time.Hour), sleepUntil, time.Minute)
+	require.NoError(t, first.Stop(context.Background()))
+
+	h.clock.Advance(30 * time.Minute)
+	second := h.engine(runner.Config{Kinds: kinds}, h.open())
+	got, err := second.Get(context.Background(), r.ID)
+	require.NoError(t, err)
+	require.Equal(t, runner.StatusWaiting, got.Status, "the restart does not reset the sleep")
+	require.Equal(t, sleepUntil, *got.WaitingOn.SleepUntil)
+
+	h.clock.Advance(31 * time.Minute)
+	r = h.await(second, r.ID, runner.StatusCompleted)
+	keys, calls := count.total()
+	require.Equal(t, 2, keys)
+	require.Equal(t, 2, calls, "no completed step ran again")
+	require.JSONEq(t, `1`, string(step(r, "before").Output))
+}
+
+func TestTwoEnginesShareOneQueue(t *testing.T) {
+	h := newHarness(t)
+	var mu sync.Mutex
+	hits := map[string]int{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		hits[r.Header.Get("Idempotency-Key")]++
+		mu.Unlock()
+		fmt.Fprint(w, `{}`)
+	}))
+	t.Cleanup(srv.Close)
+	count := &counter{calls: map[string]int{}}
+	kinds := map[string]runner.StepHandler{"count": count}
+	name := h.define(fmt.Sprintf(`
+name: shared
+input: {type: object}
+steps:
+  - {id: a, count: {}}
+  - {id: b, http: {url: "%s"}}
+  - {id: c, count: {}}
+`, srv.URL))
+	engines := []*runner.Engine{
+		h.engine(runner.Config{Kinds: kinds, Concurrency: 4, Owner: "one"}),
+		h.engine(runner.Config{Kinds: kinds, Concurrency: 4, Owner: "two"}, h.open()),
+	}
+	const n = 40
+	ids := make([]string, n)
+	for i := range n {
+		ids[i] = h.submit(engines[i%2], name, `{}`).ID
+	}
+	for _, id := range ids {
+		h.await(engines[0], id, runner.StatusCompleted)
+	}
+	keys, calls := count.total()
+	require.Equal(t, 2*n, keys)
+	require.Equal(t, 2*n, calls, "no step ran twice")
+	mu.Lock()
+	defer mu.Unlock()
+	require.Len(t, hits, n)
+	for key, c := range hits {
+		require.Equal(t, 1, c, key)
+	}
+}
+
+func TestCancel(t *testing.T) {
+	h := newHarness(t)
+	started := make(chan struct{}, 1)
+	var sawCancel atomic.Bool
+	block := runner.StepHandlerFunc(func(ctx context.Context, _ *runner.StepContext) (any, error) {
+		started <- struct{}{}
+		<-ctx.Done()
+		sawCancel.Store(true)
+		return nil, ctx.Err()
+	})
+	e := h.engine(runner.Config{Kinds: map[string]runner.StepHandler{"block": block}})
+	waiting := h.define(`
+name: waiting
+input: {type: object}
+steps:
+  - {id: wait, hook: {token: "c:${{ run.id }}"}}
+  - {id: after, set: 1}
+`)
+	busy := h.define(`
+name: busy
+input: {type: object}
+steps:
+  - {id: work, block: {}}
+  - {id: after, set: 1}
+`)
+	r := h.run(e, waiting, `{}`, runner.StatusWaiting)
+	got, err := e.Cancel(context.Background(), r.ID)
+	require.NoError(t, err)
+	require.Equal(t, runner.StatusCancelled, got.Status)
+	require.Equal(t, runner.StepCancelled, step(got, "wait").Status)
+	require.Equal(t, runner.StepCancelled, step(got, "after").Status)
+	_, err = e.Hook(context.Background(), "", "c:"+r.ID)
+	require.ErrorIs(t, err, runner.ErrNotFound, "hooks are disposed")
+
+	r = h.submit(e, busy, `{}`)
+	<-started
+	got, err = e.Cancel(context.Background(), r.ID)
+	require.NoError(t, err)
+	require.Equal(t, runner.StatusCancelled, got.Status)
+	require.True(t, sawCancel.Load(), "the running step's context is cancelled")
+
+	_, err = e.Cancel(context.Background(), r.ID)
+	require.ErrorIs(t, err, runner.ErrFinished)
+}
+
+func TestRerun(t *testing.T) {
+	ctx := context.Background()
+	h := newHarness(t)
+	e := h.engine(runner.Config{})
+	name := h.define(`
+name: again
+input: {type: object}
+steps: [{id: a, set: "${{ input.x }}"}]
+`)
+	first := h.run(e, name, `{"x": 1}`, runner.StatusCompleted)
+	second, err := e.Rerun(ctx, first.ID)
+	require.NoError(t, err)
+	require.Equal(t, first.ID, second.RerunOf)
+	require.JSONEq(t, string(first.Input), string(second.Input))
+	second = h.await(e, second.ID, runner.StatusCompleted)
+	require.NotEqual(t, step(first, "a").StepID, step(second, "a").StepID)
+
+	many, err := e.RerunMany(ctx, runner.RerunManyParams{Workflow: first.WorkflowID, Status: runner.StatusCompleted})
+	require.NoError(t, err)
+	require.Len(t, many, 2)
+	_, err = e.RerunMany(ctx, runner.RerunManyParams{RunIDs: make([]string, runner.MaxBulkRerun+1)})
+	require.ErrorIs(t, err, runner.ErrInvalidInput)
+}
+
+func TestChildWorkflow(t *testing.T) {
+	h := newHarness(t)
+	e := h.engine(runner.Config{})
+	h.define(`
+name: child
+input: {type: object, properties: {n: {type: integer}}, required: [n]}
+steps:
+  - {id: check, if: "${{ input.n < 0 }}", fail: {message: negative}}
+  - {id: double, set: "${{ input.n * 2 }}"}
+`)
+	parent := h.define(`
+name: parent
+input: {type: object}
+steps:
+  - {id: call, workflow: {name: child, input: {n: "${{ input.n }}"}}}
+  - {id: done, set: {child: "${{ steps.call.output }}"}}
+`)
+	r := h.run(e, parent, `{"n": 21}`, runner.StatusCompleted)
+	require.JSONEq(t, `{"child": 42}`, string(r.Output))
+
+	r = h.run(e, parent, `{"n": -1}`, runner.StatusFailed)
+	require.Equal(t, runner.CodeChildFailed, r.Error.Code)
+	require.Contains(t, r.Error.Message, "negative")
+
+	r = h.run(e, parent, `{"n": "x"}`, runner.StatusFailed)
+	require.Equal(t, runner.CodeValidation, r.Error.Code)
+}
+
+func TestRunStep(t *testing.T) {
+	h := newHarness(t)
+	e := h.engine(runner.Config{})
+	target := h.define(`
+name: target
+input: {type: object}
+steps:
+  - {id: wait, hook: {token: "target:${{ input.k }}"}}
+`)
+	actor := h.define(`
+name: actor
+input: {type: object}
+steps:
+  - {id: status, run: {action: status, runId: "${{ input.runId }}"}}
+  - {id: resume, run: {action: resume, token: "target:${{ input.k }}", payload: {ok: true}}}
+  - {id: result, run: {action: result, runId: "${{ input.runId }}"}}
+result: {status: "${{ steps.status.output }}", result: "${{ steps.result.output }}"}
+`)
+	tr := h.run(e, target, `{"k": 1}`, runner.StatusWaiting)
+	r := h.run(e, actor, fmt.Sprintf(`{"runId": %q, "k": 1}`, tr.ID), runner.StatusCompleted)
+	require.JSONEq(t, `{"status": "waiting", "result": {"ok": true}}`, string(r.Output))
+
+	canceller := h.define(`
+name: canceller
+input: {type: object}
+steps: [{id: stop, run: {action: cancel, runId: "${{ input.runId }}"}}]
+`)
+	tr = h.run(e, target, `{"k": 2}`, runner.StatusWaiting)
+	h.run(e, canceller, fmt.Sprintf(`{"runId": %q}`, tr.ID), runner.StatusCompleted)
+	h.await(e, tr.ID, runner.StatusCancelled)
+}
+
+func TestStopHandsRunsOver(t *testing.T) {
+	h := newHarness(t)
+	entered := make(chan struct{}, 1)
+	var attempts atomic.Int32
+	slow := runner.StepHandlerFunc(func(ctx context.Context, sc *runner.StepContext) (any, error) {
+		if attempts.Add(1) == 1 {
+			entered <- struct{}{}
+			<-ctx.Done()
+			return nil, ctx.Err()
+		}
+		return sc.StepID, nil
+	})
+	kinds := map[string]runner.StepHandler{"slow": slow}
+	name := h.define(`
+name: handover
+input: {type: object}
+steps:
+  - {id: first, set: 1}
+  - {id: work, slow: {}}
+`)
+	first := h.newEngine(runner.Config{Kinds: kinds, LeaseTTL: time.Hour})
+	require.NoError(t, first.Start(context.Background()))
+	r := h.submit(first, name, `{}`)
+	<-entered
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	require.NoError(t, first.Stop(ctx))
+
+	second := h.engine(runner.Config{Kinds: kinds}, h.open())
+	done := h.await(second, r.ID, runner.StatusCompleted)
+	require.JSONEq(t, fmt.Sprintf("%q", step(done, "work").StepID), string(done.Output))
+	require.Equal(t, int32(2), attempts.Load())
+	var out any
+	require.NoError(t, json.Unmarshal(step(done, "first").Output, &out))
+	require.Equal(t, 1.0, out)
+}

@@ -1,0 +1,331 @@
+// Package runner is GoRunner's durable engine: it admits runs (with atomic start tokens),
+// works them with leased workers, executes their steps one at a time, committing each
+// step's start, attempts, output or error before the run moves on, and keeps every wait
+// (sleep, hook, retry backoff, child run) as a wake-up time in the store, so a run survives
+// a crash or restart and continues after its last completed step, on this process or
+// another sharing the store.
+//
+// Defaults the definition format leaves open: http steps make up to 3 attempts unless
+// retry says otherwise, every other kind 1; backoff starts at 1s, doubles, caps at 1m, with
+// jitter, and honours Retry-After. An http step without timeout gives up after 30s. A
+// workflow step starts its child in the parent's environment: production runs call
+// published versions, test runs call drafts.
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+)
+
+// Workflows resolves a workflow to the definition a new run executes.
+type Workflows interface {
+	// Resolve finds a workflow by ID or name: in production its latest published version,
+	// in test its draft. Unknown → an error matching ErrWorkflowNotFound; no published
+	// version → ErrNotPublished.
+	Resolve(ctx context.Context, idOrName, env string) (*Target, error)
+}
+
+// Target is what a run of a workflow executes.
+type Target struct {
+	WorkflowID string
+	Name       string
+	// Version is the published version, 0 for the draft of a test run.
+	Version    int
+	Definition json.RawMessage
+}
+
+// Credentials signs the requests of http steps that name a connection.
+type Credentials interface {
+	// Apply adds the connection's credential to req; an unknown connection is an error and
+	// the step fails without retry.
+	Apply(ctx context.Context, connection string, req *http.Request) error
+}
+
+// Engine admits, works and answers about runs. Every process sharing a store runs one.
+type Engine struct {
+	store     Store
+	workflows Workflows
+	creds     Credentials
+	cfg       Config
+	client    *http.Client
+	log       *slog.Logger
+	defs      *defCache
+	broker    *broker
+	poke      chan struct{}
+
+	mu        sync.Mutex
+	held      map[string]context.CancelCauseFunc // runs this engine works, by ID
+	awaiters  map[string]map[string]bool         // run ID → runs waiting for it to end
+	workers   sync.WaitGroup
+	stopLoops context.CancelFunc
+	loopsDone sync.WaitGroup
+	stopBeat  context.CancelFunc
+	beatDone  chan struct{}
+}
+
+// New returns an engine over store. A nil cfg means defaults; creds may be nil when no
+// workflow uses connections.
+func New(store Store, workflows Workflows, creds Credentials, cfg *Config) (*Engine, error) {
+	if store == nil || workflows == nil {
+		return nil, errors.New("runner: a store and a workflow resolver are required")
+	}
+	c := cfg.withDefaults()
+	if err := c.validate(); err != nil {
+		return nil, err
+	}
+	client := c.HTTPClient
+	if client == nil {
+		client = newHTTPClient(c.DenyPrivate)
+	}
+	return &Engine{
+		store:     store,
+		workflows: workflows,
+		creds:     creds,
+		cfg:       c,
+		client:    client,
+		log:       c.Logger,
+		defs:      newDefCache(),
+		broker:    newBroker(),
+		poke:      make(chan struct{}, 1),
+		held:      map[string]context.CancelCauseFunc{},
+		awaiters:  map[string]map[string]bool{},
+	}, nil
+}
+
+// Start starts the worker loop and the lease heartbeat. They run until Stop.
+func (e *Engine) Start(ctx context.Context) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.stopLoops != nil {
+		return errors.New("runner: engine already started")
+	}
+	loopCtx, stopLoops := context.WithCancel(ctx)
+	beatCtx, stopBeat := context.WithCancel(context.WithoutCancel(ctx))
+	e.stopLoops, e.stopBeat, e.beatDone = stopLoops, stopBeat, make(chan struct{})
+	e.loopsDone.Add(1)
+	go func() {
+		defer e.loopsDone.Done()
+		e.claimLoop(loopCtx, context.WithoutCancel(ctx))
+	}()
+	go func() {
+		defer close(e.beatDone)
+		e.heartbeat(beatCtx)
+	}()
+	return nil
+}
+
+// Stop stops claiming runs and lets the steps in flight finish until ctx is done; then it
+// interrupts them (their attempt is not recorded, so another worker makes it again with the
+// same stepId) and releases every lease this engine holds, so another process continues
+// those runs at once. Completed steps are never lost.
+func (e *Engine) Stop(ctx context.Context) error {
+	e.mu.Lock()
+	stopLoops, stopBeat := e.stopLoops, e.stopBeat
+	e.mu.Unlock()
+	if stopLoops == nil {
+		return nil
+	}
+	stopLoops()
+	e.loopsDone.Wait()
+	drained := make(chan struct{})
+	go func() {
+		e.workers.Wait()
+		close(drained)
+	}()
+	select {
+	case <-drained:
+	case <-ctx.Done():
+		e.interruptAll(errShutdown)
+		<-drained
+	}
+	stopBeat()
+	<-e.beatDone
+	e.mu.Lock()
+	e.stopLoops, e.stopBeat = nil, nil
+	e.mu.Unlock()
+	return nil
+}
+
+func (e *Engine) interruptAll(cause error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, cancel := range e.held {
+		cancel(cause)
+	}
+}
+
+// interrupt cancels the context of a run this engine works, if it does.
+func (e *Engine) interrupt(runID string, cause error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if cancel, ok := e.held[runID]; ok {
+		cancel(cause)
+	}
+}
+
+// wake tells the local claim loop to look for due runs now.
+func (e *Engine) wake() {
+	select {
+	case e.poke <- struct{}{}:
+	default:
+	}
+}
+
+func (e *Engine) now() time.Time { return e.cfg.Now().UTC() }
+
+// claimLoop claims due runs whenever a slot is free and something may be due: on a poke
+// (a local start, resume, wake-up or a finished run) or every PollInterval. Workers get
+// workCtx, which Stop does not cancel, so steps in flight can finish.
+func (e *Engine) claimLoop(ctx, workCtx context.Context) {
+	ticker := time.NewTicker(e.cfg.PollInterval)
+	defer ticker.Stop()
+	for {
+		e.claim(ctx, workCtx)
+		select {
+		case <-ctx.Done():
+			return
+		case <-e.poke:
+		case <-ticker.C:
+		}
+	}
+}
+
+func (e *Engine) claim(ctx, workCtx context.Context) {
+	for ctx.Err() == nil {
+		free := e.freeSlots()
+		if free == 0 {
+			return
+		}
+		now := e.now()
+		runs, err := e.store.ClaimRuns(ctx, e.cfg.Owner, now, now.Add(e.cfg.LeaseTTL), free)
+		if err != nil {
+			if ctx.Err() == nil {
+				e.log.Error("claiming runs", "err", err)
+			}
+			return
+		}
+		for _, r := range runs {
+			fmt.Println("DEBUG claim", e.cfg.Owner, r.ID, fingerprint(r), r.WakeAt.UnixNano(), now.UnixNano())
+			e.launch(workCtx, r)
+		}
+		if len(runs) < free {
+			return
+		}
+	}
+}
+
+func (e *Engine) freeSlots() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return max(e.cfg.Concurrency-len(e.held), 0)
+}
+
+// launch starts a worker on a claimed run. A run already worked here (claimed again because
+// the clock jumped past its lease) is left to its worker.
+func (e *Engine) launch(ctx context.Context, r *Run) {
+	runCtx, cancel := context.WithCancelCause(ctx)
+	e.mu.Lock()
+	if _, ok := e.held[r.ID]; ok {
+		fmt.Println("DEBUG skip", e.cfg.Owner, r.ID)
+		e.mu.Unlock()
+		cancel(nil)
+		return
+	}
+	e.held[r.ID] = cancel
+	e.workers.Add(1)
+	e.mu.Unlock()
+	go func() {
+		defer e.workers.Done()
+		defer e.wake()
+		keep := e.work(runCtx, r)
+		e.mu.Lock()
+		delete(e.held, r.ID)
+		e.mu.Unlock()
+		cancel(nil)
+		if !keep {
+			e.release(r.ID)
+		}
+	}()
+}
+
+func (e *Engine) release(runID string) {
+	fmt.Println("DEBUG release", e.cfg.Owner, runID)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := e.store.ReleaseRun(ctx, e.cfg.Owner, runID); err != nil && !errors.Is(err, ErrLeaseLost) {
+		e.log.Error("releasing run "+runID, "err", err)
+	}
+}
+
+// heartbeat renews the leases of the runs this engine works every LeaseTTL/3, and
+// interrupts those whose lease was lost or whose cancel was requested by another process.
+func (e *Engine) heartbeat(ctx context.Context) {
+	ticker := time.NewTicker(e.cfg.LeaseTTL / 3)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-ticker.C:
+		}
+		e.renew(ctx)
+	}
+}
+
+func (e *Engine) renew(ctx context.Context) {
+	e.mu.Lock()
+	ids := make([]string, 0, len(e.held))
+	for id := range e.held {
+		ids = append(ids, id)
+	}
+	e.mu.Unlock()
+	if len(ids) == 0 {
+		return
+	}
+	lost, cancelled, err := e.store.RenewLeases(ctx, e.cfg.Owner, ids, e.now().Add(e.cfg.LeaseTTL))
+	if err != nil {
+		if ctx.Err() == nil {
+			e.log.Error("renewing leases", "err", err)
+		}
+		return
+	}
+	for _, id := range lost {
+		e.interrupt(id, errLeaseLost)
+	}
+	for _, id := range cancelled {
+		e.interrupt(id, errCancelRequested)
+	}
+}
+
+// awaitEnd registers that waiter waits for target to end, so that when target ends on this
+// process the waiter is woken at once rather than at its next durable re-check.
+func (e *Engine) awaitEnd(waiter, target string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.awaiters[target] == nil {
+		e.awaiters[target] = map[string]bool{}
+	}
+	e.awaiters[target][waiter] = true
+}
+
+// ended wakes the runs waiting for r, which just ended here, and r's parent.
+func (e *Engine) ended(ctx context.Context, r *Run) {
+	e.mu.Lock()
+	waiters := e.awaiters[r.ID]
+	delete(e.awaiters, r.ID)
+	e.mu.Unlock()
+	for id := range waiters {
+		if err := e.store.WakeRun(ctx, id, e.now()); err != nil && !errors.Is(err, ErrNotFound) {
+			e.log.Error(fmt.Sprintf("waking run %s after run %s ended", id, r.ID), "err", err)
+		}
+	}
+	if len(waiters) > 0 || r.ParentRunID != "" {
+		e.wake()
+	}
+}

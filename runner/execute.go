@@ -1,0 +1,356 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/gorunner/gorunner/expression"
+)
+
+// flow says what a worker does after a piece of a run.
+type flow int
+
+const (
+	flowNext    flow = iota // go on with the run
+	flowRelease             // stop and release the lease: the run waits, or was interrupted
+	flowKeep                // stop, leave the lease: the run ended, or the lease is lost
+)
+
+// maxPasses bounds how often a waiting step is re-checked right after its wait was saved
+// (which closes the race with a payload or an end that came in meanwhile).
+const maxPasses = 3
+
+// execution is one worker's pass over a claimed run.
+type execution struct {
+	e     *Engine
+	r     *Run
+	c     *compiled
+	input any
+	steps map[string]any // steps.<id> as expressions see them
+}
+
+// work executes claimed run r until it ends, waits or is interrupted, and reports whether
+// its lease must be kept as is (not released).
+func (e *Engine) work(ctx context.Context, r *Run) bool {
+	x := &execution{e: e, r: r, steps: map[string]any{}}
+	c, err := e.defs.get(r.Definition)
+	if err == nil && len(r.Steps) != len(c.def.Steps) {
+		err = fmt.Errorf("run has %d step records for %d steps", len(r.Steps), len(c.def.Steps))
+	}
+	if err == nil {
+		x.input, err = decodeJSON(r.Input)
+	}
+	if err != nil {
+		return x.finishFailed(ctx, -1, permanent(CodeDefinition, "%v", err)) == flowKeep
+	}
+	x.c = c
+	for _, rec := range r.Steps {
+		if rec.Status == StepCompleted || rec.Status == StepSkipped || rec.Status == StepFailed {
+			x.remember(rec)
+		}
+	}
+	return x.run(ctx) == flowKeep
+}
+
+func (x *execution) run(ctx context.Context) flow {
+	now := x.e.now()
+	if x.r.StartedAt == nil {
+		x.r.StartedAt = &now
+	}
+	x.running()
+	for {
+		if x.r.CancelRequested || context.Cause(ctx) == errCancelRequested {
+			return x.finishCancelled(ctx)
+		}
+		i := x.next()
+		if i < 0 {
+			return x.complete(ctx, SaveOptions{})
+		}
+		if f := x.step(ctx, i); f != flowNext {
+			return f
+		}
+	}
+}
+
+// running marks the run as being worked: due now, so that if this worker dies another takes
+// it over once the lease expires.
+func (x *execution) running() {
+	x.r.Status = StatusRunning
+	x.r.WaitingOn = nil
+	x.r.WakeAt = x.e.now()
+}
+
+// next is the index of the first step not yet finished, or -1.
+func (x *execution) next() int {
+	for i, rec := range x.r.Steps {
+		if rec.Status != StepCompleted && rec.Status != StepSkipped {
+			return i
+		}
+	}
+	return -1
+}
+
+func (x *execution) remember(rec *StepRecord) {
+	out, _ := decodeJSON(rec.Output)
+	conflict, _ := decodeJSON(rec.Conflict)
+	x.steps[rec.ID] = map[string]any{"output": out, "conflict": conflict}
+}
+
+func (x *execution) env(i, attempt int) expression.Env {
+	rec := x.r.Steps[i]
+	return expression.Env{
+		"input": x.input,
+		"steps": x.steps,
+		"run":   runEnv(x.r),
+		"step":  map[string]any{"id": rec.ID, "stepId": rec.StepID, "attempt": attempt},
+	}
+}
+
+// step runs step i: its if, then attempts of its kind until it completes, fails, or waits.
+func (x *execution) step(ctx context.Context, i int) flow {
+	rec, st := x.r.Steps[i], &x.c.def.Steps[i]
+	k, err := x.e.kindOf(st)
+	if err != nil {
+		return x.finishFailed(ctx, i, err)
+	}
+	s := &stepExec{x: x, i: i, rec: rec, st: st, kind: k}
+	if rec.Status == StepPending {
+		now := x.e.now()
+		rec.StartedAt = &now
+		if skip, err := s.skip(); err != nil || skip {
+			return x.skipped(ctx, i, err)
+		}
+	}
+	if rec.Status != StepWaiting {
+		rec.Attempts++
+		rec.Status = StepRunning
+		if k.saveStart {
+			if f := x.save(ctx, SaveOptions{}); f != flowNext {
+				return f
+			}
+		}
+	}
+	return x.attempt(ctx, s)
+}
+
+func (x *execution) skipped(ctx context.Context, i int, err error) flow {
+	if err != nil {
+		return x.finishFailed(ctx, i, err)
+	}
+	rec := x.r.Steps[i]
+	rec.Status, rec.FinishedAt = StepSkipped, rec.StartedAt
+	x.remember(rec)
+	return x.saveProgress(ctx, SaveOptions{})
+}
+
+// attempt runs the step's kind; a wait is saved and re-checked once before the lease goes.
+func (x *execution) attempt(ctx context.Context, s *stepExec) flow {
+	var saved []byte
+	for pass := 0; pass < maxPasses; pass++ {
+		out, err := s.kind.run(ctx, s)
+		if ctx.Err() != nil {
+			return x.interrupted(ctx)
+		}
+		if err != nil {
+			return x.stepFailed(ctx, s, err)
+		}
+		if out.wait == nil {
+			return x.stepDone(ctx, s.i, out)
+		}
+		key, err := x.suspend(s.rec, out.wait)
+		if err != nil {
+			return x.stepFailed(ctx, s, err)
+		}
+		if key == string(saved) {
+			break
+		}
+		if f := x.save(ctx, SaveOptions{}); f != flowNext {
+			return f
+		}
+		x.e.wakeAt(x.r.WakeAt)
+		saved = []byte(key)
+	}
+	return flowRelease
+}
+
+// suspend records a wait on the run and returns what identifies it (the state and what the
+// run waits on), so an unchanged wait found by a re-check is not saved again.
+func (x *execution) suspend(rec *StepRecord, w *suspension) (string, error) {
+	state, err := json.Marshal(w.state)
+	if err != nil {
+		return "", fmt.Errorf("encoding step state: %w", err)
+	}
+	rec.State, rec.Status = state, StepWaiting
+	x.r.Status, x.r.WaitingOn, x.r.WakeAt = w.runStatus, w.waitingOn, w.until
+	on, _ := json.Marshal(w.waitingOn)
+	return string(state) + string(on), nil
+}
+
+// interrupted ends a worker's pass whose context was cancelled mid-step; the attempt is not
+// recorded, except that a requested cancel ends the run.
+func (x *execution) interrupted(ctx context.Context) flow {
+	switch context.Cause(ctx) {
+	case errCancelRequested:
+		return x.finishCancelled(ctx)
+	case errLeaseLost:
+		return flowKeep
+	}
+	return flowRelease
+}
+
+func (x *execution) stepDone(ctx context.Context, i int, out outcome) flow {
+	rec := x.r.Steps[i]
+	raw, err := json.Marshal(out.output)
+	if err != nil {
+		return x.finishFailed(ctx, i, permanent(CodeStep, "encoding output: %v", err))
+	}
+	now := x.e.now()
+	rec.Status, rec.Output, rec.Error, rec.State, rec.FinishedAt = StepCompleted, raw, nil, nil, &now
+	rec.Conflict = nil
+	if out.conflict != nil {
+		rec.Conflict, _ = json.Marshal(out.conflict)
+	}
+	x.remember(rec)
+	x.running()
+	opts := SaveOptions{ConsumePayload: out.consume}
+	if out.endRun {
+		x.r.Output = raw
+		return x.finish(ctx, StatusCompleted, opts)
+	}
+	return x.saveProgress(ctx, opts)
+}
+
+// saveProgress saves a finished step; after the last one, the run's completion is saved in
+// the same write.
+func (x *execution) saveProgress(ctx context.Context, opts SaveOptions) flow {
+	if x.next() < 0 {
+		return x.complete(ctx, opts)
+	}
+	return x.save(ctx, opts)
+}
+
+func (x *execution) stepFailed(ctx context.Context, s *stepExec, err error) flow {
+	var se *stepError
+	if !errors.As(err, &se) {
+		x.e.log.Error("step interrupted by an internal error", "run", x.r.ID, "step", s.st.ID, "err", err)
+		return flowRelease
+	}
+	s.rec.Error = &Error{Code: se.code, Message: se.msg, Step: s.st.ID}
+	policy := retryPolicy(s.st, s.kind)
+	if !se.retryable || s.rec.Attempts >= policy.MaxAttempts {
+		return x.finishFailed(ctx, s.i, se)
+	}
+	x.running()
+	x.r.WakeAt = x.e.now().Add(backoff(policy, s.rec.Attempts, se.retryAfter))
+	if f := x.save(ctx, SaveOptions{}); f != flowNext {
+		return f
+	}
+	x.e.wakeAt(x.r.WakeAt)
+	return flowRelease
+}
+
+// complete ends the run with its result.
+func (x *execution) complete(ctx context.Context, opts SaveOptions) flow {
+	out, err := x.result()
+	if err != nil {
+		return x.finishFailed(ctx, -1, err)
+	}
+	x.r.Output = out
+	return x.finish(ctx, StatusCompleted, opts)
+}
+
+func (x *execution) result() (json.RawMessage, error) {
+	if x.c.def.Result == nil {
+		if n := len(x.r.Steps); n > 0 && x.r.Steps[n-1].Output != nil {
+			return x.r.Steps[n-1].Output, nil
+		}
+		return json.RawMessage("null"), nil
+	}
+	t, err := x.c.template("result", func() (any, error) { return toJSONValue(x.c.def.Result) })
+	if err != nil {
+		return nil, permanent(CodeExpression, "result: %v", err)
+	}
+	v, err := t.Eval(expression.Env{"input": x.input, "steps": x.steps, "run": runEnv(x.r)})
+	if err != nil {
+		return nil, permanent(CodeExpression, "result: %v", err)
+	}
+	return json.Marshal(v)
+}
+
+// finishFailed fails the run with err at step i (-1: not at a step).
+func (x *execution) finishFailed(ctx context.Context, i int, err error) flow {
+	var se *stepError
+	if !errors.As(err, &se) {
+		se = permanent(CodeStep, "%v", err)
+	}
+	x.r.Error = &Error{Code: se.code, Message: se.msg}
+	if i >= 0 {
+		rec := x.r.Steps[i]
+		now := x.e.now()
+		x.r.Error.Step = rec.ID
+		rec.Status, rec.Error, rec.FinishedAt = StepFailed, x.r.Error, &now
+	}
+	return x.finish(ctx, StatusFailed, SaveOptions{})
+}
+
+func (x *execution) finishCancelled(ctx context.Context) flow {
+	now := x.e.now()
+	for _, rec := range x.r.Steps {
+		if rec.Status == StepRunning || rec.Status == StepWaiting {
+			rec.Status, rec.FinishedAt = StepCancelled, &now
+			x.e.cancelChild(ctx, rec)
+		}
+	}
+	return x.finish(ctx, StatusCancelled, SaveOptions{})
+}
+
+// finish saves the run's end: steps that never ran are skipped (cancelled when the run is);
+// the store releases the run's tokens and wakes its parent.
+func (x *execution) finish(ctx context.Context, status Status, opts SaveOptions) flow {
+	left := StepSkipped
+	if status == StatusCancelled {
+		left = StepCancelled
+	}
+	for _, rec := range x.r.Steps {
+		if rec.Status == StepPending {
+			rec.Status = left
+		}
+	}
+	now := x.e.now()
+	x.r.Status, x.r.FinishedAt, x.r.WaitingOn, x.r.WakeAt = status, &now, nil, time.Time{}
+	if f := x.save(ctx, opts); f != flowNext {
+		return f
+	}
+	x.e.ended(context.WithoutCancel(ctx), x.r)
+	return flowKeep
+}
+
+// save writes the run; it is never cut short by the worker's own interruption.
+func (x *execution) save(ctx context.Context, opts SaveOptions) flow {
+	err := x.e.store.SaveRun(context.WithoutCancel(ctx), x.e.cfg.Owner, x.r, opts)
+	if err == nil {
+		x.e.broker.publish(x.r.ID)
+		return flowNext
+	}
+	if errors.Is(err, ErrLeaseLost) {
+		return flowKeep
+	}
+	x.e.log.Error("saving run", "run", x.r.ID, "err", err)
+	return flowRelease
+}
+
+// wakeAt pokes the local claim loop when t comes, if it is soon; later wake-ups are found
+// by polling, so a long sleep costs no timer.
+func (e *Engine) wakeAt(t time.Time) {
+	if t.IsZero() {
+		return
+	}
+	d := t.Sub(e.now())
+	if d > time.Minute {
+		return
+	}
+	time.AfterFunc(max(d, 0), e.wake)
+}

@@ -1,0 +1,198 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gorunner/gorunner/schemas"
+)
+
+const (
+	// MaxResponseBody is the largest response body an http step reads.
+	MaxResponseBody = 10 << 20
+	// defaultHTTPTimeout bounds an http step attempt without a timeout.
+	defaultHTTPTimeout = 30 * time.Second
+)
+
+// runHTTP makes one request. Network errors, timeouts, 429 and 5xx are retryable; another
+// 4xx, a refused address or an unknown connection fail the step at once.
+func runHTTP(ctx context.Context, s *stepExec) (outcome, error) {
+	var hs schemas.HTTPStep
+	if err := s.eval(s.st.HTTP, &hs); err != nil {
+		return outcome{}, err
+	}
+	timeout := s.st.Timeout.Std()
+	if timeout <= 0 {
+		timeout = defaultHTTPTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	req, err := s.newRequest(ctx, &hs)
+	if err != nil {
+		return outcome{}, err
+	}
+	resp, err := s.engine().client.Do(req)
+	if err != nil {
+		return outcome{}, requestError(ctx, req, err, timeout)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, MaxResponseBody+1))
+	switch {
+	case err != nil:
+		return outcome{}, requestError(ctx, req, err, timeout)
+	case len(body) > MaxResponseBody:
+		return outcome{}, permanent(CodeResponseTooLarge, "%s %s: response body over %d bytes", req.Method, req.URL.Redacted(), MaxResponseBody)
+	}
+	if resp.StatusCode >= 400 {
+		return outcome{}, statusError(req, resp, body, s.engine().now())
+	}
+	return outcome{output: map[string]any{
+		"status":  resp.StatusCode,
+		"headers": headerMap(resp.Header),
+		"body":    decodeBody(resp.Header.Get("Content-Type"), body),
+	}}, nil
+}
+
+func (s *stepExec) newRequest(ctx context.Context, hs *schemas.HTTPStep) (*http.Request, error) {
+	u, err := url.Parse(hs.URL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, permanent(CodeInvalidStep, "step %q: url %q is not an absolute http(s) URL", s.st.ID, hs.URL)
+	}
+	if len(hs.Query) > 0 {
+		q := u.Query()
+		for k, v := range hs.Query {
+			q.Set(k, v)
+		}
+		u.RawQuery = q.Encode()
+	}
+	body, contentType, err := encodeBody(hs.Body)
+	if err != nil {
+		return nil, permanent(CodeInvalidStep, "step %q: body: %v", s.st.ID, err)
+	}
+	method := strings.ToUpper(hs.Method)
+	if method == "" {
+		method = http.MethodGet
+		if hs.Body != nil {
+			method = http.MethodPost
+		}
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u.String(), body)
+	if err != nil {
+		return nil, permanent(CodeInvalidStep, "step %q: %v", s.st.ID, err)
+	}
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	for k, v := range hs.Headers {
+		req.Header.Set(k, v)
+	}
+	if hs.IdempotencyKey == nil || *hs.IdempotencyKey {
+		req.Header.Set("Idempotency-Key", s.rec.StepID)
+	}
+	return req, s.applyConnection(ctx, hs.Connection, req)
+}
+
+func (s *stepExec) applyConnection(ctx context.Context, connection string, req *http.Request) error {
+	if connection == "" {
+		return nil
+	}
+	creds := s.engine().creds
+	if creds == nil {
+		return permanent(CodeConnection, "step %q: connection %q: no connections are configured", s.st.ID, connection)
+	}
+	if err := creds.Apply(ctx, connection, req); err != nil {
+		return permanent(CodeConnection, "step %q: connection %q: %v", s.st.ID, connection, err)
+	}
+	return nil
+}
+
+// encodeBody sends a string as it is (text/plain) and any other value as JSON.
+func encodeBody(v any) (io.Reader, string, error) {
+	switch b := v.(type) {
+	case nil:
+		return nil, "", nil
+	case string:
+		return strings.NewReader(b), "text/plain; charset=utf-8", nil
+	}
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return nil, "", err
+	}
+	return bytes.NewReader(raw), "application/json", nil
+}
+
+func requestError(ctx context.Context, req *http.Request, err error, timeout time.Duration) error {
+	switch {
+	case errors.Is(err, errPrivateAddress):
+		return permanent(CodeNetwork, "%s %s: %v", req.Method, req.URL.Redacted(), errPrivateAddress)
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		return retryable(CodeTimeout, "%s %s: no answer within %s", req.Method, req.URL.Redacted(), timeout)
+	}
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
+	return retryable(CodeNetwork, "%s %s: %v", req.Method, req.URL.Redacted(), err)
+}
+
+func statusError(req *http.Request, resp *http.Response, body []byte, now time.Time) error {
+	msg := fmt.Sprintf("%s %s: %s", req.Method, req.URL.Redacted(), resp.Status)
+	if snippet := strings.TrimSpace(string(body)); snippet != "" {
+		msg += ": " + truncate(snippet, 200)
+	}
+	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500 {
+		return &stepError{code: CodeHTTP, msg: msg, retryable: true, retryAfter: parseRetryAfter(resp.Header.Get("Retry-After"), now)}
+	}
+	return &stepError{code: CodeHTTP, msg: msg}
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+// parseRetryAfter reads a Retry-After header: delay seconds or an HTTP date.
+func parseRetryAfter(v string, now time.Time) time.Duration {
+	if secs, err := strconv.Atoi(strings.TrimSpace(v)); err == nil && secs > 0 {
+		return time.Duration(secs) * time.Second
+	}
+	if t, err := http.ParseTime(v); err == nil && t.After(now) {
+		return t.Sub(now)
+	}
+	return 0
+}
+
+// headerMap gives response headers with lower-case names, repeated values joined.
+func headerMap(h http.Header) map[string]string {
+	out := make(map[string]string, len(h))
+	for k, vs := range h {
+		out[strings.ToLower(k)] = strings.Join(vs, ", ")
+	}
+	return out
+}
+
+// decodeBody decodes a JSON body (application/json or +json); anything else is a string.
+func decodeBody(contentType string, body []byte) any {
+	if len(body) == 0 {
+		return nil
+	}
+	mt, _, _ := mime.ParseMediaType(contentType)
+	if mt == "application/json" || strings.HasSuffix(mt, "+json") {
+		if v, err := decodeJSON(body); err == nil {
+			return v
+		}
+	}
+	return string(body)
+}

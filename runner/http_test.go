@@ -1,0 +1,229 @@
+package runner_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gorunner/gorunner/runner"
+)
+
+// recorder is an HTTP server that answers with the next status of a script (then 200) and
+// records every request.
+type recorder struct {
+	*httptest.Server
+	mu       sync.Mutex
+	statuses []int
+	requests []recorded
+}
+
+type recorded struct {
+	method, path, query, key, auth, contentType, body string
+}
+
+func newRecorder(t *testing.T, statuses ...int) *recorder {
+	rec := &recorder{statuses: statuses}
+	rec.Server = httptest.NewServer(http.HandlerFunc(rec.serve))
+	t.Cleanup(rec.Close)
+	return rec
+}
+
+func (rec *recorder) serve(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	rec.mu.Lock()
+	rec.requests = append(rec.requests, recorded{
+		method: r.Method, path: r.URL.Path, query: r.URL.RawQuery, key: r.Header.Get("Idempotency-Key"),
+		auth: r.Header.Get("Authorization"), contentType: r.Header.Get("Content-Type"), body: string(body),
+	})
+	status := http.StatusOK
+	if len(rec.statuses) > 0 {
+		status, rec.statuses = rec.statuses[0], rec.statuses[1:]
+	}
+	rec.mu.Unlock()
+	if r.URL.Path == "/text" {
+		w.Header().Set("Content-Type", "text/plain")
+		w.WriteHeader(status)
+		fmt.Fprint(w, "plain words")
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Trace", "t1")
+	w.WriteHeader(status)
+	fmt.Fprintf(w, `{"path": %q, "n": 7}`, r.URL.Path)
+}
+
+func (rec *recorder) seen() []recorded {
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	return append([]recorded(nil), rec.requests...)
+}
+
+func httpWorkflow(h *harness, name, url, extra string) string {
+	return h.define(fmt.Sprintf(`
+name: %s
+input: {type: object}
+steps:
+  - id: call
+    http:
+      url: "%s"
+%s
+    retry: {initialInterval: 1ms, maxInterval: 2ms}
+`, name, url, extra))
+}
+
+func TestHTTPStep(t *testing.T) {
+	h := newHarness(t)
+	e := h.engine(runner.Config{})
+	srv := newRecorder(t)
+	name := httpWorkflow(h, "post", srv.URL+"/orders/${{ input.id }}", `
+      query: {expand: "${{ input.expand }}"}
+      headers: {X-Tenant: acme}
+      body: {orderId: "${{ input.id }}"}`)
+	r := h.run(e, name, `{"id": "o1", "expand": "lines"}`, runner.StatusCompleted)
+
+	out := jsonOf(t, r.Output).(map[string]any)
+	require.Equal(t, 200.0, out["status"])
+	require.Equal(t, map[string]any{"path": "/orders/o1", "n": 7.0}, out["body"])
+	require.Equal(t, "t1", out["headers"].(map[string]any)["x-trace"])
+
+	reqs := srv.seen()
+	require.Len(t, reqs, 1)
+	require.Equal(t, recorded{
+		method: http.MethodPost, path: "/orders/o1", query: "expand=lines", key: step(r, "call").StepID,
+		contentType: "application/json", body: `{"orderId":"o1"}`,
+	}, reqs[0])
+}
+
+func TestHTTPTextBodyAndNoKey(t *testing.T) {
+	h := newHarness(t)
+	e := h.engine(runner.Config{})
+	srv := newRecorder(t)
+	name := httpWorkflow(h, "text", srv.URL+"/text", `      idempotencyKey: false`)
+	r := h.run(e, name, `{}`, runner.StatusCompleted)
+	require.Equal(t, "plain words", jsonOf(t, r.Output).(map[string]any)["body"])
+	reqs := srv.seen()
+	require.Equal(t, http.MethodGet, reqs[0].method)
+	require.Empty(t, reqs[0].key)
+}
+
+func TestHTTPRetries(t *testing.T) {
+	tests := []struct {
+		name     string
+		statuses []int
+		status   runner.Status
+		attempts int
+	}{
+		{"5xx then ok", []int{503, 500}, runner.StatusCompleted, 3},
+		{"429 then ok", []int{429}, runner.StatusCompleted, 2},
+		{"5xx exhausts the default 3 attempts", []int{502, 502, 502}, runner.StatusFailed, 3},
+		{"4xx is not retried", []int{404}, runner.StatusFailed, 1},
+		{"422 is not retried", []int{422}, runner.StatusFailed, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(t)
+			e := h.engine(runner.Config{})
+			srv := newRecorder(t, tt.statuses...)
+			r := h.run(e, httpWorkflow(h, "retry", srv.URL+"/x", ""), `{}`, tt.status)
+			rec := step(r, "call")
+			require.Equal(t, tt.attempts, rec.Attempts)
+			reqs := srv.seen()
+			require.Len(t, reqs, tt.attempts)
+			for _, req := range reqs {
+				require.Equal(t, rec.StepID, req.key, "the same Idempotency-Key on every attempt")
+			}
+			if tt.status == runner.StatusFailed {
+				require.Equal(t, runner.CodeHTTP, r.Error.Code)
+				require.Contains(t, r.Error.Message, fmt.Sprint(tt.statuses[len(tt.statuses)-1]))
+			}
+		})
+	}
+}
+
+type bearer map[string]string
+
+func (b bearer) Apply(_ context.Context, connection string, req *http.Request) error {
+	tok, ok := b[connection]
+	if !ok {
+		return fmt.Errorf("no connection %q", connection)
+	}
+	req.Header.Set("Authorization", "Bearer "+tok)
+	return nil
+}
+
+func TestHTTPConnection(t *testing.T) {
+	h := newHarness(t)
+	h.creds = bearer{"payments": "s3cret"}
+	e := h.engine(runner.Config{})
+	srv := newRecorder(t)
+	ok := httpWorkflow(h, "signed", srv.URL, `      connection: payments`)
+	h.run(e, ok, `{}`, runner.StatusCompleted)
+	require.Equal(t, "Bearer s3cret", srv.seen()[0].auth)
+
+	unknown := httpWorkflow(h, "unsigned", srv.URL, `      connection: nope`)
+	r := h.run(e, unknown, `{}`, runner.StatusFailed)
+	require.Equal(t, runner.CodeConnection, r.Error.Code)
+	require.Equal(t, 1, step(r, "call").Attempts)
+	require.Len(t, srv.seen(), 1)
+}
+
+func TestHTTPTimeout(t *testing.T) {
+	h := newHarness(t)
+	e := h.engine(runner.Config{})
+	done := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-done:
+		case <-r.Context().Done():
+		}
+	}))
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() { close(done) })
+	name := h.define(fmt.Sprintf(`
+name: hang
+input: {type: object}
+steps:
+  - {id: call, http: {url: "%s"}, timeout: 30ms, retry: {maxAttempts: 1}}
+`, srv.URL))
+	r := h.run(e, name, `{}`, runner.StatusFailed)
+	require.Equal(t, runner.CodeTimeout, r.Error.Code)
+}
+
+func TestHTTPDenyPrivate(t *testing.T) {
+	h := newHarness(t)
+	e := h.engine(runner.Config{DenyPrivate: true})
+	srv := newRecorder(t)
+	r := h.run(e, httpWorkflow(h, "private", srv.URL, ""), `{}`, runner.StatusFailed)
+	require.Equal(t, runner.CodeNetwork, r.Error.Code)
+	require.True(t, strings.Contains(r.Error.Message, "private"), r.Error.Message)
+	require.Equal(t, 1, step(r, "call").Attempts, "a refused address is not retried")
+	require.Empty(t, srv.seen())
+
+	_, err := runner.New(h.store, h.flows, nil, &runner.Config{DenyPrivate: true, HTTPClient: http.DefaultClient})
+	require.Error(t, err)
+}
+
+func TestHTTPOutputIsJSON(t *testing.T) {
+	h := newHarness(t)
+	e := h.engine(runner.Config{})
+	srv := newRecorder(t)
+	name := h.define(fmt.Sprintf(`
+name: chain
+input: {type: object}
+steps:
+  - {id: call, http: {url: "%s/a"}}
+  - {id: use, set: "${{ steps.call.output.body.n + 1 }}"}
+`, srv.URL))
+	r := h.run(e, name, `{}`, runner.StatusCompleted)
+	var n json.Number
+	require.NoError(t, json.Unmarshal(r.Output, &n))
+	require.Equal(t, "8", n.String())
+}

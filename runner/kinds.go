@@ -1,0 +1,192 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/gorunner/gorunner/schemas"
+)
+
+// StepHandler runs a step kind an embedder adds (Config.Kinds).
+type StepHandler interface {
+	// Run performs one attempt and returns the step's output (any JSON-encodable value).
+	// An error is retried under the step's retry policy unless wrapped with Permanent. ctx
+	// ends at the step's timeout, or when the run is cancelled or the engine stops.
+	Run(ctx context.Context, sc *StepContext) (any, error)
+}
+
+// StepHandlerFunc adapts a function to StepHandler.
+type StepHandlerFunc func(ctx context.Context, sc *StepContext) (any, error)
+
+// Run calls f.
+func (f StepHandlerFunc) Run(ctx context.Context, sc *StepContext) (any, error) { return f(ctx, sc) }
+
+// StepContext is what a custom step handler knows about its invocation.
+type StepContext struct {
+	RunID string
+	// StepID is the invocation's stepId: the same on every attempt, a good idempotency key.
+	StepID string
+	// StepName is the step's id in the definition.
+	StepName string
+	// Attempt counts from 1.
+	Attempt int
+	// Params is the step's body with its expressions evaluated.
+	Params any
+}
+
+func runSet(_ context.Context, s *stepExec) (outcome, error) {
+	v, err := s.evalKey(schemas.KindSet, func() (any, error) { return toJSONValue(s.st.Set.Value) }, s.rec.Attempts)
+	return outcome{output: v}, err
+}
+
+func runFail(_ context.Context, s *stepExec) (outcome, error) {
+	var f schemas.FailStep
+	if err := s.eval(s.st.Fail, &f); err != nil {
+		return outcome{}, err
+	}
+	if f.Code == "" {
+		f.Code = CodeFailed
+	}
+	return outcome{}, permanent(f.Code, "%s", f.Message)
+}
+
+type sleepState struct {
+	Until time.Time `json:"until"`
+}
+
+// runSleep waits until a deadline computed once and kept in the step's state, so a restart
+// does not start the sleep over.
+func runSleep(_ context.Context, s *stepExec) (outcome, error) {
+	var st sleepState
+	if err := s.state(&st); err != nil {
+		return outcome{}, err
+	}
+	if st.Until.IsZero() {
+		var sl schemas.SleepStep
+		if err := s.eval(s.st.Sleep, &sl); err != nil {
+			return outcome{}, err
+		}
+		st.Until = s.engine().now().Add(sl.Duration.Std())
+		if sl.Until != "" {
+			t, err := time.Parse(time.RFC3339, sl.Until)
+			if err != nil {
+				return outcome{}, permanent(CodeInvalidStep, "step %q: until %q is not an RFC 3339 time", s.st.ID, sl.Until)
+			}
+			st.Until = t.UTC()
+		}
+	}
+	if !s.engine().now().Before(st.Until) {
+		return outcome{}, nil
+	}
+	until := st.Until
+	return outcome{wait: &suspension{until: until, runStatus: StatusWaiting, waitingOn: &WaitingOn{SleepUntil: &until}, state: st}}, nil
+}
+
+func runCustom(ctx context.Context, s *stepExec) (outcome, error) {
+	h := s.engine().cfg.Kinds[s.kind.name]
+	var params any
+	if err := s.eval(s.st.Custom[s.kind.name], &params); err != nil {
+		return outcome{}, err
+	}
+	if d := s.st.Timeout.Std(); d > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, d)
+		defer cancel()
+	}
+	sc := &StepContext{RunID: s.run().ID, StepID: s.rec.StepID, StepName: s.st.ID, Attempt: s.rec.Attempts, Params: params}
+	out, err := h.Run(ctx, sc)
+	if err == nil {
+		return outcome{output: out}, nil
+	}
+	var p *permanentError
+	switch {
+	case ctx.Err() != nil && context.Cause(ctx) == context.DeadlineExceeded:
+		return outcome{}, retryable(CodeTimeout, "step %q timed out after %s", s.st.ID, s.st.Timeout.Std())
+	case errors.As(err, &p):
+		return outcome{}, permanent(CodeStep, "%v", p.err)
+	}
+	return outcome{}, retryable(CodeStep, "%v", err)
+}
+
+// runRun acts on another run.
+func runRun(ctx context.Context, s *stepExec) (outcome, error) {
+	var rs schemas.RunStep
+	if err := s.eval(s.st.Run, &rs); err != nil {
+		return outcome{}, err
+	}
+	e := s.engine()
+	switch rs.Action {
+	case schemas.RunActionStatus:
+		r, err := e.store.GetRun(ctx, rs.RunID)
+		if err != nil {
+			return outcome{}, runNotFound(err, rs.RunID)
+		}
+		return outcome{output: r.Status}, nil
+	case schemas.RunActionResult:
+		return s.awaitResult(ctx, rs.RunID, rs)
+	case schemas.RunActionCancel:
+		if err := e.requestCancel(ctx, rs.RunID); err != nil && !errors.Is(err, ErrFinished) {
+			return outcome{}, runNotFound(err, rs.RunID)
+		}
+		return outcome{}, nil
+	case schemas.RunActionResume:
+		payload, err := json.Marshal(rs.Payload)
+		if err != nil {
+			return outcome{}, permanent(CodeInvalidStep, "step %q: payload: %v", s.st.ID, err)
+		}
+		if _, err := e.Resume(ctx, s.run().Environment, rs.Token, payload); err != nil {
+			if errors.Is(err, ErrNotFound) {
+				return outcome{}, retryable(CodeNotFound, "no active hook on token %q", rs.Token)
+			}
+			return outcome{}, err
+		}
+		return outcome{}, nil
+	}
+	return outcome{}, permanent(CodeInvalidStep, "step %q: unknown run action %q", s.st.ID, rs.Action)
+}
+
+// awaitResult waits (durably) for run id to end and outputs its output.
+func (s *stepExec) awaitResult(ctx context.Context, id string, state any) (outcome, error) {
+	r, wait, err := s.awaitRun(ctx, id, state)
+	if err != nil || wait != nil {
+		return outcome{wait: wait}, err
+	}
+	if r.Status != StatusCompleted {
+		return outcome{}, permanent(CodeRunFailed, "run %s ended %s%s", id, r.Status, errSuffix(r.Error))
+	}
+	return outcome{output: r.Output}, nil
+}
+
+func runNotFound(err error, id string) error {
+	if errors.Is(err, ErrNotFound) {
+		return permanent(CodeNotFound, "run %q not found", id)
+	}
+	return err
+}
+
+func errSuffix(e *Error) string {
+	if e == nil {
+		return ""
+	}
+	return ": " + e.Code + ": " + e.Message
+}
+
+// awaitRecheck is how often a run waiting for another run to end looks again when that run
+// is worked by another process; an end on this process wakes it at once.
+const awaitRecheck = 2 * time.Second
+
+// awaitRun returns run id if it has ended, else a suspension (with state) that checks again.
+func (s *stepExec) awaitRun(ctx context.Context, id string, state any) (*Run, *suspension, error) {
+	e := s.engine()
+	r, err := e.store.GetRun(ctx, id)
+	if err != nil {
+		return nil, nil, runNotFound(err, id)
+	}
+	if r.Status.Terminal() {
+		return r, nil, nil
+	}
+	e.awaitEnd(s.run().ID, id)
+	return nil, &suspension{until: e.now().Add(awaitRecheck), runStatus: StatusRunning, state: state}, nil
+}

@@ -1,0 +1,222 @@
+package runnertest
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gorunner/gorunner/runner"
+)
+
+func testClaimDueOnly(t *testing.T, s runner.Store) {
+	done := newRun("done", 0, 0)
+	done.Status = runner.StatusCompleted
+	create(t, s, newRun("c", 0, 3*time.Second), newRun("a", 0, time.Second), newRun("b", 0, 2*time.Second),
+		newRun("future", 0, time.Hour), newRun("never", 0, -1), done)
+
+	runs, err := s.ClaimRuns(context.Background(), "A", base.Add(5*time.Second), base.Add(time.Minute), 2)
+	require.NoError(t, err)
+	require.Equal(t, []string{"a", "b"}, ids(runs), "earliest due first, at most limit")
+	requireJSON(t, newRun("a", 0, 0).Input, runs[0].Input)
+	requireJSON(t, newRun("a", 0, 0).Definition, runs[0].Definition)
+
+	require.Equal(t, []string{"c"}, claim(t, s, "B", 5*time.Second, 10), "leased runs are not claimed again")
+	require.Empty(t, claim(t, s, "C", 5*time.Second, 10))
+	require.Empty(t, claim(t, s, "C", 30*time.Second, 0), "limit 0 claims nothing")
+}
+
+func testClaimExpiredLease(t *testing.T, s runner.Store) {
+	create(t, s, newRun("r", 0, 0))
+	require.Equal(t, []string{"r"}, claim(t, s, "A", time.Second, 1))
+	require.Empty(t, claim(t, s, "B", 30*time.Second, 1), "lease still held")
+	require.Equal(t, []string{"r"}, claim(t, s, "B", time.Second+time.Minute+time.Millisecond, 1),
+		"an expired lease is reclaimable")
+
+	r := get(t, s, "r")
+	r.Status = runner.StatusRunning
+	require.ErrorIs(t, s.SaveRun(context.Background(), "A", r, runner.SaveOptions{}), runner.ErrLeaseLost)
+	require.NoError(t, s.SaveRun(context.Background(), "B", r, runner.SaveOptions{}))
+}
+
+func testClaimRace(t *testing.T, s runner.Store) {
+	const runs, owners = 30, 4
+	for _, id := range runIDs("run", runs) {
+		create(t, s, newRun(id, 0, 0))
+	}
+	got := make([][]string, owners)
+	errs := make([]error, owners)
+	var wg sync.WaitGroup
+	for o := range owners {
+		wg.Go(func() {
+			owner := string(rune('A' + o))
+			for range runs { // bounded: a broken backend may hand out the same runs forever
+				claimed, err := s.ClaimRuns(context.Background(), owner, base.Add(time.Second), base.Add(time.Hour), 2)
+				if err != nil || len(claimed) == 0 {
+					errs[o] = err
+					return
+				}
+				got[o] = append(got[o], ids(claimed)...)
+			}
+		})
+	}
+	wg.Wait()
+	seen := map[string]int{}
+	for o := range owners {
+		require.NoError(t, errs[o])
+		for _, id := range got[o] {
+			seen[id]++
+		}
+	}
+	require.Len(t, seen, runs, "every due run claimed")
+	for id, n := range seen {
+		require.Equalf(t, 1, n, "run %s claimed by %d owners", id, n)
+	}
+}
+
+func testSaveRun(t *testing.T, s runner.Store) {
+	ctx := context.Background()
+	create(t, s, newRun("r", 0, 0))
+	claimed, err := s.ClaimRuns(ctx, "A", base, base.Add(time.Minute), 1)
+	require.NoError(t, err)
+	require.Len(t, claimed, 1)
+
+	r := claimed[0]
+	r.Status = runner.StatusWaiting
+	r.StartedAt = ptr(base.Add(time.Second))
+	r.WaitingOn = &runner.WaitingOn{Hook: "order:1"}
+	r.Steps = []*runner.StepRecord{{ID: "s1", StepID: "r/s1", Status: runner.StepWaiting, Attempts: 1,
+		State: json.RawMessage(`{"token":"order:1"}`)}}
+	r.WakeAt = time.Time{}
+	require.NoError(t, s.SaveRun(ctx, "A", r, runner.SaveOptions{}))
+	requireRun(t, r, get(t, s, "r"))
+
+	require.NoError(t, s.ReleaseRun(ctx, "A", "r"))
+	require.Empty(t, claim(t, s, "B", time.Hour, 1), "a run with no WakeAt is not due")
+
+	r.Output = json.RawMessage(`{"n":1}`)
+	require.ErrorIs(t, s.SaveRun(ctx, "A", r, runner.SaveOptions{}), runner.ErrLeaseLost, "released")
+}
+
+func testSaveLostLease(t *testing.T, s runner.Store) {
+	create(t, s, newRun("r", 0, 0))
+	r := get(t, s, "r")
+	require.ErrorIs(t, s.SaveRun(context.Background(), "A", r, runner.SaveOptions{}), runner.ErrLeaseLost,
+		"never claimed")
+	require.Equal(t, []string{"r"}, claim(t, s, "B", 0, 1))
+	r.Status = runner.StatusFailed
+	require.ErrorIs(t, s.SaveRun(context.Background(), "A", r, runner.SaveOptions{}), runner.ErrLeaseLost,
+		"claimed by another")
+	require.Equal(t, runner.StatusPending, get(t, s, "r").Status, "nothing written")
+}
+
+func testTerminalSave(t *testing.T, s runner.Store) {
+	ctx := context.Background()
+	parent := newRun("parent", 0, -1)
+	parent.Status = runner.StatusWaiting
+	child := newRun("child", time.Second, 0)
+	child.ParentRunID = "parent"
+	create(t, s, parent, child, newRun("other", 2*time.Second, -1))
+	require.NoError(t, s.ClaimToken(ctx, hook(runner.EnvProduction, "tok", "child")))
+	require.Equal(t, []string{"child"}, claim(t, s, "A", time.Second, 1))
+
+	r := get(t, s, "child")
+	r.Status, r.FinishedAt, r.Output = runner.StatusCompleted, ptr(base.Add(10*time.Second)), json.RawMessage(`1`)
+	require.NoError(t, s.SaveRun(ctx, "A", r, runner.SaveOptions{}))
+
+	_, err := s.GetHook(ctx, runner.EnvProduction, "tok")
+	require.ErrorIs(t, err, runner.ErrNotFound, "tokens released")
+	require.NoError(t, s.ClaimToken(ctx, hook(runner.EnvProduction, "tok", "other")), "the token is free")
+	require.ErrorIs(t, s.SaveRun(ctx, "A", r, runner.SaveOptions{}), runner.ErrLeaseLost, "lease dropped")
+
+	require.Empty(t, claim(t, s, "B", 9*time.Second, 10), "parent due when the child ended, not before")
+	require.Equal(t, []string{"parent"}, claim(t, s, "B", 10*time.Second, 10), "parent woken")
+}
+
+func testWakeNotLostToSave(t *testing.T, s runner.Store) {
+	ctx := context.Background()
+	create(t, s, newRun("r", 0, 0))
+	require.NoError(t, s.ClaimToken(ctx, hook(runner.EnvProduction, "tok", "r")))
+	require.Equal(t, []string{"r"}, claim(t, s, "A", time.Second, 1))
+	r := get(t, s, "r")
+
+	_, err := s.EnqueuePayload(ctx, runner.EnvProduction, "tok", json.RawMessage(`{}`), base.Add(2*time.Second))
+	require.NoError(t, err)
+	r.Status, r.WakeAt = runner.StatusWaiting, time.Time{}
+	require.NoError(t, s.SaveRun(ctx, "A", r, runner.SaveOptions{}), "the worker has not seen the payload")
+	require.NoError(t, s.ReleaseRun(ctx, "A", "r"))
+	require.Equal(t, []string{"r"}, claim(t, s, "B", 3*time.Second, 1), "the wake-up survives the save")
+}
+
+func testReleaseRun(t *testing.T, s runner.Store) {
+	ctx := context.Background()
+	create(t, s, newRun("r", 0, 0))
+	require.Equal(t, []string{"r"}, claim(t, s, "A", 0, 1))
+	// Another owner's release must not free A's lease; whether it errs is the backend's choice.
+	_ = s.ReleaseRun(ctx, "B", "r")
+	require.Empty(t, claim(t, s, "B", time.Second, 1))
+	require.NoError(t, s.ReleaseRun(ctx, "A", "r"))
+	require.Equal(t, []string{"r"}, claim(t, s, "B", time.Second, 1), "released runs are claimable at once")
+}
+
+func testRenewLeases(t *testing.T, s runner.Store) {
+	ctx := context.Background()
+	create(t, s, newRun("r1", 0, 0), newRun("r2", 0, 0))
+	require.Equal(t, []string{"r1", "r2"}, claim(t, s, "A", 0, 2))
+	// Only r2 is left due once A's leases run out: r1 is renewed first.
+	lost, cancelled, err := s.RenewLeases(ctx, "A", []string{"r1"}, base.Add(5*time.Minute))
+	require.NoError(t, err)
+	require.Empty(t, lost)
+	require.Empty(t, cancelled)
+	require.Equal(t, []string{"r2"}, claim(t, s, "B", 2*time.Minute, 2), "r1's renewed lease holds")
+
+	lost, cancelled, err = s.RenewLeases(ctx, "A", []string{"r1", "r2", "nope"}, base.Add(6*time.Minute))
+	require.NoError(t, err)
+	require.ElementsMatch(t, []string{"r2", "nope"}, lost)
+	require.Empty(t, cancelled)
+
+	_, err = s.RequestCancel(ctx, "r1", base.Add(3*time.Minute))
+	require.NoError(t, err)
+	lost, cancelled, err = s.RenewLeases(ctx, "A", []string{"r1"}, base.Add(7*time.Minute))
+	require.NoError(t, err)
+	require.Empty(t, lost)
+	require.Equal(t, []string{"r1"}, cancelled)
+}
+
+func testRequestCancel(t *testing.T, s runner.Store) {
+	ctx := context.Background()
+	idle := newRun("idle", 0, -1)
+	idle.Status = runner.StatusWaiting
+	done := newRun("done", 0, -1)
+	done.Status = runner.StatusCompleted
+	create(t, s, idle, done)
+
+	r, err := s.RequestCancel(ctx, "idle", base.Add(5*time.Second))
+	require.NoError(t, err)
+	require.Equal(t, "idle", r.ID)
+	require.True(t, r.CancelRequested)
+	require.Empty(t, claim(t, s, "A", 4*time.Second, 1))
+	claimed, err := s.ClaimRuns(ctx, "A", base.Add(5*time.Second), base.Add(time.Minute), 1)
+	require.NoError(t, err)
+	require.Len(t, claimed, 1, "a cancel makes the run due now")
+	require.True(t, claimed[0].CancelRequested)
+
+	_, err = s.RequestCancel(ctx, "done", base)
+	require.ErrorIs(t, err, runner.ErrFinished)
+	_, err = s.RequestCancel(ctx, "nope", base)
+	require.ErrorIs(t, err, runner.ErrNotFound)
+}
+
+func testWakeRun(t *testing.T, s runner.Store) {
+	ctx := context.Background()
+	create(t, s, newRun("r", 0, -1))
+	require.Empty(t, claim(t, s, "A", time.Hour, 1))
+	require.NoError(t, s.WakeRun(ctx, "r", base.Add(10*time.Second)))
+	require.NoError(t, s.WakeRun(ctx, "r", base.Add(time.Hour)), "a later wake-up does not postpone")
+	require.Empty(t, claim(t, s, "A", 9*time.Second, 1))
+	require.Equal(t, []string{"r"}, claim(t, s, "A", 10*time.Second, 1))
+	require.ErrorIs(t, s.WakeRun(ctx, "nope", base), runner.ErrNotFound)
+}

@@ -1,0 +1,133 @@
+// Package runnertest is the conformance suite of runner.Store: every backend runs it from
+// its own tests with Run. Times are passed explicitly; nothing waits on the wall clock.
+package runnertest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gorunner/gorunner/runner"
+)
+
+// base is the suite's clock start: nanoseconds set and not UTC, so a backend must keep
+// full precision and answer in UTC.
+var base = time.Date(2031, 5, 6, 7, 8, 9, 123456789, time.FixedZone("X", 3600))
+
+// Run runs the suite. newStore must return a fresh, empty, isolated store on each call.
+func Run(t *testing.T, newStore func(t *testing.T) runner.Store) {
+	tests := []struct {
+		name string
+		fn   func(t *testing.T, s runner.Store)
+	}{
+		{"CreateAndGet", testCreateAndGet},
+		{"List", testList},
+		{"ListPagination", testListPagination},
+		{"ClaimDueOnly", testClaimDueOnly},
+		{"ClaimExpiredLease", testClaimExpiredLease},
+		{"ClaimRace", testClaimRace},
+		{"SaveRun", testSaveRun},
+		{"SaveLostLease", testSaveLostLease},
+		{"TerminalSave", testTerminalSave},
+		{"WakeNotLostToSave", testWakeNotLostToSave},
+		{"ReleaseRun", testReleaseRun},
+		{"RenewLeases", testRenewLeases},
+		{"RequestCancel", testRequestCancel},
+		{"WakeRun", testWakeRun},
+		{"ClaimToken", testClaimToken},
+		{"TokenRace", testTokenRace},
+		{"StartToken", testStartToken},
+		{"Payloads", testPayloads},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			tc.fn(t, newStore(t))
+		})
+	}
+}
+
+// newRun is a pending production run created at base+created, due at base+due (never due
+// by time when due < 0).
+func newRun(id string, created, due time.Duration) *runner.Run {
+	r := &runner.Run{
+		ID:          id,
+		WorkflowID:  "wf-1",
+		Workflow:    "orders",
+		Version:     1,
+		Environment: runner.EnvProduction,
+		Status:      runner.StatusPending,
+		Input:       json.RawMessage(`{"orderId":"` + id + `"}`),
+		Definition:  json.RawMessage(`{"name":"orders"}`),
+		CreatedAt:   base.Add(created),
+	}
+	if due >= 0 {
+		r.WakeAt = base.Add(due)
+	}
+	return r
+}
+
+func create(t *testing.T, s runner.Store, runs ...*runner.Run) {
+	t.Helper()
+	for _, r := range runs {
+		require.NoError(t, s.CreateRun(context.Background(), r, nil))
+	}
+}
+
+func get(t *testing.T, s runner.Store, id string) *runner.Run {
+	t.Helper()
+	r, err := s.GetRun(context.Background(), id)
+	require.NoError(t, err)
+	return r
+}
+
+// claim leases up to limit runs due at base+at to owner for a minute and returns their IDs.
+func claim(t *testing.T, s runner.Store, owner string, at time.Duration, limit int) []string {
+	t.Helper()
+	runs, err := s.ClaimRuns(context.Background(), owner, base.Add(at), base.Add(at+time.Minute), limit)
+	require.NoError(t, err)
+	return ids(runs)
+}
+
+func ids(runs []*runner.Run) []string {
+	out := make([]string, len(runs))
+	for i, r := range runs {
+		out[i] = r.ID
+	}
+	return out
+}
+
+func hook(env, token, runID string) *runner.Hook {
+	return &runner.Hook{Environment: env, Token: token, RunID: runID, CreatedAt: base}
+}
+
+// requireTime checks that got is want, at full precision, in UTC.
+func requireTime(t *testing.T, want, got time.Time) {
+	t.Helper()
+	require.Truef(t, want.Equal(got), "want %v, got %v", want, got)
+	require.Equal(t, time.UTC, got.Location())
+}
+
+func requireTimePtr(t *testing.T, want, got *time.Time) {
+	t.Helper()
+	if want == nil {
+		require.Nil(t, got)
+		return
+	}
+	require.NotNil(t, got)
+	requireTime(t, *want, *got)
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func runIDs(prefix string, n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = fmt.Sprintf("%s-%02d", prefix, i)
+	}
+	return out
+}

@@ -1,0 +1,172 @@
+package runnertest
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gorunner/gorunner/runner"
+)
+
+// fullRun has every field a store keeps set.
+func fullRun() *runner.Run {
+	r := newRun("full", 0, time.Second)
+	r.Version = 3
+	r.Environment = runner.EnvTest
+	r.Status = runner.StatusWaiting
+	r.Output = json.RawMessage(`{"ok":true}`)
+	r.Error = &runner.Error{Code: "HTTP_ERROR", Message: "boom", Step: "call"}
+	r.WaitingOn = &runner.WaitingOn{Hook: "order:1", SleepUntil: ptr(base.Add(time.Hour))}
+	r.RerunOf = "older"
+	r.StartedAt = ptr(base.Add(time.Millisecond))
+	r.FinishedAt = ptr(base.Add(2 * time.Millisecond))
+	r.CancelRequested = true
+	r.StartToken = "order:1"
+	r.ParentRunID = "parent"
+	r.Steps = []*runner.StepRecord{{
+		ID: "st-1", StepID: "run-full/call/1", Status: runner.StepCompleted, Attempts: 2,
+		Output: json.RawMessage(`{"status":200}`), Error: &runner.Error{Code: "X", Message: "y"},
+		StartedAt: ptr(base.Add(3 * time.Millisecond)), FinishedAt: ptr(base.Add(4 * time.Millisecond)),
+		Conflict: json.RawMessage(`{"runId":"r0"}`), State: json.RawMessage(`{"next":"2031-01-01T00:00:00Z"}`),
+	}, {
+		ID: "st-2", StepID: "run-full/wait/1", Status: runner.StepWaiting,
+	}}
+	return r
+}
+
+func requireRun(t *testing.T, want, got *runner.Run) {
+	t.Helper()
+	require.Equal(t, want.ID, got.ID)
+	require.Equal(t, want.WorkflowID, got.WorkflowID)
+	require.Equal(t, want.Workflow, got.Workflow)
+	require.Equal(t, want.Version, got.Version)
+	require.Equal(t, want.Environment, got.Environment)
+	require.Equal(t, want.Status, got.Status)
+	requireJSON(t, want.Input, got.Input)
+	requireJSON(t, want.Output, got.Output)
+	requireJSON(t, want.Definition, got.Definition)
+	require.Equal(t, want.Error, got.Error)
+	require.Equal(t, want.RerunOf, got.RerunOf)
+	require.Equal(t, want.CancelRequested, got.CancelRequested)
+	require.Equal(t, want.StartToken, got.StartToken)
+	require.Equal(t, want.ParentRunID, got.ParentRunID)
+	requireTime(t, want.CreatedAt, got.CreatedAt)
+	requireTimePtr(t, want.StartedAt, got.StartedAt)
+	requireTimePtr(t, want.FinishedAt, got.FinishedAt)
+	if want.WaitingOn == nil {
+		require.Nil(t, got.WaitingOn)
+	} else {
+		require.NotNil(t, got.WaitingOn)
+		require.Equal(t, want.WaitingOn.Hook, got.WaitingOn.Hook)
+		requireTimePtr(t, want.WaitingOn.SleepUntil, got.WaitingOn.SleepUntil)
+	}
+	require.Len(t, got.Steps, len(want.Steps))
+	for i, ws := range want.Steps {
+		requireStep(t, ws, got.Steps[i])
+	}
+}
+
+func requireStep(t *testing.T, want, got *runner.StepRecord) {
+	t.Helper()
+	require.Equal(t, want.ID, got.ID)
+	require.Equal(t, want.StepID, got.StepID)
+	require.Equal(t, want.Status, got.Status)
+	require.Equal(t, want.Attempts, got.Attempts)
+	require.Equal(t, want.Error, got.Error)
+	requireJSON(t, want.Output, got.Output)
+	requireJSON(t, want.Conflict, got.Conflict)
+	requireJSON(t, want.State, got.State)
+	requireTimePtr(t, want.StartedAt, got.StartedAt)
+	requireTimePtr(t, want.FinishedAt, got.FinishedAt)
+}
+
+// requireJSON compares JSON documents; an absent one must stay absent.
+func requireJSON(t *testing.T, want, got json.RawMessage) {
+	t.Helper()
+	if len(want) == 0 {
+		require.Empty(t, got)
+		return
+	}
+	require.JSONEq(t, string(want), string(got))
+}
+
+func testCreateAndGet(t *testing.T, s runner.Store) {
+	want := fullRun()
+	create(t, s, want)
+	got := get(t, s, want.ID)
+	requireRun(t, want, got)
+	requireTime(t, want.WakeAt, got.WakeAt)
+
+	bare := newRun("bare", 0, -1)
+	create(t, s, bare)
+	got = get(t, s, bare.ID)
+	requireRun(t, bare, got)
+	require.True(t, got.WakeAt.IsZero())
+
+	_, err := s.GetRun(context.Background(), "nope")
+	require.ErrorIs(t, err, runner.ErrNotFound)
+	require.Error(t, s.CreateRun(context.Background(), newRun("bare", 0, -1), nil), "duplicate ID")
+}
+
+func testList(t *testing.T, s runner.Store) {
+	ctx := context.Background()
+	mk := func(id string, created time.Duration, wf string, st runner.Status) *runner.Run {
+		r := newRun(id, created, -1)
+		r.WorkflowID, r.Status = wf, st
+		return r
+	}
+	create(t, s,
+		mk("r1", 1*time.Second, "wf-a", runner.StatusCompleted),
+		mk("r2", 2*time.Second, "wf-b", runner.StatusFailed),
+		mk("r3", 3*time.Second, "wf-a", runner.StatusFailed),
+		mk("r4", 4*time.Second, "wf-b", runner.StatusPending),
+		mk("r5", 5*time.Second, "wf-a", runner.StatusFailed),
+	)
+	tests := []struct {
+		name string
+		p    runner.ListRunsParams
+		want []string
+	}{
+		{"all", runner.ListRunsParams{}, []string{"r5", "r4", "r3", "r2", "r1"}},
+		{"workflow", runner.ListRunsParams{WorkflowID: "wf-a"}, []string{"r5", "r3", "r1"}},
+		{"status", runner.ListRunsParams{Status: runner.StatusFailed}, []string{"r5", "r3", "r2"}},
+		{"both", runner.ListRunsParams{WorkflowID: "wf-b", Status: runner.StatusFailed}, []string{"r2"}},
+		{"none", runner.ListRunsParams{WorkflowID: "wf-z"}, []string{}},
+	}
+	for _, tc := range tests {
+		runs, next, err := s.ListRuns(ctx, tc.p)
+		require.NoError(t, err, tc.name)
+		require.Empty(t, next, tc.name)
+		require.Equal(t, tc.want, ids(runs), tc.name)
+	}
+}
+
+func testListPagination(t *testing.T, s runner.Store) {
+	ctx := context.Background()
+	var want []string
+	for i, id := range runIDs("run", 8) {
+		// Pairs share a creation time, so the ID must break ties.
+		create(t, s, newRun(id, time.Duration(i/2)*time.Second, -1))
+		want = append(want, id)
+	}
+	slices.Reverse(want)
+
+	var got []string
+	cursor, pages := "", 0
+	for {
+		runs, next, err := s.ListRuns(ctx, runner.ListRunsParams{Limit: 3, Cursor: cursor})
+		require.NoError(t, err)
+		require.LessOrEqual(t, len(runs), 3)
+		got, cursor, pages = append(got, ids(runs)...), next, pages+1
+		if cursor == "" {
+			break
+		}
+		require.Less(t, pages, 4, "pagination must end")
+	}
+	require.Equal(t, want, got, "newest first, then by ID descending")
+	require.Equal(t, 3, pages)
+}

@@ -1,0 +1,182 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"time"
+
+	"github.com/gorunner/gorunner/expression"
+	"github.com/gorunner/gorunner/schemas"
+)
+
+// outcome is how an attempt of a step ended, when it did not fail.
+type outcome struct {
+	output   any
+	conflict any
+	// consume is the queued payload deleted in the same write that completes the step.
+	consume int64
+	// endRun completes the whole run with output (hook conflicts under reject, adopt,
+	// forward); the steps left are skipped.
+	endRun bool
+	// wait, when set, means the step is not done: the run waits, durably.
+	wait *suspension
+}
+
+// suspension is a durable wait: the step's state to resume from and the run's wake-up.
+type suspension struct {
+	// until is when a worker should look again; zero: only an event (payload, cancel,
+	// child's end) wakes the run.
+	until time.Time
+	// runStatus is StatusWaiting for waits users see (hook, sleep), else StatusRunning.
+	runStatus Status
+	waitingOn *WaitingOn
+	state     any
+}
+
+// stepKind executes one kind of step.
+type stepKind struct {
+	name string
+	run  func(ctx context.Context, s *stepExec) (outcome, error)
+	// saveStart records the attempt before running it: the kind has effects outside the run.
+	saveStart bool
+	// attempts is the default retry.maxAttempts.
+	attempts int
+}
+
+func (e *Engine) kindOf(st *schemas.Step) (stepKind, error) {
+	switch {
+	case st.Set != nil:
+		return stepKind{name: schemas.KindSet, run: runSet, attempts: 1}, nil
+	case st.HTTP != nil:
+		return stepKind{name: schemas.KindHTTP, run: runHTTP, saveStart: true, attempts: 3}, nil
+	case st.Hook != nil:
+		return stepKind{name: schemas.KindHook, run: runHook, attempts: 1}, nil
+	case st.Sleep != nil:
+		return stepKind{name: schemas.KindSleep, run: runSleep, attempts: 1}, nil
+	case st.Run != nil:
+		return stepKind{name: schemas.KindRun, run: runRun, saveStart: true, attempts: 1}, nil
+	case st.Workflow != nil:
+		return stepKind{name: schemas.KindWorkflow, run: runWorkflow, attempts: 1}, nil
+	case st.Fail != nil:
+		return stepKind{name: schemas.KindFail, run: runFail, attempts: 1}, nil
+	}
+	for name := range st.Custom {
+		if _, ok := e.cfg.Kinds[name]; ok && len(st.Custom) == 1 {
+			return stepKind{name: name, run: runCustom, saveStart: true, attempts: 1}, nil
+		}
+	}
+	return stepKind{}, permanent(CodeInvalidStep, "step %q has no known kind", st.ID)
+}
+
+// stepExec is one step of an execution, handed to its kind.
+type stepExec struct {
+	x    *execution
+	i    int
+	rec  *StepRecord
+	st   *schemas.Step
+	kind stepKind
+}
+
+func (s *stepExec) engine() *Engine { return s.x.e }
+func (s *stepExec) run() *Run       { return s.x.r }
+
+// skip evaluates the step's if; a falsy value skips the step.
+func (s *stepExec) skip() (bool, error) {
+	if s.st.If == "" {
+		return false, nil
+	}
+	v, err := s.evalKey("if", func() (any, error) { return s.st.If, nil }, 0)
+	if err != nil {
+		return false, err
+	}
+	return !expression.Truthy(v), nil
+}
+
+// eval evaluates body, the step kind's definition, with its expressions, and decodes the
+// value into dst.
+func (s *stepExec) eval(body, dst any) error {
+	v, err := s.evalKey(s.kind.name, func() (any, error) { return toJSONValue(body) }, s.rec.Attempts)
+	if err != nil {
+		return err
+	}
+	raw, err := json.Marshal(v)
+	if err == nil {
+		err = json.Unmarshal(raw, dst)
+	}
+	if err != nil {
+		return permanent(CodeExpression, "step %q: the evaluated %s step is not valid: %v", s.st.ID, s.kind.name, err)
+	}
+	return nil
+}
+
+func (s *stepExec) evalKey(key string, src func() (any, error), attempt int) (any, error) {
+	t, err := s.x.c.template(fmt.Sprintf("steps/%d/%s", s.i, key), src)
+	if err != nil {
+		return nil, permanent(CodeExpression, "step %q: %v", s.st.ID, err)
+	}
+	v, err := t.Eval(s.x.env(s.i, attempt))
+	if err != nil {
+		return nil, permanent(CodeExpression, "step %q: %v", s.st.ID, err)
+	}
+	return v, nil
+}
+
+// state decodes the step's durable state into dst; no state leaves dst as it is.
+func (s *stepExec) state(dst any) error {
+	if len(s.rec.State) == 0 {
+		return nil
+	}
+	return json.Unmarshal(s.rec.State, dst)
+}
+
+// checkpoint saves v as the step's state before the step goes on, so that work done outside
+// the run (a child run created) is found again after a crash.
+func (s *stepExec) checkpoint(ctx context.Context, v any) error {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	s.rec.State = raw
+	if s.x.save(ctx, SaveOptions{}) != flowNext {
+		return fmt.Errorf("saving the state of step %q failed", s.st.ID)
+	}
+	return nil
+}
+
+// retryPolicy is the step's retry with defaults filled in.
+func retryPolicy(st *schemas.Step, k stepKind) schemas.Retry {
+	p := schemas.Retry{
+		MaxAttempts:        k.attempts,
+		InitialInterval:    schemas.Duration(time.Second),
+		MaxInterval:        schemas.Duration(time.Minute),
+		BackoffCoefficient: 2,
+	}
+	if r := st.Retry; r != nil {
+		if r.MaxAttempts > 0 {
+			p.MaxAttempts = r.MaxAttempts
+		}
+		if r.InitialInterval > 0 {
+			p.InitialInterval = r.InitialInterval
+		}
+		if r.MaxInterval > 0 {
+			p.MaxInterval = r.MaxInterval
+		}
+		if r.BackoffCoefficient >= 1 {
+			p.BackoffCoefficient = r.BackoffCoefficient
+		}
+	}
+	return p
+}
+
+// backoff is the delay before the attempt after attempt: exponential, capped, with up to 20%
+// jitter taken off so that many runs failing together do not retry together; a server's
+// Retry-After is a floor.
+func backoff(p schemas.Retry, attempt int, retryAfter time.Duration) time.Duration {
+	d := float64(p.InitialInterval) * math.Pow(p.BackoffCoefficient, float64(attempt-1))
+	d = min(d, float64(p.MaxInterval))
+	d -= d * 0.2 * rand.Float64()
+	return max(time.Duration(d), retryAfter)
+}

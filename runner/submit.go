@@ -1,0 +1,290 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/google/uuid"
+
+	"github.com/gorunner/gorunner/expression"
+	"github.com/gorunner/gorunner/schemas"
+)
+
+// SubmitParams asks for a new run.
+type SubmitParams struct {
+	// Workflow is the workflow's ID or name.
+	Workflow string
+	// Environment is EnvProduction (default) or EnvTest.
+	Environment string
+	// Input is the run input, a JSON object valid for the workflow's input schema.
+	Input json.RawMessage
+	// RerunOf is the run this one reruns, if any.
+	RerunOf string
+}
+
+// SubmitResult is the run a submission answers with.
+type SubmitResult struct {
+	Run *Run
+	// Reused says Run is the owner of the start token, not a new run (reject, adopt,
+	// continue).
+	Reused bool
+	// Forwarded says the input was queued as a payload for Run, the token's owner.
+	Forwarded bool
+}
+
+// maxStartTries bounds supersede's cancel-then-claim loop, and retries after an owner ends
+// between a conflict and its reading.
+const maxStartTries = 3
+
+// Submit validates the input and admits a new run: its row, its first wake-up and its start
+// token claim commit together, then this engine's workers are poked. An invalid input is an
+// *InputError and nothing is written. A start-token conflict is answered per the
+// definition's onConflict (SPEC §6); under fail it is a *TokenConflictError.
+func (e *Engine) Submit(ctx context.Context, p SubmitParams) (*SubmitResult, error) {
+	env, err := environment(p.Environment)
+	if err != nil {
+		return nil, err
+	}
+	t, err := e.workflows.Resolve(ctx, p.Workflow, env)
+	if err != nil {
+		return nil, fmt.Errorf("resolving workflow %q: %w", p.Workflow, err)
+	}
+	c, err := e.defs.get(t.Definition)
+	if err != nil {
+		return nil, fmt.Errorf("workflow %q: %w", t.Name, err)
+	}
+	input, err := checkInput(c, p.Input)
+	if err != nil {
+		return nil, err
+	}
+	r := e.newRun(t, env, input)
+	r.RerunOf = p.RerunOf
+	return e.admit(ctx, c, r)
+}
+
+func environment(env string) (string, error) {
+	switch env {
+	case "":
+		return EnvProduction, nil
+	case EnvProduction, EnvTest:
+		return env, nil
+	}
+	return "", inputProblem("/environment", "environment must be %q or %q", EnvProduction, EnvTest)
+}
+
+// checkInput validates raw against the input schema and returns it compacted.
+func checkInput(c *compiled, raw json.RawMessage) (json.RawMessage, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
+		raw = json.RawMessage(`{}`)
+	}
+	v, err := decodeJSON(raw)
+	if err != nil {
+		return nil, inputProblem("", "input is not valid JSON: %v", err)
+	}
+	if _, ok := v.(map[string]any); !ok {
+		return nil, inputProblem("", "input must be a JSON object")
+	}
+	if problems := c.input.Validate(v); len(problems) > 0 {
+		return nil, &InputError{Problems: problems}
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, raw); err != nil {
+		return nil, inputProblem("", "input is not valid JSON: %v", err)
+	}
+	return buf.Bytes(), nil
+}
+
+// newRun builds a pending run of t, due now, with every step pending.
+func (e *Engine) newRun(t *Target, env string, input json.RawMessage) *Run {
+	now := e.now()
+	return &Run{
+		ID:          uuid.Must(uuid.NewV7()).String(),
+		WorkflowID:  t.WorkflowID,
+		Workflow:    t.Name,
+		Version:     t.Version,
+		Environment: env,
+		Status:      StatusPending,
+		Input:       input,
+		Output:      json.RawMessage("null"),
+		CreatedAt:   now,
+		Definition:  t.Definition,
+		WakeAt:      now,
+	}
+}
+
+// initSteps lays out the run's step records, each with its stepId.
+func initSteps(r *Run, def *schemas.Definition) {
+	r.Steps = make([]*StepRecord, len(def.Steps))
+	for i, s := range def.Steps {
+		r.Steps[i] = &StepRecord{ID: s.ID, StepID: stepID(r.ID, s.ID), Status: StepPending}
+	}
+}
+
+// stepNamespace roots the name-based UUIDs of step invocations.
+var stepNamespace = uuid.MustParse("6f6a2b4e-3c1d-4e55-9a0b-8d8f3f1d2c7a")
+
+// stepID is the stepId of step stepName in run runID: the same on every attempt and after a
+// crash, different in any other run (reruns included). Steps never repeat within a run.
+func stepID(runID, stepName string) string {
+	return uuid.NewSHA1(stepNamespace, []byte(runID+"\x00"+stepName)).String()
+}
+
+// admit creates r, claiming its start token if the definition has one, and applies the
+// conflict policy when another run owns the token.
+func (e *Engine) admit(ctx context.Context, c *compiled, r *Run) (*SubmitResult, error) {
+	initSteps(r, c.def)
+	start, err := e.startHook(c, r)
+	if err != nil {
+		return nil, err
+	}
+	for try := 1; ; try++ {
+		err := e.store.CreateRun(ctx, r, start)
+		if err == nil {
+			e.wake()
+			return &SubmitResult{Run: r}, nil
+		}
+		var conflict *TokenConflictError
+		if !errors.As(err, &conflict) {
+			return nil, fmt.Errorf("creating run: %w", err)
+		}
+		if try > maxStartTries {
+			return nil, conflict
+		}
+		if res, err := e.startConflict(ctx, c.def.Start.OnConflict, r, conflict); res != nil || err != nil {
+			return res, err
+		}
+	}
+}
+
+// startConflict answers a start-token conflict per policy (default fail; continue acts as
+// reject, since a run that was never admitted has no later steps); (nil, nil) means claim
+// again.
+func (e *Engine) startConflict(ctx context.Context, policy string, r *Run, c *TokenConflictError) (*SubmitResult, error) {
+	switch policy {
+	case schemas.OnConflictFail, "":
+		return nil, c
+	case schemas.OnConflictSupersede:
+		if _, err := e.Cancel(ctx, c.OwnerRunID); err != nil && !errors.Is(err, ErrFinished) {
+			return nil, fmt.Errorf("superseding run %s: %w", c.OwnerRunID, err)
+		}
+		return nil, nil
+	case schemas.OnConflictForward:
+		if _, err := e.store.EnqueuePayload(ctx, c.Environment, c.Token, r.Input, e.now()); err != nil {
+			if errors.Is(err, ErrNotFound) {
+				return nil, nil
+			}
+			return nil, fmt.Errorf("forwarding to run %s: %w", c.OwnerRunID, err)
+		}
+		e.wake()
+	}
+	owner, err := e.store.GetRun(ctx, c.OwnerRunID)
+	if err != nil {
+		return nil, fmt.Errorf("reading owner run %s: %w", c.OwnerRunID, err)
+	}
+	forwarded := policy == schemas.OnConflictForward
+	return &SubmitResult{Run: owner, Reused: !forwarded, Forwarded: forwarded}, nil
+}
+
+// startHook evaluates the definition's start token from the input; nil when it has none.
+func (e *Engine) startHook(c *compiled, r *Run) (*Hook, error) {
+	if c.def.Start == nil {
+		return nil, nil
+	}
+	t, err := c.template("start", func() (any, error) { return c.def.Start.Token, nil })
+	if err != nil {
+		return nil, fmt.Errorf("start token: %w", err)
+	}
+	input, err := decodeJSON(r.Input)
+	if err != nil {
+		return nil, err
+	}
+	v, err := t.Eval(expression.Env{"input": input, "run": runEnv(r)})
+	if err != nil {
+		return nil, inputProblem("", "start token: %v", err)
+	}
+	token, ok := v.(string)
+	if !ok || token == "" {
+		return nil, inputProblem("", "start token must evaluate to a non-empty string, got %v", v)
+	}
+	r.StartToken = token
+	return &Hook{Environment: r.Environment, Token: token, RunID: r.ID, CreatedAt: r.CreatedAt}, nil
+}
+
+func runEnv(r *Run) map[string]any {
+	return map[string]any{"id": r.ID, "workflow": r.Workflow, "version": r.Version, "environment": r.Environment}
+}
+
+// Rerun starts a new run with the same input and environment as run id, on the workflow's
+// current version, with RerunOf set.
+func (e *Engine) Rerun(ctx context.Context, id string) (*Run, error) {
+	old, err := e.store.GetRun(ctx, id)
+	if err != nil {
+		return nil, fmt.Errorf("reading run %s: %w", id, err)
+	}
+	res, err := e.Submit(ctx, SubmitParams{Workflow: old.WorkflowID, Environment: old.Environment, Input: old.Input, RerunOf: id})
+	if err != nil {
+		return nil, err
+	}
+	return res.Run, nil
+}
+
+// MaxBulkRerun is how many runs one RerunMany may start.
+const MaxBulkRerun = 1000
+
+// RerunManyParams selects the runs to rerun: RunIDs, or every run of Workflow (its ID) with
+// Status.
+type RerunManyParams struct {
+	RunIDs   []string
+	Workflow string
+	Status   Status
+}
+
+// RerunMany reruns up to MaxBulkRerun runs and returns the new runs in order.
+func (e *Engine) RerunMany(ctx context.Context, p RerunManyParams) ([]*Run, error) {
+	ids, err := e.selectReruns(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*Run, 0, len(ids))
+	for _, id := range ids {
+		r, err := e.Rerun(ctx, id)
+		if err != nil {
+			return out, fmt.Errorf("rerunning run %s: %w", id, err)
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+func (e *Engine) selectReruns(ctx context.Context, p RerunManyParams) ([]string, error) {
+	switch {
+	case len(p.RunIDs) > MaxBulkRerun:
+		return nil, inputProblem("/runIds", "at most %d runs at once", MaxBulkRerun)
+	case len(p.RunIDs) > 0:
+		return p.RunIDs, nil
+	case p.Workflow == "":
+		return nil, inputProblem("", "give runIds, or a workflow and a status")
+	}
+	var ids []string
+	lp := ListRunsParams{WorkflowID: p.Workflow, Status: p.Status, Limit: 100}
+	for {
+		runs, next, err := e.store.ListRuns(ctx, lp)
+		if err != nil {
+			return nil, fmt.Errorf("listing runs: %w", err)
+		}
+		for _, r := range runs {
+			ids = append(ids, r.ID)
+		}
+		if len(ids) > MaxBulkRerun {
+			return nil, inputProblem("", "more than %d runs match; narrow the selection", MaxBulkRerun)
+		}
+		if next == "" {
+			return ids, nil
+		}
+		lp.Cursor = next
+	}
+}

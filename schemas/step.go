@@ -1,0 +1,154 @@
+package schemas
+
+import (
+	"bytes"
+	"encoding/json"
+	"reflect"
+	"slices"
+)
+
+// builtinKinds lists the built-in step kinds in the order Kinds reports them.
+var builtinKinds = []string{KindSet, KindHTTP, KindHook, KindSleep, KindRun, KindWorkflow, KindFail}
+
+// Kinds returns the names of every kind the step sets: built-in kinds first, in the order of
+// the SPEC table, then custom kinds sorted. A valid step has exactly one.
+func (s *Step) Kinds() []string {
+	present := map[string]bool{
+		KindSet: s.Set != nil, KindHTTP: s.HTTP != nil, KindHook: s.Hook != nil, KindSleep: s.Sleep != nil,
+		KindRun: s.Run != nil, KindWorkflow: s.Workflow != nil, KindFail: s.Fail != nil,
+	}
+	var kinds []string
+	for _, k := range builtinKinds {
+		if present[k] {
+			kinds = append(kinds, k)
+		}
+	}
+	custom := make([]string, 0, len(s.Custom))
+	for k := range s.Custom {
+		custom = append(custom, k)
+	}
+	slices.Sort(custom)
+	return append(kinds, custom...)
+}
+
+// Kind returns the step's kind: a built-in kind name or a custom kind name, "" when none is
+// set. A step with several kinds (refused by Validate) reports the first of Kinds.
+func (s *Step) Kind() string {
+	if kinds := s.Kinds(); len(kinds) > 0 {
+		return kinds[0]
+	}
+	return ""
+}
+
+// stepFields maps each JSON key of Step's fields (Custom excluded) to its field index.
+func stepFields() map[string][]int {
+	return jsonFields(reflect.TypeFor[Step]())
+}
+
+// UnmarshalJSON decodes a step strictly: id, if, retry, timeout and the built-in kinds have
+// their types; any other key is a custom kind whose body goes to Custom. Errors are
+// *DecodeError with a JSON pointer relative to the step.
+func (s *Step) UnmarshalJSON(data []byte) error {
+	fields, keys, err := objectFields(data, "")
+	if err != nil {
+		return err
+	}
+	known := stepFields()
+	var out Step
+	for _, k := range keys {
+		path := "/" + escapePointer(k)
+		switch index, ok := known[k]; {
+		case k == KindSet:
+			out.Set = &SetStep{}
+			err = decodeValue(fields[k], reflect.ValueOf(&out.Set.Value).Elem(), path)
+		case ok:
+			err = decodeValue(fields[k], reflect.ValueOf(&out).Elem().FieldByIndex(index), path)
+		default:
+			if out.Custom == nil {
+				out.Custom = map[string]json.RawMessage{}
+			}
+			out.Custom[k], err = compactRaw(fields[k], path)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	*s = out
+	return nil
+}
+
+// stepJSON is Step's wire form; Set holds the encoded value so that null is written.
+type stepJSON struct {
+	ID       string          `json:"id"`
+	If       string          `json:"if,omitempty"`
+	Retry    *Retry          `json:"retry,omitempty"`
+	Timeout  Duration        `json:"timeout,omitempty"`
+	Set      json.RawMessage `json:"set,omitempty"`
+	HTTP     *HTTPStep       `json:"http,omitempty"`
+	Hook     *HookStep       `json:"hook,omitempty"`
+	Sleep    *SleepStep      `json:"sleep,omitempty"`
+	Run      *RunStep        `json:"run,omitempty"`
+	Workflow *WorkflowStep   `json:"workflow,omitempty"`
+	Fail     *FailStep       `json:"fail,omitempty"`
+}
+
+// MarshalJSON writes the step with its kind as one key (set as the bare value) and custom
+// kinds after the built-in fields, sorted.
+func (s Step) MarshalJSON() ([]byte, error) {
+	w := stepJSON{
+		ID: s.ID, If: s.If, Retry: s.Retry, Timeout: s.Timeout,
+		HTTP: s.HTTP, Hook: s.Hook, Sleep: s.Sleep, Run: s.Run, Workflow: s.Workflow, Fail: s.Fail,
+	}
+	if s.Set != nil {
+		v, err := json.Marshal(s.Set.Value)
+		if err != nil {
+			return nil, err
+		}
+		w.Set = v
+	}
+	out, err := json.Marshal(w)
+	if err != nil || len(s.Custom) == 0 {
+		return out, err
+	}
+	return appendCustom(out, s.Custom)
+}
+
+// appendCustom adds the custom kind bodies to the encoded object obj.
+func appendCustom(obj []byte, custom map[string]json.RawMessage) ([]byte, error) {
+	keys := make([]string, 0, len(custom))
+	for k := range custom {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	buf := bytes.NewBuffer(bytes.TrimSuffix(obj, []byte("}")))
+	for _, k := range keys {
+		kb, err := json.Marshal(k)
+		if err != nil {
+			return nil, err
+		}
+		body := custom[k]
+		if len(body) == 0 {
+			body = json.RawMessage("null")
+		}
+		vb, err := json.Marshal(body)
+		if err != nil {
+			return nil, err
+		}
+		buf.WriteByte(',')
+		buf.Write(kb)
+		buf.WriteByte(':')
+		buf.Write(vb)
+	}
+	buf.WriteByte('}')
+	return buf.Bytes(), nil
+}
+
+// MarshalJSON writes the bare value.
+func (s SetStep) MarshalJSON() ([]byte, error) {
+	return json.Marshal(s.Value)
+}
+
+// UnmarshalJSON reads any JSON value, numbers as json.Number.
+func (s *SetStep) UnmarshalJSON(data []byte) error {
+	return decodeValue(data, reflect.ValueOf(&s.Value).Elem(), "")
+}

@@ -1,0 +1,91 @@
+package sqlitestore
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/gorunner/gorunner/runner"
+)
+
+// ClaimToken gives h.Token in h.Environment to h.RunID. The claim is an INSERT that the
+// (environment, token) primary key refuses when the token is owned; the owner is then read
+// in the same transaction.
+func (s *Store) ClaimToken(ctx context.Context, h *runner.Hook) error {
+	return s.write(ctx, func(tx *sql.Tx) error { return claimToken(ctx, tx, h) })
+}
+
+func claimToken(ctx context.Context, tx *sql.Tx, h *runner.Hook) error {
+	n, err := affected(tx.ExecContext(ctx, `INSERT INTO hooks (environment, token, run_id, created_at)
+		VALUES (?, ?, ?, ?) ON CONFLICT (environment, token) DO NOTHING`,
+		h.Environment, h.Token, h.RunID, nanos(h.CreatedAt)))
+	if err != nil || n == 1 {
+		return wrapClaim(h, err)
+	}
+	var owner string
+	err = tx.QueryRowContext(ctx, `SELECT run_id FROM hooks WHERE environment = ? AND token = ?`,
+		h.Environment, h.Token).Scan(&owner)
+	if err != nil || owner == h.RunID {
+		return wrapClaim(h, err)
+	}
+	return &runner.TokenConflictError{Environment: h.Environment, Token: h.Token, OwnerRunID: owner}
+}
+
+func wrapClaim(h *runner.Hook, err error) error {
+	if err != nil {
+		return fmt.Errorf("claiming token %q: %w", h.Token, err)
+	}
+	return nil
+}
+
+// GetHook returns the active owner of a token; none → runner.ErrNotFound.
+func (s *Store) GetHook(ctx context.Context, env, token string) (*runner.Hook, error) {
+	h := runner.Hook{Environment: env, Token: token}
+	var created int64
+	err := s.db.QueryRowContext(ctx, `SELECT run_id, created_at FROM hooks WHERE environment = ? AND token = ?`,
+		env, token).Scan(&h.RunID, &created)
+	if err != nil {
+		return nil, fmt.Errorf("getting hook %q: %w", token, mapErr(err, runner.ErrNotFound, nil))
+	}
+	h.CreatedAt = fromNanos(created)
+	return &h, nil
+}
+
+// EnqueuePayload queues payload for the owner of a token and makes that run due at now.
+// No active owner → runner.ErrNotFound.
+func (s *Store) EnqueuePayload(ctx context.Context, env, token string, payload json.RawMessage, now time.Time) (string, error) {
+	var runID string
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		err := tx.QueryRowContext(ctx, `SELECT run_id FROM hooks WHERE environment = ? AND token = ?`,
+			env, token).Scan(&runID)
+		if err != nil {
+			return mapErr(err, runner.ErrNotFound, nil)
+		}
+		_, err = tx.ExecContext(ctx, `INSERT INTO payloads (environment, token, run_id, payload, created_at)
+			VALUES (?, ?, ?, ?, ?)`, env, token, runID, []byte(payload), nanos(now))
+		if err != nil {
+			return err
+		}
+		_, err = wakeRun(ctx, tx, runID, now)
+		return err
+	})
+	if err != nil {
+		return "", fmt.Errorf("queueing payload for %q: %w", token, err)
+	}
+	return runID, nil
+}
+
+// NextPayload returns the oldest payload queued for runID on a token; none →
+// runner.ErrNotFound.
+func (s *Store) NextPayload(ctx context.Context, runID, env, token string) (*runner.Payload, error) {
+	var p runner.Payload
+	err := s.db.QueryRowContext(ctx, `SELECT seq, payload FROM payloads
+		WHERE run_id = ? AND environment = ? AND token = ? ORDER BY seq LIMIT 1`,
+		runID, env, token).Scan(&p.Seq, &p.Payload)
+	if err != nil {
+		return nil, fmt.Errorf("next payload for %q: %w", token, mapErr(err, runner.ErrNotFound, nil))
+	}
+	return &p, nil
+}

@@ -1,0 +1,176 @@
+package sqlitestore
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/gorunner/gorunner/idempotency"
+)
+
+// inProgressExpiry is the expiry given to an in-progress key: it is what a LimitReached
+// answer reports for such a key (a completed key gets its own ExpiresAt), and it lets an
+// abandoned claim be purged eventually.
+const inProgressExpiry = 24 * time.Hour
+
+const keyCols = `scope, key, fingerprint, state, status, header, body, created_at, locked_until, expires_at`
+
+// liveKey is the SQL condition for a key that counts against a scope's limit: not expired,
+// and not an abandoned in-progress claim. ?1 is now.
+const liveKey = `expires_at > ?1 AND (state != 'in_progress' OR locked_until > ?1)`
+
+func scanRecord(row scanner) (*idempotency.Record, error) {
+	var r idempotency.Record
+	var header []byte
+	var created, locked, expires int64
+	err := row.Scan(&r.Scope, &r.Key, &r.Fingerprint, &r.State, &r.Status, &header, &r.Body,
+		&created, &locked, &expires)
+	if err != nil {
+		return nil, err
+	}
+	h, err := unmarshalOrNil[http.Header](header)
+	if err != nil {
+		return nil, fmt.Errorf("decoding header: %w", err)
+	}
+	if h != nil {
+		r.Header = *h
+	}
+	r.CreatedAt, r.LockedUntil, r.ExpiresAt = fromNanos(created), fromNanos(locked), fromNanos(expires)
+	return &r, nil
+}
+
+// Claim takes a key in one write transaction: expired keys of the scope are purged, a live
+// key is reported as Existing, an abandoned in-progress claim is taken over, and the scope's
+// limit is enforced (refusing, or evicting the keys that expire first).
+func (s *Store) Claim(ctx context.Context, p idempotency.ClaimParams) (idempotency.ClaimResult, error) {
+	var res idempotency.ClaimResult
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		var err error
+		res, err = claimKey(ctx, tx, p)
+		return err
+	})
+	if err != nil {
+		return idempotency.ClaimResult{}, fmt.Errorf("claiming key %q in %q: %w", p.Key, p.Scope, err)
+	}
+	return res, nil
+}
+
+func claimKey(ctx context.Context, tx *sql.Tx, p idempotency.ClaimParams) (idempotency.ClaimResult, error) {
+	now := nanos(p.Now)
+	if _, err := tx.ExecContext(ctx, `DELETE FROM idempotency_keys WHERE scope = ? AND expires_at <= ?`,
+		p.Scope, now); err != nil {
+		return idempotency.ClaimResult{}, err
+	}
+	cur, err := scanRecord(tx.QueryRowContext(ctx, `SELECT `+keyCols+` FROM idempotency_keys
+		WHERE scope = ? AND key = ?`, p.Scope, p.Key))
+	switch {
+	case err == nil && !abandoned(cur, p.Now):
+		return idempotency.ClaimResult{Outcome: idempotency.Existing, Record: cur}, nil
+	case err != nil && !errors.Is(err, sql.ErrNoRows):
+		return idempotency.ClaimResult{}, err
+	}
+	if p.Limit > 0 {
+		oldest, full, err := makeRoom(ctx, tx, p)
+		if err != nil || full {
+			return idempotency.ClaimResult{Outcome: idempotency.LimitReached, Oldest: oldest}, err
+		}
+	}
+	rec := &idempotency.Record{
+		Scope:       p.Scope,
+		Key:         p.Key,
+		Fingerprint: p.Fingerprint,
+		State:       idempotency.StateInProgress,
+		CreatedAt:   p.Now.UTC(),
+		LockedUntil: p.Now.Add(p.LockTTL).UTC(),
+		ExpiresAt:   p.Now.Add(inProgressExpiry).UTC(),
+	}
+	_, err = tx.ExecContext(ctx, `INSERT INTO idempotency_keys (`+keyCols+`)
+		VALUES (?, ?, ?, ?, 0, NULL, NULL, ?, ?, ?)
+		ON CONFLICT (scope, key) DO UPDATE SET fingerprint = excluded.fingerprint, state = excluded.state,
+			status = 0, header = NULL, body = NULL, created_at = excluded.created_at,
+			locked_until = excluded.locked_until, expires_at = excluded.expires_at`,
+		rec.Scope, rec.Key, rec.Fingerprint, rec.State, now, nanos(rec.LockedUntil), nanos(rec.ExpiresAt))
+	if err != nil {
+		return idempotency.ClaimResult{}, err
+	}
+	return idempotency.ClaimResult{Outcome: idempotency.Claimed, Record: rec}, nil
+}
+
+// abandoned reports whether r is an in-progress claim whose lock has run out.
+func abandoned(r *idempotency.Record, now time.Time) bool {
+	return r.State == idempotency.StateInProgress && !r.LockedUntil.After(now)
+}
+
+// makeRoom enforces p.Limit for one new key. With EvictOldest it deletes the live keys
+// that expire first until there is room; otherwise it reports full and when the oldest
+// live key expires.
+func makeRoom(ctx context.Context, tx *sql.Tx, p idempotency.ClaimParams) (oldest time.Time, full bool, err error) {
+	now := nanos(p.Now)
+	var live int
+	var first sql.NullInt64
+	err = tx.QueryRowContext(ctx, `SELECT COUNT(*), MIN(expires_at) FROM idempotency_keys
+		WHERE scope = ?2 AND `+liveKey, now, p.Scope).Scan(&live, &first)
+	if err != nil || live < p.Limit {
+		return time.Time{}, false, err
+	}
+	if !p.EvictOldest {
+		return fromNanos(first.Int64), true, nil
+	}
+	_, err = tx.ExecContext(ctx, `DELETE FROM idempotency_keys WHERE rowid IN (
+		SELECT rowid FROM idempotency_keys WHERE scope = ?2 AND `+liveKey+`
+		ORDER BY expires_at, key LIMIT ?3)`, now, p.Scope, live-p.Limit+1)
+	return time.Time{}, false, err
+}
+
+// Complete stores the answer of a key (State Done or Taken, ExpiresAt set). It writes the
+// record even if the claim was purged meanwhile, so the answer still replays.
+func (s *Store) Complete(ctx context.Context, r *idempotency.Record) error {
+	if r.State != idempotency.StateDone && r.State != idempotency.StateTaken {
+		return fmt.Errorf("completing key %q in %q: state %q is not done or taken", r.Key, r.Scope, r.State)
+	}
+	var header []byte
+	if r.Header != nil {
+		var err error
+		if header, err = json.Marshal(r.Header); err != nil {
+			return fmt.Errorf("completing key %q in %q: encoding header: %w", r.Key, r.Scope, err)
+		}
+	}
+	return s.write(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO idempotency_keys (`+keyCols+`)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?)
+			ON CONFLICT (scope, key) DO UPDATE SET fingerprint = excluded.fingerprint,
+				state = excluded.state, status = excluded.status, header = excluded.header,
+				body = excluded.body, locked_until = 0, expires_at = excluded.expires_at`,
+			r.Scope, r.Key, r.Fingerprint, r.State, r.Status, header, r.Body, nanos(r.CreatedAt), nanos(r.ExpiresAt))
+		if err != nil {
+			return fmt.Errorf("completing key %q in %q: %w", r.Key, r.Scope, err)
+		}
+		return nil
+	})
+}
+
+// Release frees an in-progress key. A key already completed, or gone, is left as it is.
+func (s *Store) Release(ctx context.Context, scope, key string) error {
+	return s.write(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `DELETE FROM idempotency_keys WHERE scope = ? AND key = ? AND state = ?`,
+			scope, key, idempotency.StateInProgress)
+		if err != nil {
+			return fmt.Errorf("releasing key %q in %q: %w", key, scope, err)
+		}
+		return nil
+	})
+}
+
+// Get reads a key as it stands; missing or expired → idempotency.ErrNotFound.
+func (s *Store) Get(ctx context.Context, scope, key string, now time.Time) (*idempotency.Record, error) {
+	r, err := scanRecord(s.db.QueryRowContext(ctx, `SELECT `+keyCols+` FROM idempotency_keys
+		WHERE scope = ? AND key = ? AND expires_at > ?`, scope, key, nanos(now)))
+	if err != nil {
+		return nil, fmt.Errorf("getting key %q in %q: %w", key, scope, mapErr(err, idempotency.ErrNotFound, nil))
+	}
+	return r, nil
+}

@@ -1,0 +1,247 @@
+package sqlitestore
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/gorunner/gorunner/runner"
+)
+
+// ClaimRuns leases up to limit due runs to owner, the earliest due first. The selection and
+// the lease are one UPDATE inside a write transaction, so two claimers (in this process or
+// another) never get the same run. Claiming clears poke_at: the claimer sees every wake-up
+// asked for until now.
+func (s *Store) ClaimRuns(ctx context.Context, owner string, now, leaseUntil time.Time, limit int) ([]*runner.Run, error) {
+	if limit <= 0 {
+		return nil, nil
+	}
+	var runs []*runner.Run
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, `UPDATE runs SET lease_owner = ?1, lease_until = ?2, poke_at = 0
+			WHERE id IN (SELECT id FROM runs
+				WHERE wake_at > 0 AND `+notTerminal+` AND wake_at <= ?3
+					AND (lease_owner = '' OR lease_until < ?3)
+				ORDER BY wake_at, id LIMIT ?4)
+			RETURNING `+runCols, owner, nanos(leaseUntil), nanos(now), limit)
+		if err != nil {
+			return err
+		}
+		runs, err = collect(rows, scanRun)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("claiming runs for %s: %w", owner, err)
+	}
+	slices.SortFunc(runs, func(a, b *runner.Run) int {
+		if c := a.WakeAt.Compare(b.WakeAt); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	return runs, nil
+}
+
+// RenewLeases extends owner's leases on runIDs until until. A run whose lease owner has
+// changed (or which ended, dropping its lease) is reported lost; a held run whose cancel
+// was requested is reported cancelled.
+func (s *Store) RenewLeases(ctx context.Context, owner string, runIDs []string, until time.Time) (lost, cancelled []string, err error) {
+	if len(runIDs) == 0 {
+		return nil, nil, nil
+	}
+	ids, err := json.Marshal(runIDs)
+	if err != nil {
+		return nil, nil, err
+	}
+	held := make(map[string]bool, len(runIDs))
+	err = s.write(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, `UPDATE runs SET lease_until = ?
+			WHERE lease_owner = ? AND id IN (SELECT value FROM json_each(?))
+			RETURNING id, cancel_requested`, nanos(until), owner, string(ids))
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var id string
+			var cancel bool
+			if err := rows.Scan(&id, &cancel); err != nil {
+				return err
+			}
+			held[id] = cancel
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("renewing leases of %s: %w", owner, err)
+	}
+	for _, id := range runIDs {
+		cancel, ok := held[id]
+		switch {
+		case !ok:
+			lost = append(lost, id)
+		case cancel:
+			cancelled = append(cancelled, id)
+		}
+	}
+	return lost, cancelled, nil
+}
+
+// SaveRun writes the mutable part of a run (status, output, error, steps, waitingOn,
+// startedAt, finishedAt, wakeAt, and a cancel request) if owner holds its lease. Identity
+// and admission fields (workflow, version, input, definition, tokens, parent) never change.
+// A wake-up asked from outside since the claim is kept: WakeAt becomes the earlier of the
+// two. A terminal status releases the run's tokens and queued payloads, drops the lease and
+// wakes the parent, at r.FinishedAt (or the wall clock when unset).
+func (s *Store) SaveRun(ctx context.Context, owner string, r *runner.Run, opts runner.SaveOptions) error {
+	st, err := encodeRunState(r)
+	if err != nil {
+		return fmt.Errorf("saving run %s: %w", r.ID, err)
+	}
+	err = s.write(ctx, func(tx *sql.Tx) error {
+		var parent string
+		err := tx.QueryRowContext(ctx, `UPDATE runs SET status = ?1, output = ?2, error = ?3, steps = ?4,
+				waiting_on = ?5, started_at = ?6, finished_at = ?7,
+				wake_at = CASE WHEN poke_at > 0 AND (?8 = 0 OR poke_at < ?8) THEN poke_at ELSE ?8 END,
+				cancel_requested = MAX(cancel_requested, ?9),
+				lease_owner = CASE WHEN ?10 THEN '' ELSE lease_owner END,
+				lease_until = CASE WHEN ?10 THEN 0 ELSE lease_until END
+			WHERE id = ?11 AND lease_owner = ?12
+			RETURNING parent_run_id`,
+			r.Status, []byte(r.Output), st.errJSON, st.steps, st.waiting, nanosPtr(r.StartedAt),
+			nanosPtr(r.FinishedAt), nanos(r.WakeAt), r.CancelRequested, r.Status.Terminal(), r.ID, owner,
+		).Scan(&parent)
+		if err != nil {
+			return mapErr(err, runner.ErrLeaseLost, nil)
+		}
+		if err := consumePayload(ctx, tx, r.ID, opts.ConsumePayload); err != nil {
+			return err
+		}
+		if !r.Status.Terminal() {
+			return nil
+		}
+		at := time.Now()
+		if r.FinishedAt != nil {
+			at = *r.FinishedAt
+		}
+		return finishRun(ctx, tx, r.ID, parent, at)
+	})
+	if err != nil {
+		return fmt.Errorf("saving run %s: %w", r.ID, err)
+	}
+	return nil
+}
+
+// consumePayload deletes payload seq of run; one already gone fails the save, so a payload
+// is never delivered twice.
+func consumePayload(ctx context.Context, tx *sql.Tx, runID string, seq int64) error {
+	if seq <= 0 {
+		return nil
+	}
+	n, err := affected(tx.ExecContext(ctx, `DELETE FROM payloads WHERE seq = ? AND run_id = ?`, seq, runID))
+	if err == nil && n == 0 {
+		err = runner.ErrNotFound
+	}
+	if err != nil {
+		return fmt.Errorf("consuming payload %d: %w", seq, err)
+	}
+	return nil
+}
+
+// finishRun does what a run's end implies, in the transaction that ends it: its tokens
+// and undelivered payloads go, and its parent (if any) is due at the latest at at.
+func finishRun(ctx context.Context, tx *sql.Tx, runID, parentID string, at time.Time) error {
+	if _, err := tx.ExecContext(ctx, `DELETE FROM hooks WHERE run_id = ?`, runID); err != nil {
+		return fmt.Errorf("releasing tokens: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM payloads WHERE run_id = ?`, runID); err != nil {
+		return fmt.Errorf("dropping payloads: %w", err)
+	}
+	if parentID == "" {
+		return nil
+	}
+	if _, err := wakeRun(ctx, tx, parentID, at); err != nil {
+		return fmt.Errorf("waking parent %s: %w", parentID, err)
+	}
+	return nil
+}
+
+// ReleaseRun drops owner's lease on a run. A lease already gone is not an error.
+func (s *Store) ReleaseRun(ctx context.Context, owner, runID string) error {
+	return s.write(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `UPDATE runs SET lease_owner = '', lease_until = 0
+			WHERE id = ? AND lease_owner = ?`, runID, owner)
+		if err != nil {
+			return fmt.Errorf("releasing run %s: %w", runID, err)
+		}
+		return nil
+	})
+}
+
+// RequestCancel marks a run for cancellation and makes it due now; the worker that holds
+// or next claims it ends it. A finished run → runner.ErrFinished.
+func (s *Store) RequestCancel(ctx context.Context, runID string, now time.Time) (*runner.Run, error) {
+	var out *runner.Run
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		n, err := affected(tx.ExecContext(ctx, `UPDATE runs SET cancel_requested = 1 WHERE id = ? AND `+notTerminal, runID))
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return finishedOrMissing(ctx, tx, runID)
+		}
+		if _, err := wakeRun(ctx, tx, runID, now); err != nil {
+			return err
+		}
+		out, err = getRun(ctx, tx, runID)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("cancelling run %s: %w", runID, err)
+	}
+	return out, nil
+}
+
+// finishedOrMissing tells why a run could not be changed: runner.ErrFinished or
+// runner.ErrNotFound.
+func finishedOrMissing(ctx context.Context, q querier, runID string) error {
+	var one int
+	err := q.QueryRowContext(ctx, `SELECT 1 FROM runs WHERE id = ?`, runID).Scan(&one)
+	if err == nil {
+		return runner.ErrFinished
+	}
+	return mapErr(err, runner.ErrNotFound, nil)
+}
+
+// WakeRun makes a non-terminal run due at t if that is sooner than its WakeAt. A finished
+// run is left alone; an unknown one → runner.ErrNotFound.
+func (s *Store) WakeRun(ctx context.Context, runID string, t time.Time) error {
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		n, err := wakeRun(ctx, tx, runID, t)
+		if err != nil || n > 0 {
+			return err
+		}
+		if err := finishedOrMissing(ctx, tx, runID); !errors.Is(err, runner.ErrFinished) {
+			return err
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("waking run %s: %w", runID, err)
+	}
+	return nil
+}
+
+// wakeRun moves wake_at and poke_at of a non-terminal run to t if t is sooner, and returns
+// how many runs it changed (0 or 1).
+func wakeRun(ctx context.Context, tx *sql.Tx, runID string, t time.Time) (int64, error) {
+	return affected(tx.ExecContext(ctx, `UPDATE runs SET
+			wake_at = CASE WHEN wake_at = 0 OR wake_at > ?1 THEN ?1 ELSE wake_at END,
+			poke_at = CASE WHEN poke_at = 0 OR poke_at > ?1 THEN ?1 ELSE poke_at END
+		WHERE id = ?2 AND `+notTerminal, nanos(t), runID))
+}

@@ -1,0 +1,214 @@
+package sqlitestore
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/gorunner/gorunner/runner"
+)
+
+const runCols = `id, workflow_id, workflow, version, environment, status, input, output, error, steps,
+	waiting_on, rerun_of, created_at, started_at, finished_at, definition, wake_at, cancel_requested,
+	start_token, parent_run_id`
+
+// notTerminal is the SQL condition for a run that has not ended.
+const notTerminal = `status NOT IN ('completed', 'failed', 'cancelled')`
+
+// stepRow is a step record as stored: the API fields plus the engine's State, which
+// StepRecord's own JSON encoding leaves out.
+type stepRow struct {
+	*runner.StepRecord
+	State json.RawMessage `json:"state,omitempty"`
+}
+
+// runRow holds the columns of a run while it is scanned.
+type runRow struct {
+	run                                    runner.Run
+	input, output, errJSON, steps, waiting []byte
+	definition                             []byte
+	created, started, finished, wake       int64
+}
+
+func scanRun(row scanner) (*runner.Run, error) {
+	var x runRow
+	r := &x.run
+	err := row.Scan(&r.ID, &r.WorkflowID, &r.Workflow, &r.Version, &r.Environment, &r.Status,
+		&x.input, &x.output, &x.errJSON, &x.steps, &x.waiting, &r.RerunOf, &x.created, &x.started,
+		&x.finished, &x.definition, &x.wake, &r.CancelRequested, &r.StartToken, &r.ParentRunID)
+	if err != nil {
+		return nil, err
+	}
+	if err := x.decode(); err != nil {
+		return nil, fmt.Errorf("decoding run %s: %w", r.ID, err)
+	}
+	return r, nil
+}
+
+func (x *runRow) decode() error {
+	r := &x.run
+	r.Input, r.Output, r.Definition = x.input, x.output, x.definition
+	r.CreatedAt, r.StartedAt, r.FinishedAt = fromNanos(x.created), fromNanosPtr(x.started), fromNanosPtr(x.finished)
+	r.WakeAt = fromNanos(x.wake)
+	var err error
+	if r.Error, err = unmarshalOrNil[runner.Error](x.errJSON); err != nil {
+		return err
+	}
+	if r.WaitingOn, err = unmarshalOrNil[runner.WaitingOn](x.waiting); err != nil {
+		return err
+	}
+	r.Steps, err = decodeSteps(x.steps)
+	return err
+}
+
+func encodeSteps(steps []*runner.StepRecord) ([]byte, error) {
+	if len(steps) == 0 {
+		return nil, nil
+	}
+	rows := make([]stepRow, len(steps))
+	for i, st := range steps {
+		c := *st
+		c.StartedAt, c.FinishedAt = utcPtr(st.StartedAt), utcPtr(st.FinishedAt)
+		rows[i] = stepRow{StepRecord: &c, State: st.State}
+	}
+	return json.Marshal(rows)
+}
+
+func decodeSteps(b []byte) ([]*runner.StepRecord, error) {
+	if len(b) == 0 {
+		return nil, nil
+	}
+	var rows []stepRow
+	if err := json.Unmarshal(b, &rows); err != nil {
+		return nil, fmt.Errorf("decoding steps: %w", err)
+	}
+	steps := make([]*runner.StepRecord, len(rows))
+	for i, row := range rows {
+		steps[i] = row.StepRecord
+		steps[i].State = row.State
+	}
+	return steps, nil
+}
+
+func utcPtr(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	u := t.UTC()
+	return &u
+}
+
+// runState holds the encoded mutable columns of a run, shared by CreateRun and SaveRun.
+type runState struct {
+	errJSON, steps, waiting []byte
+}
+
+func encodeRunState(r *runner.Run) (runState, error) {
+	var st runState
+	var err error
+	if st.errJSON, err = jsonOrNil(r.Error); err != nil {
+		return st, err
+	}
+	var waiting *runner.WaitingOn
+	if r.WaitingOn != nil {
+		w := *r.WaitingOn
+		w.SleepUntil = utcPtr(w.SleepUntil)
+		waiting = &w
+	}
+	if st.waiting, err = jsonOrNil(waiting); err != nil {
+		return st, err
+	}
+	st.steps, err = encodeSteps(r.Steps)
+	return st, err
+}
+
+// CreateRun admits r, due at r.WakeAt, claiming the start token (if any) in the same
+// transaction; a token owned by another run → *runner.TokenConflictError, nothing written.
+func (s *Store) CreateRun(ctx context.Context, r *runner.Run, start *runner.Hook) error {
+	st, err := encodeRunState(r)
+	if err != nil {
+		return fmt.Errorf("creating run %s: %w", r.ID, err)
+	}
+	return s.write(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO runs (`+runCols+`)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			r.ID, r.WorkflowID, r.Workflow, r.Version, r.Environment, r.Status, []byte(r.Input),
+			[]byte(r.Output), st.errJSON, st.steps, st.waiting, r.RerunOf, nanos(r.CreatedAt),
+			nanosPtr(r.StartedAt), nanosPtr(r.FinishedAt), []byte(r.Definition), nanos(r.WakeAt),
+			r.CancelRequested, r.StartToken, r.ParentRunID)
+		if err != nil {
+			return fmt.Errorf("creating run %s: %w", r.ID, err)
+		}
+		if start == nil {
+			return nil
+		}
+		h := *start
+		if h.RunID == "" {
+			h.RunID = r.ID
+		}
+		return claimToken(ctx, tx, &h)
+	})
+}
+
+// GetRun returns a run with its steps; unknown → runner.ErrNotFound.
+func (s *Store) GetRun(ctx context.Context, id string) (*runner.Run, error) {
+	return getRun(ctx, s.db, id)
+}
+
+func getRun(ctx context.Context, q querier, id string) (*runner.Run, error) {
+	r, err := scanRun(q.QueryRowContext(ctx, `SELECT `+runCols+` FROM runs WHERE id = ?`, id))
+	if err != nil {
+		return nil, fmt.Errorf("getting run %s: %w", id, mapErr(err, runner.ErrNotFound, nil))
+	}
+	return r, nil
+}
+
+// runCursor is the sort key of ListRuns: creation time, then ID, both descending.
+type runCursor struct {
+	CreatedAt int64  `json:"t"`
+	ID        string `json:"i"`
+}
+
+// ListRuns lists runs newest first (created_at, then ID, descending), filtered by workflow
+// and status.
+func (s *Store) ListRuns(ctx context.Context, p runner.ListRunsParams) ([]*runner.Run, string, error) {
+	var where []string
+	var args []any
+	if p.WorkflowID != "" {
+		where, args = append(where, "workflow_id = ?"), append(args, p.WorkflowID)
+	}
+	if p.Status != "" {
+		where, args = append(where, "status = ?"), append(args, p.Status)
+	}
+	if p.Cursor != "" {
+		var c runCursor
+		if err := decodeCursor(p.Cursor, &c); err != nil {
+			return nil, "", err
+		}
+		where = append(where, "(created_at < ? OR (created_at = ? AND id < ?))")
+		args = append(args, c.CreatedAt, c.CreatedAt, c.ID)
+	}
+	query := `SELECT ` + runCols + ` FROM runs`
+	if len(where) > 0 {
+		query += ` WHERE ` + strings.Join(where, " AND ")
+	}
+	limit := pageLimit(p.Limit)
+	rows, err := s.db.QueryContext(ctx, query+` ORDER BY created_at DESC, id DESC LIMIT ?`, append(args, limit+1)...)
+	if err != nil {
+		return nil, "", fmt.Errorf("listing runs: %w", err)
+	}
+	runs, err := collect(rows, scanRun)
+	if err != nil {
+		return nil, "", fmt.Errorf("listing runs: %w", err)
+	}
+	if len(runs) <= limit {
+		return runs, "", nil
+	}
+	runs = runs[:limit]
+	last := runs[limit-1]
+	next, err := encodeCursor(runCursor{CreatedAt: nanos(last.CreatedAt), ID: last.ID})
+	return runs, next, err
+}

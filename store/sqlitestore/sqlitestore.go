@@ -1,0 +1,254 @@
+// Package sqlitestore is GoRunner's embedded backend: one SQLite file holds workflows,
+// versions, connections, API tokens, idempotency keys, runs, hooks and queued payloads.
+// It implements catalog.Store, auth.Store, idempotency.Store and runner.Store, and several
+// processes on one host may share the file.
+//
+// The driver is modernc.org/sqlite (pure Go, no cgo). Open builds the DSN
+//
+//	file:PATH?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)&_txlock=immediate
+//
+// for these reasons:
+//
+//   - journal_mode(WAL): readers never block the writer nor the writer readers, so API
+//     reads stay fast while workers commit steps; WAL is a property of the file, shared by
+//     every process that opens it.
+//   - busy_timeout(10000): SQLite allows one writer at a time; a connection that finds the
+//     write lock taken (by another process) waits up to 10 s instead of failing at once.
+//   - _txlock=immediate: every transaction starts with BEGIN IMMEDIATE and so takes the
+//     write lock up front. A deferred transaction that reads and then writes can fail with
+//     SQLITE_BUSY_SNAPSHOT when another process committed in between, and the busy handler
+//     cannot retry that; taking the lock first makes every read-then-write transaction
+//     (claims, lease checks, publish) serialisable across processes. Plain reads run outside
+//     transactions and never take the lock.
+//   - foreign_keys(1): versions reference their workflow.
+//   - synchronous(NORMAL): the usual WAL pairing; a commit survives a process crash, and
+//     only an OS crash or power loss may roll back the last transactions.
+//
+// Within one process, write transactions also queue on a semaphore, which is cheaper and
+// fairer than the busy handler's sleep-and-retry; across processes the busy timeout rules.
+//
+// Every multi-statement change runs in one transaction. Claims (runs, tokens, idempotency
+// keys) are decided inside the write transaction by UPDATE … WHERE or INSERT … ON CONFLICT,
+// never by a check outside it. Times are stored as UTC Unix nanoseconds (0 = unset) and come
+// back in UTC with full precision. List cursors are opaque: base64 of the last sort key.
+// The schema is versioned by embedded migrations (see migrate.go).
+//
+// In-progress idempotency keys are stored with an expiry of their creation time plus 24 h
+// (inProgressExpiry), so a LimitReached answer can always say when the oldest key frees up.
+package sqlitestore
+
+import (
+	"context"
+	"database/sql"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"time"
+
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/gorunner/gorunner/auth"
+	"github.com/gorunner/gorunner/catalog"
+	"github.com/gorunner/gorunner/idempotency"
+	"github.com/gorunner/gorunner/runner"
+)
+
+var (
+	_ catalog.Store     = (*Store)(nil)
+	_ auth.Store        = (*Store)(nil)
+	_ idempotency.Store = (*Store)(nil)
+	_ runner.Store      = (*Store)(nil)
+)
+
+const (
+	dsnParams = "_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)" +
+		"&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)&_txlock=immediate"
+	defaultPageLimit = 100
+	maxPageLimit     = 1000
+)
+
+// Store is a SQLite-backed store. It is safe for concurrent use, also by several processes
+// sharing one file.
+type Store struct {
+	db       *sql.DB
+	writeSem chan struct{}
+}
+
+// Open opens (creating if needed) the SQLite database at path and brings its schema up to
+// date.
+func Open(ctx context.Context, path string) (*Store, error) {
+	dsn := "file:" + (&url.URL{Path: path}).EscapedPath() + "?" + dsnParams
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("opening sqlite %q: %w", path, err)
+	}
+	s := &Store{db: db, writeSem: make(chan struct{}, 1)}
+	if err := s.migrate(ctx); err != nil {
+		return nil, errors.Join(fmt.Errorf("migrating sqlite %q: %w", path, err), db.Close())
+	}
+	return s, nil
+}
+
+// Close closes the database.
+func (s *Store) Close() error {
+	return s.db.Close()
+}
+
+// Ping checks that the database answers.
+func (s *Store) Ping(ctx context.Context) error {
+	var one int
+	if err := s.db.QueryRowContext(ctx, `SELECT 1`).Scan(&one); err != nil {
+		return fmt.Errorf("pinging sqlite: %w", err)
+	}
+	return nil
+}
+
+// write runs fn in one write transaction (BEGIN IMMEDIATE), committing if fn returns nil.
+func (s *Store) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	select {
+	case s.writeSem <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	defer func() { <-s.writeSem }()
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("beginning transaction: %w", err)
+	}
+	if err := fn(tx); err != nil {
+		if rbErr := tx.Rollback(); rbErr != nil {
+			return errors.Join(err, fmt.Errorf("rolling back: %w", rbErr))
+		}
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("committing transaction: %w", err)
+	}
+	return nil
+}
+
+// querier is what *sql.DB and *sql.Tx share, so reads run inside or outside a transaction.
+type querier interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// scanner is what *sql.Row and *sql.Rows share.
+type scanner interface {
+	Scan(dest ...any) error
+}
+
+// isUnique reports whether err is a UNIQUE or PRIMARY KEY constraint violation.
+func isUnique(err error) bool {
+	var se *sqlite.Error
+	if !errors.As(err, &se) {
+		return false
+	}
+	return se.Code() == sqlite3.SQLITE_CONSTRAINT_UNIQUE || se.Code() == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY
+}
+
+// mapErr turns "no rows" into notFound and a unique violation into conflict (when given).
+func mapErr(err, notFound, conflict error) error {
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return notFound
+	case conflict != nil && isUnique(err):
+		return conflict
+	default:
+		return err
+	}
+}
+
+// affected returns the number of rows a statement changed.
+func affected(res sql.Result, err error) (int64, error) {
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+// nanos encodes t as UTC Unix nanoseconds; the zero time is 0.
+func nanos(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
+}
+
+// nanosPtr encodes an optional time; nil is 0.
+func nanosPtr(t *time.Time) int64 {
+	if t == nil {
+		return 0
+	}
+	return nanos(*t)
+}
+
+// fromNanos decodes nanos; 0 is the zero time.
+func fromNanos(n int64) time.Time {
+	if n == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, n).UTC()
+}
+
+// fromNanosPtr decodes an optional time; 0 is nil.
+func fromNanosPtr(n int64) *time.Time {
+	if n == 0 {
+		return nil
+	}
+	t := fromNanos(n)
+	return &t
+}
+
+// pageLimit clamps a requested page size.
+func pageLimit(n int) int {
+	if n <= 0 {
+		return defaultPageLimit
+	}
+	return min(n, maxPageLimit)
+}
+
+// encodeCursor makes an opaque cursor of a sort key.
+func encodeCursor(key any) (string, error) {
+	b, err := json.Marshal(key)
+	if err != nil {
+		return "", fmt.Errorf("encoding cursor: %w", err)
+	}
+	return base64.RawURLEncoding.EncodeToString(b), nil
+}
+
+// decodeCursor reads a cursor made by encodeCursor into key.
+func decodeCursor(cursor string, key any) error {
+	b, err := base64.RawURLEncoding.DecodeString(cursor)
+	if err == nil {
+		err = json.Unmarshal(b, key)
+	}
+	if err != nil {
+		return fmt.Errorf("invalid cursor %q: %w", cursor, err)
+	}
+	return nil
+}
+
+// jsonOrNil marshals v, or returns nil for a nil pointer so the column stays NULL.
+func jsonOrNil[T any](v *T) ([]byte, error) {
+	if v == nil {
+		return nil, nil
+	}
+	return json.Marshal(v)
+}
+
+// unmarshalOrNil reads a column written by jsonOrNil.
+func unmarshalOrNil[T any](b []byte) (*T, error) {
+	if len(b) == 0 {
+		return nil, nil
+	}
+	v := new(T)
+	if err := json.Unmarshal(b, v); err != nil {
+		return nil, err
+	}
+	return v, nil
+}

@@ -1,0 +1,154 @@
+package sqlitestore_test
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gorunner/gorunner/auth"
+	"github.com/gorunner/gorunner/auth/authtest"
+	"github.com/gorunner/gorunner/catalog"
+	"github.com/gorunner/gorunner/catalog/catalogtest"
+	"github.com/gorunner/gorunner/idempotency"
+	"github.com/gorunner/gorunner/idempotency/idemtest"
+	"github.com/gorunner/gorunner/runner"
+	"github.com/gorunner/gorunner/runner/runnertest"
+	"github.com/gorunner/gorunner/store/sqlitestore"
+)
+
+func open(t *testing.T, path string) *sqlitestore.Store {
+	t.Helper()
+	s, err := sqlitestore.Open(context.Background(), path)
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, s.Close()) })
+	return s
+}
+
+func fresh(t *testing.T) *sqlitestore.Store {
+	return open(t, filepath.Join(t.TempDir(), "gorunner.db"))
+}
+
+func TestCatalogStore(t *testing.T) {
+	t.Parallel()
+	catalogtest.Run(t, func(t *testing.T) catalog.Store { return fresh(t) })
+}
+
+func TestAuthStore(t *testing.T) {
+	t.Parallel()
+	authtest.Run(t, func(t *testing.T) auth.Store { return fresh(t) })
+}
+
+func TestIdempotencyStore(t *testing.T) {
+	t.Parallel()
+	idemtest.Run(t, func(t *testing.T) idempotency.Store { return fresh(t) })
+}
+
+func TestRunnerStore(t *testing.T) {
+	t.Parallel()
+	runnertest.Run(t, func(t *testing.T) runner.Store { return fresh(t) })
+}
+
+// TestTwoProcessesClaim opens one file twice, as two processes would, and has both claim
+// the same due runs at once: no run may be leased to both.
+func TestTwoProcessesClaim(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "shared.db")
+	stores := []*sqlitestore.Store{open(t, path), open(t, path)}
+	now := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	const runs = 40
+	for i := range runs {
+		r := &runner.Run{ID: fmt.Sprintf("run-%02d", i), WorkflowID: "wf", Workflow: "wf",
+			Environment: runner.EnvProduction, Status: runner.StatusPending, CreatedAt: now, WakeAt: now}
+		require.NoError(t, stores[i%2].CreateRun(ctx, r, nil))
+	}
+
+	const workers = 4
+	got := make([][]string, workers)
+	errs := make([]error, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			s := stores[w%2]
+			for range runs {
+				claimed, err := s.ClaimRuns(ctx, fmt.Sprint("owner-", w), now, now.Add(time.Hour), 3)
+				if err != nil || len(claimed) == 0 {
+					errs[w] = err
+					return
+				}
+				for _, r := range claimed {
+					got[w] = append(got[w], r.ID)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	seen := map[string]int{}
+	for w := range workers {
+		require.NoError(t, errs[w])
+		for _, id := range got[w] {
+			seen[id]++
+		}
+	}
+	require.Len(t, seen, runs)
+	for id, n := range seen {
+		require.Equalf(t, 1, n, "run %s leased %d times", id, n)
+	}
+}
+
+// TestReopen checks that migrations are idempotent: reopening a file (also from two
+// stores at once) keeps its data and applies nothing twice.
+func TestReopen(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "reopen.db")
+	first, err := sqlitestore.Open(ctx, path)
+	require.NoError(t, err)
+	require.NoError(t, first.CreateToken(ctx, &auth.Token{ID: "t1", Name: "admin", Hash: []byte("h")}))
+	require.NoError(t, first.Close())
+
+	var wg sync.WaitGroup
+	stores := make([]*sqlitestore.Store, 2)
+	errs := make([]error, 2)
+	for i := range stores {
+		wg.Go(func() { stores[i], errs[i] = sqlitestore.Open(ctx, path) })
+	}
+	wg.Wait()
+	for i, s := range stores {
+		require.NoError(t, errs[i])
+		require.NoError(t, s.Ping(ctx))
+		n, err := s.CountTokens(ctx)
+		require.NoError(t, err)
+		require.Equal(t, 1, n)
+		require.NoError(t, s.Close())
+	}
+}
+
+// TestConcurrentFirstOpen has two stores create the schema of a new file at once.
+func TestConcurrentFirstOpen(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "new.db")
+	var wg sync.WaitGroup
+	errs := make([]error, 2)
+	for i := range errs {
+		wg.Go(func() {
+			s, err := sqlitestore.Open(ctx, path)
+			if err == nil {
+				err = s.Close()
+			}
+			errs[i] = err
+		})
+	}
+	wg.Wait()
+	require.NoError(t, errs[0])
+	require.NoError(t, errs[1])
+	v, err := open(t, path).CatalogVersion(ctx)
+	require.NoError(t, err)
+	require.Zero(t, v, "the schema was created once")
+}

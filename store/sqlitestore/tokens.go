@@ -1,0 +1,78 @@
+package sqlitestore
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+
+	"github.com/gorunner/gorunner/auth"
+)
+
+const tokenCols = `id, name, hash, created_at`
+
+func scanToken(row scanner) (*auth.Token, error) {
+	var t auth.Token
+	var created int64
+	if err := row.Scan(&t.ID, &t.Name, &t.Hash, &created); err != nil {
+		return nil, err
+	}
+	t.CreatedAt = fromNanos(created)
+	return &t, nil
+}
+
+// CreateToken inserts t. A duplicate ID or hash is an error.
+func (s *Store) CreateToken(ctx context.Context, t *auth.Token) error {
+	return s.write(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO api_tokens (`+tokenCols+`) VALUES (?, ?, ?, ?)`,
+			t.ID, t.Name, t.Hash, nanos(t.CreatedAt))
+		if err != nil {
+			return fmt.Errorf("creating token %q: %w", t.Name, err)
+		}
+		return nil
+	})
+}
+
+// TokenByHash finds a token by the SHA-256 of its secret; none → auth.ErrNotFound.
+func (s *Store) TokenByHash(ctx context.Context, hash []byte) (*auth.Token, error) {
+	t, err := scanToken(s.db.QueryRowContext(ctx, `SELECT `+tokenCols+` FROM api_tokens WHERE hash = ?`, hash))
+	if err != nil {
+		return nil, fmt.Errorf("finding token: %w", mapErr(err, auth.ErrNotFound, nil))
+	}
+	return t, nil
+}
+
+// ListTokens lists tokens oldest first.
+func (s *Store) ListTokens(ctx context.Context) ([]*auth.Token, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT `+tokenCols+` FROM api_tokens ORDER BY created_at, id`)
+	if err != nil {
+		return nil, fmt.Errorf("listing tokens: %w", err)
+	}
+	ts, err := collect(rows, scanToken)
+	if err != nil {
+		return nil, fmt.Errorf("listing tokens: %w", err)
+	}
+	return ts, nil
+}
+
+// DeleteToken revokes a token; unknown → auth.ErrNotFound.
+func (s *Store) DeleteToken(ctx context.Context, id string) error {
+	return s.write(ctx, func(tx *sql.Tx) error {
+		n, err := affected(tx.ExecContext(ctx, `DELETE FROM api_tokens WHERE id = ?`, id))
+		if err == nil && n == 0 {
+			err = auth.ErrNotFound
+		}
+		if err != nil {
+			return fmt.Errorf("deleting token %q: %w", id, err)
+		}
+		return nil
+	})
+}
+
+// CountTokens counts the tokens not revoked.
+func (s *Store) CountTokens(ctx context.Context) (int, error) {
+	var n int
+	if err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM api_tokens`).Scan(&n); err != nil {
+		return 0, fmt.Errorf("counting tokens: %w", err)
+	}
+	return n, nil
+}

@@ -1,0 +1,106 @@
+package sqlitestore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/gorunner/gorunner/catalog"
+)
+
+const versionCols = `workflow_id, version, definition, hash, published_at`
+
+func scanVersion(row scanner) (*catalog.Version, error) {
+	var v catalog.Version
+	var def []byte
+	var published int64
+	if err := row.Scan(&v.WorkflowID, &v.Version, &def, &v.Hash, &published); err != nil {
+		return nil, err
+	}
+	v.Definition, v.PublishedAt = def, fromNanos(published)
+	return &v, nil
+}
+
+// Publish makes the draft of a live workflow its next version, unless the latest version
+// has the same hash, and marks the workflow published. The version number is computed and
+// the hash compared inside the write transaction, so racing publishes cannot collide.
+func (s *Store) Publish(ctx context.Context, workflowID, hash string, now time.Time) (*catalog.Version, bool, error) {
+	var (
+		out     *catalog.Version
+		created bool
+	)
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		var latest int
+		err := tx.QueryRowContext(ctx, `SELECT latest_version FROM workflows WHERE id = ? AND deleted_at = 0`,
+			workflowID).Scan(&latest)
+		if err != nil {
+			return fmt.Errorf("publishing workflow %q: %w", workflowID, mapErr(err, catalog.ErrNotFound, nil))
+		}
+		out, created, err = publishVersion(ctx, tx, workflowID, hash, latest, now)
+		if err != nil {
+			return fmt.Errorf("publishing workflow %q: %w", workflowID, err)
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE workflows SET published = 1, latest_version = ?, updated_at = ?
+			WHERE id = ?`, out.Version, nanos(now), workflowID)
+		if err != nil {
+			return fmt.Errorf("publishing workflow %q: %w", workflowID, err)
+		}
+		return bumpCatalog(ctx, tx)
+	})
+	return out, created, err
+}
+
+// publishVersion returns the latest version when its hash matches, else inserts the next.
+func publishVersion(ctx context.Context, tx *sql.Tx, workflowID, hash string, latest int, now time.Time) (*catalog.Version, bool, error) {
+	if latest > 0 {
+		v, err := getVersion(ctx, tx, workflowID, latest)
+		if err != nil || v.Hash == hash {
+			return v, false, err
+		}
+	}
+	_, err := tx.ExecContext(ctx, `INSERT INTO workflow_versions (`+versionCols+`)
+		SELECT id, ?, definition, ?, ? FROM workflows WHERE id = ?`, latest+1, hash, nanos(now), workflowID)
+	if err != nil {
+		return nil, false, err
+	}
+	v, err := getVersion(ctx, tx, workflowID, latest+1)
+	return v, err == nil, err
+}
+
+// GetVersion returns one version (0: the latest). Versions of a deleted workflow stay
+// readable, for the runs admitted before the delete.
+func (s *Store) GetVersion(ctx context.Context, workflowID string, version int) (*catalog.Version, error) {
+	v, err := getVersion(ctx, s.db, workflowID, version)
+	if err != nil {
+		return nil, fmt.Errorf("getting version %d of workflow %q: %w", version, workflowID, err)
+	}
+	return v, nil
+}
+
+func getVersion(ctx context.Context, q querier, workflowID string, version int) (*catalog.Version, error) {
+	v, err := scanVersion(q.QueryRowContext(ctx, `SELECT `+versionCols+` FROM workflow_versions
+		WHERE workflow_id = ?1 AND (version = ?2 OR ?2 = 0) ORDER BY version DESC LIMIT 1`, workflowID, version))
+	return v, mapErr(err, catalog.ErrNotFound, nil)
+}
+
+// ListVersions lists a workflow's versions, newest first. A workflow that never existed →
+// catalog.ErrNotFound; one never published → an empty list.
+func (s *Store) ListVersions(ctx context.Context, workflowID string) ([]*catalog.Version, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT `+versionCols+` FROM workflow_versions
+		WHERE workflow_id = ? ORDER BY version DESC`, workflowID)
+	if err != nil {
+		return nil, fmt.Errorf("listing versions of %q: %w", workflowID, err)
+	}
+	vs, err := collect(rows, scanVersion)
+	if err != nil || len(vs) > 0 {
+		return vs, err
+	}
+	var one int
+	err = s.db.QueryRowContext(ctx, `SELECT 1 FROM workflows WHERE id = ?`, workflowID).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("listing versions of %q: %w", workflowID, catalog.ErrNotFound)
+	}
+	return []*catalog.Version{}, err
+}
