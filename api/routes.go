@@ -29,6 +29,9 @@ type route struct {
 	status  int // the success status
 	data    any // the success data's Go type, nil for no body
 	list    bool
+	// canon, when set, rewrites the request into its canonical form before keyed replay
+	// fingerprints it.
+	canon   func(http.Handler) http.Handler
 	handler http.HandlerFunc
 }
 
@@ -46,7 +49,7 @@ func (s *Server) table() []route {
 		{method: "POST", pattern: "/api/workflows/{id}/unpublish", id: "unpublishWorkflow", summary: "Withdraw the workflow's tool", status: 200, data: workflowView{}, handler: s.unpublishWorkflow},
 		{method: "GET", pattern: "/api/workflows/{id}/versions", id: "listVersions", summary: "List published versions, newest first", status: 200, data: versionView{}, list: true, handler: s.listVersions},
 		{method: "POST", pattern: "/api/workflows/{id}/webhook/rotate", id: "rotateWebhook", summary: "Give the workflow a new webhook address; the old one stops at once", keyed: principalKeyed, status: 201, data: webhookView{}, handler: s.rotateWebhook},
-		{method: "POST", pattern: "/api/workflows/{id}/run", id: "runWorkflow", summary: "Start a run (?environment=production|test); the body is the input", keyed: principalKeyed, body: anyObject{}, status: 202, data: runView{}, handler: s.runWorkflow},
+		{method: "POST", pattern: "/api/workflows/{id}/run", id: "runWorkflow", summary: "Start a run (?environment=production|test); the body is the input", keyed: principalKeyed, body: anyObject{}, status: 202, data: runView{}, canon: s.canonicalRun, handler: s.runWorkflow},
 		{method: "GET", pattern: "/api/runs", id: "listRuns", summary: "List runs, newest first (?workflow=&status=&limit=&cursor=)", status: 200, data: runView{}, list: true, handler: s.listRuns},
 		{method: "POST", pattern: "/api/runs/rerun", id: "rerunMany", summary: "Rerun up to 1000 runs by ID or by workflow and status", keyed: principalKeyed, body: rerunManyBody{}, status: 202, data: runView{}, list: true, handler: s.rerunMany},
 		{method: "GET", pattern: "/api/runs/{id}", id: "getRun", summary: "Get a run; ?wait=30s (≤ 60s) holds the answer until it is no longer pending or running", status: 200, data: runView{}, handler: s.getRun},
@@ -92,6 +95,9 @@ func (s *Server) routes() chi.Router {
 		var mw []func(http.Handler) http.Handler
 		if !rt.public {
 			mw = append(mw, s.authenticate)
+		}
+		if rt.canon != nil {
+			mw = append(mw, rt.canon)
 		}
 		if rt.keyed != notKeyed {
 			mw = append(mw, s.keyedReplay(rt.keyed))

@@ -79,7 +79,7 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p, err := s.cfg.Auth.FromRequest(r)
 		if err != nil {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="gorunner"`)
+			w.Header().Set("WWW-Authenticate", s.challenge(r))
 			if errors.Is(err, auth.ErrUnauthorized) {
 				err = errorf(http.StatusUnauthorized, CodeUnauthorized, "a valid bearer token is required: Authorization: Bearer gr_…")
 			}
@@ -88,6 +88,16 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r.WithContext(auth.WithPrincipal(r.Context(), p)))
 	})
+}
+
+// challenge is the WWW-Authenticate value of a 401. At /mcp it also points MCP clients to
+// the protected resource metadata (RFC 9728) when a Public route serves it.
+func (s *Server) challenge(r *http.Request) string {
+	const metadata = "/.well-known/oauth-protected-resource/mcp"
+	if _, ok := s.cfg.Public[metadata]; !ok || r.URL.Path != "/mcp" {
+		return `Bearer realm="gorunner"`
+	}
+	return `Bearer realm="gorunner", resource_metadata="` + s.baseURL(r) + metadata + `"`
 }
 
 // limitBody refuses bodies over MaxBodyBytes: at once when Content-Length says so, else

@@ -7,9 +7,10 @@ import (
 	"net/http"
 )
 
-// HeaderKey is the request header carrying the key; HeaderReplayed marks a replayed answer.
 const (
-	HeaderKey      = "Idempotency-Key"
+	// HeaderKey is the request header that carries the key.
+	HeaderKey = "Idempotency-Key"
+	// HeaderReplayed, set to "true", marks a replayed answer.
 	HeaderReplayed = "Idempotency-Replayed"
 )
 

@@ -166,7 +166,7 @@ func (s *Service) Do(ctx context.Context, req Request, fn func(ctx context.Conte
 			return s.run(ctx, req, claim, fn)
 		case LimitReached:
 			s.metrics.count(outcomeCap)
-			return nil, newLimitError(s.cfg.Now(), res.Oldest)
+			return nil, newLimitError(claim.Now, res.Oldest)
 		case Existing:
 		default:
 			return nil, fmt.Errorf("claiming idempotency key: unknown outcome %d", res.Outcome)
@@ -175,6 +175,7 @@ func (s *Service) Do(ctx context.Context, req Request, fn func(ctx context.Conte
 			return s.answer(res.Record, fp)
 		}
 		if deadline.IsZero() {
+			// Waiting is real time; the configured clock only dates records.
 			deadline = time.Now().Add(s.cfg.InProgressWait)
 		}
 		resp, freed, err := s.await(ctx, req, fp, deadline)
@@ -238,7 +239,10 @@ func (s *Service) run(ctx context.Context, req Request, claim ClaimParams, fn fu
 	}()
 	resp, err = fn(ctx)
 	finished = true
-	if err != nil || resp == nil || !keep(resp.Status, req.Policy) {
+	if err == nil && resp == nil {
+		err = errors.New("idempotency: fn returned neither a response nor an error")
+	}
+	if err != nil || !keep(resp.Status, req.Policy) {
 		s.release(ctx, req)
 		return resp, err
 	}

@@ -121,7 +121,7 @@ func (s *Service) await(ctx context.Context, req Request, fp string, deadline ti
 			stop()
 			resp, err := s.answer(rec, fp)
 			return resp, false, err
-		case expired:
+		case expired: // a read error (store down) counts as still in progress
 			stop()
 			s.metrics.count(outcomeInProgress)
 			return nil, false, ErrInProgress

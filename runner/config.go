@@ -10,8 +10,11 @@ import (
 	"net/http"
 	"net/netip"
 	"os"
+	"slices"
 	"syscall"
 	"time"
+
+	"github.com/gorunner/gorunner/schemas"
 )
 
 // Config tunes an Engine. The zero value (or nil) means defaults.
@@ -39,6 +42,12 @@ type Config struct {
 	Kinds map[string]StepHandler
 	// MaxWait caps how long one Wait call may hold; default 5m.
 	MaxWait time.Duration
+}
+
+// builtinKinds are the step kinds Config.Kinds may not redefine.
+var builtinKinds = []string{
+	schemas.KindSet, schemas.KindHTTP, schemas.KindHook, schemas.KindSleep, schemas.KindRun,
+	schemas.KindWorkflow, schemas.KindFail, "id", "if", "retry", "timeout",
 }
 
 // Defaults of Config.
@@ -90,8 +99,8 @@ func (c *Config) validate() error {
 		return errors.New("runner config: DenyPrivate applies to the default HTTP client; do not set HTTPClient too")
 	}
 	for name, h := range c.Kinds {
-		if h == nil {
-			return fmt.Errorf("runner config: step kind %q has no handler", name)
+		if h == nil || slices.Contains(builtinKinds, name) {
+			return fmt.Errorf("runner config: step kind %q has no handler or is built in", name)
 		}
 	}
 	return nil

@@ -7,16 +7,17 @@
 //
 // Defaults the definition format leaves open: http steps make up to 3 attempts unless
 // retry says otherwise, every other kind 1; backoff starts at 1s, doubles, caps at 1m, with
-// jitter, and honours Retry-After. An http step without timeout gives up after 30s. A
-// workflow step starts its child in the parent's environment: production runs call
-// published versions, test runs call drafts.
+// jitter, and honours Retry-After. A step's timeout bounds each attempt of http steps
+// (default 30s) and custom kinds, and is the default timeout of a hook step. A workflow step
+// starts its child in the parent's environment: production runs call published versions,
+// test runs call drafts. While a run waits on a hook or a sleep its status is waiting; while
+// it waits for a child run, an adopted run or a retry it stays running.
 package runner
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net/http"
 	"sync"
@@ -211,7 +212,6 @@ func (e *Engine) claim(ctx, workCtx context.Context) {
 			return
 		}
 		for _, r := range runs {
-			fmt.Println("DEBUG claim", e.cfg.Owner, r.ID, fingerprint(r), r.WakeAt.UnixNano(), now.UnixNano())
 			e.launch(workCtx, r)
 		}
 		if len(runs) < free {
@@ -232,7 +232,6 @@ func (e *Engine) launch(ctx context.Context, r *Run) {
 	runCtx, cancel := context.WithCancelCause(ctx)
 	e.mu.Lock()
 	if _, ok := e.held[r.ID]; ok {
-		fmt.Println("DEBUG skip", e.cfg.Owner, r.ID)
 		e.mu.Unlock()
 		cancel(nil)
 		return
@@ -255,18 +254,18 @@ func (e *Engine) launch(ctx context.Context, r *Run) {
 }
 
 func (e *Engine) release(runID string) {
-	fmt.Println("DEBUG release", e.cfg.Owner, runID)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if err := e.store.ReleaseRun(ctx, e.cfg.Owner, runID); err != nil && !errors.Is(err, ErrLeaseLost) {
-		e.log.Error("releasing run "+runID, "err", err)
+		e.log.Error("releasing run", "run", runID, "err", err)
 	}
 }
 
-// heartbeat renews the leases of the runs this engine works every LeaseTTL/3, and
-// interrupts those whose lease was lost or whose cancel was requested by another process.
+// heartbeat renews the leases of the runs this engine works every LeaseTTL/3 (at least
+// every second, so that a cancel requested by another process is acted on promptly), and
+// interrupts those whose lease was lost or whose cancel was requested.
 func (e *Engine) heartbeat(ctx context.Context) {
-	ticker := time.NewTicker(e.cfg.LeaseTTL / 3)
+	ticker := time.NewTicker(min(e.cfg.LeaseTTL/3, time.Second))
 	defer ticker.Stop()
 	for {
 		select {
@@ -314,6 +313,16 @@ func (e *Engine) awaitEnd(waiter, target string) {
 	e.awaiters[target][waiter] = true
 }
 
+// awaited forgets that waiter waits for target, which it found ended.
+func (e *Engine) awaited(waiter, target string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	delete(e.awaiters[target], waiter)
+	if len(e.awaiters[target]) == 0 {
+		delete(e.awaiters, target)
+	}
+}
+
 // ended wakes the runs waiting for r, which just ended here, and r's parent.
 func (e *Engine) ended(ctx context.Context, r *Run) {
 	e.mu.Lock()
@@ -322,7 +331,7 @@ func (e *Engine) ended(ctx context.Context, r *Run) {
 	e.mu.Unlock()
 	for id := range waiters {
 		if err := e.store.WakeRun(ctx, id, e.now()); err != nil && !errors.Is(err, ErrNotFound) {
-			e.log.Error(fmt.Sprintf("waking run %s after run %s ended", id, r.ID), "err", err)
+			e.log.Error("waking a run waiting for another", "run", id, "ended", r.ID, "err", err)
 		}
 	}
 	if len(waiters) > 0 || r.ParentRunID != "" {

@@ -23,6 +23,10 @@ const (
 // (which closes the race with a payload or an end that came in meanwhile).
 const maxPasses = 3
 
+// internalRetry is how long a run waits after an internal error (the store failing, say)
+// interrupted one of its steps; the step is then tried again, not counted as failed.
+const internalRetry = time.Second
+
 // execution is one worker's pass over a claimed run.
 type execution struct {
 	e     *Engine
@@ -235,7 +239,9 @@ func (x *execution) saveProgress(ctx context.Context, opts SaveOptions) flow {
 func (x *execution) stepFailed(ctx context.Context, s *stepExec, err error) flow {
 	var se *stepError
 	if !errors.As(err, &se) {
-		x.e.log.Error("step interrupted by an internal error", "run", x.r.ID, "step", s.st.ID, "err", err)
+		x.e.log.Error("step interrupted by an internal error; trying again later", "run", x.r.ID, "step", s.st.ID, "err", err)
+		x.r.WakeAt = x.e.now().Add(internalRetry)
+		x.save(ctx, SaveOptions{})
 		return flowRelease
 	}
 	s.rec.Error = &Error{Code: se.code, Message: se.msg, Step: s.st.ID}

@@ -26,7 +26,8 @@ type workflows struct {
 func (w *workflows) Resolve(_ context.Context, name, env string) (*runner.Target, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	def, ok := w.defs[strings.TrimPrefix(name, "wf-")]
+	name = strings.TrimPrefix(name, "wf-")
+	def, ok := w.defs[name]
 	if !ok {
 		return nil, fmt.Errorf("workflow %q: %w", name, runner.ErrWorkflowNotFound)
 	}

@@ -185,6 +185,7 @@ func (s *stepExec) awaitRun(ctx context.Context, id string, state any) (*Run, *s
 		return nil, nil, runNotFound(err, id)
 	}
 	if r.Status.Terminal() {
+		e.awaited(s.run().ID, id)
 		return r, nil, nil
 	}
 	e.awaitEnd(s.run().ID, id)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/gorunner/gorunner/api"
 	"github.com/gorunner/gorunner/idempotency"
+	"github.com/gorunner/gorunner/mcpserver"
 	"github.com/gorunner/gorunner/runner"
 )
 
@@ -78,9 +79,15 @@ func serve(cmd *cobra.Command, g *globals, f *serveFlags) error {
 	if err != nil {
 		return err
 	}
+	mcpSrv, err := mcpserver.New(mcpserver.Deps{Catalog: a.catalog, Engine: engine, Idempotency: idem},
+		&mcpserver.Config{Version: version(), Logger: a.log})
+	if err != nil {
+		return err
+	}
 	srv, err := api.New(api.Config{
 		Catalog: a.catalog, Auth: a.auth, Engine: engine, Idempotency: idem, Logger: a.log,
 		Ready: a.store.Ping, Metrics: promhttp.HandlerFor(reg, promhttp.HandlerOpts{}), BaseURL: f.baseURL,
+		MCP: mcpSrv.HTTPHandler(), Public: mcpserver.MetadataHandlers(f.baseURL),
 	})
 	if err != nil {
 		return err
@@ -92,6 +99,10 @@ func serve(cmd *cobra.Command, g *globals, f *serveFlags) error {
 	if err := engine.Start(ctx); err != nil {
 		ln.Close()
 		return err
+	}
+	if err := mcpSrv.Start(ctx); err != nil {
+		ln.Close()
+		return errors.Join(err, engine.Stop(context.WithoutCancel(ctx)))
 	}
 	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
@@ -106,10 +117,11 @@ func serve(cmd *cobra.Command, g *globals, f *serveFlags) error {
 	a.log.Info("shutting down", "timeout", f.shutdownTimeout)
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), f.shutdownTimeout)
 	defer cancel()
+	merr := mcpSrv.Stop(sctx)
 	herr := hs.Shutdown(sctx)
 	eerr := engine.Stop(sctx)
 	if errors.Is(err, http.ErrServerClosed) {
 		err = nil
 	}
-	return errors.Join(err, herr, eerr)
+	return errors.Join(err, merr, herr, eerr)
 }

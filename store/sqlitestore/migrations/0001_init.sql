@@ -63,7 +63,8 @@ CREATE TABLE idempotency_keys (
     expires_at   INTEGER NOT NULL,
     PRIMARY KEY (scope, key)
 );
-CREATE INDEX idempotency_keys_expiry ON idempotency_keys (scope, expires_at);
+-- Covers the live-key count of a scope (the cap) without reading answers.
+CREATE INDEX idempotency_keys_expiry ON idempotency_keys (scope, expires_at, state, locked_until);
 
 CREATE TABLE runs (
     id               TEXT PRIMARY KEY,

@@ -1,0 +1,92 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gorunner/gorunner/auth"
+	"github.com/gorunner/gorunner/idempotency"
+	"github.com/gorunner/gorunner/mcpserver"
+	"github.com/gorunner/gorunner/runner"
+)
+
+// mcpStopTimeout is how long in-flight steps may take to finish once stdin closes.
+const mcpStopTimeout = 10 * time.Second
+
+func newMCPCommand(g *globals) *cobra.Command {
+	var denyPrivate bool
+	cmd := &cobra.Command{
+		Use:   "mcp",
+		Short: "Serve the published workflows as MCP tools over stdio, and work runs",
+		Long: "Serve MCP over stdin/stdout on the same store as `gorunner serve`, and work runs meanwhile.\n" +
+			"The caller is the token in GORUNNER_TOKEN if set (it must be valid), else the built-in principal local.\n" +
+			"Logs go to stderr; stdout carries the protocol only.",
+		Example: `  {"mcpServers": {"gorunner": {"command": "gorunner", "args": ["mcp", "--data-dir", "/path/to/.gorunner"]}}}`,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return serveMCP(cmd, g, denyPrivate)
+		},
+	}
+	cmd.Flags().BoolVar(&denyPrivate, "http-deny-private", false, "refuse HTTP steps to loopback and private addresses (env GORUNNER_HTTP_DENY_PRIVATE)")
+	return cmd
+}
+
+func serveMCP(cmd *cobra.Command, g *globals, denyPrivate bool) (err error) {
+	ctx := cmd.Context()
+	a, err := openApp(ctx, g)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	principal, err := stdioPrincipal(ctx, a.auth, os.Getenv("GORUNNER_TOKEN"))
+	if err != nil {
+		return err
+	}
+	idem, err := idempotency.New(a.store, &idempotency.Config{Logger: a.log})
+	if err != nil {
+		return err
+	}
+	engine, err := runner.New(a.store, a.catalog, a.catalog, &runner.Config{Logger: a.log, DenyPrivate: denyPrivate})
+	if err != nil {
+		return err
+	}
+	srv, err := mcpserver.New(mcpserver.Deps{Catalog: a.catalog, Engine: engine, Idempotency: idem},
+		&mcpserver.Config{Version: version(), Logger: a.log})
+	if err != nil {
+		return err
+	}
+	if err := engine.Start(ctx); err != nil {
+		return err
+	}
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), mcpStopTimeout)
+		defer cancel()
+		err = errors.Join(err, srv.Stop(sctx), engine.Stop(sctx))
+	}()
+	if err := srv.Start(ctx); err != nil {
+		return err
+	}
+	a.log.Info("serving MCP over stdio", "principal", principal.Name, "data_dir", a.dataDir)
+	return srv.ServeStdio(ctx, principal, cmd.InOrStdin(), cmd.OutOrStdout())
+}
+
+// stdioPrincipal is who calls over stdio: the owner of token, which must be valid, or the
+// built-in principal local when no token is given.
+func stdioPrincipal(ctx context.Context, a *auth.Service, token string) (auth.Principal, error) {
+	if token == "" {
+		return auth.Local(), nil
+	}
+	p, err := a.Authenticate(ctx, token)
+	if errors.Is(err, auth.ErrUnauthorized) {
+		return auth.Principal{}, errors.New("GORUNNER_TOKEN is not a valid token; unset it to serve as the local principal")
+	}
+	if err != nil {
+		return auth.Principal{}, fmt.Errorf("checking GORUNNER_TOKEN: %w", err)
+	}
+	return p, nil
+}

@@ -1,0 +1,195 @@
+// Package mcpserver is GoRunner's MCP face (SPEC §5), on mcp-go: one tool per published
+// workflow plus GoRunner's companion tools, served over streamable HTTP (mounted by api at
+// /mcp behind its bearer auth) and over stdio (gorunner mcp). The tool set follows the
+// catalog: a watcher polls the store's catalog version and, when it moves, diffs the
+// workflows against the registered tools, so every session gets one
+// notifications/tools/list_changed — also for changes made by another process.
+//
+// A tool call validates its arguments, starts the run through the same keyed-replay
+// request as POST /api/workflows/{name}/run (so MCP and REST retries replay each other),
+// then waits up to the workflow's toolTimeout for the result.
+package mcpserver
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/gorunner/gorunner/auth"
+	"github.com/gorunner/gorunner/catalog"
+	"github.com/gorunner/gorunner/idempotency"
+	"github.com/gorunner/gorunner/runner"
+	"github.com/gorunner/gorunner/schemas"
+)
+
+// Deps are the services the MCP server works with; all are required.
+type Deps struct {
+	Catalog     *catalog.Service
+	Engine      *runner.Engine
+	Idempotency *idempotency.Service
+}
+
+// Config tunes a Server; a nil *Config means the defaults.
+type Config struct {
+	// Version is the server version announced to clients (default "dev").
+	Version string
+	// ToolTimeout is how long a workflow tool call waits for its run when the definition
+	// sets no toolTimeout (default 30s).
+	ToolTimeout time.Duration
+	// MaxToolTimeout caps every workflow's toolTimeout (default 60s).
+	MaxToolTimeout time.Duration
+	// WatchInterval is how often the catalog version is polled (default 250ms).
+	WatchInterval time.Duration
+	// PageSize is how many tools one tools/list page holds (default 100).
+	PageSize int
+	// Logger receives the server's logs (default slog.Default()).
+	Logger *slog.Logger
+}
+
+// Defaults of Config.
+const (
+	DefaultToolTimeout    = 30 * time.Second
+	DefaultMaxToolTimeout = 60 * time.Second
+	DefaultWatchInterval  = 250 * time.Millisecond
+	DefaultPageSize       = 100
+)
+
+func (c *Config) withDefaults() Config {
+	out := Config{}
+	if c != nil {
+		out = *c
+	}
+	if out.Version == "" {
+		out.Version = "dev"
+	}
+	out.ToolTimeout = cmpOr(out.ToolTimeout, DefaultToolTimeout)
+	out.MaxToolTimeout = cmpOr(out.MaxToolTimeout, DefaultMaxToolTimeout)
+	out.WatchInterval = cmpOr(out.WatchInterval, DefaultWatchInterval)
+	out.PageSize = cmpOr(out.PageSize, DefaultPageSize)
+	if out.Logger == nil {
+		out.Logger = slog.Default()
+	}
+	return out
+}
+
+func cmpOr[T comparable](v, def T) T {
+	var zero T
+	if v == zero {
+		return def
+	}
+	return v
+}
+
+func (c *Config) validate() error {
+	if c.ToolTimeout < 0 || c.MaxToolTimeout < 0 || c.WatchInterval < 0 || c.PageSize < 0 {
+		return errors.New("mcpserver config: durations and PageSize must not be negative")
+	}
+	return nil
+}
+
+// Server serves GoRunner's tools over MCP: one mcp-go server per environment, since the
+// production and the test environment list different tools.
+type Server struct {
+	deps Deps
+	cfg  Config
+	log  *slog.Logger
+	envs map[string]*environment
+	// companionSchemas are the compiled input schemas of the companion tools, by name.
+	companionSchemas map[string]*schemas.InputSchema
+
+	mu       sync.Mutex
+	stopLoop context.CancelFunc
+	loopDone chan struct{}
+}
+
+// New builds the Server. Its tool set is empty until Start.
+func New(deps Deps, cfg *Config) (*Server, error) {
+	if deps.Catalog == nil || deps.Engine == nil || deps.Idempotency == nil {
+		return nil, errors.New("mcpserver: Catalog, Engine and Idempotency are required")
+	}
+	c := cfg.withDefaults()
+	if err := c.validate(); err != nil {
+		return nil, err
+	}
+	compiled, err := compileCompanions()
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{deps: deps, cfg: c, log: c.Logger, envs: map[string]*environment{}, companionSchemas: compiled}
+	for _, env := range []string{runner.EnvProduction, runner.EnvTest} {
+		s.envs[env] = s.newEnvironment(env)
+	}
+	return s, nil
+}
+
+// Start loads the tools and starts the catalog watcher, which runs until Stop.
+func (s *Server) Start(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stopLoop != nil {
+		return errors.New("mcpserver: already started")
+	}
+	version, err := s.syncAll(ctx)
+	if err != nil {
+		return err
+	}
+	loopCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	s.stopLoop, s.loopDone = stop, make(chan struct{})
+	go func() {
+		defer close(s.loopDone)
+		s.watch(loopCtx, version)
+	}()
+	return nil
+}
+
+// Stop ends the catalog watcher and closes the HTTP sessions' notification streams, so
+// that an HTTP server's Shutdown is not held up by them.
+func (s *Server) Stop(ctx context.Context) error {
+	s.mu.Lock()
+	stop, done := s.stopLoop, s.loopDone
+	s.mu.Unlock()
+	if stop != nil {
+		stop()
+		select {
+		case <-done:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	for _, env := range s.envs {
+		env.http.CloseSessions(ctx)
+	}
+	return nil
+}
+
+// HTTPHandler serves MCP over streamable HTTP. It expects the caller's principal in the
+// request context (auth.WithPrincipal, as api's bearer middleware puts it).
+// ?environment=test serves the drafts' tools, anything else but production is a 400.
+func (s *Server) HTTPHandler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		name := r.URL.Query().Get("environment")
+		if name == "" {
+			name = runner.EnvProduction
+		}
+		env, ok := s.envs[name]
+		if !ok {
+			http.Error(w, "environment must be production or test", http.StatusBadRequest)
+			return
+		}
+		env.http.ServeHTTP(w, r)
+	})
+}
+
+// ServeStdio serves MCP over in and out (the production tools) as principal p until in
+// ends or ctx is done. Nothing else may write to out.
+func (s *Server) ServeStdio(ctx context.Context, p auth.Principal, in io.Reader, out io.Writer) error {
+	std := server.NewStdioServer(s.envs[runner.EnvProduction].mcp)
+	std.SetErrorLogger(slog.NewLogLogger(s.log.Handler(), slog.LevelError))
+	return std.Listen(auth.WithPrincipal(ctx, p), in, out)
+}

@@ -1,0 +1,185 @@
+package mcpserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/gorunner/gorunner/catalog"
+	"github.com/gorunner/gorunner/runner"
+	"github.com/gorunner/gorunner/schemas"
+	"github.com/gorunner/gorunner/tools"
+)
+
+// instructions tell agents how GoRunner's tools behave.
+const instructions = "Each workflow tool starts a durable run and answers with {runId, status, output, error, replayed}. " +
+	"Pass idempotencyKey to make a retry safe: the same key and arguments never start a second run. " +
+	"When status is pending, running or waiting, continue with gorunner_get_run; a waiting run may need gorunner_resume_hook."
+
+// listPage is how many workflows one catalog read fetches while building the tool set.
+const listPage = 500
+
+// environment is one environment's MCP server and the workflow tools registered on it.
+type environment struct {
+	name  string
+	mcp   *server.MCPServer
+	http  *server.StreamableHTTPServer
+	tools map[string]*entry // by tool name; touched by the sync only, which is serialised
+}
+
+// entry is one registered workflow tool and the catalog state it was built from.
+type entry struct {
+	source string // workflow ID and version (production) or draft rev (test)
+	tool   *tools.Tool
+}
+
+func (s *Server) newEnvironment(name string) *environment {
+	m := server.NewMCPServer("gorunner", s.cfg.Version,
+		server.WithToolCapabilities(true),
+		server.WithPaginationLimit(s.cfg.PageSize),
+		server.WithRecovery(),
+		server.WithInstructions(instructions),
+	)
+	env := &environment{name: name, mcp: m, tools: map[string]*entry{}}
+	env.http = server.NewStreamableHTTPServer(m, server.WithStreamableHTTPLogger(s.log))
+	m.SetTools(s.companionTools(env)...)
+	return env
+}
+
+// watch polls the catalog version and syncs the tool sets whenever it moves.
+func (s *Server) watch(ctx context.Context, seen int64) {
+	tick := time.NewTicker(s.cfg.WatchInterval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		v, err := s.deps.Catalog.Store().CatalogVersion(ctx)
+		if err != nil || v == seen {
+			if err != nil && ctx.Err() == nil {
+				s.log.Warn("mcp: reading the catalog version failed", "err", err)
+			}
+			continue
+		}
+		if _, err := s.syncAll(ctx); err != nil {
+			if ctx.Err() == nil {
+				s.log.Warn("mcp: updating the tool set failed; retrying", "err", err)
+			}
+			continue
+		}
+		seen = v
+	}
+}
+
+// syncAll reads the catalog version, then brings every environment's tools up to date
+// with it; a change made meanwhile moves the version again and is seen on the next poll.
+func (s *Server) syncAll(ctx context.Context) (int64, error) {
+	v, err := s.deps.Catalog.Store().CatalogVersion(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("reading the catalog version: %w", err)
+	}
+	for _, env := range s.envs {
+		if err := s.sync(ctx, env); err != nil {
+			return 0, fmt.Errorf("updating the %s tools: %w", env.name, err)
+		}
+	}
+	return v, nil
+}
+
+// sync diffs the environment's workflows against its registered tools and, when anything
+// was added, removed or replaced, sets the new tool set at once: one list_changed.
+func (s *Server) sync(ctx context.Context, env *environment) error {
+	workflows, err := s.listWorkflows(ctx, env.name == runner.EnvProduction)
+	if err != nil {
+		return err
+	}
+	next := make(map[string]*entry, len(workflows))
+	changed := false
+	for _, w := range workflows {
+		e, err := s.entryFor(ctx, env, w)
+		if err != nil {
+			return err
+		}
+		if e == nil {
+			continue
+		}
+		if env.tools[w.Name] != e {
+			changed = true
+		}
+		next[w.Name] = e
+	}
+	if !changed && len(next) == len(env.tools) {
+		return nil
+	}
+	env.tools = next
+	all := s.companionTools(env)
+	for _, e := range next {
+		all = append(all, server.ServerTool{Tool: e.tool.Tool, Handler: s.workflowHandler(env.name, e.tool)})
+	}
+	env.mcp.SetTools(all...)
+	return nil
+}
+
+// listWorkflows reads every live workflow, or only the published ones.
+func (s *Server) listWorkflows(ctx context.Context, publishedOnly bool) ([]*catalog.Workflow, error) {
+	var all []*catalog.Workflow
+	p := catalog.ListWorkflowsParams{Page: catalog.Page{Limit: listPage}, PublishedOnly: publishedOnly}
+	for {
+		page, next, err := s.deps.Catalog.List(ctx, p)
+		if err != nil {
+			return nil, fmt.Errorf("listing workflows: %w", err)
+		}
+		all = append(all, page...)
+		if next == "" {
+			return all, nil
+		}
+		p.Cursor = next
+	}
+}
+
+// entryFor returns w's tool: the registered one when w has not changed since, else a new
+// one built from the published version (production) or the draft (test). A workflow whose
+// tool cannot be built is left out and logged; nil, nil then.
+func (s *Server) entryFor(ctx context.Context, env *environment, w *catalog.Workflow) (*entry, error) {
+	source := fmt.Sprintf("%s@rev%d", w.ID, w.Rev)
+	if env.name == runner.EnvProduction {
+		if w.LatestVersion == 0 {
+			return nil, nil
+		}
+		source = fmt.Sprintf("%s@v%d", w.ID, w.LatestVersion)
+	}
+	if old := env.tools[w.Name]; old != nil && old.source == source {
+		return old, nil
+	}
+	def, err := s.definition(ctx, env.name, w)
+	if errors.Is(err, catalog.ErrNotFound) {
+		return nil, nil // deleted or unpublished meanwhile; the next version move says so
+	}
+	if err != nil {
+		return nil, err
+	}
+	t, err := tools.FromDefinition(def)
+	if err != nil {
+		s.log.Warn("mcp: workflow left out of the tool list", "workflow", w.Name, "environment", env.name, "err", err)
+		return nil, nil
+	}
+	return &entry{source: source, tool: t}, nil
+}
+
+// definition is what a new run of w executes in env.
+func (s *Server) definition(ctx context.Context, env string, w *catalog.Workflow) (*schemas.Definition, error) {
+	raw := w.Definition
+	if env == runner.EnvProduction {
+		v, err := s.deps.Catalog.Store().GetVersion(ctx, w.ID, w.LatestVersion)
+		if err != nil {
+			return nil, fmt.Errorf("reading version %d of %q: %w", w.LatestVersion, w.Name, err)
+		}
+		raw = v.Definition
+	}
+	return schemas.Decode(raw)
+}

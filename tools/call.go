@@ -1,0 +1,55 @@
+package tools
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+
+	"github.com/gorunner/gorunner/schemas"
+)
+
+// Call is a workflow tool call made into a run request.
+type Call struct {
+	// Arguments are all the arguments as encoding/json decodes them (numbers as
+	// json.Number), for validation against the tool's input schema.
+	Arguments any
+	// Key is the idempotencyKey argument; HasKey says whether it was given.
+	Key    string
+	HasKey bool
+	// Input is the run input: the arguments without idempotencyKey, as a JSON object. It is
+	// also the body of the equivalent REST call, so both fingerprint alike.
+	Input json.RawMessage
+}
+
+// ParseCall splits a tool call's raw arguments into the run input and the idempotency key.
+// Absent arguments are the empty object. Arguments that are not a JSON object, or a key
+// that is not a string, are problems for the agent to fix.
+func ParseCall(raw json.RawMessage) (*Call, []schemas.Problem) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
+		raw = json.RawMessage("{}")
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &fields); err != nil || fields == nil {
+		return nil, []schemas.Problem{{Path: "", Message: "the arguments must be a JSON object"}}
+	}
+	c := &Call{}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if err := dec.Decode(&c.Arguments); err != nil {
+		return nil, []schemas.Problem{{Path: "", Message: "the arguments are not valid JSON: " + err.Error()}}
+	}
+	if k, ok := fields[KeyArgument]; ok {
+		if err := json.Unmarshal(k, &c.Key); err != nil {
+			return nil, []schemas.Problem{{Path: "/" + KeyArgument, Message: fmt.Sprintf("%s must be a string", KeyArgument)}}
+		}
+		c.HasKey = true
+		delete(fields, KeyArgument)
+	}
+	input, err := json.Marshal(fields)
+	if err != nil {
+		return nil, []schemas.Problem{{Path: "", Message: "the arguments cannot be encoded: " + err.Error()}}
+	}
+	c.Input = input
+	return c, nil
+}
