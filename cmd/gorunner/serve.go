@@ -25,6 +25,7 @@ type serveFlags struct {
 	baseURL         string
 	denyPrivate     bool
 	shutdownTimeout time.Duration
+	leaseTTL        time.Duration
 }
 
 func newServeCommand(g *globals) *cobra.Command {
@@ -45,6 +46,7 @@ func newServeCommand(g *globals) *cobra.Command {
 	fl.BoolVar(&f.examples, "examples", false, "create and publish the example workflows (env GORUNNER_EXAMPLES)")
 	fl.StringVar(&f.baseURL, "base-url", "", "public origin for webhook URLs, e.g. https://runner.example (env GORUNNER_BASE_URL)")
 	fl.BoolVar(&f.denyPrivate, "http-deny-private", false, "refuse HTTP steps to loopback and private addresses (env GORUNNER_HTTP_DENY_PRIVATE)")
+	fl.DurationVar(&f.leaseTTL, "lease-ttl", 30*time.Second, "how long a run stays claimed by a process that stops renewing it (env GORUNNER_LEASE_TTL)")
 	fl.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 20*time.Second, "how long in-flight requests and steps may take to finish on SIGTERM (env GORUNNER_SHUTDOWN_TIMEOUT)")
 	return cmd
 }
@@ -75,7 +77,7 @@ func serve(cmd *cobra.Command, g *globals, f *serveFlags) error {
 	if err != nil {
 		return err
 	}
-	engine, err := runner.New(a.store, a.catalog, a.catalog, &runner.Config{Logger: a.log, DenyPrivate: f.denyPrivate})
+	engine, err := runner.New(a.store, a.catalog, a.catalog, &runner.Config{Logger: a.log, DenyPrivate: f.denyPrivate, LeaseTTL: f.leaseTTL})
 	if err != nil {
 		return err
 	}

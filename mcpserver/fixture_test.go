@@ -1,0 +1,196 @@
+package mcpserver_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gorunner/gorunner/api"
+	"github.com/gorunner/gorunner/auth"
+	"github.com/gorunner/gorunner/catalog"
+	"github.com/gorunner/gorunner/idempotency"
+	"github.com/gorunner/gorunner/mcpserver"
+	"github.com/gorunner/gorunner/runner"
+	"github.com/gorunner/gorunner/store/sqlitestore"
+)
+
+// fixture is GoRunner's API with /mcp mounted, over a fresh SQLite file.
+type fixture struct {
+	t       *testing.T
+	dbPath  string
+	catalog *catalog.Service
+	engine  *runner.Engine
+	srv     *httptest.Server
+	token   string
+}
+
+// newFixture starts the API and the MCP server after publishing defs, so that their tools
+// are there from the first tools/list.
+func newFixture(t *testing.T, defs ...string) *fixture {
+	t.Helper()
+	ctx := context.Background()
+	f := &fixture{t: t, dbPath: filepath.Join(t.TempDir(), "gorunner.db")}
+	st, err := sqlitestore.Open(ctx, f.dbPath)
+	require.NoError(t, err)
+	t.Cleanup(func() { st.Close() })
+	f.catalog, err = catalog.New(st, nil)
+	require.NoError(t, err)
+	for _, def := range defs {
+		publish(t, f.catalog, def)
+	}
+	au := auth.New(st, nil)
+	_, f.token, err = au.Create(ctx, "agent")
+	require.NoError(t, err)
+	idem, err := idempotency.New(st, nil)
+	require.NoError(t, err)
+	f.engine, err = runner.New(st, f.catalog, f.catalog, &runner.Config{PollInterval: 20 * time.Millisecond})
+	require.NoError(t, err)
+	require.NoError(t, f.engine.Start(ctx))
+	t.Cleanup(func() { _ = f.engine.Stop(context.Background()) })
+	m, err := mcpserver.New(mcpserver.Deps{Catalog: f.catalog, Engine: f.engine, Idempotency: idem}, &mcpserver.Config{PageSize: 2})
+	require.NoError(t, err)
+	require.NoError(t, m.Start(ctx))
+	t.Cleanup(func() { _ = m.Stop(context.Background()) })
+	a, err := api.New(api.Config{Catalog: f.catalog, Auth: au, Engine: f.engine, Idempotency: idem,
+		MCP: m.HTTPHandler(), Public: mcpserver.MetadataHandlers("")})
+	require.NoError(t, err)
+	f.srv = httptest.NewServer(a)
+	t.Cleanup(f.srv.Close)
+	return f
+}
+
+// publish creates and publishes a workflow on c.
+func publish(t *testing.T, c *catalog.Service, def string) {
+	t.Helper()
+	ctx := context.Background()
+	w, err := c.Create(ctx, []byte(def))
+	require.NoError(t, err)
+	_, _, err = c.Publish(ctx, w.ID)
+	require.NoError(t, err)
+}
+
+// bearer adds a token to every request.
+type bearer struct {
+	token string
+	next  http.RoundTripper
+}
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return b.next.RoundTrip(r)
+}
+
+// events records what the server sent a client session on its own.
+type events struct {
+	mu          sync.Mutex
+	listChanged int
+	progress    []string
+}
+
+func (e *events) changes() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.listChanged
+}
+
+func (e *events) progressMessages() []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return append([]string(nil), e.progress...)
+}
+
+// connect opens an MCP session over streamable HTTP at /mcp+query.
+func (f *fixture) connect(query string) (*mcp.ClientSession, *events) {
+	f.t.Helper()
+	ev := &events{}
+	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+			ev.mu.Lock()
+			ev.listChanged++
+			ev.mu.Unlock()
+		},
+		ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
+			ev.mu.Lock()
+			ev.progress = append(ev.progress, r.Params.Message)
+			ev.mu.Unlock()
+		},
+	})
+	transport := &mcp.StreamableClientTransport{
+		Endpoint:   f.srv.URL + "/mcp" + query,
+		HTTPClient: &http.Client{Transport: bearer{token: f.token, next: http.DefaultTransport}},
+		MaxRetries: -1,
+	}
+	session, err := client.Connect(context.Background(), transport, nil)
+	require.NoError(f.t, err)
+	f.t.Cleanup(func() { _ = session.Close() })
+	return session, ev
+}
+
+// rest sends a REST request with the fixture's token.
+func (f *fixture) rest(method, path string, body any, header http.Header) (*http.Response, map[string]any) {
+	f.t.Helper()
+	raw, err := json.Marshal(body)
+	require.NoError(f.t, err)
+	req, err := http.NewRequest(method, f.srv.URL+path, bytes.NewReader(raw))
+	require.NoError(f.t, err)
+	req.Header = header.Clone()
+	req.Header.Set("Authorization", "Bearer "+f.token)
+	res, err := f.srv.Client().Do(req)
+	require.NoError(f.t, err)
+	defer res.Body.Close()
+	var out map[string]any
+	require.NoError(f.t, json.NewDecoder(res.Body).Decode(&out))
+	return res, out
+}
+
+// call calls a tool and decodes its structured content.
+func call(t *testing.T, s *mcp.ClientSession, name string, args map[string]any) (*mcp.CallToolResult, map[string]any) {
+	t.Helper()
+	res, err := s.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
+	require.NoError(t, err)
+	return res, structured(t, res)
+}
+
+func structured(t *testing.T, res *mcp.CallToolResult) map[string]any {
+	t.Helper()
+	if res.StructuredContent == nil {
+		return nil
+	}
+	raw, err := json.Marshal(res.StructuredContent)
+	require.NoError(t, err)
+	var out map[string]any
+	require.NoError(t, json.Unmarshal(raw, &out))
+	return out
+}
+
+func text(res *mcp.CallToolResult) string {
+	var b bytes.Buffer
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String()
+}
+
+const (
+	greetDef = `{"name":"greet","title":"Greet","description":"Says hello.",
+		"input":{"type":"object","properties":{"name":{"type":"string","minLength":1},"times":{"type":"integer"}},"required":["name"],"additionalProperties":false},
+		"steps":[{"id":"hello","set":{"greeting":"hello ${{ input.name }}"}},{"id":"done","set":"${{ steps.hello.output.greeting }}"}]}`
+	approveDef = `{"name":"approve","input":{"type":"object","properties":{"orderId":{"type":"string"}},"required":["orderId"]},
+		"steps":[{"id":"confirm","hook":{"token":"order:${{ input.orderId }}"}},{"id":"done","set":{"ok":"${{ steps.confirm.output.ok }}"}}]}`
+	boomDef = `{"name":"boom","input":{"type":"object"},"steps":[{"id":"explode","fail":{"message":"kaboom","code":"BOOM"}}]}`
+)
+
+// runnerAll lists every run.
+func runnerAll() runner.ListRunsParams { return runner.ListRunsParams{Limit: 100} }
