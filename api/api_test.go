@@ -24,13 +24,13 @@ import (
 
 // env is one running API over a fresh SQLite store, with an admin token.
 type env struct {
-	t     *testing.T
+	t     testing.TB
 	srv   *httptest.Server
 	token string
 	store *sqlitestore.Store
 }
 
-func newEnv(t *testing.T) *env {
+func newEnv(t testing.TB) *env {
 	t.Helper()
 	ctx := context.Background()
 	st, err := sqlitestore.Open(ctx, filepath.Join(t.TempDir(), "gorunner.db"))

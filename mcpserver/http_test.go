@@ -54,7 +54,8 @@ func TestToolsPerEnvironment(t *testing.T) {
 	require.Equal(t, false, *a.OpenWorldHint)
 
 	test, _ := f.connect("?environment=test")
-	require.Contains(t, listTools(t, test), "boom", "the test environment lists drafts")
+	require.Eventually(t, func() bool { _, ok := listTools(t, test)["boom"]; return ok }, time.Second, 10*time.Millisecond,
+		"the test environment lists drafts")
 }
 
 func keysOf[V any](m map[string]V) []string {
@@ -83,7 +84,7 @@ func TestCallAnswersWithTheRun(t *testing.T) {
 	require.Equal(t, got, fromText, "the text content is the same JSON")
 	require.Eventually(t, func() bool {
 		return slices.Equal(ev.progressMessages(), []string{"step hello completed", "step done completed"})
-	}, 5*time.Second, 10*time.Millisecond)
+	}, 5*time.Second, 10*time.Millisecond, "%q", ev.progressMessages())
 
 	res, got = call(t, s, "boom", nil)
 	require.True(t, res.IsError)
@@ -166,8 +167,11 @@ func TestWaitingRunContinuesWithCompanions(t *testing.T) {
 
 	_, resumed := call(t, s, "gorunner_resume_hook", map[string]any{"token": "order:7", "payload": map[string]any{"ok": true}})
 	require.Equal(t, runID, resumed["runId"])
-	_, done := call(t, s, "gorunner_get_run", map[string]any{"runId": runID, "waitSeconds": 10})
-	require.Equal(t, "completed", done["status"])
+	var done map[string]any
+	require.Eventually(t, func() bool {
+		_, done = call(t, s, "gorunner_get_run", map[string]any{"runId": runID, "waitSeconds": 10})
+		return done["status"] == "completed"
+	}, 5*time.Second, 10*time.Millisecond)
 	require.Equal(t, map[string]any{"ok": true}, done["output"])
 
 	_, list := call(t, s, "gorunner_list_runs", map[string]any{"workflow": "approve"})

@@ -3,6 +3,8 @@ package mcpserver
 import (
 	"context"
 	"fmt"
+	"runtime"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -43,6 +45,26 @@ func (p *progress) stop(final *runner.Run) {
 	if final != nil {
 		p.report(final)
 	}
+	p.flush()
+}
+
+// flushWait bounds how long flush waits for the transport to take the notifications.
+const flushWait = 100 * time.Millisecond
+
+// flush waits until the session's notification queue is empty. mcp-go's streamable HTTP
+// transport drops a notification its forwarder took off the queue but had not written when
+// the response went out; the last step's notification, sent just before the result, would
+// often be lost without this.
+func (p *progress) flush() {
+	session := server.ClientSessionFromContext(p.ctx)
+	if session == nil {
+		return
+	}
+	ch := session.NotificationChannel()
+	deadline := time.Now().Add(flushWait)
+	for len(ch) > 0 && time.Now().Before(deadline) {
+		runtime.Gosched()
+	}
 }
 
 // report notifies every step of r that finished since the last report.
@@ -61,6 +83,7 @@ func (p *progress) send(done, total int, message string) {
 	if srv == nil {
 		return
 	}
+	println("DEBUG send", message)
 	err := srv.SendNotificationToClient(p.ctx, string(mcp.MethodNotificationProgress), map[string]any{
 		"progressToken": p.token,
 		"progress":      done,
