@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -102,8 +103,11 @@ func TestHooksAndResume(t *testing.T) {
 	res := e.do("POST", "/api/hooks/order:1/resume", map[string]any{"confirmed": true})
 	require.Equal(t, http.StatusAccepted, res.Status, string(res.Raw))
 	require.Equal(t, run["id"], res.data()["runId"])
-	done := e.do("GET", "/api/runs/"+run["id"].(string)+"?wait=30s", nil).data()
-	require.Equal(t, "completed", done["status"])
+	var done map[string]any
+	require.Eventually(t, func() bool {
+		done = e.do("GET", "/api/runs/"+run["id"].(string)+"?wait=1s", nil).data()
+		return done["status"] == "completed"
+	}, 30*time.Second, 10*time.Millisecond, "a waiting run answers ?wait at once, so poll")
 	require.Equal(t, map[string]any{"confirmed": true}, done["output"])
 	require.Equal(t, http.StatusNotFound, e.do("GET", "/api/hooks/order:1", nil).Status, "released when the run ended")
 }
