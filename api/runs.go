@@ -30,17 +30,21 @@ func (s *Server) runWorkflow(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	input, err := readObject(r)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	res, err := s.cfg.Engine.Submit(r.Context(), runner.SubmitParams{Workflow: chi.URLParam(r, "id"), Environment: env, Input: input})
+	res, err := s.submit(r, chi.URLParam(r, "id"), env)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
 	writeSubmitted(w, res)
+}
+
+// submit starts a run of workflow in env with the request body as its input.
+func (s *Server) submit(r *http.Request, workflow, env string) (*runner.SubmitResult, error) {
+	input, err := readObject(r)
+	if err != nil {
+		return nil, err
+	}
+	return s.cfg.Engine.Submit(r.Context(), runner.SubmitParams{Workflow: workflow, Environment: env, Input: input})
 }
 
 // writeSubmitted answers a run admission: 202 with the new run, or 200 with the owner's

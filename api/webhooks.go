@@ -24,12 +24,7 @@ func (s *Server) callWebhook(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	input, err := readObject(r)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	res, err := s.cfg.Engine.Submit(r.Context(), runner.SubmitParams{Workflow: wf.ID, Environment: runner.EnvProduction, Input: input})
+	res, err := s.submit(r, wf.ID, runner.EnvProduction)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
