@@ -94,6 +94,8 @@ func classify(err error) *Error {
 		{idempotency.ErrKeyMismatch, http.StatusUnprocessableEntity, CodeValidation},
 		{idempotency.ErrInProgress, http.StatusConflict, CodeConflict},
 		{idempotency.ErrAnswerNotKept, http.StatusConflict, CodeConflict},
+		{catalog.ErrInvalidCursor, http.StatusBadRequest, CodeValidation},
+		{runner.ErrInvalidCursor, http.StatusBadRequest, CodeValidation},
 		{catalog.ErrNotFound, http.StatusNotFound, CodeNotFound},
 		{auth.ErrNotFound, http.StatusNotFound, CodeNotFound},
 		{runner.ErrNotFound, http.StatusNotFound, CodeNotFound},

@@ -70,6 +70,8 @@ func TestRunRows(t *testing.T) {
 	require.Len(t, next.Body["data"], 1)
 	require.NotEqual(t, list.Body["data"], next.Body["data"])
 	require.Equal(t, http.StatusBadRequest, e.do("GET", "/api/runs?status=weird", nil).Status)
+	require.Equal(t, http.StatusBadRequest, e.do("GET", "/api/runs?cursor=garbage!", nil).Status)
+	require.Equal(t, http.StatusBadRequest, e.do("GET", "/api/workflows?cursor=Z2FyYmFnZQ", nil).Status)
 
 	many := e.do("POST", "/api/runs/rerun", map[string]any{"runIds": []string{id}})
 	require.Equal(t, http.StatusAccepted, many.Status, string(many.Raw))

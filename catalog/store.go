@@ -13,6 +13,8 @@ var (
 	ErrNotFound = errors.New("not found")
 	// ErrConflict means a unique name is taken or an expected revision did not match.
 	ErrConflict = errors.New("conflict")
+	// ErrInvalidCursor means a list cursor was not one the store gave out.
+	ErrInvalidCursor = errors.New("invalid cursor")
 )
 
 // Workflow is a workflow row: its mutable draft and where its versions stand.

@@ -18,6 +18,8 @@ var (
 	ErrFinished = errors.New("run already finished")
 	// ErrHookConflict means another active run owns the token; see *TokenConflictError.
 	ErrHookConflict = errors.New("token owned by another run")
+	// ErrInvalidCursor means a list cursor was not one the store gave out.
+	ErrInvalidCursor = errors.New("invalid cursor")
 )
 
 // TokenConflictError says which run owns a token. It matches ErrHookConflict.

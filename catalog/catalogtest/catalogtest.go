@@ -289,6 +289,8 @@ func names(ws []*catalog.Workflow) []string {
 
 func testListPagination(t *testing.T, s catalog.Store) {
 	ctx := context.Background()
+	_, _, err := s.ListWorkflows(ctx, catalog.ListWorkflowsParams{Page: catalog.Page{Limit: 2, Cursor: "not a cursor"}})
+	require.ErrorIs(t, err, catalog.ErrInvalidCursor)
 	want := []string{"a1", "a2", "b1", "b2", "c1", "c2", "d1"}
 	for _, i := range []int{4, 0, 6, 2, 5, 1, 3} {
 		create(t, s, want[i])

@@ -147,6 +147,8 @@ func testList(t *testing.T, s runner.Store) {
 
 func testListPagination(t *testing.T, s runner.Store) {
 	ctx := context.Background()
+	_, _, err := s.ListRuns(ctx, runner.ListRunsParams{Limit: 2, Cursor: "not a cursor"})
+	require.ErrorIs(t, err, runner.ErrInvalidCursor)
 	var want []string
 	for i, id := range runIDs("run", 8) {
 		// Pairs share a creation time, so the ID must break ties.

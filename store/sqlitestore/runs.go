@@ -185,7 +185,7 @@ func (s *Store) ListRuns(ctx context.Context, p runner.ListRunsParams) ([]*runne
 	}
 	if p.Cursor != "" {
 		var c runCursor
-		if err := decodeCursor(p.Cursor, &c); err != nil {
+		if err := decodeCursor(p.Cursor, &c, runner.ErrInvalidCursor); err != nil {
 			return nil, "", err
 		}
 		where = append(where, "(created_at < ? OR (created_at = ? AND id < ?))")

@@ -221,14 +221,15 @@ func encodeCursor(key any) (string, error) {
 	return base64.RawURLEncoding.EncodeToString(b), nil
 }
 
-// decodeCursor reads a cursor made by encodeCursor into key.
-func decodeCursor(cursor string, key any) error {
+// decodeCursor reads a cursor made by encodeCursor into key; a bad one → invalid, the
+// calling contract's sentinel.
+func decodeCursor(cursor string, key any, invalid error) error {
 	b, err := base64.RawURLEncoding.DecodeString(cursor)
 	if err == nil {
 		err = json.Unmarshal(b, key)
 	}
 	if err != nil {
-		return fmt.Errorf("invalid cursor %q: %w", cursor, err)
+		return fmt.Errorf("cursor %q: %w", cursor, invalid)
 	}
 	return nil
 }

@@ -68,7 +68,7 @@ func (s *Store) GetWorkflowByWebhook(ctx context.Context, token string) (*catalo
 func (s *Store) ListWorkflows(ctx context.Context, p catalog.ListWorkflowsParams) ([]*catalog.Workflow, string, error) {
 	var after string
 	if p.Cursor != "" {
-		if err := decodeCursor(p.Cursor, &after); err != nil {
+		if err := decodeCursor(p.Cursor, &after, catalog.ErrInvalidCursor); err != nil {
 			return nil, "", err
 		}
 	}
