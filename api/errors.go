@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/go-chi/chi/v5/middleware"
+
 	"github.com/gorunner/gorunner/auth"
 	"github.com/gorunner/gorunner/catalog"
 	"github.com/gorunner/gorunner/idempotency"
@@ -123,7 +125,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		e = errorf(http.StatusTooManyRequests, CodeRateLimited, err.Error())
 		w.Header().Set("Retry-After", strconv.Itoa(max(1, int(math.Ceil(le.RetryAfter.Seconds())))))
 	case e == nil:
-		s.log.ErrorContext(r.Context(), "request failed", slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.Any("error", err))
+		s.log.ErrorContext(r.Context(), "request failed", slog.String("request_id", middleware.GetReqID(r.Context())), slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.Any("error", err))
 		e = errorf(http.StatusInternalServerError, CodeInternal, "internal error; the server log has the details")
 	}
 	writeJSON(w, e.Status, ErrorBody{Error: ErrorObject{Code: e.Code, Message: e.Message, Details: e.Details}})

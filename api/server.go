@@ -113,9 +113,11 @@ func (s *Server) limitBody(next http.Handler) http.Handler {
 	})
 }
 
-// requestLogger logs one line per request with its request ID.
+// requestLogger answers with the request's ID in X-Request-Id and logs one line per
+// request with it.
 func (s *Server) requestLogger(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Request-Id", middleware.GetReqID(r.Context()))
 		ww := middleware.NewWrapResponseWriter(w, r.ProtoMajor)
 		next.ServeHTTP(ww, r)
 		s.log.LogAttrs(r.Context(), slog.LevelDebug, "request",
