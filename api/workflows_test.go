@@ -292,6 +292,7 @@ func TestPublicEndpoints(t *testing.T) {
 	for _, p := range []string{"/healthz", "/readyz", "/schemas/workflow.json", "/api/openapi.json"} {
 		a := e.doAs("", "GET", p, nil)
 		require.Equal(t, 200, a.Status, p)
+		require.NotEmpty(t, a.Header.Get("X-Request-Id"), p)
 	}
 	doc := e.doAs("", "GET", "/api/openapi.json", nil)
 	require.Equal(t, "3.1.0", doc.Body["openapi"])
