@@ -3,7 +3,6 @@ package mcpserver
 import (
 	"context"
 	"fmt"
-	"runtime"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -48,23 +47,36 @@ func (p *progress) stop(final *runner.Run) {
 	p.flush()
 }
 
-// flushWait bounds how long flush waits for the transport to take the notifications.
-const flushWait = 100 * time.Millisecond
+// flushWait bounds how long flush waits for the transport to take the notifications;
+// flushGrace is how long it then lets the transport write the last one.
+const (
+	flushWait  = 100 * time.Millisecond
+	flushGrace = 10 * time.Millisecond
+)
 
-// flush waits until the session's notification queue is empty. mcp-go's streamable HTTP
-// transport drops a notification its forwarder took off the queue but had not written when
-// the response went out; the last step's notification, sent just before the result, would
-// often be lost without this.
+// flush lets the transport send the queued notifications before the result goes out.
+// mcp-go's streamable HTTP transport drops a notification that its forwarder took off the
+// session queue but had not yet written when the response is written; without this the
+// last step's notification, queued just before the result, is often lost.
 func (p *progress) flush() {
 	session := server.ClientSessionFromContext(p.ctx)
 	if session == nil {
 		return
 	}
-	ch := session.NotificationChannel()
-	deadline := time.Now().Add(flushWait)
-	for len(ch) > 0 && time.Now().Before(deadline) {
-		runtime.Gosched()
+	queue := session.NotificationChannel()
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
+	deadline := time.After(flushWait)
+	for len(queue) > 0 {
+		select {
+		case <-tick.C:
+		case <-deadline:
+			return
+		}
 	}
+	grace := time.NewTimer(flushGrace)
+	defer grace.Stop()
+	<-grace.C
 }
 
 // report notifies every step of r that finished since the last report.
@@ -83,7 +95,6 @@ func (p *progress) send(done, total int, message string) {
 	if srv == nil {
 		return
 	}
-	println("DEBUG send", message)
 	err := srv.SendNotificationToClient(p.ctx, string(mcp.MethodNotificationProgress), map[string]any{
 		"progressToken": p.token,
 		"progress":      done,

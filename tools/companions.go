@@ -62,7 +62,7 @@ func Companions() []mcp.Tool {
 				"runId":       runIDProperty,
 				"waitSeconds": map[string]any{"type": "number", "minimum": 0, "maximum": MaxWaitSeconds, "description": "how long to wait for the run to stop running"},
 			}, "runId"),
-			RunOutputSchema(false), true, false),
+			RunOutputSchema(false), readOnlyHints),
 		companion(ListRuns, "List runs",
 			"List runs, newest first, optionally of one workflow and with one status.",
 			object(map[string]any{
@@ -71,31 +71,39 @@ func Companions() []mcp.Tool {
 				"limit":    map[string]any{"type": "integer", "minimum": 1, "maximum": MaxListLimit, "description": "at most this many runs (default 20)"},
 			}),
 			mustJSON(map[string]any{"type": "object", "properties": map[string]any{"runs": map[string]any{"type": "array", "items": map[string]any{"type": "object", "properties": runProperties()}}}, "required": []string{"runs"}}),
-			true, false),
+			readOnlyHints),
 		companion(CancelRun, "Cancel a run",
 			"Cancel a run that has not finished: the step running is interrupted and the remaining steps are cancelled.",
 			object(map[string]any{"runId": runIDProperty}, "runId"),
-			RunOutputSchema(false), false, true),
+			RunOutputSchema(false), hints{destructive: true, idempotent: true}),
 		companion(ResumeHook, "Resume a hook",
 			"Send a payload to the run waiting on a hook token; the run's hook step takes it and the run continues.",
 			object(map[string]any{
 				"token":   map[string]any{"type": "string", "minLength": 1, "description": "the hook token, e.g. order:1001"},
 				"payload": map[string]any{"description": "any JSON value, handed to the hook step as its output"},
 			}, "token"),
-			RunOutputSchema(false), false, false),
+			RunOutputSchema(false), hints{}),
 	}
 }
 
-// companion builds one of GoRunner's own tools. None reaches outside GoRunner.
-func companion(name, title, description string, input, output json.RawMessage, readOnly, destructive bool) mcp.Tool {
+// hints are a companion's annotation hints; none reaches outside GoRunner.
+type hints struct {
+	readOnly, destructive, idempotent bool
+}
+
+// readOnlyHints are the hints of a companion that only reads.
+var readOnlyHints = hints{readOnly: true, idempotent: true}
+
+// companion builds one of GoRunner's own tools.
+func companion(name, title, description string, input, output json.RawMessage, h hints) mcp.Tool {
 	t := mcp.NewToolWithRawSchema(name, description, input)
 	t.Title = title
 	t.RawOutputSchema = output
 	t.Annotations = mcp.ToolAnnotation{
 		Title:           title,
-		ReadOnlyHint:    mcp.ToBoolPtr(readOnly),
-		DestructiveHint: mcp.ToBoolPtr(destructive),
-		IdempotentHint:  mcp.ToBoolPtr(readOnly || destructive),
+		ReadOnlyHint:    mcp.ToBoolPtr(h.readOnly),
+		DestructiveHint: mcp.ToBoolPtr(h.destructive),
+		IdempotentHint:  mcp.ToBoolPtr(h.idempotent),
 		OpenWorldHint:   mcp.ToBoolPtr(false),
 	}
 	return t
