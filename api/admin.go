@@ -1,9 +1,12 @@
 package api
 
 import (
+	"errors"
 	"net/http"
 
 	"github.com/go-chi/chi/v5"
+
+	"github.com/gorunner/gorunner/auth"
 )
 
 func (s *Server) createConnection(w http.ResponseWriter, r *http.Request) {
@@ -62,8 +65,11 @@ func (s *Server) createToken(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	t, secret, err := s.cfg.Auth.Create(r.Context(), body.Name)
+	if errors.Is(err, auth.ErrInvalidName) {
+		err = badRequest("/name", err.Error())
+	}
 	if err != nil {
-		s.writeError(w, r, badRequest("/name", err.Error()))
+		s.writeError(w, r, err)
 		return
 	}
 	writeData(w, http.StatusCreated, newTokenView{ID: t.ID, Name: t.Name, Token: secret})

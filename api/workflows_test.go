@@ -246,6 +246,8 @@ func TestAuthRejectsBadTokens(t *testing.T) {
 func TestTokenRevokeTakesEffectOnNextRequest(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
+	require.Equal(t, 400, e.do("POST", "/api/tokens", map[string]any{"name": " "}).Status)
+	require.Equal(t, 400, e.do("POST", "/api/tokens", map[string]any{"name": "ci", "admin": true}).Status, "unknown field")
 	created := e.do("POST", "/api/tokens", map[string]any{"name": "ci"})
 	require.Equal(t, 201, created.Status, string(created.Raw))
 	secret := created.data()["token"].(string)

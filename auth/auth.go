@@ -21,8 +21,13 @@ import (
 // TokenPrefix starts every GoRunner API token.
 const TokenPrefix = "gr_"
 
-// ErrUnauthorized means no token, a malformed one, or one that is unknown or revoked.
-var ErrUnauthorized = errors.New("unauthorized")
+// Sentinel errors callers branch on.
+var (
+	// ErrUnauthorized means no token, a malformed one, or one that is unknown or revoked.
+	ErrUnauthorized = errors.New("unauthorized")
+	// ErrInvalidName means a token name that is empty or longer than 100 characters.
+	ErrInvalidName = errors.New("token name must be 1 to 100 characters")
+)
 
 // Principal is who calls. Idempotency keys belong to a principal.
 type Principal struct {
@@ -57,7 +62,7 @@ func Hash(secret string) []byte {
 func (s *Service) Create(ctx context.Context, name string) (*Token, string, error) {
 	name = strings.TrimSpace(name)
 	if name == "" || len(name) > 100 {
-		return nil, "", fmt.Errorf("token name must be 1 to 100 characters")
+		return nil, "", ErrInvalidName
 	}
 	b := make([]byte, 32)
 	if _, err := rand.Read(b); err != nil {
