@@ -24,11 +24,7 @@ func (s *Server) keyedReplay(k keyed) func(http.Handler) http.Handler {
 	}
 	if k == webhookKeyed {
 		scopeOf = func(r *http.Request) (string, idempotency.Policy, bool) {
-			wf, err := s.cfg.Catalog.GetByWebhook(r.Context(), chi.URLParam(r, "token"))
-			if err != nil {
-				return "", idempotency.Policy{}, false
-			}
-			return idempotency.WorkflowScope(wf.ID), idempotency.Policy{KeepFailures: true, EvictOldest: true}, true
+			return idempotency.WorkflowScope(webhookOf(r).ID), idempotency.Policy{KeepFailures: true, EvictOldest: true}, true
 		}
 	}
 	return s.cfg.Idempotency.Middleware(scopeOf, s.writeError)

@@ -29,9 +29,9 @@ type route struct {
 	status  int // the success status
 	data    any // the success data's Go type, nil for no body
 	list    bool
-	// canon, when set, rewrites the request into its canonical form before keyed replay
-	// fingerprints it.
-	canon   func(http.Handler) http.Handler
+	// prepare, when set, runs before keyed replay: it resolves what the route acts on, or
+	// rewrites the request into the canonical form keyed replay fingerprints.
+	prepare func(http.Handler) http.Handler
 	handler http.HandlerFunc
 }
 
@@ -49,7 +49,7 @@ func (s *Server) table() []route {
 		{method: "POST", pattern: "/api/workflows/{id}/unpublish", id: "unpublishWorkflow", summary: "Withdraw the workflow's tool", status: 200, data: workflowView{}, handler: s.unpublishWorkflow},
 		{method: "GET", pattern: "/api/workflows/{id}/versions", id: "listVersions", summary: "List published versions, newest first", status: 200, data: versionView{}, list: true, handler: s.listVersions},
 		{method: "POST", pattern: "/api/workflows/{id}/webhook/rotate", id: "rotateWebhook", summary: "Give the workflow a new webhook address; the old one stops at once", keyed: principalKeyed, status: 201, data: webhookView{}, handler: s.rotateWebhook},
-		{method: "POST", pattern: "/api/workflows/{id}/run", id: "runWorkflow", summary: "Start a run (?environment=production|test); the body is the input", keyed: principalKeyed, body: anyObject{}, status: 202, data: runView{}, canon: s.canonicalRun, handler: s.runWorkflow},
+		{method: "POST", pattern: "/api/workflows/{id}/run", id: "runWorkflow", summary: "Start a run (?environment=production|test); the body is the input", keyed: principalKeyed, body: anyObject{}, status: 202, data: runView{}, prepare: s.canonicalRun, handler: s.runWorkflow},
 		{method: "GET", pattern: "/api/runs", id: "listRuns", summary: "List runs, newest first (?workflow=&status=&limit=&cursor=)", status: 200, data: runView{}, list: true, handler: s.listRuns},
 		{method: "POST", pattern: "/api/runs/rerun", id: "rerunMany", summary: "Rerun up to 1000 runs by ID or by workflow and status", keyed: principalKeyed, body: rerunManyBody{}, status: 202, data: runView{}, list: true, handler: s.rerunMany},
 		{method: "GET", pattern: "/api/runs/{id}", id: "getRun", summary: "Get a run; ?wait=30s (≤ 60s) holds the answer until it is no longer pending or running", status: 200, data: runView{}, handler: s.getRun},
@@ -65,7 +65,7 @@ func (s *Server) table() []route {
 		{method: "POST", pattern: "/api/tokens", id: "createToken", summary: "Create an API token; the secret is shown once", body: tokenBody{}, status: 201, data: newTokenView{}, handler: s.createToken},
 		{method: "GET", pattern: "/api/tokens", id: "listTokens", summary: "List API tokens (no secrets)", status: 200, data: tokenView{}, list: true, handler: s.listTokens},
 		{method: "DELETE", pattern: "/api/tokens/{id}", id: "revokeToken", summary: "Revoke an API token", status: 204, handler: s.revokeToken},
-		{method: "POST", pattern: "/webhooks/{token}", id: "callWebhook", summary: "Run the published version: 200 with the finished run, or 202 if not finished after 30 s", public: true, keyed: webhookKeyed, body: anyObject{}, status: 200, data: runView{}, handler: s.callWebhook},
+		{method: "POST", pattern: "/webhooks/{token}", id: "callWebhook", summary: "Run the published version: 200 with the finished run, or 202 if not finished after 30 s", public: true, keyed: webhookKeyed, body: anyObject{}, status: 200, data: runView{}, prepare: s.webhookWorkflow, handler: s.callWebhook},
 	}
 }
 
@@ -96,8 +96,8 @@ func (s *Server) routes() chi.Router {
 		if !rt.public {
 			mw = append(mw, s.authenticate)
 		}
-		if rt.canon != nil {
-			mw = append(mw, rt.canon)
+		if rt.prepare != nil {
+			mw = append(mw, rt.prepare)
 		}
 		if rt.keyed != notKeyed {
 			mw = append(mw, s.keyedReplay(rt.keyed))

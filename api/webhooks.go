@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"time"
@@ -14,17 +15,33 @@ import (
 // WebhookWait is how long a webhook call waits for its run to finish before answering 202.
 const WebhookWait = 30 * time.Second
 
+type webhookKey struct{}
+
+// webhookWorkflow finds the workflow a webhook token belongs to, once, for keyed replay
+// (whose keys belong to that workflow) and the handler alike.
+func (s *Server) webhookWorkflow(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		wf, err := s.cfg.Catalog.GetByWebhook(r.Context(), chi.URLParam(r, "token"))
+		if errors.Is(err, catalog.ErrNotFound) {
+			err = errorf(http.StatusNotFound, CodeNotFound, "no workflow answers at this webhook address")
+		}
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), webhookKey{}, wf)))
+	})
+}
+
+// webhookOf returns the workflow webhookWorkflow found.
+func webhookOf(r *http.Request) *catalog.Workflow {
+	wf, _ := r.Context().Value(webhookKey{}).(*catalog.Workflow)
+	return wf
+}
+
 // callWebhook runs the published version of the workflow the token belongs to.
 func (s *Server) callWebhook(w http.ResponseWriter, r *http.Request) {
-	wf, err := s.cfg.Catalog.GetByWebhook(r.Context(), chi.URLParam(r, "token"))
-	if errors.Is(err, catalog.ErrNotFound) {
-		err = errorf(http.StatusNotFound, CodeNotFound, "no workflow answers at this webhook address")
-	}
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	res, err := s.submit(r, wf.ID, runner.EnvProduction)
+	res, err := s.submit(r, webhookOf(r).ID, runner.EnvProduction)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
