@@ -45,9 +45,14 @@ func (s *Store) GetWorkflow(ctx context.Context, idOrName string) (*catalog.Work
 	return getWorkflow(ctx, s.db, idOrName)
 }
 
+// getWorkflow looks up by ID, then by name: two indexed lookups. (An "id = ?1 OR name = ?1"
+// makes SQLite scan the table, which every run admission would pay for.)
 func getWorkflow(ctx context.Context, q querier, idOrName string) (*catalog.Workflow, error) {
-	w, err := scanWorkflow(q.QueryRowContext(ctx, `SELECT `+workflowCols+` FROM workflows
-		WHERE deleted_at = 0 AND (id = ?1 OR name = ?1) ORDER BY id = ?1 DESC LIMIT 1`, idOrName))
+	w, err := scanWorkflow(q.QueryRowContext(ctx, `SELECT `+workflowCols+` FROM (
+		SELECT `+workflowCols+`, 0 AS pick FROM workflows WHERE id = ?1 AND deleted_at = 0
+		UNION ALL
+		SELECT `+workflowCols+`, 1 AS pick FROM workflows WHERE name = ?1 AND deleted_at = 0
+	) ORDER BY pick LIMIT 1`, idOrName))
 	if err != nil {
 		return nil, fmt.Errorf("getting workflow %q: %w", idOrName, mapErr(err, catalog.ErrNotFound, nil))
 	}
