@@ -6,8 +6,7 @@ import (
 	"math"
 	"net/http"
 	"strconv"
-
-	"github.com/go-chi/chi/v5/middleware"
+	"time"
 
 	"github.com/gorunner/gorunner/auth"
 	"github.com/gorunner/gorunner/catalog"
@@ -41,12 +40,14 @@ type ErrorObject struct {
 	Details []schemas.Problem `json:"details,omitempty"`
 }
 
-// Error is an error with its HTTP status and envelope code, made by handlers.
+// Error is an error with its HTTP status and envelope code.
 type Error struct {
 	Status  int
 	Code    string
 	Message string
 	Details []schemas.Problem
+	// RetryAfter, when set, goes out as the Retry-After header (whole seconds, ≥ 1).
+	RetryAfter time.Duration
 }
 
 func (e *Error) Error() string { return e.Message }
@@ -72,18 +73,25 @@ func problemsOf(err error) ([]schemas.Problem, bool) {
 	return nil, false
 }
 
-// classify maps an error to its status, code and the message a client may see.
-func classify(err error) *Error {
-	var e *Error
+// Classify maps an error to the status, code and message a client may see. It is the one
+// mapping of the SPEC's codes, used by REST and by MCP tool results alike; ok is false for
+// an error that is not the client's to see (a 500).
+func Classify(err error) (e *Error, ok bool) {
 	if errors.As(err, &e) {
-		return e
+		return e, true
 	}
 	if problems, ok := problemsOf(err); ok {
-		return &Error{Status: http.StatusBadRequest, Code: CodeValidation, Message: err.Error(), Details: problems}
+		return &Error{Status: http.StatusBadRequest, Code: CodeValidation, Message: err.Error(), Details: problems}, true
 	}
 	var mbe *http.MaxBytesError
 	if errors.As(err, &mbe) {
-		return errorf(http.StatusRequestEntityTooLarge, CodeTooLarge, "request body is larger than "+strconv.FormatInt(mbe.Limit, 10)+" bytes")
+		return errorf(http.StatusRequestEntityTooLarge, CodeTooLarge, "request body is larger than "+strconv.FormatInt(mbe.Limit, 10)+" bytes"), true
+	}
+	var le *idempotency.LimitError
+	if errors.As(err, &le) {
+		e := errorf(http.StatusTooManyRequests, CodeRateLimited, err.Error())
+		e.RetryAfter = max(time.Second, le.RetryAfter)
+		return e, true
 	}
 	type rule struct {
 		target error
@@ -109,23 +117,21 @@ func classify(err error) *Error {
 		{catalog.ErrSecretsDisabled, http.StatusServiceUnavailable, CodeUnavailable},
 	} {
 		if errors.Is(err, r.target) {
-			return errorf(r.status, r.code, err.Error())
+			return errorf(r.status, r.code, err.Error()), true
 		}
 	}
-	return nil
+	return nil, false
 }
 
 // writeError answers with the envelope for err. Unknown errors are 500: logged with the
 // request ID, their text never sent.
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
-	var le *idempotency.LimitError
-	e := classify(err)
-	switch {
-	case errors.As(err, &le):
-		e = errorf(http.StatusTooManyRequests, CodeRateLimited, err.Error())
-		w.Header().Set("Retry-After", strconv.Itoa(max(1, int(math.Ceil(le.RetryAfter.Seconds())))))
-	case e == nil:
-		s.log.ErrorContext(r.Context(), "request failed", slog.String("request_id", middleware.GetReqID(r.Context())), slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.Any("error", err))
+	e, ok := Classify(err)
+	if e != nil && e.RetryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(e.RetryAfter.Seconds()))))
+	}
+	if !ok {
+		s.log.ErrorContext(r.Context(), "request failed", slog.String("method", r.Method), slog.String("route", routeOf(r)), slog.Any("error", err))
 		e = errorf(http.StatusInternalServerError, CodeInternal, "internal error; the server log has the details")
 	}
 	writeJSON(w, e.Status, ErrorBody{Error: ErrorObject{Code: e.Code, Message: e.Message, Details: e.Details}})

@@ -66,7 +66,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger}
+	s := &Server{cfg: cfg, log: slog.New(LogHandler(cfg.Logger.Handler()))}
 	s.router = s.routes()
 	return s, nil
 }
@@ -114,15 +114,14 @@ func (s *Server) limitBody(next http.Handler) http.Handler {
 }
 
 // requestLogger answers with the request's ID in X-Request-Id and logs one line per
-// request with it.
+// request; the logger (see LogHandler) adds the ID to every line logged for the request.
 func (s *Server) requestLogger(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("X-Request-Id", middleware.GetReqID(r.Context()))
 		ww := middleware.NewWrapResponseWriter(w, r.ProtoMajor)
 		next.ServeHTTP(ww, r)
 		s.log.LogAttrs(r.Context(), slog.LevelDebug, "request",
-			slog.String("request_id", middleware.GetReqID(r.Context())),
-			slog.String("method", r.Method), slog.String("path", r.URL.Path),
+			slog.String("method", r.Method), slog.String("route", routeOf(r)),
 			slog.Int("status", ww.Status()), slog.Int("bytes", ww.BytesWritten()))
 	})
 }

@@ -13,6 +13,7 @@ package mcpserver
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -20,6 +21,7 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/server"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/gorunner/gorunner/auth"
 	"github.com/gorunner/gorunner/catalog"
@@ -46,10 +48,18 @@ type Config struct {
 	MaxToolTimeout time.Duration
 	// WatchInterval is how often the catalog version is polled (default 250ms).
 	WatchInterval time.Duration
-	// PageSize is how many tools one tools/list page holds (default 100).
+	// CatalogSignal, when set, subscribes to catalog changes made by any process sharing
+	// the store (Redis pub/sub); each signal makes the watcher look at once instead of at
+	// its next poll, which stays the fallback.
+	CatalogSignal func(ctx context.Context) (<-chan struct{}, error)
+	// PageSize is how many tools one tools/list page holds (default 500). mcp-go copies and
+	// sorts the whole tool set for every page, so a client paging through n tools costs
+	// n/PageSize such passes: large pages keep 10,000 tools cheap to list.
 	PageSize int
 	// Logger receives the server's logs (default slog.Default()).
 	Logger *slog.Logger
+	// Registerer receives the tool call metrics; nil registers none.
+	Registerer prometheus.Registerer
 }
 
 // Defaults of Config.
@@ -57,7 +67,7 @@ const (
 	DefaultToolTimeout    = 30 * time.Second
 	DefaultMaxToolTimeout = 60 * time.Second
 	DefaultWatchInterval  = 250 * time.Millisecond
-	DefaultPageSize       = 100
+	DefaultPageSize       = 500
 )
 
 func (c *Config) withDefaults() Config {
@@ -100,6 +110,8 @@ type Server struct {
 	cfg  Config
 	log  *slog.Logger
 	envs map[string]*environment
+	// metrics count the tool calls of every environment.
+	metrics *metrics
 	// companionSchemas are the compiled input schemas of the companion tools, by name.
 	companionSchemas map[string]*schemas.InputSchema
 
@@ -121,7 +133,11 @@ func New(deps Deps, cfg *Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{deps: deps, cfg: c, log: c.Logger, envs: map[string]*environment{}, companionSchemas: compiled}
+	m, err := newMetrics(c.Registerer)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{deps: deps, cfg: c, log: c.Logger, envs: map[string]*environment{}, companionSchemas: compiled, metrics: m}
 	for _, env := range []string{runner.EnvProduction, runner.EnvTest} {
 		s.envs[env] = s.newEnvironment(env)
 	}
@@ -140,10 +156,17 @@ func (s *Server) Start(ctx context.Context) error {
 		return err
 	}
 	loopCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	var changed <-chan struct{}
+	if s.cfg.CatalogSignal != nil {
+		if changed, err = s.cfg.CatalogSignal(loopCtx); err != nil {
+			stop()
+			return fmt.Errorf("mcpserver: subscribing to catalog changes: %w", err)
+		}
+	}
 	s.stopLoop, s.loopDone = stop, make(chan struct{})
 	go func() {
 		defer close(s.loopDone)
-		s.watch(loopCtx, version)
+		s.watch(loopCtx, version, changed)
 	}()
 	return nil
 }

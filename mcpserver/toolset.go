@@ -40,6 +40,7 @@ func (s *Server) newEnvironment(name string) *environment {
 	m := server.NewMCPServer("gorunner", s.cfg.Version,
 		server.WithToolCapabilities(true),
 		server.WithPaginationLimit(s.cfg.PageSize),
+		server.WithToolHandlerMiddleware(s.metrics.middleware), // outside recovery: a panic counts as an error
 		server.WithRecovery(),
 		server.WithInstructions(instructions),
 	)
@@ -49,8 +50,9 @@ func (s *Server) newEnvironment(name string) *environment {
 	return env
 }
 
-// watch polls the catalog version and syncs the tool sets whenever it moves.
-func (s *Server) watch(ctx context.Context, seen int64) {
+// watch polls the catalog version (and reads it at once on a signal from changed) and
+// syncs the tool sets whenever it moves.
+func (s *Server) watch(ctx context.Context, seen int64, changed <-chan struct{}) {
 	tick := time.NewTicker(s.cfg.WatchInterval)
 	defer tick.Stop()
 	for {
@@ -58,6 +60,10 @@ func (s *Server) watch(ctx context.Context, seen int64) {
 		case <-ctx.Done():
 			return
 		case <-tick.C:
+		case _, ok := <-changed:
+			if !ok {
+				changed = nil // the subscription ended; polling carries on
+			}
 		}
 		v, err := s.deps.Catalog.Store().CatalogVersion(ctx)
 		if err != nil || v == seen {

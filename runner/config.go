@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/gorunner/gorunner/schemas"
 )
 
@@ -42,6 +44,13 @@ type Config struct {
 	Kinds map[string]StepHandler
 	// MaxWait caps how long one Wait call may hold; default 5m.
 	MaxWait time.Duration
+	// Registerer receives the engine's metrics (runs started and finished, step
+	// durations); nil registers none.
+	Registerer prometheus.Registerer
+	// WakeSignal, when set, carries "a run may be due now" between the processes sharing
+	// the store: the engine publishes on it when it admits, resumes, cancels or wakes a run,
+	// and claims at once when another process does. Polling stays the fallback.
+	WakeSignal WakeSignal
 }
 
 // builtinKinds are the step kinds Config.Kinds may not redefine.

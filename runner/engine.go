@@ -58,7 +58,9 @@ type Engine struct {
 	log       *slog.Logger
 	defs      *defCache
 	broker    *broker
+	metrics   *metrics
 	poke      chan struct{}
+	shout     chan struct{} // wake-ups to publish on Config.WakeSignal, coalesced
 
 	mu        sync.Mutex
 	held      map[string]context.CancelCauseFunc // runs this engine works, by ID
@@ -84,6 +86,10 @@ func New(store Store, workflows Workflows, creds Credentials, cfg *Config) (*Eng
 	if client == nil {
 		client = newHTTPClient(c.DenyPrivate)
 	}
+	m, err := newMetrics(c.Registerer)
+	if err != nil {
+		return nil, err
+	}
 	return &Engine{
 		store:     store,
 		workflows: workflows,
@@ -93,7 +99,9 @@ func New(store Store, workflows Workflows, creds Credentials, cfg *Config) (*Eng
 		log:       c.Logger,
 		defs:      newDefCache(),
 		broker:    newBroker(),
+		metrics:   m,
 		poke:      make(chan struct{}, 1),
+		shout:     make(chan struct{}, 1),
 		held:      map[string]context.CancelCauseFunc{},
 		awaiters:  map[string]map[string]bool{},
 	}, nil
@@ -108,6 +116,11 @@ func (e *Engine) Start(ctx context.Context) error {
 	}
 	loopCtx, stopLoops := context.WithCancel(ctx)
 	beatCtx, stopBeat := context.WithCancel(context.WithoutCancel(ctx))
+	if err := e.startSignal(loopCtx); err != nil {
+		stopLoops()
+		stopBeat()
+		return err
+	}
 	e.stopLoops, e.stopBeat, e.beatDone = stopLoops, stopBeat, make(chan struct{})
 	e.loopsDone.Add(1)
 	go func() {
@@ -170,8 +183,21 @@ func (e *Engine) interrupt(runID string, cause error) {
 	}
 }
 
-// wake tells the local claim loop to look for due runs now.
+// wake tells the local claim loop, and through Config.WakeSignal every other process, to
+// look for due runs now.
 func (e *Engine) wake() {
+	e.pokeLocal()
+	if e.cfg.WakeSignal == nil {
+		return
+	}
+	select {
+	case e.shout <- struct{}{}:
+	default:
+	}
+}
+
+// pokeLocal tells the local claim loop to look for due runs now.
+func (e *Engine) pokeLocal() {
 	select {
 	case e.poke <- struct{}{}:
 	default:
@@ -241,7 +267,7 @@ func (e *Engine) launch(ctx context.Context, r *Run) {
 	e.mu.Unlock()
 	go func() {
 		defer e.workers.Done()
-		defer e.wake()
+		defer e.pokeLocal()
 		keep := e.work(runCtx, r)
 		e.mu.Lock()
 		delete(e.held, r.ID)
@@ -323,8 +349,9 @@ func (e *Engine) awaited(waiter, target string) {
 	}
 }
 
-// ended wakes the runs waiting for r, which just ended here, and r's parent.
+// ended counts r, which just ended here, and wakes the runs waiting for it and its parent.
 func (e *Engine) ended(ctx context.Context, r *Run) {
+	e.metrics.ended(r)
 	e.mu.Lock()
 	waiters := e.awaiters[r.ID]
 	delete(e.awaiters, r.ID)

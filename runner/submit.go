@@ -144,6 +144,7 @@ func (e *Engine) admit(ctx context.Context, c *compiled, r *Run) (*SubmitResult,
 	for try := 1; ; try++ {
 		err := e.store.CreateRun(ctx, r, start)
 		if err == nil {
+			e.metrics.admitted(r)
 			e.wake()
 			return &SubmitResult{Run: r}, nil
 		}

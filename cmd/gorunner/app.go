@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,6 +15,9 @@ import (
 	"github.com/gorunner/gorunner/auth"
 	"github.com/gorunner/gorunner/catalog"
 	"github.com/gorunner/gorunner/examples"
+	"github.com/gorunner/gorunner/idempotency"
+	"github.com/gorunner/gorunner/runner"
+	"github.com/gorunner/gorunner/store/redisstore"
 	"github.com/gorunner/gorunner/store/sqlitestore"
 )
 
@@ -21,9 +25,24 @@ import (
 type app struct {
 	log     *slog.Logger
 	dataDir string
-	store   *sqlitestore.Store
+	store   store
 	catalog *catalog.Service
 	auth    *auth.Service
+	// keys, wakes and catalogs carry "key finished", "run due" and "catalog changed"
+	// between processes; nil on SQLite, where processes poll the shared file.
+	keys     idempotency.Notifier
+	wakes    runner.WakeSignal
+	catalogs func(ctx context.Context) (<-chan struct{}, error) // catalog changes, for mcpserver
+}
+
+// store is what a backend provides: every store contract, a health check and Close.
+type store interface {
+	catalog.Store
+	auth.Store
+	idempotency.Store
+	runner.Store
+	Ping(ctx context.Context) error
+	Close() error
 }
 
 // openApp opens the data directory and the store named by the flags.
@@ -35,14 +54,11 @@ func openApp(ctx context.Context, g *globals) (*app, error) {
 	if err := os.MkdirAll(g.dataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("creating data directory %s: %w", g.dataDir, err)
 	}
-	path, err := sqlitePath(g)
-	if err != nil {
+	a := &app{log: log, dataDir: g.dataDir}
+	if err := a.openStore(ctx, g); err != nil {
 		return nil, err
 	}
-	st, err := sqlitestore.Open(ctx, path)
-	if err != nil {
-		return nil, fmt.Errorf("opening store %s: %w", path, err)
-	}
+	st := a.store
 	key, err := secretKey(g.dataDir)
 	if err != nil {
 		st.Close()
@@ -53,7 +69,40 @@ func openApp(ctx context.Context, g *globals) (*app, error) {
 		st.Close()
 		return nil, err
 	}
-	return &app{log: log, dataDir: g.dataDir, store: st, catalog: cat, auth: auth.New(st, nil)}, nil
+	a.catalog, a.auth = cat, auth.New(st, nil)
+	return a, nil
+}
+
+// openStore opens the store --store names: Redis, or the SQLite file (by default the one
+// in the data directory).
+func (a *app) openStore(ctx context.Context, g *globals) error {
+	if strings.HasPrefix(g.store, "redis://") {
+		rs, err := redisstore.Open(ctx, g.store, nil)
+		if err != nil {
+			return fmt.Errorf("opening store %s: %w", redactURL(g.store), err)
+		}
+		a.store, a.keys, a.wakes, a.catalogs = rs, rs.KeyNotifier(), rs.WakeSignal(), rs.CatalogSignal
+		return nil
+	}
+	path, err := sqlitePath(g)
+	if err != nil {
+		return err
+	}
+	ss, err := sqlitestore.Open(ctx, path)
+	if err != nil {
+		return fmt.Errorf("opening store %s: %w", path, err)
+	}
+	a.store = ss
+	return nil
+}
+
+// redactURL hides a password in a store URL meant for a message.
+func redactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "the redis store"
+	}
+	return u.Redacted()
 }
 
 func (a *app) Close() error { return a.store.Close() }
@@ -69,8 +118,6 @@ func sqlitePath(g *globals) (string, error) {
 			return "", errors.New("--store sqlite: needs a path, e.g. sqlite:./.gorunner/gorunner.db")
 		}
 		return p, nil
-	case strings.HasPrefix(g.store, "redis://"):
-		return "", errors.New("--store redis://…: the Redis backend is not available in this build yet; use sqlite:PATH")
 	default:
 		return "", fmt.Errorf("--store %q: use sqlite:PATH or redis://HOST:PORT/DB", g.store)
 	}

@@ -60,11 +60,17 @@ type server struct {
 // startServe starts `gorunner serve` on a free port and waits until it listens.
 func startServe(t *testing.T, dataDir string, args ...string) *server {
 	t.Helper()
+	return startServeLogging(t, dataDir, os.Stderr, args...)
+}
+
+// startServeLogging is startServe with the server's log (its stderr) going to logs.
+func startServeLogging(t *testing.T, dataDir string, logs io.Writer, args ...string) *server {
+	t.Helper()
 	cmd := exec.Command(binary(t), append([]string{"serve", "--addr", "127.0.0.1:0", "--data-dir", dataDir}, args...)...)
 	cmd.Env = append(os.Environ(), "GORUNNER_LOG_LEVEL=warn")
 	pipe, err := cmd.StdoutPipe()
 	require.NoError(t, err)
-	cmd.Stderr = os.Stderr
+	cmd.Stderr = logs
 	require.NoError(t, cmd.Start())
 	s := &server{cmd: cmd, dataDir: dataDir, stdout: &bytes.Buffer{}}
 	t.Cleanup(func() { s.stop() })

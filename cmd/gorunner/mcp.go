@@ -47,19 +47,23 @@ func serveMCP(cmd *cobra.Command, g *globals, denyPrivate bool) (err error) {
 	if err != nil {
 		return err
 	}
-	idem, err := idempotency.New(a.store, &idempotency.Config{Logger: a.log})
+	idem, err := idempotency.New(a.store, &idempotency.Config{Logger: a.log, Notifier: a.keys})
 	if err != nil {
 		return err
 	}
-	engine, err := runner.New(a.store, a.catalog, a.catalog, &runner.Config{Logger: a.log, DenyPrivate: denyPrivate})
+	engine, err := runner.New(a.store, a.catalog, a.catalog, &runner.Config{Logger: a.log, DenyPrivate: denyPrivate, WakeSignal: a.wakes})
 	if err != nil {
 		return err
 	}
 	srv, err := mcpserver.New(mcpserver.Deps{Catalog: a.catalog, Engine: engine, Idempotency: idem},
-		&mcpserver.Config{Version: version(), Logger: a.log})
+		&mcpserver.Config{Version: version(), Logger: a.log, CatalogSignal: a.catalogs})
 	if err != nil {
 		return err
 	}
+	if err := idem.Start(ctx); err != nil {
+		return err
+	}
+	defer func() { _ = idem.Stop(context.WithoutCancel(ctx)) }()
 	if err := engine.Start(ctx); err != nil {
 		return err
 	}
@@ -72,7 +76,12 @@ func serveMCP(cmd *cobra.Command, g *globals, denyPrivate bool) (err error) {
 		return err
 	}
 	a.log.Info("serving MCP over stdio", "principal", principal.Name, "data_dir", a.dataDir)
-	return srv.ServeStdio(ctx, principal, cmd.InOrStdin(), cmd.OutOrStdout())
+	err = srv.ServeStdio(ctx, principal, cmd.InOrStdin(), cmd.OutOrStdout())
+	if ctx.Err() != nil && errors.Is(err, context.Canceled) {
+		a.log.Info("shutting down on signal", "timeout", mcpStopTimeout)
+		return nil // SIGINT or SIGTERM: a clean stop, bounded by mcpStopTimeout
+	}
+	return err
 }
 
 // stdioPrincipal is who calls over stdio: the owner of token, which must be valid, or the

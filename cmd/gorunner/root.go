@@ -27,7 +27,10 @@ func newRootCommand() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
-			return applyEnv(cmd.Flags())
+			if err := applyEnv(cmd.Flags()); err != nil {
+				return usageError(err)
+			}
+			return nil
 		},
 	}
 	pf := root.PersistentFlags()
@@ -36,6 +39,9 @@ func newRootCommand() *cobra.Command {
 	pf.StringVar(&g.logFormat, "log-format", "text", "log format: text or json (env GORUNNER_LOG_FORMAT)")
 	pf.StringVar(&g.logLevel, "log-level", "info", "log level: debug, info, warn or error (env GORUNNER_LOG_LEVEL)")
 	root.AddCommand(newServeCommand(g), newMCPCommand(g), newTokenCommand(g), newVersionCommand())
+	o := &clientOpts{g: g}
+	root.AddCommand(newWorkflowCommand(o), newRunCommand(o), newRunsCommand(o), newHookCommand(o), newCompletionCommand())
+	markUsageErrors(root)
 	return root
 }
 

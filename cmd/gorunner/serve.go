@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"time"
@@ -58,6 +59,7 @@ func serve(cmd *cobra.Command, g *globals, f *serveFlags) error {
 		return err
 	}
 	defer a.Close()
+	a.log = slog.New(api.LogHandler(a.log.Handler()))
 	out := func(s string) { fmt.Fprintln(cmd.OutOrStdout(), s) }
 	if err := a.ensureAdminToken(ctx, out); err != nil {
 		return fmt.Errorf("creating the admin token: %w", err)
@@ -73,16 +75,21 @@ func serve(cmd *cobra.Command, g *globals, f *serveFlags) error {
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	idem, err := idempotency.New(a.store, &idempotency.Config{Logger: a.log, Registerer: reg})
+	timer, err := newStoreTimer(reg)
 	if err != nil {
 		return err
 	}
-	engine, err := runner.New(a.store, a.catalog, a.catalog, &runner.Config{Logger: a.log, DenyPrivate: f.denyPrivate, LeaseTTL: f.leaseTTL})
+	idem, err := idempotency.New(timedKeys{a.store, timer}, &idempotency.Config{Logger: a.log, Registerer: reg, Notifier: a.keys})
+	if err != nil {
+		return err
+	}
+	engine, err := runner.New(timedRuns{a.store, timer}, a.catalog, a.catalog,
+		&runner.Config{Logger: a.log, DenyPrivate: f.denyPrivate, LeaseTTL: f.leaseTTL, Registerer: reg, WakeSignal: a.wakes})
 	if err != nil {
 		return err
 	}
 	mcpSrv, err := mcpserver.New(mcpserver.Deps{Catalog: a.catalog, Engine: engine, Idempotency: idem},
-		&mcpserver.Config{Version: version(), Logger: a.log})
+		&mcpserver.Config{Version: version(), Logger: a.log, Registerer: reg, CatalogSignal: a.catalogs})
 	if err != nil {
 		return err
 	}
@@ -98,6 +105,11 @@ func serve(cmd *cobra.Command, g *globals, f *serveFlags) error {
 	if err != nil {
 		return fmt.Errorf("listening on %s: %w", f.addr, err)
 	}
+	if err := idem.Start(ctx); err != nil {
+		ln.Close()
+		return err
+	}
+	defer func() { _ = idem.Stop(context.WithoutCancel(ctx)) }()
 	if err := engine.Start(ctx); err != nil {
 		ln.Close()
 		return err

@@ -1,0 +1,96 @@
+package main_test
+
+import (
+	"net"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+const failingYAML = `name: charge
+input: { type: object }
+steps:
+  - id: refuse
+    fail: { message: card declined }
+`
+
+const hookYAML = `name: confirm
+input: { type: object, properties: { id: { type: string } } }
+steps:
+  - id: wait
+    hook: { token: "confirm:${{ input.id }}" }
+`
+
+// TestCLIExitCodesAndMessages checks that every bad situation ends with one line saying
+// what to do, the exit code the docs promise, and no stack trace.
+func TestCLIExitCodesAndMessages(t *testing.T) {
+	t.Parallel()
+	s := startServe(t, t.TempDir())
+	files := t.TempDir()
+	_, stderr, code := cli(t, s, "workflow", "apply",
+		writeFile(t, files, "charge.yaml", failingYAML), writeFile(t, files, "confirm.yaml", hookYAML))
+	require.Equal(t, 0, code, stderr)
+
+	revoked := revokedToken(t, s)
+	closed := closedAddress(t)
+	for _, tc := range []struct {
+		name string
+		env  []string
+		args []string
+		code int
+		want string
+	}{
+		{"completed", nil, []string{"run", "confirm", "--input", `{"id": "1"}`}, 0, ""},
+		{"failed run", nil, []string{"run", "charge", "--wait"}, 1, "failed: FAILED at step refuse: card declined"},
+		{"still waiting", nil, []string{"run", "confirm", "--input", `{"id": "2"}`, "--wait", "--timeout", "200ms"}, 3, "is still waiting after 200ms; follow it with: gorunner runs get"},
+		{"unknown flag", nil, []string{"run", "charge", "--inptu", "{}"}, 2, "unknown flag: --inptu; see 'gorunner run --help'"},
+		{"unknown command", nil, []string{"workflow", "aply"}, 2, `unknown command "aply" for "gorunner workflow"`},
+		{"missing argument", nil, []string{"runs", "get"}, 2, "accepts 1 arg(s), received 0; see 'gorunner runs get --help'"},
+		{"bad JSON input", nil, []string{"run", "charge", "--input", "{name: Ada}"}, 2, "--input is not valid JSON"},
+		{"missing input file", nil, []string{"run", "charge", "--input", "@nope.json"}, 2, "--input: cannot read nope.json: no such file or directory"},
+		{"missing workflow file", nil, []string{"workflow", "apply", "nope.yaml"}, 2, "cannot read nope.yaml: no such file or directory"},
+		{"bad output", nil, []string{"workflow", "list", "-o", "xml"}, 2, `-o "xml": use table or json`},
+		{"unreachable server", []string{"GORUNNER_URL=http://" + closed}, []string{"workflow", "list"}, 1, "cannot reach GoRunner at http://" + closed + ": start it with `gorunner serve`, or set GORUNNER_URL"},
+		{"revoked token", []string{"GORUNNER_TOKEN=" + revoked}, []string{"runs", "list"}, 1, "the server refused the token (revoked or wrong): set GORUNNER_TOKEN to a valid token"},
+		{"unknown workflow", nil, []string{"run", "nope"}, 1, "NOT_FOUND:"},
+		{"no hook", nil, []string{"hook", "resume", "confirm:9", "--payload", "{}"}, 1, "NOT_FOUND:"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, stderr, code := cliEnv(t, s, tc.env, tc.args...)
+			require.Equal(t, tc.code, code, stderr)
+			if tc.want == "" {
+				require.Empty(t, stderr)
+				return
+			}
+			require.Equal(t, 1, strings.Count(stderr, "\n"), "one line: %q", stderr)
+			require.Contains(t, stderr, tc.want)
+			require.NotContains(t, stderr, "goroutine")
+		})
+	}
+
+	out, stderr, code := cli(t, s, "hook", "resume", "confirm:1", "--payload", `{"ok": true}`, "-o", "table")
+	require.Equal(t, 0, code, stderr)
+	require.Regexp(t, `^confirm:1: payload sent to run [0-9a-f-]{36}\n$`, out)
+}
+
+// revokedToken creates a token through the API and revokes it.
+func revokedToken(t *testing.T, s *server) string {
+	t.Helper()
+	status, body := call(t, s.adminToken(t), "POST", s.url+"/api/tokens", `{"name": "gone"}`)
+	require.Equal(t, 201, status, body)
+	tok := body["data"].(map[string]any)
+	status, _ = call(t, s.adminToken(t), "DELETE", s.url+"/api/tokens/"+tok["id"].(string), "")
+	require.Equal(t, 204, status)
+	return tok["token"].(string)
+}
+
+// closedAddress is a loopback address nothing listens on.
+func closedAddress(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := ln.Addr().String()
+	require.NoError(t, ln.Close())
+	return addr
+}

@@ -1,0 +1,144 @@
+package main
+
+import (
+	"net/url"
+	"strconv"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gorunner/gorunner/runner"
+)
+
+func newRunsCommand(o *clientOpts) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:     "runs",
+		Short:   "List, show, cancel and rerun runs on a running server",
+		Example: "  gorunner runs list --status failed\n  gorunner runs get 0190c6e2-… --wait",
+	}
+	cmd.AddCommand(newRunsListCommand(o), newRunsGetCommand(o), &cobra.Command{
+		Use:     "cancel RUN_ID",
+		Short:   "Cancel a run: the step running is interrupted, the steps left are cancelled",
+		Example: "  gorunner runs cancel 0190c6e2-…",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, p, err := o.clientAndPrinter(cmd)
+			if err != nil {
+				return err
+			}
+			var r runner.Run
+			if _, _, err := c.call(cmd.Context(), request{method: "POST", path: runPath(args[0]) + "/cancel"}, &r); err != nil {
+				return err
+			}
+			return p.either(&r, func() error { return p.line("run %s: %s", r.ID, r.Status) })
+		},
+	}, newRerunCommand(o))
+	return o.addTo(cmd)
+}
+
+func runPath(id string) string { return "/api/runs/" + url.PathEscape(id) }
+
+func newRunsListCommand(o *clientOpts) *cobra.Command {
+	var (
+		workflow, status string
+		limit            int
+	)
+	cmd := &cobra.Command{
+		Use:     "list",
+		Short:   "List runs, newest first",
+		Example: "  gorunner runs list\n  gorunner runs list --workflow hello --status failed --limit 100 -o json",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, p, err := o.clientAndPrinter(cmd)
+			if err != nil {
+				return err
+			}
+			q := url.Values{"limit": {strconv.Itoa(limit)}}
+			if workflow != "" {
+				q.Set("workflow", workflow)
+			}
+			if status != "" {
+				q.Set("status", status)
+			}
+			runs := []*runner.Run{}
+			if _, _, err := c.call(cmd.Context(), request{method: "GET", path: "/api/runs", query: q}, &runs); err != nil {
+				return err
+			}
+			return p.either(runs, func() error { return p.table(runRows(runs)) })
+		},
+	}
+	cmd.Flags().StringVar(&workflow, "workflow", "", "only runs of this workflow (name or ID)")
+	cmd.Flags().StringVar(&status, "status", "", "only runs in this status: pending, running, waiting, completed, failed or cancelled")
+	cmd.Flags().IntVar(&limit, "limit", 20, "how many runs at most (1–1000)")
+	return cmd
+}
+
+// runRows is the runs table: header and one row per run.
+func runRows(runs []*runner.Run) ([]string, [][]string) {
+	rows := make([][]string, len(runs))
+	for i, r := range runs {
+		took := "-"
+		if r.FinishedAt != nil {
+			took = humanDuration(runDuration(r))
+		}
+		rows[i] = []string{r.ID, r.Workflow, strconv.Itoa(r.Version), r.Environment, string(r.Status), humanTime(r.CreatedAt), took}
+	}
+	return []string{"ID", "WORKFLOW", "VERSION", "ENV", "STATUS", "CREATED", "TOOK"}, rows
+}
+
+func newRunsGetCommand(o *clientOpts) *cobra.Command {
+	var follow followFlags
+	cmd := &cobra.Command{
+		Use:     "get RUN_ID",
+		Short:   "Show a run with its steps, and optionally follow it to the end",
+		Long:    "Show a run with its steps: a summary on a terminal, the run as JSON when piped." + exitCodesHelp,
+		Example: "  gorunner runs get 0190c6e2-…\n  gorunner runs get 0190c6e2-… --wait --timeout 1m",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, p, err := o.clientAndPrinter(cmd)
+			if err != nil {
+				return err
+			}
+			r, err := c.getRun(cmd.Context(), args[0], 0)
+			if err != nil {
+				return err
+			}
+			if follow.wait {
+				return followRun(cmd.Context(), c, p, r, follow.timeout)
+			}
+			return p.either(r, func() error { return showRun(p, r) })
+		},
+	}
+	follow.addTo(cmd)
+	return cmd
+}
+
+// showRun draws a run once, as the live view leaves it, with its summary.
+func showRun(p *printer, r *runner.Run) error {
+	view := newLiveView(p.out)
+	for _, l := range view.lines(r) {
+		if err := p.line("%s", colored(p, l+ansiReset)); err != nil {
+			return err
+		}
+	}
+	return p.line("%s", colored(p, summary(r)))
+}
+
+func newRerunCommand(o *clientOpts) *cobra.Command {
+	var (
+		key    string
+		follow followFlags
+	)
+	cmd := &cobra.Command{
+		Use:     "rerun RUN_ID",
+		Short:   "Start a new run with a run's input and environment, on the current version",
+		Long:    "Start a new run with the input and environment of RUN_ID, on the workflow's current version." + exitCodesHelp,
+		Example: "  gorunner runs rerun 0190c6e2-… --wait\n  gorunner runs rerun 0190c6e2-… --key retry-1",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return o.startRun(cmd, request{method: "POST", path: runPath(args[0]) + "/rerun", key: key}, follow)
+		},
+	}
+	cmd.Flags().StringVarP(&key, "key", "k", "", "idempotency key: a retry with the same key replays the first answer")
+	follow.addTo(cmd)
+	return cmd
+}

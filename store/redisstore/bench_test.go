@@ -1,0 +1,177 @@
+package redisstore_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/hibiken/asynq"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gorunner/gorunner/auth"
+	"github.com/gorunner/gorunner/catalog"
+	"github.com/gorunner/gorunner/idempotency"
+	"github.com/gorunner/gorunner/mcpserver"
+	"github.com/gorunner/gorunner/runner"
+	"github.com/gorunner/gorunner/store/sqlitestore"
+)
+
+// benchStore is what the benchmarks need of a backend.
+type benchStore interface {
+	catalog.Store
+	idempotency.Store
+	runner.Store
+}
+
+// backends opens each backend fresh for one benchmark: the embedded SQLite file and Redis.
+var backends = []struct {
+	name string
+	open func(b *testing.B) benchStore
+}{
+	{"sqlite", func(b *testing.B) benchStore {
+		s, err := sqlitestore.Open(context.Background(), filepath.Join(b.TempDir(), "bench.db"))
+		require.NoError(b, err)
+		b.Cleanup(func() { require.NoError(b, s.Close()) })
+		return s
+	}},
+	{"redis", func(b *testing.B) benchStore { return fresh(b) }},
+}
+
+const benchDef = `{"name": "bench", "input": {"type": "object"}, "steps": [
+  {"id": "a", "set": {"n": "${{ input.n }}"}},
+  {"id": "b", "set": "${{ steps.a.output.n + 1 }}"},
+  {"id": "c", "set": {"done": "${{ steps.b.output }}"}}]}`
+
+// started is a catalog with the bench workflow published and an engine working it.
+func started(b *testing.B, st benchStore) (*catalog.Service, *runner.Engine) {
+	ctx := context.Background()
+	cat, err := catalog.New(st, &catalog.Config{SecretKey: make([]byte, 32)})
+	require.NoError(b, err)
+	_, err = cat.Create(ctx, []byte(benchDef))
+	require.NoError(b, err)
+	_, _, err = cat.Publish(ctx, "bench")
+	require.NoError(b, err)
+	e, err := runner.New(st, cat, cat, &runner.Config{Concurrency: 8})
+	require.NoError(b, err)
+	require.NoError(b, e.Start(ctx))
+	b.Cleanup(func() { require.NoError(b, e.Stop(context.Background())) })
+	return cat, e
+}
+
+// BenchmarkBackends compares the backends in one run: runs/s of a 3-step workflow
+// (submitted all at once, until all completed), MCP tools/call latency of the same
+// workflow, and, on the same Redis, asynq working as many no-op tasks.
+func BenchmarkBackends(b *testing.B) {
+	for _, be := range backends {
+		b.Run("runs/"+be.name, func(b *testing.B) { benchRuns(b, be.open(b)) })
+	}
+	b.Run("runs/asynq_noop", benchAsynq)
+	for _, be := range backends {
+		b.Run("tools_call/"+be.name, func(b *testing.B) { benchToolsCall(b, be.open(b)) })
+	}
+}
+
+func benchRuns(b *testing.B, st benchStore) {
+	_, e := started(b, st)
+	ctx := context.Background()
+	b.ResetTimer()
+	start := time.Now()
+	ids := make([]string, b.N)
+	for i := range b.N {
+		res, err := e.Submit(ctx, runner.SubmitParams{Workflow: "bench", Input: json.RawMessage(`{"n": 1}`)})
+		require.NoError(b, err)
+		ids[i] = res.Run.ID
+	}
+	for _, id := range ids {
+		r, err := e.Wait(ctx, id, time.Minute)
+		require.NoError(b, err)
+		require.Equal(b, runner.StatusCompleted, r.Status)
+	}
+	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "runs/s")
+}
+
+// benchAsynq enqueues b.N no-op tasks and waits until asynq (8 workers, as the engine)
+// has processed them all, on the Redis of the other benchmarks. An idle asynq worker
+// looks for tasks every TaskCheckInterval (default 1 s); 10 ms keeps that out of the
+// figure.
+func benchAsynq(b *testing.B) {
+	opts, err := redis.ParseURL(redisURL(b))
+	require.NoError(b, err)
+	conn := asynq.RedisClientOpt{Addr: opts.Addr, DB: opts.DB, Password: opts.Password}
+	queue := "bench-" + randomHex(b)
+	b.Cleanup(func() { deleteAsynqQueue(b, opts, queue) })
+	var done atomic.Int64
+	all := make(chan struct{})
+	target := int64(b.N)
+	srv := asynq.NewServer(conn, asynq.Config{Concurrency: 8, Queues: map[string]int{queue: 1},
+		TaskCheckInterval: 10 * time.Millisecond, LogLevel: asynq.ErrorLevel})
+	mux := asynq.NewServeMux()
+	mux.HandleFunc("noop", func(context.Context, *asynq.Task) error {
+		if done.Add(1) == target {
+			close(all)
+		}
+		return nil
+	})
+	require.NoError(b, srv.Start(mux))
+	defer srv.Shutdown()
+	client := asynq.NewClient(conn)
+	defer client.Close()
+	b.ResetTimer()
+	start := time.Now()
+	for i := range b.N {
+		_, err := client.Enqueue(asynq.NewTask("noop", []byte(fmt.Sprint(i))), asynq.Queue(queue))
+		require.NoError(b, err)
+	}
+	select {
+	case <-all:
+	case <-time.After(5 * time.Minute):
+		b.Fatal("asynq did not process every task")
+	}
+	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "runs/s")
+}
+
+func deleteAsynqQueue(b *testing.B, opts *redis.Options, queue string) {
+	rdb := redis.NewClient(opts)
+	defer rdb.Close()
+	ctx := context.Background()
+	iter := rdb.Scan(ctx, 0, "asynq:{"+queue+"}*", 1000).Iterator()
+	for iter.Next(ctx) {
+		require.NoError(b, rdb.Del(ctx, iter.Val()).Err())
+	}
+	require.NoError(b, rdb.SRem(ctx, "asynq:queues", queue).Err())
+}
+
+// benchToolsCall measures one MCP tools/call of the bench workflow over streamable HTTP,
+// from the request to the completed run's result.
+func benchToolsCall(b *testing.B, st benchStore) {
+	cat, e := started(b, st)
+	idem, err := idempotency.New(st, nil)
+	require.NoError(b, err)
+	srv, err := mcpserver.New(mcpserver.Deps{Catalog: cat, Engine: e, Idempotency: idem}, nil)
+	require.NoError(b, err)
+	require.NoError(b, srv.Start(context.Background()))
+	b.Cleanup(func() { require.NoError(b, srv.Stop(context.Background())) })
+	h := srv.HTTPHandler()
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.ServeHTTP(w, r.WithContext(auth.WithPrincipal(r.Context(), auth.Local())))
+	}))
+	b.Cleanup(hs.Close)
+	client := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
+	session, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: hs.URL, MaxRetries: -1}, nil)
+	require.NoError(b, err)
+	b.Cleanup(func() { _ = session.Close() })
+	b.ResetTimer()
+	for b.Loop() {
+		res, err := session.CallTool(context.Background(), &mcp.CallToolParams{Name: "bench", Arguments: map[string]any{"n": 1}})
+		require.NoError(b, err)
+		require.False(b, res.IsError)
+	}
+}

@@ -1,0 +1,187 @@
+package redisstore
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"time"
+)
+
+const (
+	defaultPageLimit = 100
+	maxPageLimit     = 1000
+)
+
+// ts encodes t as 20-digit zero-padded UTC Unix nanoseconds; the zero time is all zeros.
+// Fixed width makes string order time order, also inside Lua.
+func ts(t time.Time) string {
+	if t.IsZero() {
+		return fmt.Sprintf("%020d", 0)
+	}
+	return fmt.Sprintf("%020d", t.UnixNano())
+}
+
+// tsPtr encodes an optional time; nil is zero.
+func tsPtr(t *time.Time) string {
+	if t == nil {
+		return ts(time.Time{})
+	}
+	return ts(*t)
+}
+
+// score is t as a sorted-set score: Unix microseconds, exact in a double. Lua derives the
+// same from a ts string with string.sub(t, 1, 17).
+func score(t time.Time) string {
+	return ts(t)[:17]
+}
+
+// parseTS decodes ts; zero is the zero time, and a missing field reads as zero.
+func parseTS(s string) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("bad time %q: %w", s, err)
+	}
+	if n == 0 {
+		return time.Time{}, nil
+	}
+	return time.Unix(0, n).UTC(), nil
+}
+
+// parseTSPtr decodes an optional time; zero is nil.
+func parseTSPtr(s string) (*time.Time, error) {
+	t, err := parseTS(s)
+	if err != nil || t.IsZero() {
+		return nil, err
+	}
+	return &t, nil
+}
+
+// fields is a Redis hash as read, with decoders that remember the first failure.
+type fields struct {
+	m   map[string]string
+	err error
+}
+
+func (f *fields) str(name string) string { return f.m[name] }
+
+func (f *fields) bytes(name string) []byte {
+	if v := f.m[name]; v != "" {
+		return []byte(v)
+	}
+	return nil
+}
+
+func (f *fields) int(name string) int {
+	v := f.m[name]
+	if v == "" {
+		return 0
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil && f.err == nil {
+		f.err = fmt.Errorf("field %s: %w", name, err)
+	}
+	return n
+}
+
+func (f *fields) bool(name string) bool { return f.m[name] == "1" }
+
+func (f *fields) time(name string) time.Time {
+	t, err := parseTS(f.m[name])
+	if err != nil && f.err == nil {
+		f.err = fmt.Errorf("field %s: %w", name, err)
+	}
+	return t
+}
+
+func (f *fields) timePtr(name string) *time.Time {
+	t := f.time(name)
+	if t.IsZero() {
+		return nil
+	}
+	return &t
+}
+
+// flatMap reads the flat [field, value, …] array a script returns for HGETALL.
+func flatMap(v any) map[string]string {
+	arr, _ := v.([]any)
+	m := make(map[string]string, len(arr)/2)
+	for i := 0; i+1 < len(arr); i += 2 {
+		k, _ := arr[i].(string)
+		val, _ := arr[i+1].(string)
+		m[k] = val
+	}
+	return m
+}
+
+// boolArg is how scripts receive a flag.
+func boolArg(b bool) string {
+	if b {
+		return "1"
+	}
+	return "0"
+}
+
+// pageLimit clamps a requested page size.
+func pageLimit(n int) int {
+	if n <= 0 {
+		return defaultPageLimit
+	}
+	return min(n, maxPageLimit)
+}
+
+// encodeCursor makes an opaque cursor of a sort key.
+func encodeCursor(key any) (string, error) {
+	b, err := json.Marshal(key)
+	if err != nil {
+		return "", fmt.Errorf("encoding cursor: %w", err)
+	}
+	return base64.RawURLEncoding.EncodeToString(b), nil
+}
+
+// decodeCursor reads a cursor made by encodeCursor into key; a bad one → invalid, the
+// calling contract's sentinel.
+func decodeCursor(cursor string, key any, invalid error) error {
+	b, err := base64.RawURLEncoding.DecodeString(cursor)
+	if err == nil {
+		err = json.Unmarshal(b, key)
+	}
+	if err != nil {
+		return fmt.Errorf("cursor %q: %w", cursor, invalid)
+	}
+	return nil
+}
+
+// jsonOrEmpty marshals v, or returns "" for a nil pointer so the field reads as absent.
+func jsonOrEmpty[T any](v *T) (string, error) {
+	if v == nil {
+		return "", nil
+	}
+	b, err := json.Marshal(v)
+	return string(b), err
+}
+
+// unmarshalOrNil reads a field written by jsonOrEmpty.
+func unmarshalOrNil[T any](s string) (*T, error) {
+	if s == "" {
+		return nil, nil
+	}
+	v := new(T)
+	if err := json.Unmarshal([]byte(s), v); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+// sortKey is a lex sorted-set member ordering records by time, then ID.
+func sortKey(t time.Time, id string) string {
+	return ts(t) + ":" + id
+}
+
+// sortKeyID is the ID in a sortKey.
+func sortKeyID(member string) string {
+	return member[len(ts(time.Time{}))+1:]
+}

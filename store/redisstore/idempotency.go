@@ -1,0 +1,112 @@
+package redisstore
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/gorunner/gorunner/idempotency"
+)
+
+// inProgressExpiry is the expiry given to an in-progress key, as in sqlitestore: what a
+// LimitReached answer reports for such a key, and when an abandoned claim is purged.
+const inProgressExpiry = 24 * time.Hour
+
+// minKeyTTL keeps a just-answered key in Redis even when its life is already over by the
+// caller's clock; the stored expiry decides, the TTL only collects garbage.
+const minKeyTTL = time.Second
+
+func decodeRecord(scope string, m map[string]string) (*idempotency.Record, error) {
+	f := &fields{m: m}
+	r := &idempotency.Record{
+		Scope: scope, Key: f.str("key"), Fingerprint: f.str("fingerprint"), State: idempotency.State(f.str("state")),
+		Status: f.int("status"), Body: f.bytes("body"), CreatedAt: f.time("created_at"),
+		LockedUntil: f.time("locked_until"), ExpiresAt: f.time("expires_at"),
+	}
+	h, err := unmarshalOrNil[http.Header](f.str("header"))
+	if err != nil {
+		return nil, fmt.Errorf("decoding header: %w", err)
+	}
+	if h != nil {
+		r.Header = *h
+	}
+	return r, f.err
+}
+
+func (s *Store) keyKeys(scope, key string) []string {
+	return []string{s.k.idemRecord(scope, key), s.k.idemExpiries(scope), s.k.idemLocks(scope)}
+}
+
+// Claim takes a key in one script: expired keys of the scope are purged, a live key is
+// reported as Existing, an abandoned in-progress claim is taken over, and the scope's
+// limit is enforced (refusing, or evicting the keys that expire first).
+func (s *Store) Claim(ctx context.Context, p idempotency.ClaimParams) (idempotency.ClaimResult, error) {
+	locked, expires := p.Now.Add(p.LockTTL), p.Now.Add(inProgressExpiry)
+	res, err := s.run(ctx, s.scripts.claimKey, nil, s.keyKeys(p.Scope, p.Key),
+		ts(p.Now), score(p.Now), p.Key, p.Fingerprint, ts(locked), score(locked), ts(expires), score(expires),
+		p.Limit, boolArg(p.EvictOldest), s.k.idemPrefix(p.Scope), inProgressExpiry.Milliseconds())
+	if err != nil {
+		return idempotency.ClaimResult{}, fmt.Errorf("claiming key %q in %q: %w", p.Key, p.Scope, err)
+	}
+	out, _ := res.([]any)
+	switch outcome, _ := out[0].(string); outcome {
+	case "claimed":
+		return idempotency.ClaimResult{Outcome: idempotency.Claimed, Record: &idempotency.Record{
+			Scope: p.Scope, Key: p.Key, Fingerprint: p.Fingerprint, State: idempotency.StateInProgress,
+			CreatedAt: p.Now.UTC(), LockedUntil: locked.UTC(), ExpiresAt: expires.UTC(),
+		}}, nil
+	case "existing":
+		rec, err := decodeRecord(p.Scope, flatMap(out[1:]))
+		return idempotency.ClaimResult{Outcome: idempotency.Existing, Record: rec}, err
+	default:
+		oldest, err := parseTS(fmt.Sprint(out[1]))
+		return idempotency.ClaimResult{Outcome: idempotency.LimitReached, Oldest: oldest}, err
+	}
+}
+
+// Complete stores the answer of a key (State Done or Taken, ExpiresAt set). It writes the
+// record even if the claim was purged meanwhile, so the answer still replays.
+func (s *Store) Complete(ctx context.Context, r *idempotency.Record) error {
+	if r.State != idempotency.StateDone && r.State != idempotency.StateTaken {
+		return fmt.Errorf("completing key %q in %q: state %q is not done or taken", r.Key, r.Scope, r.State)
+	}
+	header := ""
+	if r.Header != nil {
+		b, err := json.Marshal(r.Header)
+		if err != nil {
+			return fmt.Errorf("completing key %q in %q: encoding header: %w", r.Key, r.Scope, err)
+		}
+		header = string(b)
+	}
+	ttl := max(r.ExpiresAt.Sub(r.CreatedAt), minKeyTTL)
+	_, err := s.run(ctx, s.scripts.completeKey, nil, s.keyKeys(r.Scope, r.Key),
+		r.Key, score(r.ExpiresAt), ttl.Milliseconds(),
+		"key", r.Key, "fingerprint", r.Fingerprint, "state", string(r.State), "status", r.Status,
+		"header", header, "body", r.Body, "created_at", ts(r.CreatedAt), "locked_until", ts(time.Time{}),
+		"expires_at", ts(r.ExpiresAt))
+	return wrapErr(fmt.Sprintf("completing key %q in %q", r.Key, r.Scope), err)
+}
+
+// Release frees an in-progress key. A key already completed, or gone, is left as it is.
+func (s *Store) Release(ctx context.Context, scope, key string) error {
+	_, err := s.run(ctx, s.scripts.releaseKey, nil, s.keyKeys(scope, key), key)
+	return wrapErr(fmt.Sprintf("releasing key %q in %q", key, scope), err)
+}
+
+// Get reads a key as it stands; missing or expired → idempotency.ErrNotFound.
+func (s *Store) Get(ctx context.Context, scope, key string, now time.Time) (*idempotency.Record, error) {
+	m, err := s.rdb.HGetAll(ctx, s.k.idemRecord(scope, key)).Result()
+	var r *idempotency.Record
+	if err == nil {
+		r, err = decodeRecord(scope, m)
+	}
+	if err == nil && (m["state"] == "" || !r.ExpiresAt.After(now)) {
+		err = idempotency.ErrNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("getting key %q in %q: %w", key, scope, err)
+	}
+	return r, nil
+}

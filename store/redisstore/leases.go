@@ -1,0 +1,128 @@
+package redisstore
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/gorunner/gorunner/runner"
+)
+
+// ClaimRuns leases up to limit due runs to owner, the earliest due first. The selection
+// and the lease are one script, so two claimers (in this process or another) never get
+// the same run. Claiming clears poke_at: the claimer sees every wake-up asked until now.
+func (s *Store) ClaimRuns(ctx context.Context, owner string, now, leaseUntil time.Time, limit int) ([]*runner.Run, error) {
+	if limit <= 0 {
+		return nil, nil
+	}
+	res, err := s.run(ctx, s.scripts.claimRuns, nil, []string{s.k.runsDue()},
+		owner, ts(now), score(now), ts(leaseUntil), limit, s.k.runPrefix())
+	if err != nil {
+		return nil, fmt.Errorf("claiming runs for %s: %w", owner, err)
+	}
+	runs, err := s.runsByID(ctx, replyStrings(res))
+	if err != nil {
+		return nil, fmt.Errorf("claiming runs for %s: %w", owner, err)
+	}
+	slices.SortFunc(runs, func(a, b *runner.Run) int {
+		if c := a.WakeAt.Compare(b.WakeAt); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	return runs, nil
+}
+
+// replyStrings reads a script's array of strings.
+func replyStrings(res any) []string {
+	arr, _ := res.([]any)
+	out := make([]string, 0, len(arr))
+	for _, v := range arr {
+		if s, ok := v.(string); ok {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// RenewLeases extends owner's leases on runIDs until until. A run whose lease owner has
+// changed (or which ended, dropping its lease) is reported lost; a held run whose cancel
+// was requested is reported cancelled.
+func (s *Store) RenewLeases(ctx context.Context, owner string, runIDs []string, until time.Time) (lost, cancelled []string, err error) {
+	if len(runIDs) == 0 {
+		return nil, nil, nil
+	}
+	args := append([]any{owner, ts(until), s.k.runPrefix()}, anyStrings(runIDs)...)
+	res, err := s.run(ctx, s.scripts.renewLeases, nil, []string{s.k.runsDue()}, args...)
+	if err != nil {
+		return nil, nil, fmt.Errorf("renewing leases of %s: %w", owner, err)
+	}
+	held := map[string]bool{}
+	pairs := replyStrings(res)
+	for i := 0; i+1 < len(pairs); i += 2 {
+		held[pairs[i]] = pairs[i+1] == "1"
+	}
+	for _, id := range runIDs {
+		cancel, ok := held[id]
+		switch {
+		case !ok:
+			lost = append(lost, id)
+		case cancel:
+			cancelled = append(cancelled, id)
+		}
+	}
+	return lost, cancelled, nil
+}
+
+// SaveRun writes the fields a worker changes (status, output, error, steps, waitingOn,
+// startedAt, finishedAt, wakeAt, and a cancel request) if owner holds the lease. Identity
+// and admission fields never change. A wake-up asked from outside since the claim is kept:
+// WakeAt becomes the earlier of the two. A terminal status releases the run's tokens and
+// queued payloads, drops the lease and wakes the parent, at r.FinishedAt (or the wall clock
+// when unset). Consuming a payload already consumed → runner.ErrNotFound, nothing written.
+func (s *Store) SaveRun(ctx context.Context, owner string, r *runner.Run, opts runner.SaveOptions) error {
+	st, err := encodeRunState(r)
+	if err != nil {
+		return fmt.Errorf("saving run %s: %w", r.ID, err)
+	}
+	end := time.Now()
+	if r.FinishedAt != nil {
+		end = *r.FinishedAt
+	}
+	k := s.k
+	_, err = s.run(ctx, s.scripts.saveRun, runnerErrs,
+		[]string{k.run(r.ID), k.runsDue(), k.payloads(r.ID), k.runHooks(r.ID)},
+		r.ID, owner, string(r.Status), []byte(r.Output), st.errJSON, st.steps, st.waiting,
+		tsPtr(r.StartedAt), tsPtr(r.FinishedAt), ts(r.WakeAt), boolArg(r.CancelRequested),
+		max(opts.ConsumePayload, 0), ts(end), k.runsStatusPrefix(), k.hookPrefix(), k.queuePrefix(), k.runPrefix())
+	return wrapErr(fmt.Sprintf("saving run %s", r.ID), err)
+}
+
+// ReleaseRun drops owner's lease on a run. A lease already gone is not an error.
+func (s *Store) ReleaseRun(ctx context.Context, owner, runID string) error {
+	_, err := s.run(ctx, s.scripts.releaseRun, nil, []string{s.k.run(runID), s.k.runsDue()}, runID, owner)
+	return wrapErr(fmt.Sprintf("releasing run %s", runID), err)
+}
+
+// RequestCancel marks a run for cancellation and makes it due now; the worker that holds
+// or next claims it ends it. A finished run → runner.ErrFinished.
+func (s *Store) RequestCancel(ctx context.Context, runID string, now time.Time) (*runner.Run, error) {
+	res, err := s.run(ctx, s.scripts.requestCancel, runnerErrs, []string{s.k.run(runID), s.k.runsDue()}, runID, ts(now))
+	var r *runner.Run
+	if err == nil {
+		r, err = decodeRun(flatMap(res))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("cancelling run %s: %w", runID, err)
+	}
+	return r, nil
+}
+
+// WakeRun makes a non-terminal run due at t if that is sooner than its WakeAt. A finished
+// run is left alone; an unknown one → runner.ErrNotFound.
+func (s *Store) WakeRun(ctx context.Context, runID string, t time.Time) error {
+	_, err := s.run(ctx, s.scripts.wakeRun, runnerErrs, []string{s.k.run(runID), s.k.runsDue()}, runID, ts(t))
+	return wrapErr(fmt.Sprintf("waking run %s", runID), err)
+}

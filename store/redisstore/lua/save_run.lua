@@ -1,0 +1,56 @@
+-- KEYS: run, due, run's payloads, run's hooks
+-- ARGV: 1 id, 2 owner, 3 status, 4 output, 5 error, 6 steps, 7 waiting_on, 8 started_at,
+--       9 finished_at, 10 wake_at, 11 cancel (1/0), 12 payload seq to consume (0: none),
+--       13 end time, 14 status index prefix, 15 hook prefix, 16 queue prefix, 17 run prefix
+local id = ARGV[1]
+local f = redis.call('HMGET', KEYS[1], 'lease_owner', 'poke_at', 'status', 'sort_key', 'parent_run_id')
+if not f[1] or f[1] ~= ARGV[2] then
+  return fail('GR_LEASELOST')
+end
+local seq, member = ARGV[12], nil
+if seq ~= '0' then
+  member = redis.call('HGET', KEYS[3], 'q' .. seq)
+  if not member then
+    return fail('GR_NOTFOUND', 'payload ' .. seq)
+  end
+end
+
+-- A wake-up asked from outside since the claim is kept.
+local wake_at = ARGV[10]
+if f[2] ~= ZERO and (wake_at == ZERO or f[2] < wake_at) then
+  wake_at = f[2]
+end
+local ended = terminal(ARGV[3])
+redis.call('HSET', KEYS[1], 'status', ARGV[3], 'output', ARGV[4], 'error', ARGV[5], 'steps', ARGV[6],
+  'waiting_on', ARGV[7], 'started_at', ARGV[8], 'finished_at', ARGV[9], 'wake_at', wake_at)
+if ARGV[11] == '1' then
+  redis.call('HSET', KEYS[1], 'cancel_requested', '1')
+end
+if ended then
+  redis.call('HSET', KEYS[1], 'lease_owner', '', 'lease_until', ZERO)
+end
+if f[3] ~= ARGV[3] then
+  redis.call('ZREM', ARGV[14] .. f[3], f[4])
+  redis.call('ZADD', ARGV[14] .. ARGV[3], 0, f[4])
+end
+if member then
+  redis.call('HDEL', KEYS[3], seq, 'q' .. seq)
+  redis.call('ZREM', ARGV[16] .. member, seq)
+end
+reindex_due(KEYS[2], KEYS[1], id)
+if not ended then
+  return 'OK'
+end
+
+-- The run's end releases its tokens and drops their undelivered payloads, and makes its
+-- parent due.
+for _, m in ipairs(redis.call('SMEMBERS', KEYS[4])) do
+  if redis.call('HGET', ARGV[15] .. m, 'run_id') == id then
+    redis.call('DEL', ARGV[15] .. m, ARGV[16] .. m)
+  end
+end
+redis.call('DEL', KEYS[4], KEYS[3])
+if f[5] and f[5] ~= '' then
+  wake(KEYS[2], ARGV[17] .. f[5], f[5], ARGV[13])
+end
+return 'OK'

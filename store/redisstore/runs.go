@@ -1,0 +1,275 @@
+package redisstore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/gorunner/gorunner/runner"
+)
+
+// runnerErrs maps script replies to the runner's sentinels.
+var runnerErrs = map[string]error{
+	replyNotFound: runner.ErrNotFound, replyLeaseLost: runner.ErrLeaseLost, replyFinished: runner.ErrFinished,
+	replyConflict: errDuplicate,
+}
+
+// stepRow is a step record as stored: the API fields plus the engine's State, which
+// StepRecord's own JSON encoding leaves out.
+type stepRow struct {
+	*runner.StepRecord
+	State json.RawMessage `json:"state,omitempty"`
+}
+
+func encodeSteps(steps []*runner.StepRecord) (string, error) {
+	if len(steps) == 0 {
+		return "", nil
+	}
+	rows := make([]stepRow, len(steps))
+	for i, st := range steps {
+		c := *st
+		c.StartedAt, c.FinishedAt = utcPtr(st.StartedAt), utcPtr(st.FinishedAt)
+		rows[i] = stepRow{StepRecord: &c, State: st.State}
+	}
+	b, err := json.Marshal(rows)
+	return string(b), err
+}
+
+func decodeSteps(s string) ([]*runner.StepRecord, error) {
+	if s == "" {
+		return nil, nil
+	}
+	var rows []stepRow
+	if err := json.Unmarshal([]byte(s), &rows); err != nil {
+		return nil, fmt.Errorf("decoding steps: %w", err)
+	}
+	steps := make([]*runner.StepRecord, len(rows))
+	for i, row := range rows {
+		steps[i] = row.StepRecord
+		steps[i].State = row.State
+	}
+	return steps, nil
+}
+
+func utcPtr(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	u := t.UTC()
+	return &u
+}
+
+// runState holds the encoded fields a worker changes, shared by CreateRun and SaveRun.
+type runState struct {
+	errJSON, steps, waiting string
+}
+
+func encodeRunState(r *runner.Run) (runState, error) {
+	var st runState
+	var err error
+	if st.errJSON, err = jsonOrEmpty(r.Error); err != nil {
+		return st, err
+	}
+	var waiting *runner.WaitingOn
+	if r.WaitingOn != nil {
+		w := *r.WaitingOn
+		w.SleepUntil = utcPtr(w.SleepUntil)
+		waiting = &w
+	}
+	if st.waiting, err = jsonOrEmpty(waiting); err != nil {
+		return st, err
+	}
+	st.steps, err = encodeSteps(r.Steps)
+	return st, err
+}
+
+// runFields is the hash of a new run.
+func runFields(r *runner.Run, st runState) []any {
+	return []any{
+		"id", r.ID, "workflow_id", r.WorkflowID, "workflow", r.Workflow, "version", r.Version,
+		"environment", r.Environment, "status", string(r.Status), "input", []byte(r.Input),
+		"output", []byte(r.Output), "error", st.errJSON, "steps", st.steps, "waiting_on", st.waiting,
+		"rerun_of", r.RerunOf, "created_at", ts(r.CreatedAt), "started_at", tsPtr(r.StartedAt),
+		"finished_at", tsPtr(r.FinishedAt), "definition", []byte(r.Definition), "wake_at", ts(r.WakeAt),
+		"poke_at", ts(time.Time{}), "cancel_requested", boolArg(r.CancelRequested), "start_token", r.StartToken,
+		"parent_run_id", r.ParentRunID, "lease_owner", "", "lease_until", ts(time.Time{}),
+		"sort_key", sortKey(r.CreatedAt, r.ID),
+	}
+}
+
+// decodeRun reads a run hash; a missing run → nil.
+func decodeRun(m map[string]string) (*runner.Run, error) {
+	f := &fields{m: m}
+	if f.str("id") == "" {
+		return nil, nil
+	}
+	r := &runner.Run{
+		ID: f.str("id"), WorkflowID: f.str("workflow_id"), Workflow: f.str("workflow"), Version: f.int("version"),
+		Environment: f.str("environment"), Status: runner.Status(f.str("status")), Input: f.bytes("input"),
+		Output: f.bytes("output"), RerunOf: f.str("rerun_of"), CreatedAt: f.time("created_at"),
+		StartedAt: f.timePtr("started_at"), FinishedAt: f.timePtr("finished_at"), Definition: f.bytes("definition"),
+		WakeAt: f.time("wake_at"), CancelRequested: f.bool("cancel_requested"), StartToken: f.str("start_token"),
+		ParentRunID: f.str("parent_run_id"),
+	}
+	var err error
+	if r.Error, err = unmarshalOrNil[runner.Error](f.str("error")); err != nil {
+		return nil, fmt.Errorf("decoding run %s: %w", r.ID, err)
+	}
+	if r.WaitingOn, err = unmarshalOrNil[runner.WaitingOn](f.str("waiting_on")); err != nil {
+		return nil, fmt.Errorf("decoding run %s: %w", r.ID, err)
+	}
+	if r.Steps, err = decodeSteps(f.str("steps")); err != nil {
+		return nil, fmt.Errorf("decoding run %s: %w", r.ID, err)
+	}
+	return r, f.err
+}
+
+// CreateRun admits r, due at r.WakeAt, claiming the start token (if any) in the same
+// script; a token owned by another run → *runner.TokenConflictError, nothing written.
+func (s *Store) CreateRun(ctx context.Context, r *runner.Run, start *runner.Hook) error {
+	st, err := encodeRunState(r)
+	if err != nil {
+		return fmt.Errorf("creating run %s: %w", r.ID, err)
+	}
+	k := s.k
+	sk := sortKey(r.CreatedAt, r.ID)
+	ks := []string{k.run(r.ID), k.runsCreated(), k.runsByWorkflow(r.WorkflowID), k.runsByStatus(string(r.Status)), k.runsDue()}
+	args := []any{r.ID, sk, ts(r.WakeAt), string(r.Status), "", "", ""}
+	var h runner.Hook
+	if start != nil {
+		h = *start
+		if h.RunID == "" {
+			h.RunID = r.ID
+		}
+		ks = append(ks, k.hook(h.Environment, h.Token), k.runHooks(h.RunID))
+		args = []any{r.ID, sk, ts(r.WakeAt), string(r.Status), h.RunID, ts(h.CreatedAt), hookMember(h.Environment, h.Token)}
+	}
+	_, err = s.run(ctx, s.scripts.createRun, runnerErrs, ks, append(args, runFields(r, st)...)...)
+	if err != nil {
+		return fmt.Errorf("creating run %s: %w", r.ID, tokenConflict(err, &h))
+	}
+	return nil
+}
+
+// GetRun returns a run with its steps; unknown → runner.ErrNotFound.
+func (s *Store) GetRun(ctx context.Context, id string) (*runner.Run, error) {
+	m, err := s.rdb.HGetAll(ctx, s.k.run(id)).Result()
+	var r *runner.Run
+	if err == nil {
+		r, err = decodeRun(m)
+	}
+	if err == nil && r == nil {
+		err = runner.ErrNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("getting run %s: %w", id, err)
+	}
+	return r, nil
+}
+
+// runsByID reads runs in the order of ids, in one round trip, skipping any missing.
+func (s *Store) runsByID(ctx context.Context, ids []string) ([]*runner.Run, error) {
+	hashes, err := s.hashes(ctx, s.k.run, anyStrings(ids))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*runner.Run, 0, len(hashes))
+	for _, m := range hashes {
+		r, err := decodeRun(m)
+		if err != nil {
+			return nil, err
+		}
+		if r != nil {
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+// runCursor is the sort key of ListRuns: creation time, then ID, both descending.
+type runCursor struct {
+	CreatedAt int64  `json:"t"`
+	ID        string `json:"i"`
+}
+
+// ListRuns lists runs newest first (created_at, then ID, descending), filtered by workflow
+// and status. It walks the narrowest index (workflow, else status, else all) backwards
+// and filters the rest while it reads.
+func (s *Store) ListRuns(ctx context.Context, p runner.ListRunsParams) ([]*runner.Run, string, error) {
+	upper := "+"
+	if p.Cursor != "" {
+		var c runCursor
+		if err := decodeCursor(p.Cursor, &c, runner.ErrInvalidCursor); err != nil {
+			return nil, "", err
+		}
+		upper = "(" + sortKey(time.Unix(0, c.CreatedAt), c.ID)
+	}
+	index := s.k.runsCreated()
+	switch {
+	case p.WorkflowID != "":
+		index = s.k.runsByWorkflow(p.WorkflowID)
+	case p.Status != "":
+		index = s.k.runsByStatus(string(p.Status))
+	}
+	limit := pageLimit(p.Limit)
+	runs, err := s.collectRuns(ctx, index, upper, limit+1, func(r *runner.Run) bool {
+		return p.Status == "" || r.Status == p.Status
+	})
+	if err != nil {
+		return nil, "", fmt.Errorf("listing runs: %w", err)
+	}
+	if len(runs) <= limit {
+		return runs, "", nil
+	}
+	runs = runs[:limit]
+	last := runs[limit-1]
+	next, err := encodeCursor(runCursor{CreatedAt: last.CreatedAt.UnixNano(), ID: last.ID})
+	return runs, next, err
+}
+
+// collectRuns walks index from upper down and returns up to n runs that keep accepts.
+func (s *Store) collectRuns(ctx context.Context, index, upper string, n int, keep func(*runner.Run) bool) ([]*runner.Run, error) {
+	out := []*runner.Run{}
+	batch := int64(max(n, 50))
+	for len(out) < n {
+		members, err := s.rdb.ZRevRangeByLex(ctx, index, &redis.ZRangeBy{Max: upper, Min: "-", Count: batch}).Result()
+		if err != nil {
+			return nil, err
+		}
+		ids := make([]string, len(members))
+		for i, m := range members {
+			ids[i] = sortKeyID(m)
+		}
+		runs, err := s.runsByID(ctx, ids)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range runs {
+			if keep(r) && len(out) < n {
+				out = append(out, r)
+			}
+		}
+		if int64(len(members)) < batch {
+			break
+		}
+		upper = "(" + members[len(members)-1]
+	}
+	return out, nil
+}
+
+// tokenConflict turns a GR_TOKEN reply into a *runner.TokenConflictError for h.
+func tokenConflict(err error, h *runner.Hook) error {
+	var re redis.Error
+	if !errors.As(err, &re) {
+		return err
+	}
+	word, owner, _ := cutWord(re.Error())
+	if word != replyToken {
+		return err
+	}
+	return &runner.TokenConflictError{Environment: h.Environment, Token: h.Token, OwnerRunID: owner}
+}
