@@ -4,11 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/gorunner/gorunner/catalog"
+	"github.com/gorunner/gorunner/api"
 	"github.com/gorunner/gorunner/idempotency"
 	"github.com/gorunner/gorunner/runner"
 	"github.com/gorunner/gorunner/tools"
@@ -32,53 +31,41 @@ func (s *Server) errorResult(ctx context.Context, err error) (*mcp.CallToolResul
 	return nil, errInternal
 }
 
-// problemOf maps the errors an agent can act on to the SPEC's codes.
+// problemOf maps the errors an agent can act on to the REST API's status and code (one
+// mapping: api.Classify), adding what the agent should do next.
 func problemOf(err error) (tools.Problem, bool) {
-	var inputErr *runner.InputError
+	e, ok := api.Classify(err)
+	if !ok {
+		return tools.Problem{}, false
+	}
+	msg := e.Message
+	for _, a := range advice {
+		if errors.Is(err, a.err) {
+			msg += ": " + a.text
+			break
+		}
+	}
 	var conflict *runner.TokenConflictError
 	var limit *idempotency.LimitError
 	switch {
-	case errors.As(err, &inputErr):
-		return tools.Problem{Status: http.StatusBadRequest, Code: "VALIDATION_ERROR",
-			Message: "the arguments are not a valid input: " + inputErr.Error(), Details: inputErr.Problems}, true
 	case errors.As(err, &conflict):
-		return tools.Problem{Status: http.StatusConflict, Code: "CONFLICT",
-			Message: fmt.Sprintf("run %s already holds the start token %q; read it with gorunner_get_run", conflict.OwnerRunID, conflict.Token)}, true
+		msg = fmt.Sprintf("run %s already holds the start token %q; read it with gorunner_get_run", conflict.OwnerRunID, conflict.Token)
 	case errors.As(err, &limit):
-		return tools.Problem{Status: http.StatusTooManyRequests, Code: "RATE_LIMITED",
-			Message: fmt.Sprintf("too many idempotency keys are kept for you; retry after %v, or call without idempotencyKey", limit.RetryAfter)}, true
+		msg = fmt.Sprintf("too many idempotency keys are kept for you; retry after %v, or call without idempotencyKey", e.RetryAfter)
 	}
-	for _, m := range errorCodes {
-		if errors.Is(err, m.err) {
-			return tools.Problem{Status: m.status, Code: m.code, Message: m.message}, true
-		}
-	}
-	return tools.Problem{}, false
+	return tools.Problem{Status: e.Status, Code: e.Code, Message: msg, Details: e.Details}, true
 }
 
-// errorCodes are the sentinels an agent can act on, with the code and advice it gets.
-var errorCodes = []struct {
-	err     error
-	status  int
-	code    string
-	message string
+// advice says what an agent should do next after an error it can act on.
+var advice = []struct {
+	err  error
+	text string
 }{
-	{idempotency.ErrKeyMismatch, http.StatusUnprocessableEntity, "VALIDATION_ERROR",
-		"this idempotencyKey was already used with other arguments (or another environment); use a new key, or repeat the first call's arguments exactly"},
-	{idempotency.ErrInProgress, http.StatusConflict, "CONFLICT",
-		"a call with this idempotencyKey is still being answered; retry the same call in a moment"},
-	{idempotency.ErrAnswerNotKept, http.StatusConflict, "CONFLICT",
-		"a call with this idempotencyKey already started a run but its answer was too large to keep; find the run with gorunner_list_runs"},
-	{idempotency.ErrInvalidKey, http.StatusBadRequest, "VALIDATION_ERROR",
-		"idempotencyKey must be 1 to 255 characters"},
-	{runner.ErrWorkflowNotFound, http.StatusNotFound, "NOT_FOUND",
-		"the workflow no longer exists; list the tools again"},
-	{catalog.ErrNotFound, http.StatusNotFound, "NOT_FOUND",
-		"no such workflow"},
-	{runner.ErrNotPublished, http.StatusConflict, "CONFLICT",
-		"the workflow has no published version any more; list the tools again"},
-	{runner.ErrNotFound, http.StatusNotFound, "NOT_FOUND",
-		"no such run, or no run waits on that hook token (it may not be registered yet: retry shortly)"},
-	{runner.ErrFinished, http.StatusConflict, "CONFLICT",
-		"the run has already finished"},
+	{idempotency.ErrKeyMismatch, "this idempotencyKey was already used with other arguments (or another environment); use a new key, or repeat the first call's arguments exactly"},
+	{idempotency.ErrInProgress, "a call with this idempotencyKey is still being answered; retry the same call in a moment"},
+	{idempotency.ErrAnswerNotKept, "a call with this idempotencyKey already started a run but its answer was too large to keep; find the run with gorunner_list_runs"},
+	{idempotency.ErrInvalidKey, "idempotencyKey must be 1 to 255 characters"},
+	{runner.ErrWorkflowNotFound, "the workflow no longer exists; list the tools again"},
+	{runner.ErrNotPublished, "the workflow has no published version any more; list the tools again"},
+	{runner.ErrNotFound, "no such run, or no run waits on that hook token (it may not be registered yet: retry shortly)"},
 }

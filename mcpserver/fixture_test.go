@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -25,17 +26,24 @@ import (
 
 // fixture is GoRunner's API with /mcp mounted, over a fresh SQLite file.
 type fixture struct {
-	t       *testing.T
+	t       testing.TB
 	dbPath  string
 	catalog *catalog.Service
 	engine  *runner.Engine
+	mcp     *mcpserver.Server
 	srv     *httptest.Server
 	token   string
 }
 
 // newFixture starts the API and the MCP server after publishing defs, so that their tools
 // are there from the first tools/list.
-func newFixture(t *testing.T, defs ...string) *fixture {
+func newFixture(t testing.TB, defs ...string) *fixture {
+	t.Helper()
+	return newFixtureConfig(t, &mcpserver.Config{PageSize: 2}, defs...)
+}
+
+// newFixtureConfig is newFixture with the MCP server configured by cfg.
+func newFixtureConfig(t testing.TB, cfg *mcpserver.Config, defs ...string) *fixture {
 	t.Helper()
 	ctx := context.Background()
 	f := &fixture{t: t, dbPath: filepath.Join(t.TempDir(), "gorunner.db")}
@@ -44,9 +52,7 @@ func newFixture(t *testing.T, defs ...string) *fixture {
 	t.Cleanup(func() { st.Close() })
 	f.catalog, err = catalog.New(st, nil)
 	require.NoError(t, err)
-	for _, def := range defs {
-		publish(t, f.catalog, def)
-	}
+	publishAll(t, f.catalog, defs)
 	au := auth.New(st, nil)
 	_, f.token, err = au.Create(ctx, "agent")
 	require.NoError(t, err)
@@ -56,12 +62,12 @@ func newFixture(t *testing.T, defs ...string) *fixture {
 	require.NoError(t, err)
 	require.NoError(t, f.engine.Start(ctx))
 	t.Cleanup(func() { _ = f.engine.Stop(context.Background()) })
-	m, err := mcpserver.New(mcpserver.Deps{Catalog: f.catalog, Engine: f.engine, Idempotency: idem}, &mcpserver.Config{PageSize: 2})
+	f.mcp, err = mcpserver.New(mcpserver.Deps{Catalog: f.catalog, Engine: f.engine, Idempotency: idem}, cfg)
 	require.NoError(t, err)
-	require.NoError(t, m.Start(ctx))
-	t.Cleanup(func() { _ = m.Stop(context.Background()) })
+	require.NoError(t, f.mcp.Start(ctx))
+	t.Cleanup(func() { _ = f.mcp.Stop(context.Background()) })
 	a, err := api.New(api.Config{Catalog: f.catalog, Auth: au, Engine: f.engine, Idempotency: idem,
-		MCP: m.HTTPHandler(), Public: mcpserver.MetadataHandlers("")})
+		MCP: f.mcp.HTTPHandler(), Public: mcpserver.MetadataHandlers("")})
 	require.NoError(t, err)
 	f.srv = httptest.NewServer(a)
 	t.Cleanup(f.srv.Close)
@@ -69,13 +75,35 @@ func newFixture(t *testing.T, defs ...string) *fixture {
 }
 
 // publish creates and publishes a workflow on c.
-func publish(t *testing.T, c *catalog.Service, def string) {
+func publish(t testing.TB, c *catalog.Service, def string) {
 	t.Helper()
 	ctx := context.Background()
 	w, err := c.Create(ctx, []byte(def))
 	require.NoError(t, err)
 	_, _, err = c.Publish(ctx, w.ID)
 	require.NoError(t, err)
+}
+
+// publishAll publishes defs on c from a few goroutines: parsing overlaps the store's
+// writes, which halves the setup of thousands of workflows.
+func publishAll(t testing.TB, c *catalog.Service, defs []string) {
+	t.Helper()
+	const workers = 4
+	errs := make([]error, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			ctx := context.Background()
+			for i := w; i < len(defs) && errs[w] == nil; i += workers {
+				var wf *catalog.Workflow
+				if wf, errs[w] = c.Create(ctx, []byte(defs[i])); errs[w] == nil {
+					_, _, errs[w] = c.Publish(ctx, wf.ID)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	require.NoError(t, errors.Join(errs...))
 }
 
 // bearer adds a token to every request.
@@ -154,14 +182,14 @@ func (f *fixture) rest(method, path string, body any, header http.Header) (*http
 }
 
 // call calls a tool and decodes its structured content.
-func call(t *testing.T, s *mcp.ClientSession, name string, args map[string]any) (*mcp.CallToolResult, map[string]any) {
+func call(t testing.TB, s *mcp.ClientSession, name string, args map[string]any) (*mcp.CallToolResult, map[string]any) {
 	t.Helper()
 	res, err := s.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
 	require.NoError(t, err)
 	return res, structured(t, res)
 }
 
-func structured(t *testing.T, res *mcp.CallToolResult) map[string]any {
+func structured(t testing.TB, res *mcp.CallToolResult) map[string]any {
 	t.Helper()
 	if res.StructuredContent == nil {
 		return nil
