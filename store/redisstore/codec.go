@@ -1,16 +1,10 @@
 package redisstore
 
 import (
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"strconv"
 	"time"
-)
-
-const (
-	defaultPageLimit = 100
-	maxPageLimit     = 1000
 )
 
 // ts encodes t as 20-digit zero-padded UTC Unix nanoseconds; the zero time is all zeros.
@@ -125,46 +119,7 @@ func boolArg(b bool) string {
 	return "0"
 }
 
-// pageLimit clamps a requested page size.
-func pageLimit(n int) int {
-	if n <= 0 {
-		return defaultPageLimit
-	}
-	return min(n, maxPageLimit)
-}
-
-// encodeCursor makes an opaque cursor of a sort key.
-func encodeCursor(key any) (string, error) {
-	b, err := json.Marshal(key)
-	if err != nil {
-		return "", fmt.Errorf("encoding cursor: %w", err)
-	}
-	return base64.RawURLEncoding.EncodeToString(b), nil
-}
-
-// decodeCursor reads a cursor made by encodeCursor into key; a bad one → invalid, the
-// calling contract's sentinel.
-func decodeCursor(cursor string, key any, invalid error) error {
-	b, err := base64.RawURLEncoding.DecodeString(cursor)
-	if err == nil {
-		err = json.Unmarshal(b, key)
-	}
-	if err != nil {
-		return fmt.Errorf("cursor %q: %w", cursor, invalid)
-	}
-	return nil
-}
-
-// jsonOrEmpty marshals v, or returns "" for a nil pointer so the field reads as absent.
-func jsonOrEmpty[T any](v *T) (string, error) {
-	if v == nil {
-		return "", nil
-	}
-	b, err := json.Marshal(v)
-	return string(b), err
-}
-
-// unmarshalOrNil reads a field written by jsonOrEmpty.
+// unmarshalOrNil reads a field written by storecodec.MarshalOrNil.
 func unmarshalOrNil[T any](s string) (*T, error) {
 	if s == "" {
 		return nil, nil

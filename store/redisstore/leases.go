@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gorunner/gorunner/runner"
+	"github.com/gorunner/gorunner/store/storecodec"
 )
 
 // ClaimRuns leases up to limit due runs to owner, the earliest due first. The selection
@@ -64,15 +65,7 @@ func (s *Store) RenewLeases(ctx context.Context, owner string, runIDs []string, 
 	for i := 0; i+1 < len(pairs); i += 2 {
 		held[pairs[i]] = pairs[i+1] == "1"
 	}
-	for _, id := range runIDs {
-		cancel, ok := held[id]
-		switch {
-		case !ok:
-			lost = append(lost, id)
-		case cancel:
-			cancelled = append(cancelled, id)
-		}
-	}
+	lost, cancelled = storecodec.LeaseOutcome(runIDs, held)
 	return lost, cancelled, nil
 }
 
@@ -83,7 +76,7 @@ func (s *Store) RenewLeases(ctx context.Context, owner string, runIDs []string, 
 // queued payloads, drops the lease and wakes the parent, at r.FinishedAt (or the wall clock
 // when unset). Consuming a payload already consumed → runner.ErrNotFound, nothing written.
 func (s *Store) SaveRun(ctx context.Context, owner string, r *runner.Run, opts runner.SaveOptions) error {
-	st, err := encodeRunState(r)
+	st, err := storecodec.EncodeRunState(r)
 	if err != nil {
 		return fmt.Errorf("saving run %s: %w", r.ID, err)
 	}
@@ -94,7 +87,7 @@ func (s *Store) SaveRun(ctx context.Context, owner string, r *runner.Run, opts r
 	k := s.k
 	_, err = s.run(ctx, s.scripts.saveRun, runnerErrs,
 		[]string{k.run(r.ID), k.runsDue(), k.payloads(r.ID), k.runHooks(r.ID)},
-		r.ID, owner, string(r.Status), []byte(r.Output), st.errJSON, st.steps, st.waiting,
+		r.ID, owner, string(r.Status), []byte(r.Output), st.Error, st.Steps, st.WaitingOn,
 		tsPtr(r.StartedAt), tsPtr(r.FinishedAt), ts(r.WakeAt), boolArg(r.CancelRequested),
 		max(opts.ConsumePayload, 0), ts(end), k.runsStatusPrefix(), k.hookPrefix(), k.queuePrefix(), k.runPrefix())
 	return wrapErr(fmt.Sprintf("saving run %s", r.ID), err)

@@ -2,7 +2,6 @@ package redisstore
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -10,6 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/gorunner/gorunner/runner"
+	"github.com/gorunner/gorunner/store/storecodec"
 )
 
 // runnerErrs maps script replies to the runner's sentinels.
@@ -18,81 +18,12 @@ var runnerErrs = map[string]error{
 	replyConflict: errDuplicate,
 }
 
-// stepRow is a step record as stored: the API fields plus the engine's State, which
-// StepRecord's own JSON encoding leaves out.
-type stepRow struct {
-	*runner.StepRecord
-	State json.RawMessage `json:"state,omitempty"`
-}
-
-func encodeSteps(steps []*runner.StepRecord) (string, error) {
-	if len(steps) == 0 {
-		return "", nil
-	}
-	rows := make([]stepRow, len(steps))
-	for i, st := range steps {
-		c := *st
-		c.StartedAt, c.FinishedAt = utcPtr(st.StartedAt), utcPtr(st.FinishedAt)
-		rows[i] = stepRow{StepRecord: &c, State: st.State}
-	}
-	b, err := json.Marshal(rows)
-	return string(b), err
-}
-
-func decodeSteps(s string) ([]*runner.StepRecord, error) {
-	if s == "" {
-		return nil, nil
-	}
-	var rows []stepRow
-	if err := json.Unmarshal([]byte(s), &rows); err != nil {
-		return nil, fmt.Errorf("decoding steps: %w", err)
-	}
-	steps := make([]*runner.StepRecord, len(rows))
-	for i, row := range rows {
-		steps[i] = row.StepRecord
-		steps[i].State = row.State
-	}
-	return steps, nil
-}
-
-func utcPtr(t *time.Time) *time.Time {
-	if t == nil {
-		return nil
-	}
-	u := t.UTC()
-	return &u
-}
-
-// runState holds the encoded fields a worker changes, shared by CreateRun and SaveRun.
-type runState struct {
-	errJSON, steps, waiting string
-}
-
-func encodeRunState(r *runner.Run) (runState, error) {
-	var st runState
-	var err error
-	if st.errJSON, err = jsonOrEmpty(r.Error); err != nil {
-		return st, err
-	}
-	var waiting *runner.WaitingOn
-	if r.WaitingOn != nil {
-		w := *r.WaitingOn
-		w.SleepUntil = utcPtr(w.SleepUntil)
-		waiting = &w
-	}
-	if st.waiting, err = jsonOrEmpty(waiting); err != nil {
-		return st, err
-	}
-	st.steps, err = encodeSteps(r.Steps)
-	return st, err
-}
-
 // runFields is the hash of a new run.
-func runFields(r *runner.Run, st runState) []any {
+func runFields(r *runner.Run, st storecodec.RunState) []any {
 	return []any{
 		"id", r.ID, "workflow_id", r.WorkflowID, "workflow", r.Workflow, "version", r.Version,
 		"environment", r.Environment, "status", string(r.Status), "input", []byte(r.Input),
-		"output", []byte(r.Output), "error", st.errJSON, "steps", st.steps, "waiting_on", st.waiting,
+		"output", []byte(r.Output), "error", st.Error, "steps", st.Steps, "waiting_on", st.WaitingOn,
 		"rerun_of", r.RerunOf, "created_at", ts(r.CreatedAt), "started_at", tsPtr(r.StartedAt),
 		"finished_at", tsPtr(r.FinishedAt), "definition", []byte(r.Definition), "wake_at", ts(r.WakeAt),
 		"poke_at", ts(time.Time{}), "cancel_requested", boolArg(r.CancelRequested), "start_token", r.StartToken,
@@ -122,7 +53,7 @@ func decodeRun(m map[string]string) (*runner.Run, error) {
 	if r.WaitingOn, err = unmarshalOrNil[runner.WaitingOn](f.str("waiting_on")); err != nil {
 		return nil, fmt.Errorf("decoding run %s: %w", r.ID, err)
 	}
-	if r.Steps, err = decodeSteps(f.str("steps")); err != nil {
+	if r.Steps, err = storecodec.DecodeSteps([]byte(f.str("steps"))); err != nil {
 		return nil, fmt.Errorf("decoding run %s: %w", r.ID, err)
 	}
 	return r, f.err
@@ -131,7 +62,7 @@ func decodeRun(m map[string]string) (*runner.Run, error) {
 // CreateRun admits r, due at r.WakeAt, claiming the start token (if any) in the same
 // script; a token owned by another run → *runner.TokenConflictError, nothing written.
 func (s *Store) CreateRun(ctx context.Context, r *runner.Run, start *runner.Hook) error {
-	st, err := encodeRunState(r)
+	st, err := storecodec.EncodeRunState(r)
 	if err != nil {
 		return fmt.Errorf("creating run %s: %w", r.ID, err)
 	}
@@ -203,7 +134,7 @@ func (s *Store) ListRuns(ctx context.Context, p runner.ListRunsParams) ([]*runne
 	upper := "+"
 	if p.Cursor != "" {
 		var c runCursor
-		if err := decodeCursor(p.Cursor, &c, runner.ErrInvalidCursor); err != nil {
+		if err := storecodec.DecodeCursor(p.Cursor, &c, runner.ErrInvalidCursor); err != nil {
 			return nil, "", err
 		}
 		upper = "(" + sortKey(time.Unix(0, c.CreatedAt), c.ID)
@@ -215,7 +146,7 @@ func (s *Store) ListRuns(ctx context.Context, p runner.ListRunsParams) ([]*runne
 	case p.Status != "":
 		index = s.k.runsByStatus(string(p.Status))
 	}
-	limit := pageLimit(p.Limit)
+	limit := storecodec.PageLimit(p.Limit)
 	runs, err := s.collectRuns(ctx, index, upper, limit+1, func(r *runner.Run) bool {
 		return p.Status == "" || r.Status == p.Status
 	})
@@ -227,7 +158,7 @@ func (s *Store) ListRuns(ctx context.Context, p runner.ListRunsParams) ([]*runne
 	}
 	runs = runs[:limit]
 	last := runs[limit-1]
-	next, err := encodeCursor(runCursor{CreatedAt: last.CreatedAt.UnixNano(), ID: last.ID})
+	next, err := storecodec.EncodeCursor(runCursor{CreatedAt: last.CreatedAt.UnixNano(), ID: last.ID})
 	return runs, next, err
 }
 

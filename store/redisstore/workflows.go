@@ -9,6 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/gorunner/gorunner/catalog"
+	"github.com/gorunner/gorunner/store/storecodec"
 )
 
 // catalogErrs maps script replies to the catalog's sentinels.
@@ -103,7 +104,7 @@ func (s *Store) workflowByIndex(ctx context.Context, index, field string) (*cata
 func (s *Store) ListWorkflows(ctx context.Context, p catalog.ListWorkflowsParams) ([]*catalog.Workflow, string, error) {
 	var after string
 	if p.Cursor != "" {
-		if err := decodeCursor(p.Cursor, &after, catalog.ErrInvalidCursor); err != nil {
+		if err := storecodec.DecodeCursor(p.Cursor, &after, catalog.ErrInvalidCursor); err != nil {
 			return nil, "", err
 		}
 	}
@@ -114,7 +115,7 @@ func (s *Store) ListWorkflows(ctx context.Context, p catalog.ListWorkflowsParams
 	if after != "" {
 		low = "(" + after
 	}
-	limit := pageLimit(p.Limit)
+	limit := storecodec.PageLimit(p.Limit)
 	names, err := s.rdb.ZRangeByLex(ctx, index, &redis.ZRangeBy{Min: low, Max: "+", Count: int64(limit + 1)}).Result()
 	if err != nil {
 		return nil, "", fmt.Errorf("listing workflows: %w", err)
@@ -127,7 +128,7 @@ func (s *Store) ListWorkflows(ctx context.Context, p catalog.ListWorkflowsParams
 		return ws, "", nil
 	}
 	ws = ws[:min(len(ws), limit)]
-	next, err := encodeCursor(names[limit-1])
+	next, err := storecodec.EncodeCursor(names[limit-1])
 	return ws, next, err
 }
 

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gorunner/gorunner/runner"
+	"github.com/gorunner/gorunner/store/storecodec"
 )
 
 // ClaimRuns leases up to limit due runs to owner, the earliest due first. The selection and
@@ -80,15 +81,7 @@ func (s *Store) RenewLeases(ctx context.Context, owner string, runIDs []string, 
 	if err != nil {
 		return nil, nil, fmt.Errorf("renewing leases of %s: %w", owner, err)
 	}
-	for _, id := range runIDs {
-		cancel, ok := held[id]
-		switch {
-		case !ok:
-			lost = append(lost, id)
-		case cancel:
-			cancelled = append(cancelled, id)
-		}
-	}
+	lost, cancelled = storecodec.LeaseOutcome(runIDs, held)
 	return lost, cancelled, nil
 }
 
@@ -99,7 +92,7 @@ func (s *Store) RenewLeases(ctx context.Context, owner string, runIDs []string, 
 // two. A terminal status releases the run's tokens and queued payloads, drops the lease and
 // wakes the parent, at r.FinishedAt (or the wall clock when unset).
 func (s *Store) SaveRun(ctx context.Context, owner string, r *runner.Run, opts runner.SaveOptions) error {
-	st, err := encodeRunState(r)
+	st, err := storecodec.EncodeRunState(r)
 	if err != nil {
 		return fmt.Errorf("saving run %s: %w", r.ID, err)
 	}
@@ -113,7 +106,7 @@ func (s *Store) SaveRun(ctx context.Context, owner string, r *runner.Run, opts r
 				lease_until = CASE WHEN ?10 THEN 0 ELSE lease_until END
 			WHERE id = ?11 AND lease_owner = ?12
 			RETURNING parent_run_id`,
-			r.Status, []byte(r.Output), st.errJSON, st.steps, st.waiting, nanosPtr(r.StartedAt),
+			r.Status, []byte(r.Output), st.Error, st.Steps, st.WaitingOn, nanosPtr(r.StartedAt),
 			nanosPtr(r.FinishedAt), nanos(r.WakeAt), r.CancelRequested, r.Status.Terminal(), r.ID, owner,
 		).Scan(&parent)
 		if err != nil {

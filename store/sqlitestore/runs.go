@@ -3,12 +3,11 @@ package sqlitestore
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/gorunner/gorunner/runner"
+	"github.com/gorunner/gorunner/store/storecodec"
 )
 
 const runCols = `id, workflow_id, workflow, version, environment, status, input, output, error, steps,
@@ -17,13 +16,6 @@ const runCols = `id, workflow_id, workflow, version, environment, status, input,
 
 // notTerminal is the SQL condition for a run that has not ended.
 const notTerminal = `status NOT IN ('completed', 'failed', 'cancelled')`
-
-// stepRow is a step record as stored: the API fields plus the engine's State, which
-// StepRecord's own JSON encoding leaves out.
-type stepRow struct {
-	*runner.StepRecord
-	State json.RawMessage `json:"state,omitempty"`
-}
 
 // runRow holds the columns of a run while it is scanned.
 type runRow struct {
@@ -60,75 +52,14 @@ func (x *runRow) decode() error {
 	if r.WaitingOn, err = unmarshalOrNil[runner.WaitingOn](x.waiting); err != nil {
 		return err
 	}
-	r.Steps, err = decodeSteps(x.steps)
+	r.Steps, err = storecodec.DecodeSteps(x.steps)
 	return err
-}
-
-func encodeSteps(steps []*runner.StepRecord) ([]byte, error) {
-	if len(steps) == 0 {
-		return nil, nil
-	}
-	rows := make([]stepRow, len(steps))
-	for i, st := range steps {
-		c := *st
-		c.StartedAt, c.FinishedAt = utcPtr(st.StartedAt), utcPtr(st.FinishedAt)
-		rows[i] = stepRow{StepRecord: &c, State: st.State}
-	}
-	return json.Marshal(rows)
-}
-
-func decodeSteps(b []byte) ([]*runner.StepRecord, error) {
-	if len(b) == 0 {
-		return nil, nil
-	}
-	var rows []stepRow
-	if err := json.Unmarshal(b, &rows); err != nil {
-		return nil, fmt.Errorf("decoding steps: %w", err)
-	}
-	steps := make([]*runner.StepRecord, len(rows))
-	for i, row := range rows {
-		steps[i] = row.StepRecord
-		steps[i].State = row.State
-	}
-	return steps, nil
-}
-
-func utcPtr(t *time.Time) *time.Time {
-	if t == nil {
-		return nil
-	}
-	u := t.UTC()
-	return &u
-}
-
-// runState holds the encoded mutable columns of a run, shared by CreateRun and SaveRun.
-type runState struct {
-	errJSON, steps, waiting []byte
-}
-
-func encodeRunState(r *runner.Run) (runState, error) {
-	var st runState
-	var err error
-	if st.errJSON, err = jsonOrNil(r.Error); err != nil {
-		return st, err
-	}
-	var waiting *runner.WaitingOn
-	if r.WaitingOn != nil {
-		w := *r.WaitingOn
-		w.SleepUntil = utcPtr(w.SleepUntil)
-		waiting = &w
-	}
-	if st.waiting, err = jsonOrNil(waiting); err != nil {
-		return st, err
-	}
-	st.steps, err = encodeSteps(r.Steps)
-	return st, err
 }
 
 // CreateRun admits r, due at r.WakeAt, claiming the start token (if any) in the same
 // transaction; a token owned by another run → *runner.TokenConflictError, nothing written.
 func (s *Store) CreateRun(ctx context.Context, r *runner.Run, start *runner.Hook) error {
-	st, err := encodeRunState(r)
+	st, err := storecodec.EncodeRunState(r)
 	if err != nil {
 		return fmt.Errorf("creating run %s: %w", r.ID, err)
 	}
@@ -136,7 +67,7 @@ func (s *Store) CreateRun(ctx context.Context, r *runner.Run, start *runner.Hook
 		_, err := tx.ExecContext(ctx, `INSERT INTO runs (`+runCols+`)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			r.ID, r.WorkflowID, r.Workflow, r.Version, r.Environment, r.Status, []byte(r.Input),
-			[]byte(r.Output), st.errJSON, st.steps, st.waiting, r.RerunOf, nanos(r.CreatedAt),
+			[]byte(r.Output), st.Error, st.Steps, st.WaitingOn, r.RerunOf, nanos(r.CreatedAt),
 			nanosPtr(r.StartedAt), nanosPtr(r.FinishedAt), []byte(r.Definition), nanos(r.WakeAt),
 			r.CancelRequested, r.StartToken, r.ParentRunID)
 		if err != nil {
@@ -185,7 +116,7 @@ func (s *Store) ListRuns(ctx context.Context, p runner.ListRunsParams) ([]*runne
 	}
 	if p.Cursor != "" {
 		var c runCursor
-		if err := decodeCursor(p.Cursor, &c, runner.ErrInvalidCursor); err != nil {
+		if err := storecodec.DecodeCursor(p.Cursor, &c, runner.ErrInvalidCursor); err != nil {
 			return nil, "", err
 		}
 		where = append(where, "(created_at < ? OR (created_at = ? AND id < ?))")
@@ -195,7 +126,7 @@ func (s *Store) ListRuns(ctx context.Context, p runner.ListRunsParams) ([]*runne
 	if len(where) > 0 {
 		query += ` WHERE ` + strings.Join(where, " AND ")
 	}
-	limit := pageLimit(p.Limit)
+	limit := storecodec.PageLimit(p.Limit)
 	rows, err := s.db.QueryContext(ctx, query+` ORDER BY created_at DESC, id DESC LIMIT ?`, append(args, limit+1)...)
 	if err != nil {
 		return nil, "", fmt.Errorf("listing runs: %w", err)
@@ -209,6 +140,6 @@ func (s *Store) ListRuns(ctx context.Context, p runner.ListRunsParams) ([]*runne
 	}
 	runs = runs[:limit]
 	last := runs[limit-1]
-	next, err := encodeCursor(runCursor{CreatedAt: nanos(last.CreatedAt), ID: last.ID})
+	next, err := storecodec.EncodeCursor(runCursor{CreatedAt: nanos(last.CreatedAt), ID: last.ID})
 	return runs, next, err
 }

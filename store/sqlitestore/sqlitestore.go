@@ -40,7 +40,6 @@ package sqlitestore
 import (
 	"context"
 	"database/sql"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -66,8 +65,6 @@ var (
 const (
 	dsnParams = "_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)" +
 		"&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)&_txlock=immediate"
-	defaultPageLimit = 100
-	maxPageLimit     = 1000
 )
 
 // Store is a SQLite-backed store. It is safe for concurrent use, also by several processes
@@ -204,45 +201,7 @@ func fromNanosPtr(n int64) *time.Time {
 	return &t
 }
 
-// pageLimit clamps a requested page size.
-func pageLimit(n int) int {
-	if n <= 0 {
-		return defaultPageLimit
-	}
-	return min(n, maxPageLimit)
-}
-
-// encodeCursor makes an opaque cursor of a sort key.
-func encodeCursor(key any) (string, error) {
-	b, err := json.Marshal(key)
-	if err != nil {
-		return "", fmt.Errorf("encoding cursor: %w", err)
-	}
-	return base64.RawURLEncoding.EncodeToString(b), nil
-}
-
-// decodeCursor reads a cursor made by encodeCursor into key; a bad one → invalid, the
-// calling contract's sentinel.
-func decodeCursor(cursor string, key any, invalid error) error {
-	b, err := base64.RawURLEncoding.DecodeString(cursor)
-	if err == nil {
-		err = json.Unmarshal(b, key)
-	}
-	if err != nil {
-		return fmt.Errorf("cursor %q: %w", cursor, invalid)
-	}
-	return nil
-}
-
-// jsonOrNil marshals v, or returns nil for a nil pointer so the column stays NULL.
-func jsonOrNil[T any](v *T) ([]byte, error) {
-	if v == nil {
-		return nil, nil
-	}
-	return json.Marshal(v)
-}
-
-// unmarshalOrNil reads a column written by jsonOrNil.
+// unmarshalOrNil reads a column written by storecodec.MarshalOrNil.
 func unmarshalOrNil[T any](b []byte) (*T, error) {
 	if len(b) == 0 {
 		return nil, nil

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gorunner/gorunner/catalog"
+	"github.com/gorunner/gorunner/store/storecodec"
 )
 
 const workflowCols = `id, name, title, description, rev, definition, latest_version, published,
@@ -73,7 +74,7 @@ func (s *Store) GetWorkflowByWebhook(ctx context.Context, token string) (*catalo
 func (s *Store) ListWorkflows(ctx context.Context, p catalog.ListWorkflowsParams) ([]*catalog.Workflow, string, error) {
 	var after string
 	if p.Cursor != "" {
-		if err := decodeCursor(p.Cursor, &after, catalog.ErrInvalidCursor); err != nil {
+		if err := storecodec.DecodeCursor(p.Cursor, &after, catalog.ErrInvalidCursor); err != nil {
 			return nil, "", err
 		}
 	}
@@ -81,7 +82,7 @@ func (s *Store) ListWorkflows(ctx context.Context, p catalog.ListWorkflowsParams
 	if p.PublishedOnly {
 		where = append(where, "published = 1")
 	}
-	limit := pageLimit(p.Limit)
+	limit := storecodec.PageLimit(p.Limit)
 	rows, err := s.db.QueryContext(ctx, `SELECT `+workflowCols+` FROM workflows WHERE `+
 		strings.Join(where, " AND ")+` ORDER BY name LIMIT ?`, after, limit+1)
 	if err != nil {
@@ -95,7 +96,7 @@ func (s *Store) ListWorkflows(ctx context.Context, p catalog.ListWorkflowsParams
 		return ws, "", nil
 	}
 	ws = ws[:limit]
-	next, err := encodeCursor(ws[limit-1].Name)
+	next, err := storecodec.EncodeCursor(ws[limit-1].Name)
 	return ws, next, err
 }
 

@@ -1,0 +1,145 @@
+// Package storecodec holds the encodings every store backend shares, so that a run's
+// state, a list cursor and a page size mean the same on SQLite and on Redis, written once.
+package storecodec
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/gorunner/gorunner/runner"
+)
+
+// Page sizes of every list.
+const (
+	DefaultPageLimit = 100
+	MaxPageLimit     = 1000
+)
+
+// PageLimit clamps a requested page size.
+func PageLimit(n int) int {
+	if n <= 0 {
+		return DefaultPageLimit
+	}
+	return min(n, MaxPageLimit)
+}
+
+// EncodeCursor makes an opaque cursor of a sort key.
+func EncodeCursor(key any) (string, error) {
+	b, err := json.Marshal(key)
+	if err != nil {
+		return "", fmt.Errorf("encoding cursor: %w", err)
+	}
+	return base64.RawURLEncoding.EncodeToString(b), nil
+}
+
+// DecodeCursor reads a cursor made by EncodeCursor into key; a bad one → invalid, the
+// calling contract's sentinel.
+func DecodeCursor(cursor string, key any, invalid error) error {
+	b, err := base64.RawURLEncoding.DecodeString(cursor)
+	if err == nil {
+		err = json.Unmarshal(b, key)
+	}
+	if err != nil {
+		return fmt.Errorf("cursor %q: %w", cursor, invalid)
+	}
+	return nil
+}
+
+// UTC returns *t in UTC, or nil.
+func UTC(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	u := t.UTC()
+	return &u
+}
+
+// MarshalOrNil marshals v, or returns nil for a nil pointer so the field stays absent.
+func MarshalOrNil[T any](v *T) ([]byte, error) {
+	if v == nil {
+		return nil, nil
+	}
+	return json.Marshal(v)
+}
+
+// RunState is the encoded part of a run a worker changes; nil fields are absent.
+type RunState struct {
+	Error     []byte
+	Steps     []byte
+	WaitingOn []byte
+}
+
+// EncodeRunState encodes r's error, steps and waitingOn, times in UTC.
+func EncodeRunState(r *runner.Run) (RunState, error) {
+	var st RunState
+	var err error
+	if st.Error, err = MarshalOrNil(r.Error); err != nil {
+		return st, err
+	}
+	var waiting *runner.WaitingOn
+	if r.WaitingOn != nil {
+		w := *r.WaitingOn
+		w.SleepUntil = UTC(w.SleepUntil)
+		waiting = &w
+	}
+	if st.WaitingOn, err = MarshalOrNil(waiting); err != nil {
+		return st, err
+	}
+	st.Steps, err = EncodeSteps(r.Steps)
+	return st, err
+}
+
+// stepRow is a step record as stored: the API fields plus the engine's State, which
+// StepRecord's own JSON encoding leaves out.
+type stepRow struct {
+	*runner.StepRecord
+	State json.RawMessage `json:"state,omitempty"`
+}
+
+// EncodeSteps encodes step records with their engine state; none → nil.
+func EncodeSteps(steps []*runner.StepRecord) ([]byte, error) {
+	if len(steps) == 0 {
+		return nil, nil
+	}
+	rows := make([]stepRow, len(steps))
+	for i, st := range steps {
+		c := *st
+		c.StartedAt, c.FinishedAt = UTC(st.StartedAt), UTC(st.FinishedAt)
+		rows[i] = stepRow{StepRecord: &c, State: st.State}
+	}
+	return json.Marshal(rows)
+}
+
+// DecodeSteps reads what EncodeSteps wrote.
+func DecodeSteps(b []byte) ([]*runner.StepRecord, error) {
+	if len(b) == 0 {
+		return nil, nil
+	}
+	var rows []stepRow
+	if err := json.Unmarshal(b, &rows); err != nil {
+		return nil, fmt.Errorf("decoding steps: %w", err)
+	}
+	steps := make([]*runner.StepRecord, len(rows))
+	for i, row := range rows {
+		steps[i] = row.StepRecord
+		steps[i].State = row.State
+	}
+	return steps, nil
+}
+
+// LeaseOutcome sorts the runs an owner asked to renew: those whose lease it no longer holds
+// (not in held) and those still held with a cancel requested (held[id] true).
+func LeaseOutcome(runIDs []string, held map[string]bool) (lost, cancelled []string) {
+	for _, id := range runIDs {
+		cancel, ok := held[id]
+		switch {
+		case !ok:
+			lost = append(lost, id)
+		case cancel:
+			cancelled = append(cancelled, id)
+		}
+	}
+	return lost, cancelled
+}
