@@ -3,8 +3,10 @@ package main_test
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 	"os"
 	"os/exec"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -92,4 +94,83 @@ func TestMCPRefusesAnInvalidToken(t *testing.T) {
 	out, err := cmd.CombinedOutput()
 	require.Error(t, err)
 	require.Contains(t, string(out), "GORUNNER_TOKEN is not a valid token")
+}
+
+// connectHTTP opens an MCP session over streamable HTTP at url/mcp with token.
+func connectHTTP(t *testing.T, url, token string, changes *atomic.Int32) *mcp.ClientSession {
+	t.Helper()
+	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changes.Add(1) },
+	})
+	session, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{
+		Endpoint: url + "/mcp", HTTPClient: &http.Client{Transport: bearer{token: token}}, MaxRetries: -1,
+	}, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = session.Close() })
+	return session
+}
+
+// TestMCPOverHTTP drives /mcp of the real `gorunner serve` with the official SDK client:
+// tools with their schemas, a call, invalid arguments, a keyed replay across MCP and REST,
+// a waiting run continued with gorunner_get_run, list_changed after a publish made by a
+// second serve process on the same store, and 401 without a token.
+func TestMCPOverHTTP(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	s := startServe(t, dir, "--examples")
+	token := s.adminToken(t)
+	var changes atomic.Int32
+	session := connectHTTP(t, s.url, token, &changes)
+
+	tools, err := session.ListTools(context.Background(), nil)
+	require.NoError(t, err)
+	var greet *mcp.Tool
+	for _, tool := range tools.Tools {
+		if tool.Name == "greet" {
+			greet = tool
+		}
+	}
+	require.NotNil(t, greet)
+	props := greet.InputSchema.(map[string]any)["properties"].(map[string]any)
+	require.Contains(t, props, "name")
+	require.Contains(t, props, "idempotencyKey")
+	require.NotNil(t, greet.Annotations.DestructiveHint, "every hint is explicit")
+	require.True(t, greet.Annotations.ReadOnlyHint)
+
+	res, first := callTool(t, session, "greet", map[string]any{"name": "Ada", "idempotencyKey": "http-1"})
+	require.False(t, res.IsError)
+	require.Equal(t, "completed", first["status"])
+	_, again := callTool(t, session, "greet", map[string]any{"name": "Ada", "idempotencyKey": "http-1"})
+	require.Equal(t, first["runId"], again["runId"])
+	require.Equal(t, true, again["replayed"])
+	status, body := call(t, token, "POST", s.url+"/api/workflows/greet/run", `{"name":"Ada"}`, "Idempotency-Key", "http-1")
+	require.Equal(t, 202, status, body)
+	require.Equal(t, first["runId"], body["data"].(map[string]any)["id"], "one run for the MCP call and the REST retry")
+
+	bad, _ := callTool(t, session, "greet", map[string]any{"name": 7})
+	require.True(t, bad.IsError)
+
+	_, order := callTool(t, session, "process-order", map[string]any{"orderId": "o-http", "amount": 5})
+	require.Equal(t, "waiting", order["status"], order)
+	status, _ = call(t, token, "POST", s.url+"/api/hooks/order:o-http/resume", `{"confirmed": true}`)
+	require.Equal(t, 202, status)
+	require.Eventually(t, func() bool {
+		_, got := callTool(t, session, "gorunner_get_run", map[string]any{"runId": order["runId"], "waitSeconds": 5})
+		return got["status"] == "completed"
+	}, 30*time.Second, 10*time.Millisecond)
+
+	other := startServe(t, dir)
+	before := changes.Load()
+	status, body = call(t, token, "POST", other.url+"/api/workflows", `{"name":"later","input":{"type":"object"},"steps":[{"id":"s","set":1}]}`)
+	require.Equal(t, 201, status, body)
+	status, _ = call(t, token, "POST", other.url+"/api/workflows/later/publish", "")
+	require.Equal(t, 201, status)
+	require.Eventually(t, func() bool { return changes.Load() > before }, 2*time.Second, 10*time.Millisecond,
+		"list_changed for a publish made by another process")
+
+	res2, err := http.Post(s.url+"/mcp", "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
+	require.NoError(t, err)
+	res2.Body.Close()
+	require.Equal(t, http.StatusUnauthorized, res2.StatusCode)
+	require.Contains(t, res2.Header.Get("WWW-Authenticate"), "resource_metadata=")
 }
