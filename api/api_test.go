@@ -133,3 +133,17 @@ func (e *env) create(name string) map[string]any {
 	require.Equal(e.t, http.StatusCreated, a.Status, string(a.Raw))
 	return a.data()
 }
+
+func TestStoreOutageIsUnavailable(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	require.Equal(t, http.StatusOK, e.do("GET", "/api/workflows", nil).Status)
+	require.NoError(t, e.store.Close())
+	for _, path := range []string{"/api/workflows", "/api/runs"} {
+		a := e.do("GET", path, nil)
+		require.Equal(t, http.StatusServiceUnavailable, a.Status, string(a.Raw))
+		require.Equal(t, "UNAVAILABLE", a.errorCode())
+		require.Equal(t, "1", a.Header.Get("Retry-After"))
+	}
+	require.Equal(t, http.StatusServiceUnavailable, e.doAs("", "GET", "/readyz", nil).Status)
+}

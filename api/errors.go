@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"errors"
 	"log/slog"
 	"math"
@@ -127,12 +128,31 @@ func Classify(err error) (e *Error, ok bool) {
 // request ID, their text never sent.
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	e, ok := Classify(err)
-	if e != nil && e.RetryAfter > 0 {
-		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(e.RetryAfter.Seconds()))))
-	}
 	if !ok {
 		s.log.ErrorContext(r.Context(), "request failed", slog.String("method", r.Method), slog.String("route", routeOf(r)), slog.Any("error", err))
-		e = errorf(http.StatusInternalServerError, CodeInternal, "internal error; the server log has the details")
+		e = s.internal(r.Context())
+	}
+	if e.RetryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(e.RetryAfter.Seconds()))))
 	}
 	writeJSON(w, e.Status, ErrorBody{Error: ErrorObject{Code: e.Code, Message: e.Message, Details: e.Details}})
+}
+
+// storeCheckTimeout bounds the store check that tells an outage from a bug.
+const storeCheckTimeout = 500 * time.Millisecond
+
+// internal is the answer to an unexpected error: 503 UNAVAILABLE with Retry-After when the
+// store cannot be reached (the client should retry; nothing was half done, since every
+// change is one store transaction), else 500 INTERNAL.
+func (s *Server) internal(ctx context.Context) *Error {
+	if s.cfg.Ready != nil {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeCheckTimeout)
+		defer cancel()
+		if s.cfg.Ready(ctx) != nil {
+			e := errorf(http.StatusServiceUnavailable, CodeUnavailable, "the store cannot be reached; retry shortly")
+			e.RetryAfter = time.Second
+			return e
+		}
+	}
+	return errorf(http.StatusInternalServerError, CodeInternal, "internal error; the server log has the details")
 }

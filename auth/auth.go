@@ -42,6 +42,7 @@ func Local() Principal { return Principal{ID: "local", Name: "local"} }
 type Service struct {
 	store Store
 	now   func() time.Time
+	known known
 }
 
 // New returns a Service over store. now may be nil (time.Now).
@@ -76,7 +77,9 @@ func (s *Service) Create(ctx context.Context, name string) (*Token, string, erro
 	return t, secret, nil
 }
 
-// Authenticate resolves a token secret to its principal.
+// Authenticate resolves a token secret to its principal. When the store cannot be reached,
+// a token that resolved within KnownFor still does (see known); an unknown or revoked
+// token never does.
 func (s *Service) Authenticate(ctx context.Context, secret string) (Principal, error) {
 	if !strings.HasPrefix(secret, TokenPrefix) || len(secret) > 200 {
 		return Principal{}, ErrUnauthorized
@@ -84,15 +87,21 @@ func (s *Service) Authenticate(ctx context.Context, secret string) (Principal, e
 	want := Hash(secret)
 	t, err := s.store.TokenByHash(ctx, want)
 	if errors.Is(err, ErrNotFound) {
+		s.known.forgetHash(want)
 		return Principal{}, ErrUnauthorized
 	}
 	if err != nil {
+		if p, ok := s.known.recall(want, s.now()); ok {
+			return p, nil
+		}
 		return Principal{}, fmt.Errorf("looking up token: %w", err)
 	}
 	if subtle.ConstantTimeCompare(t.Hash, want) != 1 {
 		return Principal{}, ErrUnauthorized
 	}
-	return Principal{ID: t.ID, Name: t.Name}, nil
+	p := Principal{ID: t.ID, Name: t.Name}
+	s.known.remember(want, p, s.now())
+	return p, nil
 }
 
 // FromRequest reads the bearer token of r and authenticates it.
@@ -109,7 +118,10 @@ func (s *Service) FromRequest(r *http.Request) (Principal, error) {
 func (s *Service) List(ctx context.Context) ([]*Token, error) { return s.store.ListTokens(ctx) }
 
 // Revoke deletes a token; the next request with it is refused.
-func (s *Service) Revoke(ctx context.Context, id string) error { return s.store.DeleteToken(ctx, id) }
+func (s *Service) Revoke(ctx context.Context, id string) error {
+	s.known.forgetID(id)
+	return s.store.DeleteToken(ctx, id)
+}
 
 // Count counts live tokens.
 func (s *Service) Count(ctx context.Context) (int, error) { return s.store.CountTokens(ctx) }

@@ -1,0 +1,93 @@
+package auth_test
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gorunner/gorunner/auth"
+	"github.com/gorunner/gorunner/store/sqlitestore"
+)
+
+// flaky is a real store that fails every lookup while down is set.
+type flaky struct {
+	auth.Store
+	down atomic.Bool
+}
+
+var errDown = errors.New("store unreachable")
+
+func (f *flaky) TokenByHash(ctx context.Context, hash []byte) (*auth.Token, error) {
+	if f.down.Load() {
+		return nil, errDown
+	}
+	return f.Store.TokenByHash(ctx, hash)
+}
+
+func newService(t *testing.T) (*auth.Service, *flaky, *time.Time) {
+	t.Helper()
+	st, err := sqlitestore.Open(context.Background(), filepath.Join(t.TempDir(), "db"))
+	require.NoError(t, err)
+	t.Cleanup(func() { st.Close() })
+	f := &flaky{Store: st}
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	return auth.New(f, func() time.Time { return now }), f, &now
+}
+
+func TestAuthenticate(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, _, _ := newService(t)
+	tok, secret, err := s.Create(ctx, "ci")
+	require.NoError(t, err)
+	p, err := s.Authenticate(ctx, secret)
+	require.NoError(t, err)
+	require.Equal(t, auth.Principal{ID: tok.ID, Name: "ci"}, p)
+	for _, bad := range []string{"", "gr_", secret + "x", "Bearer " + secret, "xx_" + secret[3:]} {
+		_, err := s.Authenticate(ctx, bad)
+		require.ErrorIs(t, err, auth.ErrUnauthorized, bad)
+	}
+	require.NoError(t, s.Revoke(ctx, tok.ID))
+	_, err = s.Authenticate(ctx, secret)
+	require.ErrorIs(t, err, auth.ErrUnauthorized, "revoked: refused on the next request")
+	_, _, err = s.Create(ctx, " ")
+	require.ErrorIs(t, err, auth.ErrInvalidName)
+}
+
+func TestAuthenticateWhileTheStoreIsDown(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, f, now := newService(t)
+	seen, seenSecret, err := s.Create(ctx, "seen")
+	require.NoError(t, err)
+	_, unseenSecret, err := s.Create(ctx, "unseen")
+	require.NoError(t, err)
+	revoked, revokedSecret, err := s.Create(ctx, "revoked")
+	require.NoError(t, err)
+	for _, secret := range []string{seenSecret, revokedSecret} {
+		_, err := s.Authenticate(ctx, secret)
+		require.NoError(t, err)
+	}
+	require.NoError(t, s.Revoke(ctx, revoked.ID))
+
+	f.down.Store(true)
+	p, err := s.Authenticate(ctx, seenSecret)
+	require.NoError(t, err, "a token seen recently still resolves while the store is down")
+	require.Equal(t, seen.ID, p.ID)
+	_, err = s.Authenticate(ctx, unseenSecret)
+	require.ErrorIs(t, err, errDown, "a token never seen is not taken on trust")
+	_, err = s.Authenticate(ctx, revokedSecret)
+	require.ErrorIs(t, err, errDown, "a revoked token is forgotten")
+	*now = now.Add(auth.KnownFor + time.Second)
+	_, err = s.Authenticate(ctx, seenSecret)
+	require.ErrorIs(t, err, errDown, "the memory is bounded in time")
+
+	f.down.Store(false)
+	_, err = s.Authenticate(ctx, seenSecret)
+	require.NoError(t, err, "the store answers again")
+}
