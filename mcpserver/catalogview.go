@@ -99,10 +99,11 @@ func (s *Server) callHooks(env string) *server.Hooks {
 }
 
 // callable reports whether a session of env may call the tool called name: GoRunner's own
-// tools and the environment's workflows, listed or found.
+// tools (but Miss, which only callHooks calls) and the environment's workflows, listed or
+// found.
 func (s *Server) callable(env, name string) bool {
 	if _, ok := s.companionSchemas[name]; ok {
-		return true
+		return name != tools.Miss
 	}
 	_, ok := s.envs[env].view.Load().byName[name]
 	return ok
