@@ -56,6 +56,13 @@ func TestToolSizes(t *testing.T) {
 	}
 	t.Logf("%-22s %5d bytes (%d tools)", "tools/list in all", total, len(sizes))
 	t.Logf("%-22s %5d bytes", "server instructions", len(tools.Instructions))
+	for _, c := range tools.Companions() {
+		if c.Name == tools.FindWorkflows || c.Name == tools.RunWorkflow {
+			raw, err := json.Marshal(c)
+			require.NoError(t, err)
+			t.Logf("%-22s %5d bytes (listed in search mode)", c.Name, len(raw))
+		}
+	}
 	require.Len(t, sizes, 4+4, "four examples and four companions")
 	require.LessOrEqual(t, sizes["greet"], maxGreetBytes)
 }

@@ -24,17 +24,19 @@ type FoundList struct {
 	Workflows []Found `json:"workflows"`
 }
 
-// terms are a workflow's words, lowercased, by field.
+// terms are a workflow's words, lowercased, by field, and its tags as they are.
 type terms struct {
-	name, title, description, tags []string
+	name, title, description, tagWords []string
+	tags                               []string
 }
 
 func termsOf(def *schemas.Definition) terms {
-	tags := make([]string, len(def.Tags))
-	for i, t := range def.Tags {
-		tags[i] = strings.ToLower(t)
+	t := terms{name: Words(def.Name), title: Words(def.Title), description: Words(def.Description)}
+	for _, tag := range def.Tags {
+		t.tags = append(t.tags, strings.ToLower(tag))
+		t.tagWords = append(t.tagWords, Words(tag)...)
 	}
-	return terms{name: Words(def.Name), title: Words(def.Title), description: Words(def.Description), tags: tags}
+	return t
 }
 
 // Words splits s into lowercase words: runs of letters and digits.
@@ -60,7 +62,7 @@ const (
 func (t *terms) score(words []string, query string, name string) int {
 	total := 0
 	for _, w := range words {
-		total += match(w, t.name, nameEqual, namePrefix) + match(w, t.tags, tagEqual, 0) +
+		total += match(w, t.name, nameEqual, namePrefix) + match(w, t.tagWords, tagEqual, 0) +
 			match(w, t.title, titleEqual, titlePrefix) + match(w, t.description, descEqual, descPrefix)
 	}
 	if total > 0 && strings.EqualFold(strings.TrimSpace(query), name) {
