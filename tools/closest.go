@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/gorunner/gorunner/runner"
 )
 
 // MaxSuggestions is how many names a miss suggests at most.
@@ -73,7 +75,7 @@ func Unknown(what, name string, closest []string, search bool) *mcp.CallToolResu
 	default:
 		msg += " Call one of the tools tools/list gives."
 	}
-	return Problem{Status: http.StatusNotFound, Code: "NOT_FOUND", Message: msg}.Result()
+	return Problem{Status: http.StatusNotFound, Code: runner.CodeNotFound, Message: msg}.Result()
 }
 
 // quoteList is "a", "b" or "c".
