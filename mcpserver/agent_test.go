@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -109,6 +111,17 @@ func TestSearchTools(t *testing.T) {
 	require.Equal(t, "hello Ada", direct["output"])
 
 	require.Contains(t, callError(t, s, tools.RunWorkflow, map[string]any{"workflow": "send-invoices"}), `did you mean \"send-invoice\"`)
+}
+
+func TestToolsQueryIsChecked(t *testing.T) {
+	f := newFixture(t)
+	req, err := http.NewRequest(http.MethodPost, f.srv.URL+"/mcp?tools=all", strings.NewReader(`{}`))
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+f.token)
+	res, err := f.srv.Client().Do(req)
+	require.NoError(t, err)
+	defer res.Body.Close()
+	require.Equal(t, http.StatusBadRequest, res.StatusCode)
 }
 
 func TestRunWorkflowAndTheWorkflowToolReplayEachOther(t *testing.T) {

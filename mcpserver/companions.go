@@ -32,11 +32,11 @@ func (s *Server) companionTools(env *environment) []server.ServerTool {
 	defs := tools.Companions()
 	out := make([]server.ServerTool, len(defs))
 	for i, t := range defs {
-		h := s.runWorkflowHandler(env.name, t)
-		if fn, ok := funcs[t.Name]; ok {
-			h = s.companionHandler(env.name, t, fn)
+		if t.Name == tools.RunWorkflow {
+			out[i] = server.ServerTool{Tool: t, Handler: s.runWorkflowHandler(env.name, t)}
+			continue
 		}
-		out[i] = server.ServerTool{Tool: t, Handler: h}
+		out[i] = server.ServerTool{Tool: t, Handler: s.companionHandler(env.name, t, funcs[t.Name])}
 	}
 	return out
 }
