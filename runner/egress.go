@@ -7,7 +7,6 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -69,21 +68,15 @@ func parseAllowRule(s string) (allowRule, error) {
 	if pfx, err := netip.ParsePrefix(s); err == nil {
 		return allowRule{prefix: unmapPrefix(pfx).Masked()}, nil
 	}
-	if ip, err := netip.ParseAddr(s); err == nil {
-		return allowRule{prefix: netip.PrefixFrom(ip.Unmap(), ip.Unmap().BitLen())}, nil
-	}
-	host, port := s, uint16(0)
-	if h, p, err := net.SplitHostPort(s); err == nil {
-		n, err := strconv.ParseUint(p, 10, 16)
-		if err != nil || n == 0 {
-			return allowRule{}, fmt.Errorf("port %q is not 1-65535", p)
-		}
-		host, port = h, uint16(n)
+	host, port, err := splitPort(s)
+	if err != nil {
+		return allowRule{}, err
 	}
 	if ip, err := netip.ParseAddr(host); err == nil {
-		return allowRule{prefix: netip.PrefixFrom(ip.Unmap(), ip.Unmap().BitLen()), port: port}, nil
+		ip = ip.WithZone("").Unmap()
+		return allowRule{prefix: netip.PrefixFrom(ip, ip.BitLen()), port: port}, nil
 	}
-	host = strings.ToLower(strings.TrimSuffix(host, "."))
+	host = normalHost(host)
 	if !validHostName(host) {
 		return allowRule{}, errors.New("not a CIDR, IP address or host name")
 	}
@@ -170,7 +163,7 @@ func (p *EgressPolicy) allows(host string, addr netip.AddrPort) bool {
 		return false
 	}
 	ip := addr.Addr().WithZone("").Unmap()
-	host = strings.ToLower(strings.TrimSuffix(host, "."))
+	host = normalHost(host)
 	for _, r := range p.allow {
 		if r.port != 0 && r.port != addr.Port() {
 			continue

@@ -34,15 +34,9 @@ const MaxHostLength = 253
 // ParseHostPattern parses "host", "*.domain", "1.2.3.4", "[::1]", each with an optional
 // ":port", and returns it normalised (lower case, no trailing dot).
 func ParseHostPattern(s string) (HostPattern, error) {
-	host, port := s, uint16(0)
-	if h, p, err := net.SplitHostPort(s); err == nil {
-		n, err := strconv.ParseUint(p, 10, 16)
-		if err != nil || n == 0 {
-			return HostPattern{}, fmt.Errorf("port %q is not 1-65535", p)
-		}
-		host, port = h, uint16(n)
-	} else if strings.HasPrefix(s, "[") && strings.HasSuffix(s, "]") {
-		host = s[1 : len(s)-1]
+	host, port, err := splitPort(s)
+	if err != nil {
+		return HostPattern{}, err
 	}
 	if ip, err := netip.ParseAddr(host); err == nil {
 		if ip.Zone() != "" {
@@ -50,7 +44,7 @@ func ParseHostPattern(s string) (HostPattern, error) {
 		}
 		return HostPattern{Host: ip.Unmap().String(), Port: port}, nil
 	}
-	host = strings.ToLower(strings.TrimSuffix(host, "."))
+	host = normalHost(host)
 	name, wildcard := strings.CutPrefix(host, "*.")
 	if !validHostName(name) || (wildcard && !strings.Contains(name, ".")) {
 		return HostPattern{}, errors.New(`must be a host name, "*.domain" or an IP address, with an optional ":port"`)
@@ -72,7 +66,7 @@ func (p HostPattern) String() string {
 
 // Matches says whether a request to u may carry a credential bound to p.
 func (p HostPattern) Matches(u *url.URL) bool {
-	host := strings.ToLower(strings.TrimSuffix(u.Hostname(), "."))
+	host := normalHost(u.Hostname())
 	if ip, err := netip.ParseAddr(host); err == nil {
 		host = ip.Unmap().String()
 	}
@@ -94,6 +88,27 @@ func effectivePort(u *url.URL) uint16 {
 		return 443
 	}
 	return 80
+}
+
+// splitPort splits an optional ":port" (1-65535; 0 when absent) off s, and the brackets
+// off an IPv6 address.
+func splitPort(s string) (string, uint16, error) {
+	if h, p, err := net.SplitHostPort(s); err == nil {
+		n, err := strconv.ParseUint(p, 10, 16)
+		if err != nil || n == 0 {
+			return "", 0, fmt.Errorf("port %q is not 1-65535", p)
+		}
+		return h, uint16(n), nil
+	}
+	if strings.HasPrefix(s, "[") && strings.HasSuffix(s, "]") {
+		return s[1 : len(s)-1], 0, nil
+	}
+	return s, 0, nil
+}
+
+// normalHost is a host name as compared: lower case, without a trailing dot.
+func normalHost(s string) string {
+	return strings.ToLower(strings.TrimSuffix(s, "."))
 }
 
 // validHostName accepts DNS names: dot-separated labels of letters, digits and hyphens, not

@@ -164,7 +164,7 @@ func bearerToken(token string, hosts ...string) runner.Credential {
 
 func TestHTTPConnection(t *testing.T) {
 	h := newHarness(t)
-	h.creds = bearer{"payments": bearerToken("s3cret", "127.0.0.1")}
+	h.creds = bearer{"payments": bearerToken("s3cret", "127.0.0.1"), "legacy": bearerToken("old")}
 	e := h.engine(runner.Config{})
 	srv := newRecorder(t)
 	ok := httpWorkflow(h, "signed", srv.URL, `      connection: payments`)
@@ -175,6 +175,12 @@ func TestHTTPConnection(t *testing.T) {
 	r := h.run(e, unknown, `{}`, runner.StatusFailed)
 	require.Equal(t, runner.CodeConnection, r.Error.Code)
 	require.Equal(t, 1, step(r, "call").Attempts)
+	require.Len(t, srv.seen(), 1)
+
+	hostless := httpWorkflow(h, "hostless", srv.URL, `      connection: legacy`)
+	r = h.run(e, hostless, `{}`, runner.StatusFailed)
+	require.Equal(t, runner.CodeHostMismatch, r.Error.Code, "a connection bound to no host is sent nowhere")
+	require.Contains(t, r.Error.Message, "its hosts: none")
 	require.Len(t, srv.seen(), 1)
 }
 
