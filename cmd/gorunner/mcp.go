@@ -20,7 +20,7 @@ import (
 const mcpStopTimeout = 10 * time.Second
 
 func newMCPCommand(g *globals) *cobra.Command {
-	var denyPrivate bool
+	var allow []string
 	var listLimit int
 	cmd := &cobra.Command{
 		Use:   "mcp",
@@ -31,10 +31,10 @@ func newMCPCommand(g *globals) *cobra.Command {
 		Example: `  {"mcpServers": {"gorunner": {"command": "gorunner", "args": ["mcp", "--data-dir", "/path/to/.gorunner"]}}}`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return serveMCP(cmd, g, denyPrivate, listLimit)
+			return serveMCP(cmd, g, allow, listLimit)
 		},
 	}
-	cmd.Flags().BoolVar(&denyPrivate, "http-deny-private", false, "refuse HTTP steps to loopback and private addresses (env GORUNNER_HTTP_DENY_PRIVATE)")
+	httpAllowFlag(cmd.Flags(), &allow)
 	listLimitFlag(cmd.Flags(), &listLimit)
 	return cmd
 }
@@ -45,16 +45,20 @@ func listLimitFlag(fl *pflag.FlagSet, p *int) {
 		"gorunner_find_workflows and gorunner_run_workflow instead of one tool per workflow (env GORUNNER_MCP_LIST_LIMIT)")
 }
 
-// checkListLimit refuses a --mcp-list-limit below 1.
+// checkListLimit refuses a --mcp-list-limit below 1, as a usage error.
 func checkListLimit(n int) error {
 	if n < 1 {
-		return fmt.Errorf("--mcp-list-limit must be at least 1, got %d", n)
+		return usageError(fmt.Errorf("--mcp-list-limit must be at least 1, got %d", n))
 	}
 	return nil
 }
 
-func serveMCP(cmd *cobra.Command, g *globals, denyPrivate bool, listLimit int) (err error) {
+func serveMCP(cmd *cobra.Command, g *globals, allow []string, listLimit int) (err error) {
 	ctx := cmd.Context()
+	egress, err := egressPolicy(allow)
+	if err != nil {
+		return err
+	}
 	if err := checkListLimit(listLimit); err != nil {
 		return err
 	}
@@ -71,7 +75,7 @@ func serveMCP(cmd *cobra.Command, g *globals, denyPrivate bool, listLimit int) (
 	if err != nil {
 		return err
 	}
-	engine, err := runner.New(a.store, a.catalog, a.catalog, &runner.Config{Logger: a.log, DenyPrivate: denyPrivate, WakeSignal: a.wakes})
+	engine, err := runner.New(a.store, a.catalog, a.catalog, &runner.Config{Logger: a.log, Egress: egress, WakeSignal: a.wakes})
 	if err != nil {
 		return err
 	}
