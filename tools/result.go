@@ -21,7 +21,7 @@ type Result struct {
 	Status runner.Status `json:"status"`
 	// Output is the run's output, present once it completed (null when the output is null).
 	Output json.RawMessage `json:"output,omitempty"`
-	// Error is why the run failed or was cancelled, absent otherwise.
+	// Error is why the run failed, absent otherwise.
 	Error *runner.Error `json:"error,omitempty"`
 	// Replayed says the call carried a key already used: no run was started, RunID is the
 	// first call's run, in its current state.
