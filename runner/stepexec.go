@@ -107,7 +107,7 @@ func (s *stepExec) eval(body, dst any) error {
 		err = json.Unmarshal(raw, dst)
 	}
 	if err != nil {
-		return permanent(CodeExpression, "step %q: the evaluated %s step is not valid: %v", s.st.ID, s.kind.name, err)
+		return evalFailed(err, "step %q: the evaluated %s step is not valid: %v", s.st.ID, s.kind.name, err)
 	}
 	return nil
 }
@@ -119,7 +119,7 @@ func (s *stepExec) evalKey(key string, src func() (any, error), attempt int) (an
 	}
 	v, err := t.Eval(s.x.env(s.i, attempt))
 	if err != nil {
-		return nil, permanent(CodeExpression, "step %q: %v", s.st.ID, err)
+		return nil, evalFailed(err, "step %q: %v", s.st.ID, err)
 	}
 	return v, nil
 }
