@@ -7,6 +7,7 @@ import (
 
 	"github.com/expr-lang/expr"
 	"github.com/expr-lang/expr/ast"
+	"github.com/expr-lang/expr/parser"
 )
 
 // Names the guard gives the nodes it adds. They hold a space, so that no expression can
@@ -15,6 +16,8 @@ const (
 	budgetVar = "$gorunner budget"
 	beforeFn  = "$gorunner before"
 	tickFn    = "$gorunner tick"
+	// methodOp names a method call for budget.before.
+	methodOp = "method call"
 )
 
 // guardFunctions are the functions the guard's nodes call, with the evaluation's *budget as
@@ -78,6 +81,11 @@ func (g *guard) Visit(node *ast.Node) {
 		n.Node = &ast.SequenceNode{Nodes: []ast.Node{g.call(tickFn), n.Node}}
 	case *ast.BuiltinNode:
 		g.builtin(node, n)
+	case *ast.CallNode:
+		if _, ok := n.Callee.(*ast.MemberNode); ok && len(n.Arguments) > 0 {
+			// A method of a value expr made, such as a time's Format(layout).
+			g.hoist(node, methodOp, argPointers(n.Arguments))
+		}
 	case *ast.BinaryNode:
 		if guardedOperators[n.Operator] && !(n.Operator == "+" && isNumber(n.Left) && isNumber(n.Right)) {
 			g.hoist(node, n.Operator, []*ast.Node{&n.Left, &n.Right})
@@ -95,11 +103,38 @@ func (g *guard) builtin(node *ast.Node, n *ast.BuiltinNode) {
 			})
 		}
 	case !cheapBuiltins[n.Name]:
-		args := make([]*ast.Node, len(n.Arguments))
-		for i := range n.Arguments {
-			args[i] = &n.Arguments[i]
+		g.hoist(node, n.Name, argPointers(n.Arguments))
+	}
+}
+
+func argPointers(args []ast.Node) []*ast.Node {
+	ptrs := make([]*ast.Node, len(args))
+	for i := range args {
+		ptrs[i] = &args[i]
+	}
+	return ptrs
+}
+
+// literalPatterns returns the string literals written right of "matches" in src, which
+// expr compiles while checking src, before any patcher runs.
+func literalPatterns(src string) []string {
+	tree, err := parser.Parse(src)
+	if err != nil {
+		return nil
+	}
+	var c patternCollector
+	ast.Walk(&tree.Node, &c)
+	return c.patterns
+}
+
+type patternCollector struct{ patterns []string }
+
+// Visit implements ast.Visitor.
+func (c *patternCollector) Visit(node *ast.Node) {
+	if b, ok := (*node).(*ast.BinaryNode); ok && b.Operator == "matches" {
+		if s, ok := b.Right.(*ast.StringNode); ok {
+			c.patterns = append(c.patterns, s.Value)
 		}
-		g.hoist(node, n.Name, args)
 	}
 }
 

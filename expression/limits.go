@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"regexp/syntax"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -99,6 +100,12 @@ func (b *budget) before(op string, args []any) error {
 		return b.replace(args)
 	case "split", "splitAfter":
 		return b.split(args)
+	case "matches":
+		if p, ok := args[1].(string); ok {
+			if err := checkPattern(p); err != nil {
+				return err
+			}
+		}
 	case "..":
 		lo, okLo := intArg(args[0])
 		hi, okHi := intArg(args[1])
@@ -225,6 +232,45 @@ func (b *budget) split(args []any) error {
 	return b.produce(mulSize(n, slotBytes))
 }
 
+// maxPatternInsts bounds what a "matches" pattern compiles to, in regexp instructions of
+// about 40 bytes each: Go allows 128 MB, which a 20-byte pattern of nested repeats reaches.
+const maxPatternInsts = 1 << 14
+
+// checkPattern refuses a regular expression that would compile to more than
+// maxPatternInsts instructions; one that does not parse is left for regexp to report.
+func checkPattern(pattern string) error {
+	if len(pattern) > MaxExpressionLength {
+		return limitError("a pattern is at most %d bytes", MaxExpressionLength)
+	}
+	re, err := syntax.Parse(pattern, syntax.Perl)
+	if err != nil {
+		return nil
+	}
+	if n := patternInsts(re); n < 0 || n > maxPatternInsts {
+		return limitError("the pattern would compile to more than %d instructions", maxPatternInsts)
+	}
+	return nil
+}
+
+// patternInsts estimates how many instructions re compiles to, or -1 past math.MaxInt.
+func patternInsts(re *syntax.Regexp) int {
+	switch re.Op {
+	case syntax.OpLiteral:
+		return len(re.Rune)
+	case syntax.OpRepeat:
+		n := re.Max
+		if n < 0 {
+			n = re.Min + 1
+		}
+		return addSize(1, mulSize(n, patternInsts(re.Sub[0])))
+	}
+	n := 1
+	for _, sub := range re.Sub {
+		n = addSize(n, patternInsts(sub))
+	}
+	return n
+}
+
 // growth is how many bytes of work per byte of argument an operation costs, when more than
 // one: what it builds may be bigger than what it reads.
 var growth = map[string]int{
@@ -236,6 +282,8 @@ var growth = map[string]int{
 	"toBase64": 2,
 	"toPairs":  4,
 	"uniq":     2,
+	methodOp:   4, // a time's Format(layout) writes a few bytes per byte of layout
+	"matches":  2,
 }
 
 // deepOps walk their argument all the way down (and would write a value shared n times n

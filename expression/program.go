@@ -55,6 +55,11 @@ func compileProgram(src string) (*program, error) {
 	if strings.TrimSpace(src) == "" {
 		return nil, errors.New("empty expression")
 	}
+	for _, p := range literalPatterns(src) {
+		if err := checkPattern(p); err != nil {
+			return nil, err
+		}
+	}
 	patch := &nilSafe{refs: map[string]bool{}}
 	g := &guard{}
 	opts := append([]expr.Option{

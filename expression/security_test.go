@@ -24,6 +24,7 @@ func attackEnv() Env {
 	in["n"] = float64(1000000)
 	in["a"] = strings.Repeat("a", 1<<20)
 	in["b"] = strings.Repeat("a", 1<<20)
+	in["p"] = strings.Repeat("a{1000}", 500)
 	return env
 }
 
@@ -75,6 +76,8 @@ func TestSecurityExpressionLimits(t *testing.T) {
 		{"result too large", `${{ map(1..60000, input.a) }}`},
 		{"interpolation too large", `${{ input.a }}${{ input.b }}`},
 		{"concat doubling", `${{ let a = 1..50000; let b = concat(a, a); let c = concat(b, b); len(concat(c, c)) }}`},
+		{"regexp bomb from input", `${{ "aaa" matches input.p }}`},
+		{"time format with a large layout", `${{ len(map(1..60000, date("2020-01-02").Format(input.a))) }}`},
 		{"fromJSON of a large document", `${{ len(fromJSON("[" + repeat("0,", 500000) + "0]")) }}`},
 	}
 	for _, tc := range tests {
@@ -140,8 +143,18 @@ func TestSecurityOnePastLimits(t *testing.T) {
 	}
 }
 
-func TestSecurityEnvRefused(t *testing.T) {
-	t.Parallel()
+// TestSecurityCompileRefused: not parallel, it reads the process's allocation counters.
+func TestSecurityCompileRefused(t *testing.T) {
 	_, err := CompileString(`${{ $env }}`)
 	require.ErrorContains(t, err, "$env is not available")
+	// Go would compile this 3.5 KB pattern to half a million instructions (~20 MB), while
+	// checking the expression, before it ever runs.
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err = CompileString(`${{ input.orderId matches "` + strings.Repeat("a{1000}", 500) + `" }}`)
+	runtime.ReadMemStats(&after)
+	require.ErrorIs(t, err, ErrLimit)
+	require.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(4<<20))
+	_, err = CompileString(`${{ input.orderId matches "^[a-z]{1,64}(-[0-9]+)?$" }}`)
+	require.NoError(t, err)
 }
