@@ -91,6 +91,9 @@ func addSize(a, b int) int {
 // before checks what operation op (a builtin's name or an operator) is about to build or
 // read from its arguments, before it does.
 func (b *budget) before(op string, args []any) error {
+	if len(args) < minArgs[op] {
+		return nil // expr reports the missing arguments
+	}
 	switch op {
 	case "repeat":
 		return b.repeat(args)
@@ -135,6 +138,11 @@ func (b *budget) before(op string, args []any) error {
 		total += n
 	}
 	return b.charge(total * factor)
+}
+
+// minArgs are the arguments the exact checks of before read.
+var minArgs = map[string]int{
+	"repeat": 2, "join": 1, "replace": 3, "split": 2, "splitAfter": 2, "..": 2, "+": 2, "matches": 2,
 }
 
 // intArg is v as the int expr would make of it (a float is truncated, saturating).
@@ -228,6 +236,11 @@ func (b *budget) split(args []any) error {
 	n := strings.Count(s, sep) + 1
 	if sep == "" {
 		n = utf8.RuneCountInString(s)
+	}
+	if len(args) > 2 {
+		if most, ok := intArg(args[2]); ok && most >= 0 {
+			n = min(n, most)
+		}
 	}
 	return b.produce(mulSize(n, slotBytes))
 }

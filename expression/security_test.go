@@ -111,6 +111,8 @@ func TestSecurityWithinLimits(t *testing.T) {
 		{`${{ len(toJSON(map(1..100, input.orderId))) }}`, float64(1002)},
 		{`${{ "a" + "b" + input.orderId }}`, "ab1001"},
 		{`${{ input.count + 1 }}`, float64(4)},
+		{`${{ len(split(repeat("ab", 500000), "", 2)) }}`, float64(2)},
+		{`${{ replace("a-b-c", "-", "+") }}`, "a+b+c"},
 		{`${{ "a" in ["a"] && "b" matches "^b$" }}`, true},
 		{`${{ reduce(1..100, #acc + "x", "") | len() }}`, float64(100)},
 	}

@@ -137,6 +137,9 @@ func (c *converter) value(v any) (any, error) {
 	case time.Duration:
 		return x.String(), nil
 	case map[string]any:
+		if err := c.grow(mulSize(len(x), slotBytes)); err != nil {
+			return nil, err
+		}
 		out := make(map[string]any, len(x))
 		for k, e := range x {
 			conv, err := c.entry(k, e)
@@ -205,6 +208,9 @@ func (c *converter) slice(n int, at func(int) any) (any, error) {
 }
 
 func (c *converter) mapValue(v reflect.Value) (any, error) {
+	if err := c.grow(mulSize(v.Len(), slotBytes)); err != nil {
+		return nil, err
+	}
 	out := make(map[string]any, v.Len())
 	iter := v.MapRange()
 	for iter.Next() {

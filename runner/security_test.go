@@ -1,12 +1,17 @@
 package runner_test
 
 import (
+	"context"
+	"net/http"
+	"net/http/httptest"
 	"runtime"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/gorunner/gorunner/runner"
+	"github.com/gorunner/gorunner/schemas"
 )
 
 // TestSecurityExpressionLimit runs issue #10's attack through the real engine: the step
@@ -72,4 +77,28 @@ steps:
 		require.Contains(t, r.Error.Message, "10 years")
 	}
 	h.run(e, name, `{"until": "0001-01-01T00:00:00Z"}`, runner.StatusCompleted)
+}
+
+// TestSecurityRetryAfterBounded: a server asking to be retried in 3,000 years gets at most
+// schemas.MaxDuration; the stored wake-up time does not overflow and the run still cancels.
+func TestSecurityRetryAfterBounded(t *testing.T) {
+	h := newHarness(t)
+	e := h.engine(runner.Config{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Retry-After", "99999999999")
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}))
+	t.Cleanup(srv.Close)
+	r := h.submit(e, httpWorkflow(h, "later", srv.URL, ""), `{}`)
+	var stored *runner.Run
+	require.Eventually(t, func() bool {
+		var err error
+		stored, err = h.store.GetRun(context.Background(), r.ID)
+		require.NoError(t, err)
+		return len(stored.Steps) > 0 && stored.Steps[0].Attempts == 1 && !stored.WakeAt.IsZero() && stored.WakeAt.After(time.Now().Add(time.Hour))
+	}, 10*time.Second, time.Millisecond)
+	require.False(t, stored.WakeAt.After(time.Now().Add(schemas.MaxDuration)))
+	cancelled, err := e.Cancel(context.Background(), r.ID)
+	require.NoError(t, err)
+	require.Equal(t, runner.StatusCancelled, cancelled.Status)
 }

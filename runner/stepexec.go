@@ -173,10 +173,11 @@ func retryPolicy(st *schemas.Step, k stepKind) schemas.Retry {
 
 // backoff is the delay before the attempt after attempt: exponential, capped, with up to 20%
 // jitter taken off so that many runs failing together do not retry together; a server's
-// Retry-After is a floor.
+// Retry-After is a floor, itself at most schemas.MaxDuration so that the stored wake-up time
+// cannot overflow.
 func backoff(p schemas.Retry, attempt int, retryAfter time.Duration) time.Duration {
 	d := float64(p.InitialInterval) * math.Pow(p.BackoffCoefficient, float64(attempt-1))
 	d = min(d, float64(p.MaxInterval))
 	d -= d * 0.2 * rand.Float64()
-	return max(time.Duration(d), retryAfter)
+	return max(time.Duration(d), min(retryAfter, schemas.MaxDuration))
 }
