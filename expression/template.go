@@ -6,8 +6,11 @@
 // and other values written as JSON. Expressions see input, steps.<id>.output,
 // steps.<id>.conflict, run and step (see Env). They cannot change anything: expr has no
 // assignment or I/O, now() is disabled so a run's values depend only on its input and step
-// outputs, and every expression is bounded in length (MaxExpressionLength), size (MaxNodes)
-// and memory (MemoryBudget). Reading a missing key gives null, never an error.
+// outputs, and every expression is bounded in length (MaxExpressionLength) and size
+// (MaxNodes). Every evaluation is bounded before it allocates: no value over MaxValueBytes,
+// no more than MaxWorkBytes built or walked, no longer than MaxEvalTime (see guard and
+// budget); going over is an error matching ErrLimit. Reading a missing key gives null,
+// never an error.
 package expression
 
 import (
