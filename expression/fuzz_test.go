@@ -39,7 +39,7 @@ func FuzzCompileEval(f *testing.F) {
 // the result and a loaded machine.
 const (
 	fuzzMaxAlloc = 64 << 20
-	fuzzMaxTime  = 30 * MaxEvalTime
+	fuzzMaxTime  = 100 * MaxEvalTime
 )
 
 // evalQuietly compiles and evaluates v; errors are fine, a panic or going past the memory or
