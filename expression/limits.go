@@ -94,36 +94,33 @@ func (b *budget) before(op string, args []any) error {
 	if len(args) < minArgs[op] {
 		return nil // expr reports the missing arguments
 	}
-	switch op {
-	case "repeat":
-		return b.repeat(args)
-	case "join":
-		return b.join(args)
-	case "replace":
-		return b.replace(args)
-	case "split", "splitAfter":
-		return b.split(args)
-	case "matches":
+	if check, ok := exactChecks[op]; ok {
+		return check(b, args)
+	}
+	if op == "matches" {
 		if p, ok := args[1].(string); ok {
 			if err := checkPattern(p); err != nil {
 				return err
 			}
 		}
-	case "..":
-		lo, okLo := intArg(args[0])
-		hi, okHi := intArg(args[1])
-		if okLo && okHi && hi >= lo {
-			return b.produce(mulSize(slotBytes, rangeLen(lo, hi)))
-		}
-		return nil
-	case "+":
-		if s, ok := args[0].(string); ok {
-			if t, ok := args[1].(string); ok {
-				return b.produce(len(s) + len(t))
-			}
-		}
-		return nil
 	}
+	return b.read(op, args)
+}
+
+// exactChecks compute the size of what an operation makes from its arguments; the others
+// are charged by read.
+var exactChecks = map[string]func(*budget, []any) error{
+	"repeat":     (*budget).repeat,
+	"join":       (*budget).join,
+	"replace":    (*budget).replace,
+	"split":      (*budget).split,
+	"splitAfter": (*budget).split,
+	"..":         (*budget).rangeOf,
+	"+":          (*budget).concat,
+}
+
+// read charges what an operation reads from its arguments, times its growth.
+func (b *budget) read(op string, args []any) error {
 	deep, factor := deepOps[op], growth[op]
 	if factor == 0 {
 		factor = 1
@@ -138,6 +135,25 @@ func (b *budget) before(op string, args []any) error {
 		total += n
 	}
 	return b.charge(total * factor)
+}
+
+func (b *budget) rangeOf(args []any) error {
+	lo, okLo := intArg(args[0])
+	hi, okHi := intArg(args[1])
+	if !okLo || !okHi || hi < lo {
+		return nil
+	}
+	return b.produce(mulSize(slotBytes, rangeLen(lo, hi)))
+}
+
+// concat checks string "+"; "+" of other values makes nothing large.
+func (b *budget) concat(args []any) error {
+	s, okS := args[0].(string)
+	t, okT := args[1].(string)
+	if !okS || !okT {
+		return nil
+	}
+	return b.produce(len(s) + len(t))
 }
 
 // minArgs are the arguments the exact checks of before read.
