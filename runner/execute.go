@@ -301,7 +301,7 @@ func (x *execution) result() (json.RawMessage, error) {
 	}
 	v, err := t.Eval(expression.Env{"input": x.input, "steps": x.steps, "run": runEnv(x.r)})
 	if err != nil {
-		return nil, permanent(CodeExpression, "result: %v", err)
+		return nil, evalFailed(err, "result: %v", err)
 	}
 	return json.Marshal(v)
 }
