@@ -91,6 +91,10 @@ func (s *Server) routes() chi.Router {
 	for path, h := range s.cfg.Public {
 		r.Handle(path, h)
 	}
+	if s.cfg.Console != nil {
+		r.Handle("/", s.cfg.Console)
+		r.Handle("/console/*", s.cfg.Console)
+	}
 	if s.cfg.MCP != nil {
 		r.With(s.authenticate).Handle("/mcp", s.cfg.MCP)
 	}

@@ -40,6 +40,9 @@ type Config struct {
 	Metrics http.Handler
 	// MCP serves /mcp behind the same bearer auth; nil leaves it unmounted.
 	MCP http.Handler
+	// Console serves the web console at / and /console/… (it signs people in itself);
+	// nil leaves it unmounted.
+	Console http.Handler
 	// Public are extra unauthenticated routes (e.g. /.well-known/…), by path.
 	Public map[string]http.Handler
 	// BaseURL, when set, is the public origin used in webhook URLs; otherwise the
