@@ -2,6 +2,7 @@ package console
 
 import (
 	"errors"
+	"html/template"
 	"net/http"
 	"net/url"
 	"strings"
@@ -16,7 +17,7 @@ import (
 
 type keysPage struct {
 	Keys []keyRow
-	Next string
+	Next template.URL
 }
 
 // keyRow is one of the person's idempotency keys; the kept answer is never shown.
@@ -40,7 +41,7 @@ func (c *Console) listKeys(w http.ResponseWriter, r *http.Request) {
 			RunID: k.RunID, Status: k.Status, CreatedAt: k.CreatedAt, ExpiresAt: k.ExpiresAt})
 	}
 	if next != "" {
-		p.Next = url.Values{"cursor": {next}}.Encode()
+		p.Next = pageURL("/console/keys", url.Values{"cursor": {next}})
 	}
 	c.render(w, r, http.StatusOK, "keys", "Idempotency keys", p)
 }

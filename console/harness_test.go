@@ -31,9 +31,16 @@ type env struct {
 	catalog *catalog.Service
 	engine  *runner.Engine
 	auth    *auth.Service
+	idem    *idempotency.Service
 }
 
 func newEnv(t testing.TB, baseURL string) *env {
+	t.Helper()
+	return newEnvWith(t, console.Config{BaseURL: baseURL})
+}
+
+// newEnvWith builds the env with the console settings of cfg (BaseURL, Now).
+func newEnvWith(t testing.TB, cfg console.Config) *env {
 	t.Helper()
 	ctx := context.Background()
 	st, err := sqlitestore.Open(ctx, filepath.Join(t.TempDir(), "gorunner.db"))
@@ -49,7 +56,8 @@ func newEnv(t testing.TB, baseURL string) *env {
 	eng, err := runner.New(st, cat, cat, nil)
 	require.NoError(t, err)
 	require.NoError(t, eng.Start(ctx))
-	web, err := console.New(console.Config{Catalog: cat, Auth: au, Engine: eng, Idempotency: idem, SecretKey: key, BaseURL: baseURL})
+	cfg.Catalog, cfg.Auth, cfg.Engine, cfg.Idempotency, cfg.SecretKey = cat, au, eng, idem, key
+	web, err := console.New(cfg)
 	require.NoError(t, err)
 	s, err := api.New(api.Config{Catalog: cat, Auth: au, Engine: eng, Idempotency: idem, Console: web})
 	require.NoError(t, err)
@@ -59,7 +67,7 @@ func newEnv(t testing.TB, baseURL string) *env {
 		_ = eng.Stop(context.Background())
 		st.Close()
 	})
-	return &env{t: t, srv: srv, token: secret, catalog: cat, engine: eng, auth: au}
+	return &env{t: t, srv: srv, token: secret, catalog: cat, engine: eng, auth: au, idem: idem}
 }
 
 // browser is a plain HTTP client with a cookie jar that does not follow redirects.

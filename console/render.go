@@ -73,7 +73,7 @@ var funcs = template.FuncMap{
 	},
 	"took": took,
 	"pretty": func(raw json.RawMessage) string {
-		if len(raw) == 0 {
+		if len(raw) == 0 || string(raw) == "null" {
 			return ""
 		}
 		var out bytes.Buffer

@@ -2,6 +2,7 @@ package console
 
 import (
 	"encoding/json"
+	"html/template"
 	"net/http"
 	"net/url"
 	"slices"
@@ -22,7 +23,7 @@ type runsPage struct {
 	Workflow string
 	Status   string
 	Statuses []runner.Status
-	Next     string // the query of the next page, empty on the last
+	Next     template.URL // the next page's address, empty on the last
 }
 
 // listRuns lists runs, newest first, filtered by workflow and status.
@@ -55,7 +56,7 @@ func (c *Console) listRuns(w http.ResponseWriter, r *http.Request) {
 				nq.Set(k, v)
 			}
 		}
-		p.Next = nq.Encode()
+		p.Next = pageURL("/console/runs", nq)
 	}
 	c.render(w, r, http.StatusOK, "runs", "Runs", p)
 }
@@ -186,4 +187,10 @@ func formPayload(r *http.Request) (json.RawMessage, error) {
 		}
 	}
 	return json.Marshal(out)
+}
+
+// pageURL is the address of a list page: the query is encoded here, so the template takes
+// it as a URL as it is.
+func pageURL(path string, q url.Values) template.URL {
+	return template.URL(path + "?" + q.Encode())
 }
