@@ -53,15 +53,19 @@ func (c *Console) requireSession(next http.Handler) http.Handler {
 	})
 }
 
-// formAllowed checks a post's CSRF token and, when the browser names it, its origin.
+// formAllowed checks a post's CSRF token and its origin.
 func (c *Console) formAllowed(r *http.Request, v *visit) bool {
-	if o := r.Header.Get("Origin"); o != "" && o != "null" {
-		u, err := url.Parse(o)
-		if err != nil || u.Host != r.Host {
-			return false
-		}
+	return sameOrigin(r) && c.sessions.checkCSRF(v.sess, r.PostFormValue("csrf"))
+}
+
+// sameOrigin is false for a request whose browser says it comes from another origin.
+func sameOrigin(r *http.Request) bool {
+	o := r.Header.Get("Origin")
+	if o == "" || o == "null" {
+		return true
 	}
-	return c.sessions.checkCSRF(v.sess, r.PostFormValue("csrf"))
+	u, err := url.Parse(o)
+	return err == nil && u.Host == r.Host
 }
 
 type signinPage struct {
@@ -73,9 +77,13 @@ func (c *Console) signinPage(w http.ResponseWriter, r *http.Request) {
 	c.render(w, r, http.StatusOK, "signin", "Sign in", signinPage{Next: safeNext(r.URL.Query().Get("next"))})
 }
 
-// signin checks the token and starts a session. Login CSRF is moot: the form only accepts
-// a secret token, and the session cookie is SameSite=Strict.
+// signin checks the token and starts a session. A sign-in posted from another origin is
+// refused, so no other site can sign a person in under its own token (login CSRF).
 func (c *Console) signin(w http.ResponseWriter, r *http.Request) {
+	if !sameOrigin(r) {
+		c.render(w, r, http.StatusForbidden, "error", "Forbidden", errorPage{Message: "Sign in from this console's own page."})
+		return
+	}
 	token := strings.TrimSpace(r.PostFormValue("token"))
 	next := safeNext(r.PostFormValue("next"))
 	if _, err := c.cfg.Auth.Authenticate(r.Context(), token); err != nil {

@@ -94,6 +94,10 @@ func TestSessions(t *testing.T) {
 	require.Equal(t, http.StatusUnauthorized, p.Status)
 	require.Contains(t, p.Body, "not valid")
 
+	p = b.post("/console/signin", url.Values{"token": {e.token}}, "Origin", "https://evil.example")
+	require.Equal(t, http.StatusForbidden, p.Status, "login CSRF: another site cannot sign a person in")
+	require.Empty(t, p.Header.Get("Set-Cookie"))
+
 	p = b.post("/console/signin", url.Values{"token": {e.token}, "next": {"//evil.example/x"}})
 	require.Equal(t, "/console/runs", p.Location, "no redirect off the site")
 	require.Equal(t, http.StatusOK, b.get("/console/runs").Status)
