@@ -92,8 +92,9 @@ func (s *Server) routes() chi.Router {
 		r.Handle(path, h)
 	}
 	if s.cfg.Console != nil {
-		r.Handle("/", s.cfg.Console)
-		r.Handle("/console/*", s.cfg.Console)
+		for _, path := range []string{"/", "/console", "/console/*"} {
+			r.Handle(path, s.cfg.Console)
+		}
 	}
 	if s.cfg.MCP != nil {
 		r.With(s.authenticate).Handle("/mcp", s.cfg.MCP)

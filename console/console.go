@@ -88,6 +88,7 @@ func (c *Console) routes() chi.Router {
 	r.Group(func(r chi.Router) {
 		r.Use(c.requireSession)
 		r.Get("/", c.home)
+		r.Get("/console", c.home)
 		r.Post("/console/signout", c.signout)
 		r.Get("/console/workflows", c.listWorkflows)
 		r.Post("/console/workflows", c.createWorkflow)

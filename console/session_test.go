@@ -145,3 +145,35 @@ func TestDraftProblemsAtTheirPointers(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 2, wf.Rev)
 }
+
+// TestMountedBesideTheAPI: the console owns / and /console/…; every other path is still
+// the API's, with its JSON answers.
+func TestMountedBesideTheAPI(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, "")
+	b := e.browser()
+	tests := []struct {
+		path        string
+		status      int
+		contentType string
+	}{
+		{"/", http.StatusSeeOther, "text/html"},
+		{"/console", http.StatusSeeOther, "text/html"},
+		{"/console/signin", http.StatusOK, "text/html"},
+		{"/console/static/console.js", http.StatusOK, "text/javascript"},
+		{"/console/nope", http.StatusNotFound, "text/html"},
+		{"/api/workflows", http.StatusUnauthorized, "application/json"},
+		{"/api/openapi.json", http.StatusOK, "application/json"},
+		{"/healthz", http.StatusOK, ""},
+		{"/nope", http.StatusNotFound, "application/json"},
+	}
+	for _, tc := range tests {
+		p := b.get(tc.path)
+		require.Equal(t, tc.status, p.Status, tc.path)
+		require.True(t, strings.HasPrefix(p.Header.Get("Content-Type"), tc.contentType), "%s: %s", tc.path, p.Header.Get("Content-Type"))
+	}
+	b.signIn(e.token)
+	p := b.get("/console/nope")
+	require.Equal(t, http.StatusNotFound, p.Status)
+	require.Contains(t, p.Body, "There is no console page")
+}
