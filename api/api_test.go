@@ -41,6 +41,12 @@ func newEnv(t testing.TB) *env {
 // restarted, or a second process.
 func newEnvAt(t testing.TB, path string) *env {
 	t.Helper()
+	return newEnvWith(t, path, api.Config{})
+}
+
+// newEnvWith is newEnvAt with the API settings of cfg (the services are filled in).
+func newEnvWith(t testing.TB, path string, cfg api.Config) *env {
+	t.Helper()
 	ctx := context.Background()
 	st, err := sqlitestore.Open(ctx, path)
 	require.NoError(t, err)
@@ -54,7 +60,8 @@ func newEnvAt(t testing.TB, path string) *env {
 	eng, err := runner.New(st, cat, cat, nil)
 	require.NoError(t, err)
 	require.NoError(t, eng.Start(ctx))
-	s, err := api.New(api.Config{Catalog: cat, Auth: au, Engine: eng, Idempotency: idem, Ready: st.Ping})
+	cfg.Catalog, cfg.Auth, cfg.Engine, cfg.Idempotency, cfg.Ready = cat, au, eng, idem, st.Ping
+	s, err := api.New(cfg)
 	require.NoError(t, err)
 	srv := httptest.NewServer(s)
 	stop := sync.OnceFunc(func() {

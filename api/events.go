@@ -13,12 +13,12 @@ import (
 )
 
 // EventsHeartbeat is how often a quiet event stream sends a comment, so that proxies and
-// clients keep the connection and a dead client is noticed.
+// clients keep the connection and a dead client is noticed (Config.EventsHeartbeat).
 const EventsHeartbeat = 15 * time.Second
 
 // runEvents serves GET /api/runs/{id}/events.
 func (s *Server) runEvents(w http.ResponseWriter, r *http.Request) {
-	if err := StreamRunEvents(w, r, s.cfg.Engine, chi.URLParam(r, "id")); err != nil {
+	if err := StreamRunEvents(w, r, s.cfg.Engine, chi.URLParam(r, "id"), s.cfg.EventsHeartbeat); err != nil {
 		s.writeError(w, r, err)
 	}
 }
@@ -27,9 +27,10 @@ func (s *Server) runEvents(w http.ResponseWriter, r *http.Request) {
 // record that changed, then a status event when the run's status changed, the last event
 // of each change carrying its id (EventID), and an end event after the final status. With
 // a Last-Event-ID equal to the run's current EventID nothing already seen is sent again;
-// any other value sends the run as it stands. An error is returned only before the
-// stream starts (an unknown run: runner.ErrNotFound), for the caller to answer with.
-func StreamRunEvents(w http.ResponseWriter, r *http.Request, engine *runner.Engine, id string) error {
+// any other value sends the run as it stands. A comment goes out after every heartbeat
+// (0: EventsHeartbeat) without an event. An error is returned only before the stream
+// starts (an unknown run: runner.ErrNotFound), for the caller to answer with.
+func StreamRunEvents(w http.ResponseWriter, r *http.Request, engine *runner.Engine, id string, heartbeat time.Duration) error {
 	run, err := engine.Get(r.Context(), id)
 	if err != nil {
 		return err
@@ -48,7 +49,10 @@ func StreamRunEvents(w http.ResponseWriter, r *http.Request, engine *runner.Engi
 	}
 	states, stop := engine.Watch(id)
 	defer stop()
-	beat := time.NewTicker(EventsHeartbeat)
+	if heartbeat <= 0 {
+		heartbeat = EventsHeartbeat
+	}
+	beat := time.NewTicker(heartbeat)
 	defer beat.Stop()
 	for {
 		select {

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/gorunner/gorunner/api"
 )
 
 // sse is one Server-Sent Event as a client sees it; ID is the last id seen so far.
@@ -160,4 +162,31 @@ func TestRunEventsUnknownRun(t *testing.T) {
 	require.Equal(t, http.StatusNotFound, a.Status)
 	require.Equal(t, "NOT_FOUND", a.errorCode())
 	require.Equal(t, http.StatusUnauthorized, e.doAs("", "GET", "/api/runs/x/events", nil).Status)
+}
+
+// TestRunEventsHeartbeat: a quiet stream sends a comment every heartbeat, and nothing else.
+func TestRunEventsHeartbeat(t *testing.T) {
+	t.Parallel()
+	e := newEnvWith(t, filepath.Join(t.TempDir(), "gorunner.db"), api.Config{EventsHeartbeat: 20 * time.Millisecond})
+	hookWorkflow(e, "ev-quiet")
+	id := e.do("POST", "/api/workflows/ev-quiet/run", map[string]any{"ticket": "q"}).data()["id"].(string)
+	require.Eventually(t, func() bool {
+		return e.do("GET", "/api/runs/"+id, nil).data()["status"] == "waiting"
+	}, 30*time.Second, 10*time.Millisecond)
+	req, err := http.NewRequest("GET", e.srv.URL+"/api/runs/"+id+"/events", nil)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+e.token)
+	res, err := e.srv.Client().Do(req)
+	require.NoError(t, err)
+	defer res.Body.Close()
+	sc := bufio.NewScanner(res.Body)
+	var lines []string
+	for beats := 0; beats < 3 && sc.Scan(); {
+		lines = append(lines, sc.Text())
+		if sc.Text() == ": heartbeat" {
+			beats++
+		}
+	}
+	require.Contains(t, lines, "event: status", "the run as it stands first")
+	require.Equal(t, ": heartbeat", lines[len(lines)-1])
 }
