@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gorunner/gorunner/api"
+	"github.com/gorunner/gorunner/console"
 	"github.com/gorunner/gorunner/idempotency"
 	"github.com/gorunner/gorunner/mcpserver"
 	"github.com/gorunner/gorunner/runner"
@@ -102,10 +103,15 @@ func serve(cmd *cobra.Command, g *globals, f *serveFlags) error {
 	if err != nil {
 		return err
 	}
+	web, err := console.New(console.Config{Catalog: a.catalog, Auth: a.auth, Engine: engine, Idempotency: idem,
+		SecretKey: a.secretKey, BaseURL: f.baseURL, Logger: a.log})
+	if err != nil {
+		return err
+	}
 	srv, err := api.New(api.Config{
 		Catalog: a.catalog, Auth: a.auth, Engine: engine, Idempotency: idem, Logger: a.log,
 		Ready: a.store.Ping, Metrics: promhttp.HandlerFor(reg, promhttp.HandlerOpts{}), BaseURL: f.baseURL,
-		MCP: mcpSrv.HTTPHandler(), Public: mcpserver.MetadataHandlers(f.baseURL),
+		MCP: mcpSrv.HTTPHandler(), Public: mcpserver.MetadataHandlers(f.baseURL), Console: web,
 	})
 	if err != nil {
 		return err
