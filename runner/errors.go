@@ -39,6 +39,8 @@ const (
 	CodeValidation       = "VALIDATION_ERROR"
 	CodeStep             = "STEP_ERROR"
 	CodeDefinition       = "DEFINITION_ERROR"
+	CodeAbandoned        = "RUN_ABANDONED"
+	CodeDepthLimit       = "DEPTH_LIMIT"
 )
 
 // InputError lists why a run input is not valid. It matches ErrInvalidInput.
