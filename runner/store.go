@@ -137,9 +137,11 @@ type Run struct {
 	// Depth is how many workflow steps nest this run: 0 for a run started from outside, its
 	// parent's Depth + 1 for a child. Fixed at admission.
 	Depth int `json:"-"`
-	// Claims is how many times the run was claimed since it last made progress, the current
-	// claim included: ClaimRuns counts it up; SaveRun (except SaveOptions.AttemptStart) and
-	// ReleaseRun set it back to 0. Above 1, earlier workers vanished holding the run.
+	// Claims is how many workers in a row held the run without making progress since: the
+	// claims since the one during which the run last made progress, that one included.
+	// ClaimRuns counts it up; SaveRun (except SaveOptions.AttemptStart) sets it to 1, the
+	// saver's own claim; ReleaseRun sets it to 0. Above 1, earlier workers vanished holding
+	// the run.
 	Claims int `json:"-"`
 }
 
@@ -198,7 +200,7 @@ type Store interface {
 	// whose cancel was requested.
 	RenewLeases(ctx context.Context, owner string, runIDs []string, until time.Time) (lost, cancelled []string, err error)
 	// SaveRun writes the run row and the step records opts.Steps names (nil: all); owner must
-	// hold the lease, else ErrLeaseLost. Unless opts.AttemptStart, it sets Claims back to 0.
+	// hold the lease, else ErrLeaseLost. Unless opts.AttemptStart, it sets Claims to 1.
 	// When r.Status is terminal, in the same transaction: its tokens are released, its lease
 	// dropped, and its parent run (if any) made due now.
 	SaveRun(ctx context.Context, owner string, r *Run, opts SaveOptions) error

@@ -103,8 +103,8 @@ func testClaimsCount(t *testing.T, s runner.Store) {
 	require.Equal(t, 3, r.Claims)
 
 	require.NoError(t, s.SaveRun(ctx, "C", r, runner.SaveOptions{}))
-	require.Zero(t, get(t, s, "r").Claims, "progress")
-	require.Equal(t, 1, claimAt("D", 6*time.Minute).Claims)
+	require.Equal(t, 1, get(t, s, "r").Claims, "progress: C is the only worker since")
+	require.Equal(t, 2, claimAt("D", 6*time.Minute).Claims, "C vanished after its progress")
 	require.NoError(t, s.ReleaseRun(ctx, "D", "r"))
 	require.Zero(t, get(t, s, "r").Claims, "a released run was given back, not lost")
 	require.Equal(t, 1, claimAt("E", 6*time.Minute).Claims)

@@ -90,7 +90,7 @@ func (s *Store) RenewLeases(ctx context.Context, owner string, runIDs []string, 
 
 // SaveRun writes the mutable part of a run (status, output, error, the step records
 // opts.Steps names, waitingOn, startedAt, finishedAt, wakeAt, and a cancel request) if owner
-// holds its lease, and sets its claims count back to 0 unless opts.AttemptStart. Identity
+// holds its lease, and sets its claims count to 1 (its own) unless opts.AttemptStart. Identity
 // and admission fields (workflow, version, input, definition, tokens, parent) never change.
 // A wake-up asked from outside since the claim is kept: WakeAt becomes the earlier of the
 // two. A terminal status releases the run's tokens and queued payloads, drops the lease and
@@ -108,7 +108,7 @@ func (s *Store) SaveRun(ctx context.Context, owner string, r *runner.Run, opts r
 				cancel_requested = MAX(cancel_requested, ?8),
 				lease_owner = CASE WHEN ?9 THEN '' ELSE lease_owner END,
 				lease_until = CASE WHEN ?9 THEN 0 ELSE lease_until END,
-				claims = CASE WHEN ?12 THEN claims ELSE 0 END
+				claims = CASE WHEN ?12 THEN claims ELSE 1 END
 			WHERE id = ?10 AND lease_owner = ?11
 			RETURNING parent_run_id`,
 			r.Status, []byte(r.Output), st.Error, st.WaitingOn, nanosPtr(r.StartedAt),

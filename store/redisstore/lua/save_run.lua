@@ -36,7 +36,7 @@ if ARGV[6] == '1' then
   redis.call('HDEL', KEYS[1], 'steps')
 end
 if ARGV[18] ~= '1' then
-  redis.call('HSET', KEYS[1], 'claims', '0')
+  redis.call('HSET', KEYS[1], 'claims', '1')
 end
 if ARGV[11] == '1' then
   redis.call('HSET', KEYS[1], 'cancel_requested', '1')
