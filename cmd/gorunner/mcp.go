@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/gorunner/gorunner/auth"
 	"github.com/gorunner/gorunner/idempotency"
@@ -20,6 +21,7 @@ const mcpStopTimeout = 10 * time.Second
 
 func newMCPCommand(g *globals) *cobra.Command {
 	var denyPrivate bool
+	var maxDepth int
 	cmd := &cobra.Command{
 		Use:   "mcp",
 		Short: "Serve the published workflows as MCP tools over stdio, and work runs",
@@ -29,14 +31,31 @@ func newMCPCommand(g *globals) *cobra.Command {
 		Example: `  {"mcpServers": {"gorunner": {"command": "gorunner", "args": ["mcp", "--data-dir", "/path/to/.gorunner"]}}}`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return serveMCP(cmd, g, denyPrivate)
+			return serveMCP(cmd, g, denyPrivate, maxDepth)
 		},
 	}
 	cmd.Flags().BoolVar(&denyPrivate, "http-deny-private", false, "refuse HTTP steps to loopback and private addresses (env GORUNNER_HTTP_DENY_PRIVATE)")
+	addMaxDepthFlag(cmd.Flags(), &maxDepth)
 	return cmd
 }
 
-func serveMCP(cmd *cobra.Command, g *globals, denyPrivate bool) (err error) {
+// addMaxDepthFlag adds --max-depth, the engine's runner.Config.MaxDepth.
+func addMaxDepthFlag(fl *pflag.FlagSet, v *int) {
+	fl.IntVar(v, "max-depth", runner.DefaultMaxDepth, "how deeply workflow steps may nest child runs; deeper fails the step with DEPTH_LIMIT (env GORUNNER_MAX_DEPTH)")
+}
+
+// checkMaxDepth refuses a --max-depth below 1 (0 would silently mean the default).
+func checkMaxDepth(n int) error {
+	if n < 1 {
+		return usageError(fmt.Errorf("--max-depth %d: must be at least 1", n))
+	}
+	return nil
+}
+
+func serveMCP(cmd *cobra.Command, g *globals, denyPrivate bool, maxDepth int) (err error) {
+	if err := checkMaxDepth(maxDepth); err != nil {
+		return err
+	}
 	ctx := cmd.Context()
 	a, err := openApp(ctx, g)
 	if err != nil {
@@ -51,7 +70,7 @@ func serveMCP(cmd *cobra.Command, g *globals, denyPrivate bool) (err error) {
 	if err != nil {
 		return err
 	}
-	engine, err := runner.New(a.store, a.catalog, a.catalog, &runner.Config{Logger: a.log, DenyPrivate: denyPrivate, WakeSignal: a.wakes})
+	engine, err := runner.New(a.store, a.catalog, a.catalog, &runner.Config{Logger: a.log, DenyPrivate: denyPrivate, MaxDepth: maxDepth, WakeSignal: a.wakes})
 	if err != nil {
 		return err
 	}

@@ -27,6 +27,7 @@ type serveFlags struct {
 	denyPrivate     bool
 	shutdownTimeout time.Duration
 	leaseTTL        time.Duration
+	maxDepth        int
 }
 
 func newServeCommand(g *globals) *cobra.Command {
@@ -48,11 +49,15 @@ func newServeCommand(g *globals) *cobra.Command {
 	fl.StringVar(&f.baseURL, "base-url", "", "public origin for webhook URLs, e.g. https://runner.example (env GORUNNER_BASE_URL)")
 	fl.BoolVar(&f.denyPrivate, "http-deny-private", false, "refuse HTTP steps to loopback and private addresses (env GORUNNER_HTTP_DENY_PRIVATE)")
 	fl.DurationVar(&f.leaseTTL, "lease-ttl", 30*time.Second, "how long a run stays claimed by a process that stops renewing it (env GORUNNER_LEASE_TTL)")
+	addMaxDepthFlag(fl, &f.maxDepth)
 	fl.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 20*time.Second, "how long in-flight requests and steps may take to finish on SIGTERM (env GORUNNER_SHUTDOWN_TIMEOUT)")
 	return cmd
 }
 
 func serve(cmd *cobra.Command, g *globals, f *serveFlags) error {
+	if err := checkMaxDepth(f.maxDepth); err != nil {
+		return err
+	}
 	ctx := cmd.Context()
 	a, err := openApp(ctx, g)
 	if err != nil {
@@ -84,7 +89,7 @@ func serve(cmd *cobra.Command, g *globals, f *serveFlags) error {
 		return err
 	}
 	engine, err := runner.New(timedRuns{a.store, timer}, a.catalog, a.catalog,
-		&runner.Config{Logger: a.log, DenyPrivate: f.denyPrivate, LeaseTTL: f.leaseTTL, Registerer: reg, WakeSignal: a.wakes})
+		&runner.Config{Logger: a.log, DenyPrivate: f.denyPrivate, LeaseTTL: f.leaseTTL, MaxDepth: f.maxDepth, Registerer: reg, WakeSignal: a.wakes})
 	if err != nil {
 		return err
 	}
