@@ -66,6 +66,7 @@ func TestSecurityVanishingWorkerAbandonsRun(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(fmt.Sprintf("vanish%d", tc.vanish), func(t *testing.T) {
+			t.Parallel()
 			h := newHarness(t)
 			store := &vanishingStore{Store: h.store, hanging: map[string]bool{}}
 			var mu sync.Mutex
@@ -83,7 +84,7 @@ func TestSecurityVanishingWorkerAbandonsRun(t *testing.T) {
 				<-ctx.Done()
 				return nil, ctx.Err()
 			})
-			e := h.engine(runner.Config{Kinds: map[string]runner.StepHandler{"crash": crash}, LeaseTTL: 150 * time.Millisecond}, store)
+			e := h.engine(runner.Config{Kinds: map[string]runner.StepHandler{"crash": crash}, LeaseTTL: time.Second}, store)
 			name := h.define(`
 name: poison
 input: {type: object}
@@ -111,13 +112,17 @@ steps:
 				require.Equal(t, runner.StepFailed, step(r, "boom").Status)
 				require.Equal(t, runner.StepSkipped, step(r, "after").Status)
 			}
-			require.JSONEq(t, `42`, string(h.run(e, ok, `{}`, runner.StatusCompleted).Output), "the engine keeps working")
+			fine := awaitEnd(t, e, h.submit(e, ok, `{}`).ID, runner.StatusCompleted)
+			require.JSONEq(t, `42`, string(fine.Output), "the engine keeps working")
 		})
 	}
 }
 
-// awaitEnd waits (up to a minute: these tests start chains of runs, slow under -race on a
-// busy machine) until run id ends, and checks it ended with status.
+// longWait bounds the waits of these tests: they start chains of runs and hundreds of
+// runs, and SQLite (pure Go) is slow under -race on a busy machine.
+const longWait = 2 * time.Minute
+
+// awaitEnd waits until run id ends, and checks it ended with status.
 func awaitEnd(t *testing.T, e *runner.Engine, id string, status runner.Status) *runner.Run {
 	t.Helper()
 	var r *runner.Run
@@ -126,7 +131,7 @@ func awaitEnd(t *testing.T, e *runner.Engine, id string, status runner.Status) *
 		r, err = e.Get(context.Background(), id)
 		require.NoError(t, err)
 		return r.Status.Terminal()
-	}, time.Minute, 5*time.Millisecond)
+	}, longWait, 5*time.Millisecond)
 	require.Equal(t, status, r.Status, "run error: %+v", r.Error)
 	return r
 }
@@ -202,7 +207,7 @@ func awaitChain(t *testing.T, s runner.Store, want int) {
 	require.Eventually(t, func() bool {
 		total, byStatus := countRuns(t, s)
 		return total == want && byStatus[runner.StatusWaiting] == 1
-	}, time.Minute, 5*time.Millisecond)
+	}, longWait, 5*time.Millisecond)
 }
 
 func TestMaxDepthOnePast(t *testing.T) {
@@ -252,7 +257,7 @@ func TestSecurityCancelCascades(t *testing.T) {
 		total, byStatus := countRuns(t, h.store)
 		require.Equal(t, runner.DefaultMaxDepth+1, total, "no new run")
 		return byStatus[runner.StatusCancelled] == total
-	}, time.Minute, 5*time.Millisecond)
+	}, longWait, 5*time.Millisecond)
 }
 
 // scrape reads /metrics and returns its gorunner_ lines.
