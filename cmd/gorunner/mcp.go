@@ -20,7 +20,7 @@ import (
 const mcpStopTimeout = 10 * time.Second
 
 func newMCPCommand(g *globals) *cobra.Command {
-	var denyPrivate bool
+	var allow []string
 	var maxDepth int
 	cmd := &cobra.Command{
 		Use:   "mcp",
@@ -31,10 +31,10 @@ func newMCPCommand(g *globals) *cobra.Command {
 		Example: `  {"mcpServers": {"gorunner": {"command": "gorunner", "args": ["mcp", "--data-dir", "/path/to/.gorunner"]}}}`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return serveMCP(cmd, g, denyPrivate, maxDepth)
+			return serveMCP(cmd, g, allow, maxDepth)
 		},
 	}
-	cmd.Flags().BoolVar(&denyPrivate, "http-deny-private", false, "refuse HTTP steps to loopback and private addresses (env GORUNNER_HTTP_DENY_PRIVATE)")
+	httpAllowFlag(cmd.Flags(), &allow)
 	addMaxDepthFlag(cmd.Flags(), &maxDepth)
 	return cmd
 }
@@ -52,11 +52,15 @@ func checkMaxDepth(n int) error {
 	return nil
 }
 
-func serveMCP(cmd *cobra.Command, g *globals, denyPrivate bool, maxDepth int) (err error) {
+func serveMCP(cmd *cobra.Command, g *globals, allow []string, maxDepth int) (err error) {
 	if err := checkMaxDepth(maxDepth); err != nil {
 		return err
 	}
 	ctx := cmd.Context()
+	egress, err := egressPolicy(allow)
+	if err != nil {
+		return err
+	}
 	a, err := openApp(ctx, g)
 	if err != nil {
 		return err
@@ -70,7 +74,7 @@ func serveMCP(cmd *cobra.Command, g *globals, denyPrivate bool, maxDepth int) (e
 	if err != nil {
 		return err
 	}
-	engine, err := runner.New(a.store, a.catalog, a.catalog, &runner.Config{Logger: a.log, DenyPrivate: denyPrivate, MaxDepth: maxDepth, WakeSignal: a.wakes})
+	engine, err := runner.New(a.store, a.catalog, a.catalog, &runner.Config{Logger: a.log, Egress: egress, MaxDepth: maxDepth, WakeSignal: a.wakes})
 	if err != nil {
 		return err
 	}

@@ -97,3 +97,20 @@ func TestLegacyStepsBlob(t *testing.T) {
 	require.Equal(t, runner.StepCompleted, steps[0].Status)
 	require.JSONEq(t, `{"x":1}`, string(steps[0].State))
 }
+
+// TestHosts checks the hosts encoding both backends share; a connection stored before hosts
+// existed (no field, empty column) reads as bound to no host.
+func TestHosts(t *testing.T) {
+	for _, hosts := range [][]string{nil, {}, {"api.example.com", "*.example.org:8443", "[::1]:9000"}} {
+		enc, err := storecodec.EncodeHosts(hosts)
+		require.NoError(t, err)
+		got, err := storecodec.DecodeHosts(enc)
+		require.NoError(t, err)
+		require.Equal(t, append([]string{}, hosts...), got)
+	}
+	got, err := storecodec.DecodeHosts("")
+	require.NoError(t, err)
+	require.Equal(t, []string{}, got)
+	_, err = storecodec.DecodeHosts("{")
+	require.Error(t, err)
+}
