@@ -28,6 +28,7 @@ type serveFlags struct {
 	shutdownTimeout time.Duration
 	leaseTTL        time.Duration
 	maxDepth        int
+	listLimit       int
 }
 
 func newServeCommand(g *globals) *cobra.Command {
@@ -50,17 +51,21 @@ func newServeCommand(g *globals) *cobra.Command {
 	httpAllowFlag(fl, &f.httpAllow)
 	fl.DurationVar(&f.leaseTTL, "lease-ttl", 30*time.Second, "how long a run stays claimed by a process that stops renewing it (env GORUNNER_LEASE_TTL)")
 	addMaxDepthFlag(fl, &f.maxDepth)
+	listLimitFlag(fl, &f.listLimit)
 	fl.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 20*time.Second, "how long in-flight requests and steps may take to finish on SIGTERM (env GORUNNER_SHUTDOWN_TIMEOUT)")
 	return cmd
 }
 
 func serve(cmd *cobra.Command, g *globals, f *serveFlags) error {
-	if err := checkMaxDepth(f.maxDepth); err != nil {
-		return err
-	}
 	ctx := cmd.Context()
 	egress, err := egressPolicy(f.httpAllow)
 	if err != nil {
+		return err
+	}
+	if err := checkAtLeastOne("mcp-list-limit", f.listLimit); err != nil {
+		return err
+	}
+	if err := checkAtLeastOne("max-depth", f.maxDepth); err != nil {
 		return err
 	}
 	a, err := openApp(ctx, g)
@@ -98,7 +103,7 @@ func serve(cmd *cobra.Command, g *globals, f *serveFlags) error {
 		return err
 	}
 	mcpSrv, err := mcpserver.New(mcpserver.Deps{Catalog: a.catalog, Engine: engine, Idempotency: idem},
-		&mcpserver.Config{Version: version(), Logger: a.log, Registerer: reg, CatalogSignal: a.catalogs})
+		&mcpserver.Config{Version: version(), Logger: a.log, Registerer: reg, CatalogSignal: a.catalogs, ListLimit: f.listLimit})
 	if err != nil {
 		return err
 	}
