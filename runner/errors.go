@@ -44,6 +44,8 @@ const (
 	CodeValidation       = "VALIDATION_ERROR"
 	CodeStep             = "STEP_ERROR"
 	CodeDefinition       = "DEFINITION_ERROR"
+	CodeAbandoned        = "RUN_ABANDONED"
+	CodeDepthLimit       = "DEPTH_LIMIT"
 	CodeOutputInvalid    = "OUTPUT_INVALID"
 )
 

@@ -139,6 +139,7 @@ func (s *stepExec) checkpoint(ctx context.Context, v any) error {
 	if err != nil {
 		return err
 	}
+	s.x.touch(s.i)
 	s.rec.State = raw
 	if s.x.save(ctx, SaveOptions{}) != flowNext {
 		return fmt.Errorf("saving the state of step %q failed", s.st.ID)

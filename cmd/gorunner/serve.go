@@ -28,6 +28,7 @@ type serveFlags struct {
 	httpAllow       []string
 	shutdownTimeout time.Duration
 	leaseTTL        time.Duration
+	maxDepth        int
 	listLimit       int
 }
 
@@ -50,6 +51,7 @@ func newServeCommand(g *globals) *cobra.Command {
 	fl.StringVar(&f.baseURL, "base-url", "", "public origin for webhook URLs, e.g. https://runner.example (env GORUNNER_BASE_URL)")
 	httpAllowFlag(fl, &f.httpAllow)
 	fl.DurationVar(&f.leaseTTL, "lease-ttl", 30*time.Second, "how long a run stays claimed by a process that stops renewing it (env GORUNNER_LEASE_TTL)")
+	addMaxDepthFlag(fl, &f.maxDepth)
 	listLimitFlag(fl, &f.listLimit)
 	fl.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 20*time.Second, "how long in-flight requests and steps may take to finish on SIGTERM (env GORUNNER_SHUTDOWN_TIMEOUT)")
 	return cmd
@@ -61,7 +63,10 @@ func serve(cmd *cobra.Command, g *globals, f *serveFlags) error {
 	if err != nil {
 		return err
 	}
-	if err := checkListLimit(f.listLimit); err != nil {
+	if err := checkAtLeastOne("mcp-list-limit", f.listLimit); err != nil {
+		return err
+	}
+	if err := checkAtLeastOne("max-depth", f.maxDepth); err != nil {
 		return err
 	}
 	a, err := openApp(ctx, g)
@@ -94,7 +99,7 @@ func serve(cmd *cobra.Command, g *globals, f *serveFlags) error {
 		return err
 	}
 	engine, err := runner.New(timedRuns{a.store, timer}, a.catalog, a.catalog,
-		&runner.Config{Logger: a.log, Egress: egress, LeaseTTL: f.leaseTTL, Registerer: reg, WakeSignal: a.wakes})
+		&runner.Config{Logger: a.log, Egress: egress, LeaseTTL: f.leaseTTL, MaxDepth: f.maxDepth, Registerer: reg, WakeSignal: a.wakes})
 	if err != nil {
 		return err
 	}
