@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -54,6 +55,48 @@ type Service struct {
 	store  Store
 	cfg    *Config
 	sealer *sealer
+
+	hooksMu  sync.RWMutex
+	hooks    map[int]ChangeHook
+	nextHook int
+}
+
+// ChangeHook is told, synchronously and before the write's method returns, that a write of
+// this Service changed the workflow with that ID: created, updated, deleted, published or
+// unpublished. It runs after the write committed; it cannot undo it.
+type ChangeHook func(ctx context.Context, workflowID string)
+
+// OnChange registers h for every later change made through this Service (SPEC §5 "read your
+// writes": the MCP server updates its tool set before a publish is answered). The returned
+// func unregisters it.
+func (s *Service) OnChange(h ChangeHook) (unregister func()) {
+	s.hooksMu.Lock()
+	defer s.hooksMu.Unlock()
+	if s.hooks == nil {
+		s.hooks = map[int]ChangeHook{}
+	}
+	id := s.nextHook
+	s.nextHook++
+	s.hooks[id] = h
+	return func() {
+		s.hooksMu.Lock()
+		defer s.hooksMu.Unlock()
+		delete(s.hooks, id)
+	}
+}
+
+// changed tells the hooks that the workflow with id changed, and passes err through: it
+// is called with a write's outcome, and says nothing of a write that failed.
+func (s *Service) changed(ctx context.Context, id string, err error) error {
+	if err != nil {
+		return err
+	}
+	s.hooksMu.RLock()
+	defer s.hooksMu.RUnlock()
+	for _, h := range s.hooks {
+		h(context.WithoutCancel(ctx), id)
+	}
+	return nil
 }
 
 // New returns a Service over store.
@@ -127,7 +170,7 @@ func (s *Service) create(ctx context.Context, def *schemas.Definition) (*Workflo
 		}
 		return nil, fmt.Errorf("creating workflow %q: %w", def.Name, err)
 	}
-	return w, nil
+	return w, s.changed(ctx, w.ID, nil)
 }
 
 // Get finds a workflow by ID or name.
@@ -164,7 +207,7 @@ func (s *Service) Update(ctx context.Context, idOrName string, data []byte, expe
 	if errors.Is(err, ErrConflict) && expectedRev == 0 {
 		return nil, fmt.Errorf("a workflow named %q already exists: %w", def.Name, ErrConflict)
 	}
-	return out, err
+	return out, s.changed(ctx, w.ID, err)
 }
 
 // Duplicate copies a workflow's draft into a new workflow named name (default: the
@@ -207,7 +250,7 @@ func (s *Service) Delete(ctx context.Context, idOrName string) error {
 	if err != nil {
 		return err
 	}
-	return s.store.DeleteWorkflow(ctx, w.ID, s.now())
+	return s.changed(ctx, w.ID, s.store.DeleteWorkflow(ctx, w.ID, s.now()))
 }
 
 // Publish makes the draft a new version; an unchanged draft returns the latest version
@@ -225,7 +268,8 @@ func (s *Service) Publish(ctx context.Context, idOrName string) (*Version, bool,
 	if err != nil {
 		return nil, false, err
 	}
-	return s.store.Publish(ctx, w.ID, hash, s.now())
+	v, created, err := s.store.Publish(ctx, w.ID, hash, s.now())
+	return v, created, s.changed(ctx, w.ID, err)
 }
 
 // Unpublish withdraws a workflow's tool; its versions stay.
@@ -234,7 +278,8 @@ func (s *Service) Unpublish(ctx context.Context, idOrName string) (*Workflow, er
 	if err != nil {
 		return nil, err
 	}
-	return s.store.Unpublish(ctx, w.ID, s.now())
+	out, err := s.store.Unpublish(ctx, w.ID, s.now())
+	return out, s.changed(ctx, w.ID, err)
 }
 
 // Versions lists a workflow's versions, newest first.

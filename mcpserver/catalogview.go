@@ -3,12 +3,14 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"slices"
 	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/gorunner/gorunner/catalog"
 	"github.com/gorunner/gorunner/schemas"
 	"github.com/gorunner/gorunner/tools"
 )
@@ -81,11 +83,13 @@ func (s *Server) listFilter(env string) server.ToolFilterFunc {
 }
 
 // callHooks turn a call of a name the session may not call into a call of Miss, so that it
-// is answered with a tool error naming the closest tools, not a protocol error.
+// is answered with a tool error naming the closest tools, not a protocol error. A name the
+// tool set lacks is first looked up in the catalog (SPEC §5 "read your writes": published
+// an instant ago by another process), and its tool added when found.
 func (s *Server) callHooks(env string) *server.Hooks {
 	h := &server.Hooks{}
 	h.AddBeforeCallTool(func(ctx context.Context, _ any, req *mcp.CallToolRequest) {
-		if s.callable(env, req.Params.Name) {
+		if s.callable(env, req.Params.Name) || s.lookUp(ctx, env, req.Params.Name) {
 			return
 		}
 		args := tools.MissArgs{Name: req.Params.Name}
@@ -107,6 +111,26 @@ func (s *Server) callable(env, name string) bool {
 	}
 	_, ok := s.envs[env].view.Load().byName[name]
 	return ok
+}
+
+// lookUp reads the workflow called name from the catalog and brings its tool up to date,
+// then reports whether a session of env may call it now.
+func (s *Server) lookUp(ctx context.Context, env, name string) bool {
+	if _, ok := s.companionSchemas[name]; ok {
+		return false
+	}
+	w, err := s.deps.Catalog.Store().GetWorkflow(ctx, name)
+	if err != nil {
+		if !errors.Is(err, catalog.ErrNotFound) {
+			s.log.Warn("mcp: looking up a tool not in the tool set failed", "name", name, "err", err)
+		}
+		return false
+	}
+	if err := s.syncWorkflow(ctx, w.ID); err != nil {
+		s.log.Warn("mcp: adding a tool looked up in the catalog failed", "name", name, "err", err)
+		return false
+	}
+	return s.callable(env, name)
 }
 
 // visibleNames are the tools a session may call and is told about, for suggestions: the

@@ -1,9 +1,11 @@
 // Package mcpserver is GoRunner's MCP face (SPEC §5), on mcp-go: one tool per published
 // workflow plus GoRunner's companion tools, served over streamable HTTP (mounted by api at
 // /mcp behind its bearer auth) and over stdio (gorunner mcp). The tool set follows the
-// catalog: a watcher polls the store's catalog version and, when it moves, diffs the
-// workflows against the registered tools, so every session gets one
-// notifications/tools/list_changed — also for changes made by another process.
+// catalog: a change made through this process's catalog updates it before the change is
+// answered (the catalog's change hook), a call of a name it lacks looks the workflow up,
+// and a watcher polls the store's catalog version and, when it moves, diffs the workflows
+// against the registered tools, so every session gets one notifications/tools/list_changed
+// — also for changes made by another process.
 //
 // A tool call validates its arguments, starts the run through the same keyed-replay
 // request as POST /api/workflows/{name}/run (so MCP and REST retries replay each other),
@@ -121,9 +123,13 @@ type Server struct {
 	// companionSchemas are the compiled input schemas of the companion tools, by name.
 	companionSchemas map[string]*schemas.InputSchema
 
-	mu       sync.Mutex
-	stopLoop context.CancelFunc
-	loopDone chan struct{}
+	// syncMu serialises the changes of the environments' tool sets.
+	syncMu sync.Mutex
+
+	mu         sync.Mutex
+	stopLoop   context.CancelFunc
+	loopDone   chan struct{}
+	unregister func() // the catalog change hook
 }
 
 // New builds the Server. Its tool set is empty until Start.
@@ -150,15 +156,18 @@ func New(deps Deps, cfg *Config) (*Server, error) {
 	return s, nil
 }
 
-// Start loads the tools and starts the catalog watcher, which runs until Stop.
+// Start loads the tools, follows this process's catalog changes at once and starts the
+// catalog watcher (changes made by other processes), until Stop.
 func (s *Server) Start(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.stopLoop != nil {
 		return errors.New("mcpserver: already started")
 	}
+	unregister := s.deps.Catalog.OnChange(s.catalogChanged)
 	version, err := s.syncAll(ctx)
 	if err != nil {
+		unregister()
 		return err
 	}
 	loopCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
@@ -166,10 +175,11 @@ func (s *Server) Start(ctx context.Context) error {
 	if s.cfg.CatalogSignal != nil {
 		if changed, err = s.cfg.CatalogSignal(loopCtx); err != nil {
 			stop()
+			unregister()
 			return fmt.Errorf("mcpserver: subscribing to catalog changes: %w", err)
 		}
 	}
-	s.stopLoop, s.loopDone = stop, make(chan struct{})
+	s.stopLoop, s.loopDone, s.unregister = stop, make(chan struct{}), unregister
 	go func() {
 		defer close(s.loopDone)
 		s.watch(loopCtx, version, changed)
@@ -181,9 +191,10 @@ func (s *Server) Start(ctx context.Context) error {
 // that an HTTP server's Shutdown is not held up by them.
 func (s *Server) Stop(ctx context.Context) error {
 	s.mu.Lock()
-	stop, done := s.stopLoop, s.loopDone
+	stop, done, unregister := s.stopLoop, s.loopDone, s.unregister
 	s.mu.Unlock()
 	if stop != nil {
+		unregister()
 		stop()
 		select {
 		case <-done:

@@ -23,13 +23,14 @@ type environment struct {
 	name  string
 	mcp   *server.MCPServer
 	http  *server.StreamableHTTPServer
-	tools map[string]*entry // by tool name; touched by the sync only, which is serialised
+	tools map[string]*entry // by tool name; touched under Server.syncMu only
 	// view is what calls and lists read of the workflow tools, replaced whole by the sync.
 	view atomic.Pointer[view]
 }
 
 // entry is one registered workflow tool and the catalog state it was built from.
 type entry struct {
+	id     string // the workflow's ID
 	source string // workflow ID and version (production) or draft rev (test)
 	tool   *tools.Tool
 }
@@ -86,6 +87,8 @@ func (s *Server) watch(ctx context.Context, seen int64, changed <-chan struct{})
 // syncAll reads the catalog version, then brings every environment's tools up to date
 // with it; a change made meanwhile moves the version again and is seen on the next poll.
 func (s *Server) syncAll(ctx context.Context) (int64, error) {
+	s.syncMu.Lock()
+	defer s.syncMu.Unlock()
 	v, err := s.deps.Catalog.Store().CatalogVersion(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("reading the catalog version: %w", err)
@@ -123,6 +126,12 @@ func (s *Server) sync(ctx context.Context, env *environment) error {
 	if !changed && len(next) == len(env.tools) {
 		return nil
 	}
+	s.apply(env, next)
+	return nil
+}
+
+// apply makes next env's tool set: one list_changed.
+func (s *Server) apply(env *environment, next map[string]*entry) {
 	env.tools = next
 	env.view.Store(newView(next))
 	all := s.companionTools(env)
@@ -130,7 +139,53 @@ func (s *Server) sync(ctx context.Context, env *environment) error {
 		all = append(all, server.ServerTool{Tool: e.tool.Tool, Handler: s.workflowHandler(env.name, e.tool)})
 	}
 	env.mcp.SetTools(all...)
+}
+
+// syncWorkflow brings the tool of the workflow with id (by ID, so a rename or a delete
+// drops the old name) up to date in every environment: what a change made through this
+// process's catalog, and a call of a name not listed yet, do before they are answered.
+func (s *Server) syncWorkflow(ctx context.Context, id string) error {
+	s.syncMu.Lock()
+	defer s.syncMu.Unlock()
+	w, err := s.deps.Catalog.Store().GetWorkflow(ctx, id)
+	if errors.Is(err, catalog.ErrNotFound) {
+		w, err = nil, nil
+	}
+	if err != nil {
+		return fmt.Errorf("reading workflow %s: %w", id, err)
+	}
+	for _, env := range s.envs {
+		next := make(map[string]*entry, len(env.tools)+1)
+		var old *entry
+		for name, e := range env.tools {
+			if e.id == id {
+				old = e
+				continue
+			}
+			next[name] = e
+		}
+		var e *entry
+		if w != nil {
+			if e, err = s.entryFor(ctx, env, w); err != nil {
+				return fmt.Errorf("updating the %s tool of %q: %w", env.name, w.Name, err)
+			}
+		}
+		if e != nil {
+			next[w.Name] = e
+		}
+		if e != old || len(next) != len(env.tools) {
+			s.apply(env, next)
+		}
+	}
 	return nil
+}
+
+// catalogChanged is the catalog's change hook: the tool set follows this process's writes
+// before they are answered; a failure leaves it to the watcher.
+func (s *Server) catalogChanged(ctx context.Context, id string) {
+	if err := s.syncWorkflow(ctx, id); err != nil {
+		s.log.Warn("mcp: updating the tool set after a catalog change failed; the watcher retries", "workflow", id, "err", err)
+	}
 }
 
 // listWorkflows reads every live workflow, or only the published ones.
@@ -151,12 +206,13 @@ func (s *Server) listWorkflows(ctx context.Context, publishedOnly bool) ([]*cata
 }
 
 // entryFor returns w's tool: the registered one when w has not changed since, else a new
-// one built from the published version (production) or the draft (test). A workflow whose
-// tool cannot be built is left out and logged; nil, nil then.
+// one built from the published version (production) or the draft (test). A workflow not
+// published has no production tool; one whose tool cannot be built is left out and logged;
+// nil, nil then.
 func (s *Server) entryFor(ctx context.Context, env *environment, w *catalog.Workflow) (*entry, error) {
 	source := fmt.Sprintf("%s@rev%d", w.ID, w.Rev)
 	if env.name == runner.EnvProduction {
-		if w.LatestVersion == 0 {
+		if !w.Published || w.LatestVersion == 0 {
 			return nil, nil
 		}
 		source = fmt.Sprintf("%s@v%d", w.ID, w.LatestVersion)
@@ -176,7 +232,7 @@ func (s *Server) entryFor(ctx context.Context, env *environment, w *catalog.Work
 		s.log.Warn("mcp: workflow left out of the tool list", "workflow", w.Name, "environment", env.name, "err", err)
 		return nil, nil
 	}
-	return &entry{source: source, tool: t}, nil
+	return &entry{id: w.ID, source: source, tool: t}, nil
 }
 
 // definition is what a new run of w executes in env.

@@ -1,0 +1,91 @@
+package mcpserver_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gorunner/gorunner/catalog"
+	"github.com/gorunner/gorunner/mcpserver"
+	"github.com/gorunner/gorunner/store/sqlitestore"
+)
+
+// noWatch is a configuration whose catalog watcher never looks in a test's time: what the
+// tool set shows can only come from the catalog's change hook or a lookup at call time.
+var noWatch = &mcpserver.Config{PageSize: 2, WatchInterval: time.Hour}
+
+// echoDef is a one-step workflow called name that answers with its input's n.
+func echoDef(name string) string {
+	return fmt.Sprintf(`{"name":%q,"input":{"type":"object","properties":{"n":{"type":"integer"}}},"steps":[{"id":"s","set":"${{ input.n }}"}]}`, name)
+}
+
+// TestPublishThenCallAtOnce: a workflow published over REST is a tool of this process's
+// MCP server when the publish is answered (SPEC §5 read your writes), 100 times in a row;
+// an unpublish or a delete is gone from the list when it is answered.
+func TestPublishThenCallAtOnce(t *testing.T) {
+	f := newFixtureConfig(t, noWatch)
+	s, _ := f.connect("")
+	for i := range 100 {
+		name := fmt.Sprintf("rw-%03d", i)
+		var def map[string]any
+		require.NoError(t, json.Unmarshal([]byte(echoDef(name)), &def))
+		res, _ := f.rest(http.MethodPost, "/api/workflows", def, http.Header{})
+		require.Equal(t, http.StatusCreated, res.StatusCode)
+		res, _ = f.rest(http.MethodPost, "/api/workflows/"+name+"/publish", nil, http.Header{})
+		require.Equal(t, http.StatusCreated, res.StatusCode)
+
+		out, sc := call(t, s, name, map[string]any{"n": i})
+		require.False(t, out.IsError, "call %d of %s: %s", i, name, text(out))
+		require.Equal(t, "completed", sc["status"])
+		require.EqualValues(t, i, sc["output"])
+	}
+
+	res, _ := f.rest(http.MethodPost, "/api/workflows/rw-000/unpublish", nil, http.Header{})
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	require.NotContains(t, listTools(t, s), "rw-000")
+	out, _ := call(t, s, "rw-000", map[string]any{"n": 1})
+	require.True(t, out.IsError, "an unpublished workflow is not callable")
+
+	req, err := http.NewRequest(http.MethodDelete, f.srv.URL+"/api/workflows/rw-001", nil)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+f.token)
+	del, err := f.srv.Client().Do(req)
+	require.NoError(t, err)
+	del.Body.Close()
+	require.Equal(t, http.StatusNoContent, del.StatusCode)
+	require.NotContains(t, listTools(t, s), "rw-001")
+	require.Contains(t, listTools(t, s), "rw-002")
+}
+
+// TestCallOfAToolAnotherProcessJustPublished: a workflow published by another process an
+// instant ago, before this one's watcher saw it, is called by looking it up, never "tool
+// not found"; a name the catalog does not publish still gets the unknown-tool answer.
+func TestCallOfAToolAnotherProcessJustPublished(t *testing.T) {
+	f := newFixtureConfig(t, noWatch)
+	s, _ := f.connect("")
+	other, err := sqlitestore.Open(context.Background(), f.dbPath)
+	require.NoError(t, err)
+	t.Cleanup(func() { other.Close() })
+	cat, err := catalog.New(other, nil)
+	require.NoError(t, err)
+
+	for i := range 20 {
+		name := fmt.Sprintf("elsewhere-%02d", i)
+		publish(t, cat, echoDef(name))
+		out, sc := call(t, s, name, map[string]any{"n": i})
+		require.False(t, out.IsError, "call of %s: %s", name, text(out))
+		require.Equal(t, "completed", sc["status"])
+	}
+	require.Contains(t, listTools(t, s), "elsewhere-00", "the looked-up tool joined the tool set")
+
+	w, err := cat.Create(context.Background(), []byte(echoDef("draft-only")))
+	require.NoError(t, err)
+	out, _ := call(t, s, w.Name, map[string]any{"n": 1})
+	require.True(t, out.IsError, "a draft is no production tool")
+	require.Contains(t, text(out), "draft-only")
+}
