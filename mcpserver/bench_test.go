@@ -2,10 +2,12 @@ package mcpserver_test
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
 	"net/http/httptest"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -196,5 +198,39 @@ func BenchmarkMCPToolsList(b *testing.B) {
 				return err
 			})
 		})
+	}
+}
+
+// BenchmarkMCPToolsListPage asks for one tools/list page (the one after the middle tool)
+// per iteration, at 10 and at scaleWorkflows tools: GoRunner beside a bare mcp-go server
+// with as many echo tools. p50-ms is the median page's latency.
+func BenchmarkMCPToolsListPage(b *testing.B) {
+	for _, n := range []int{10, scaleWorkflows} {
+		f := newFixtureConfig(b, &mcpserver.Config{ListLimit: n}, scaleDefs(n)...)
+		gorunner, _ := f.connect("")
+		for _, tc := range []struct {
+			name    string
+			session *mcp.ClientSession
+		}{{"baseline", httpSession(b, echoServer(n))}, {"gorunner", gorunner}} {
+			b.Run(fmt.Sprintf("%s/http_%d", tc.name, n), func(b *testing.B) {
+				names, _, err := listPages(context.Background(), tc.session)
+				if err != nil {
+					b.Fatal(err)
+				}
+				cursor := base64.StdEncoding.EncodeToString([]byte(names[len(names)/2]))
+				var mu sync.Mutex
+				var took []time.Duration
+				concurrently(b, 1, func() error {
+					start := time.Now()
+					_, err := tc.session.ListTools(context.Background(), &mcp.ListToolsParams{Cursor: cursor})
+					mu.Lock()
+					took = append(took, time.Since(start))
+					mu.Unlock()
+					return err
+				})
+				slices.Sort(took)
+				b.ReportMetric(float64(took[len(took)/2])/float64(time.Millisecond), "p50-ms")
+			})
+		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -21,10 +22,25 @@ type view struct {
 	byName map[string]*tools.Tool
 	sorted []*tools.Tool // by name
 	names  []string      // the same order
+
+	mu       sync.Mutex
+	listings map[string][]mcp.Tool // what sessions list, by listKey; built on first use
+}
+
+// listing is the listing under key, built by build on first use.
+func (v *view) listing(key string, build func() []mcp.Tool) []mcp.Tool {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	l, ok := v.listings[key]
+	if !ok {
+		l = build()
+		v.listings[key] = l
+	}
+	return l
 }
 
 func newView(entries map[string]*entry) *view {
-	v := &view{byName: make(map[string]*tools.Tool, len(entries))}
+	v := &view{byName: make(map[string]*tools.Tool, len(entries)), listings: map[string][]mcp.Tool{}}
 	for name, e := range entries {
 		v.byName[name] = e.tool
 		v.names = append(v.names, name)
@@ -64,7 +80,7 @@ func listed(name string, search bool) bool {
 }
 
 // listFilter is the tools/list filter of env: one tool per workflow, or the search tools.
-// mcp-go also runs it at call time with just the called tool; callHooks has by then sent
+// mcp-go also runs it at call time with just the called tool; hooks has by then sent
 // every call the session may not make to Miss, so a lone tool passes.
 func (s *Server) listFilter(env string) server.ToolFilterFunc {
 	return func(ctx context.Context, all []mcp.Tool) []mcp.Tool {
@@ -82,14 +98,20 @@ func (s *Server) listFilter(env string) server.ToolFilterFunc {
 	}
 }
 
-// callHooks turn a call of a name the session may not call into a call of Miss, so that it
+// hooks answer tools/list from the view (listHooks), send a call of a workflow to dispatch,
+// and turn a call of a name the session may not call into a call of Miss, so that it
 // is answered with a tool error naming the closest tools, not a protocol error. A name the
 // tool set lacks is first looked up in the catalog (SPEC §5 "read your writes": published
 // an instant ago by another process), and its tool added when found.
-func (s *Server) callHooks(env string) *server.Hooks {
+func (s *Server) hooks(env string) *server.Hooks {
 	h := &server.Hooks{}
 	h.AddBeforeCallTool(func(ctx context.Context, _ any, req *mcp.CallToolRequest) {
-		if s.callable(env, req.Params.Name) || s.lookUp(ctx, env, req.Params.Name) {
+		name := req.Params.Name
+		if _, companion := s.companionSchemas[name]; companion && name != tools.Miss {
+			return
+		}
+		if s.callable(env, name) || s.lookUp(ctx, env, name) {
+			dispatchTo(req, name)
 			return
 		}
 		args := tools.MissArgs{Name: req.Params.Name}
@@ -99,11 +121,12 @@ func (s *Server) callHooks(env string) *server.Hooks {
 		}
 		req.Params.Name, req.Params.Arguments, req.Params.RawArguments = tools.Miss, map[string]any{"name": args.Name}, raw
 	})
+	s.listHooks(env, h)
 	return h
 }
 
 // callable reports whether a session of env may call the tool called name: GoRunner's own
-// tools (but Miss, which only callHooks calls) and the environment's workflows, listed or
+// tools (but Miss, which only hooks calls) and the environment's workflows, listed or
 // found.
 func (s *Server) callable(env, name string) bool {
 	if _, ok := s.companionSchemas[name]; ok {
@@ -152,7 +175,7 @@ func (s *Server) miss(ctx context.Context, env string, c *tools.Call) (*mcp.Call
 	if err := json.Unmarshal(c.Input, &a); err != nil {
 		return nil, err
 	}
-	return tools.Unknown("tool", a.Name, tools.Closest(a.Name, s.visibleNames(ctx, env)), s.searching(ctx, env)), nil
+	return s.unknown(ctx, env, a.Name), nil
 }
 
 // find answers gorunner_find_workflows.

@@ -45,7 +45,7 @@ func (m *metrics) middleware(next server.ToolHandlerFunc) server.ToolHandlerFunc
 		case res != nil && res.IsError:
 			outcome = outcomeToolError
 		}
-		m.calls.WithLabelValues(req.Params.Name, outcome).Inc()
+		m.calls.WithLabelValues(dispatchedName(req), outcome).Inc()
 		return res, err
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/require"
 
 	"github.com/gorunner/gorunner/catalog"
@@ -88,4 +89,24 @@ func TestCallOfAToolAnotherProcessJustPublished(t *testing.T) {
 	out, _ := call(t, s, w.Name, map[string]any{"n": 1})
 	require.True(t, out.IsError, "a draft is no production tool")
 	require.Contains(t, text(out), "draft-only")
+}
+
+// TestDispatchIsNotCallable: the hidden tool workflow calls go through cannot be called
+// directly, even with the workflow's name forged into _meta: it is an unknown tool, and
+// no run starts.
+func TestDispatchIsNotCallable(t *testing.T) {
+	f := newFixture(t, greetDef)
+	s, _ := f.connect("")
+	require.NotContains(t, listTools(t, s), "gorunner_call_workflow")
+	res, err := s.CallTool(context.Background(), &mcp.CallToolParams{
+		Meta:      mcp.Meta{"io.gorunner/workflow": "greet"},
+		Name:      "gorunner_call_workflow",
+		Arguments: map[string]any{"name": "x"},
+	})
+	require.NoError(t, err)
+	require.True(t, res.IsError)
+	require.Contains(t, text(res), "gorunner_call_workflow")
+	runs, _, err := f.engine.List(context.Background(), runnerAll())
+	require.NoError(t, err)
+	require.Empty(t, runs)
 }

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/gorunner/gorunner/catalog"
@@ -20,10 +21,12 @@ const listPage = 500
 
 // environment is one environment's MCP server and the workflow tools registered on it.
 type environment struct {
-	name  string
-	mcp   *server.MCPServer
-	http  *server.StreamableHTTPServer
-	tools map[string]*entry // by tool name; touched under Server.syncMu only
+	name string
+	// mcp has the companion tools and dispatch registered; the workflow tools are in view.
+	mcp        *server.MCPServer
+	companions []mcp.Tool // the companion tools, as listed
+	http       *server.StreamableHTTPServer
+	tools      map[string]*entry // by tool name; touched under Server.syncMu only
 	// view is what calls and lists read of the workflow tools, replaced whole by the sync.
 	view atomic.Pointer[view]
 }
@@ -43,12 +46,16 @@ func (s *Server) newEnvironment(name string) *environment {
 		server.WithRecovery(),
 		server.WithInstructions(tools.Instructions),
 		server.WithToolFilter(s.listFilter(name)),
-		server.WithHooks(s.callHooks(name)),
+		server.WithHooks(s.hooks(name)),
 	)
 	env := &environment{name: name, mcp: m, tools: map[string]*entry{}}
 	env.view.Store(newView(nil))
 	env.http = server.NewStreamableHTTPServer(m, server.WithStreamableHTTPLogger(s.log))
-	m.SetTools(s.companionTools(env)...)
+	registered := s.companionTools(env)
+	for _, t := range registered {
+		env.companions = append(env.companions, t.Tool)
+	}
+	m.SetTools(append(registered, s.dispatchTool(name))...)
 	return env
 }
 
@@ -134,11 +141,7 @@ func (s *Server) sync(ctx context.Context, env *environment) error {
 func (s *Server) apply(env *environment, next map[string]*entry) {
 	env.tools = next
 	env.view.Store(newView(next))
-	all := s.companionTools(env)
-	for _, e := range next {
-		all = append(all, server.ServerTool{Tool: e.tool.Tool, Handler: s.workflowHandler(env.name, e.tool)})
-	}
-	env.mcp.SetTools(all...)
+	env.mcp.SendNotificationToAllClients(mcp.MethodNotificationToolsListChanged, nil)
 }
 
 // syncWorkflow brings the tool of the workflow with id (by ID, so a rename or a delete
