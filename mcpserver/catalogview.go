@@ -24,11 +24,11 @@ type view struct {
 	names  []string      // the same order
 
 	mu       sync.Mutex
-	listings map[string][]mcp.Tool // what sessions list, by listKey; built on first use
+	listings map[string][]*mcp.Tool // what sessions list, by listKey; built on first use
 }
 
 // listing is the listing under key, built by build on first use.
-func (v *view) listing(key string, build func() []mcp.Tool) []mcp.Tool {
+func (v *view) listing(key string, build func() []*mcp.Tool) []*mcp.Tool {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	l, ok := v.listings[key]
@@ -40,7 +40,7 @@ func (v *view) listing(key string, build func() []mcp.Tool) []mcp.Tool {
 }
 
 func newView(entries map[string]*entry) *view {
-	v := &view{byName: make(map[string]*tools.Tool, len(entries)), listings: map[string][]mcp.Tool{}}
+	v := &view{byName: make(map[string]*tools.Tool, len(entries)), listings: map[string][]*mcp.Tool{}}
 	for name, e := range entries {
 		v.byName[name] = e.tool
 		v.names = append(v.names, name)

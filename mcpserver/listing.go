@@ -10,6 +10,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/gorunner/gorunner/auth"
 	"github.com/gorunner/gorunner/tools"
 )
 
@@ -71,7 +72,8 @@ func (s *Server) listHooks(env string, h *server.Hooks) {
 }
 
 // listPage is the page after cursor (the base64 of the last name of the previous page) of
-// what a session of env lists: a binary search and a slice, whatever the number of tools.
+// what a session of env lists: a binary search and a copy of one page, whatever the number
+// of tools.
 func (s *Server) listPage(ctx context.Context, env string, cursor mcp.Cursor) ([]mcp.Tool, mcp.Cursor) {
 	all := s.listing(ctx, env)
 	start := 0
@@ -80,7 +82,10 @@ func (s *Server) listPage(ctx context.Context, env string, cursor mcp.Cursor) ([
 		start = sort.Search(len(all), func(i int) bool { return all[i].Name > string(after) })
 	}
 	end := min(len(all), start+s.cfg.PageSize)
-	page := append([]mcp.Tool{}, all[start:end]...)
+	page := make([]mcp.Tool, 0, end-start)
+	for _, t := range all[start:end] {
+		page = append(page, *t)
+	}
 	if end == len(all) {
 		return page, ""
 	}
@@ -88,29 +93,35 @@ func (s *Server) listPage(ctx context.Context, env string, cursor mcp.Cursor) ([
 }
 
 // listing is everything a session of env lists, sorted by name: built once per view and
-// listing key, then shared by every page of every session with that key.
-func (s *Server) listing(ctx context.Context, env string) []mcp.Tool {
+// listing key, then shared by every page of every request with that key.
+func (s *Server) listing(ctx context.Context, env string) []*mcp.Tool {
 	e := s.envs[env]
 	v := e.view.Load()
-	return v.listing(s.listKey(ctx, env), func() []mcp.Tool {
+	return v.listing(s.listKey(ctx, env), func() []*mcp.Tool {
 		all := make([]mcp.Tool, 0, len(e.companions)+len(v.sorted))
 		all = append(all, e.companions...)
 		for _, t := range v.sorted {
 			all = append(all, t.Tool)
 		}
-		all = s.listFilter(env)(ctx, all)
-		slices.SortFunc(all, func(a, b mcp.Tool) int { return strings.Compare(a.Name, b.Name) })
-		return all
+		listed := s.listFilter(env)(ctx, all)
+		out := make([]*mcp.Tool, len(listed))
+		for i := range listed {
+			out[i] = &listed[i]
+		}
+		slices.SortFunc(out, func(a, b *mcp.Tool) int { return strings.Compare(a.Name, b.Name) })
+		return out
 	})
 }
 
-// listKey names everything listFilter reads of a request's context: two requests with the
-// same key list the same tools.
+// listKey names everything listFilter may read of a request's context: whether the session
+// lists the search tools, and who calls (a principal's token, and so what it may call,
+// never changes), so that two requests with the same key list the same tools.
 func (s *Server) listKey(ctx context.Context, env string) string {
+	p, _ := auth.PrincipalFrom(ctx)
 	if s.searching(ctx, env) {
-		return "search"
+		return "search\x00" + p.ID
 	}
-	return "workflows"
+	return "workflows\x00" + p.ID
 }
 
 // unknown answers a call of a tool called name that the session may not call: a tool error
