@@ -25,9 +25,14 @@ import (
 const benchDef = `{"name":"bench","input":{"type":"object","properties":{"n":{"type":"integer"}}},"steps":[{"id":"s","set":"${{ input.n }}"}]}`
 
 // echoServer is the baseline: a bare mcp-go server whose n tools answer with their
-// arguments, paginated as GoRunner's server is.
+// arguments, paginated as GoRunner's server is by default.
 func echoServer(n int) *server.MCPServer {
-	s := server.NewMCPServer("echo", "1", server.WithToolCapabilities(true), server.WithPaginationLimit(mcpserver.DefaultPageSize))
+	return echoServerPaged(n, mcpserver.DefaultPageSize)
+}
+
+// echoServerPaged is echoServer with pages of page tools.
+func echoServerPaged(n, page int) *server.MCPServer {
+	s := server.NewMCPServer("echo", "1", server.WithToolCapabilities(true), server.WithPaginationLimit(page))
 	echo := func(_ context.Context, req mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
 		return mcpgo.NewToolResultJSON(req.GetArguments())
 	}
@@ -202,27 +207,28 @@ func BenchmarkMCPToolsList(b *testing.B) {
 }
 
 // BenchmarkMCPToolsListPage asks for one tools/list page (the one after the middle tool)
-// per iteration, at 10 and at scaleWorkflows tools: GoRunner beside a bare mcp-go server
-// with as many echo tools. p50-ms is the median page's latency.
+// per iteration: pages of 10 at 10 and at scaleWorkflows tools (the same page, so the same
+// cost when a page does not grow with the tool set), and the default page at
+// scaleWorkflows; GoRunner beside a bare mcp-go server with as many echo tools and the
+// same page size. p50-ms is the median page's latency.
 func BenchmarkMCPToolsListPage(b *testing.B) {
-	for _, n := range []int{10, scaleWorkflows} {
-		f := newFixtureConfig(b, &mcpserver.Config{ListLimit: n}, scaleDefs(n)...)
+	for _, tc := range []struct{ tools, page int }{{10, 10}, {scaleWorkflows, 10}, {scaleWorkflows, mcpserver.DefaultPageSize}} {
+		f := newFixtureConfig(b, &mcpserver.Config{ListLimit: tc.tools, PageSize: tc.page}, scaleDefs(tc.tools)...)
 		gorunner, _ := f.connect("")
-		for _, tc := range []struct {
-			name    string
-			session *mcp.ClientSession
-		}{{"baseline", httpSession(b, echoServer(n))}, {"gorunner", gorunner}} {
-			b.Run(fmt.Sprintf("%s/http_%d", tc.name, n), func(b *testing.B) {
-				names, _, err := listPages(context.Background(), tc.session)
-				if err != nil {
-					b.Fatal(err)
-				}
-				cursor := base64.StdEncoding.EncodeToString([]byte(names[len(names)/2]))
+		for _, sd := range []struct {
+			name, middle string
+			session      *mcp.ClientSession
+		}{
+			{"baseline", fmt.Sprintf("echo-%05d", tc.tools/2), httpSession(b, echoServerPaged(tc.tools, tc.page))},
+			{"gorunner", fmt.Sprintf("wf-%05d", tc.tools/2), gorunner},
+		} {
+			b.Run(fmt.Sprintf("%s/http_%d_page%d", sd.name, tc.tools, tc.page), func(b *testing.B) {
+				cursor := base64.StdEncoding.EncodeToString([]byte(sd.middle))
 				var mu sync.Mutex
 				var took []time.Duration
 				concurrently(b, 1, func() error {
 					start := time.Now()
-					_, err := tc.session.ListTools(context.Background(), &mcp.ListToolsParams{Cursor: cursor})
+					_, err := sd.session.ListTools(context.Background(), &mcp.ListToolsParams{Cursor: cursor})
 					mu.Lock()
 					took = append(took, time.Since(start))
 					mu.Unlock()

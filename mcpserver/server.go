@@ -54,9 +54,9 @@ type Config struct {
 	// the store (Redis pub/sub); each signal makes the watcher look at once instead of at
 	// its next poll, which stays the fallback.
 	CatalogSignal func(ctx context.Context) (<-chan struct{}, error)
-	// PageSize is how many tools one tools/list page holds (default 500). mcp-go copies and
-	// sorts the whole tool set for every page, so a client paging through n tools costs
-	// n/PageSize such passes: large pages keep 10,000 tools cheap to list.
+	// PageSize is how many tools one tools/list page holds (default 100). A page is sliced
+	// from a sorted listing kept per tool set, so its cost grows with PageSize (its JSON),
+	// not with the number of tools.
 	PageSize int
 	// ListLimit is how many workflows a session may list as tools of their own (default
 	// 200): with more, or when the session asks for it (/mcp?tools=search), tools/list
@@ -73,7 +73,7 @@ const (
 	DefaultToolTimeout    = 30 * time.Second
 	DefaultMaxToolTimeout = 60 * time.Second
 	DefaultWatchInterval  = 250 * time.Millisecond
-	DefaultPageSize       = 500
+	DefaultPageSize       = 100
 	DefaultListLimit      = 200
 )
 
