@@ -47,9 +47,12 @@ func newEnv(t testing.TB) *env {
 	require.NoError(t, err)
 	require.NoError(t, eng.Start(ctx))
 	t.Cleanup(func() { _ = eng.Stop(context.Background()) })
-	s, err := api.New(api.Config{Catalog: cat, Auth: au, Engine: eng, Idempotency: idem, Ready: st.Ping})
+	srv := httptest.NewUnstartedServer(nil)
+	s, err := api.New(api.Config{Catalog: cat, Auth: au, Engine: eng, Idempotency: idem, Ready: st.Ping,
+		PublicURL: "http://" + srv.Listener.Addr().String()})
 	require.NoError(t, err)
-	srv := httptest.NewServer(s)
+	srv.Config.Handler = s
+	srv.Start()
 	t.Cleanup(srv.Close)
 	return &env{t: t, srv: srv, token: secret, store: st}
 }

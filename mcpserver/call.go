@@ -36,6 +36,11 @@ func (s *Server) workflowHandler(env string, t *tools.Tool) server.ToolHandlerFu
 		if len(problems) > 0 {
 			return tools.InvalidArguments(problems), nil
 		}
+		release, err := s.deps.Engine.ReserveWait(p.ID) // before the run starts: a refused call does nothing
+		if err != nil {
+			return s.errorResult(ctx, err)
+		}
+		defer release()
 		run, replayed, err := s.start(ctx, p, env, t.Definition.Name, call)
 		if err != nil {
 			return s.errorResult(ctx, err)

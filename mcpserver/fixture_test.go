@@ -62,14 +62,22 @@ func newFixtureConfig(t testing.TB, cfg *mcpserver.Config, defs ...string) *fixt
 	require.NoError(t, err)
 	require.NoError(t, f.engine.Start(ctx))
 	t.Cleanup(func() { _ = f.engine.Stop(context.Background()) })
-	f.mcp, err = mcpserver.New(mcpserver.Deps{Catalog: f.catalog, Engine: f.engine, Idempotency: idem}, cfg)
+	f.srv = httptest.NewUnstartedServer(nil)
+	publicURL := "http://" + f.srv.Listener.Addr().String()
+	c := mcpserver.Config{}
+	if cfg != nil {
+		c = *cfg
+	}
+	c.PublicURL = publicURL
+	f.mcp, err = mcpserver.New(mcpserver.Deps{Catalog: f.catalog, Engine: f.engine, Idempotency: idem}, &c)
 	require.NoError(t, err)
 	require.NoError(t, f.mcp.Start(ctx))
 	t.Cleanup(func() { _ = f.mcp.Stop(context.Background()) })
 	a, err := api.New(api.Config{Catalog: f.catalog, Auth: au, Engine: f.engine, Idempotency: idem,
-		MCP: f.mcp.HTTPHandler(), Public: mcpserver.MetadataHandlers("")})
+		MCP: f.mcp.HTTPHandler(), Public: mcpserver.MetadataHandlers(publicURL), PublicURL: publicURL})
 	require.NoError(t, err)
-	f.srv = httptest.NewServer(a)
+	f.srv.Config.Handler = a
+	f.srv.Start()
 	t.Cleanup(f.srv.Close)
 	return f
 }

@@ -56,6 +56,11 @@ type Config struct {
 	// sorts the whole tool set for every page, so a client paging through n tools costs
 	// n/PageSize such passes: large pages keep 10,000 tools cheap to list.
 	PageSize int
+	// PublicURL is the origin clients reach GoRunner at; browsers may call /mcp from it.
+	PublicURL string
+	// AllowedOrigins are further origins browsers may call /mcp from (--allowed-origins).
+	// A request with any other Origin header is refused with 403.
+	AllowedOrigins []string
 	// Logger receives the server's logs (default slog.Default()).
 	Logger *slog.Logger
 	// Registerer receives the tool call metrics; nil registers none.
@@ -114,6 +119,8 @@ type Server struct {
 	metrics *metrics
 	// companionSchemas are the compiled input schemas of the companion tools, by name.
 	companionSchemas map[string]*schemas.InputSchema
+	// origins are the normalised origins browsers may call /mcp from.
+	origins map[string]bool
 
 	mu       sync.Mutex
 	stopLoop context.CancelFunc
@@ -137,7 +144,8 @@ func New(deps Deps, cfg *Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{deps: deps, cfg: c, log: c.Logger, envs: map[string]*environment{}, companionSchemas: compiled, metrics: m}
+	s := &Server{deps: deps, cfg: c, log: c.Logger, envs: map[string]*environment{}, companionSchemas: compiled, metrics: m,
+		origins: allowedOrigins(c.PublicURL, c.AllowedOrigins)}
 	for _, env := range []string{runner.EnvProduction, runner.EnvTest} {
 		s.envs[env] = s.newEnvironment(env)
 	}
@@ -192,10 +200,11 @@ func (s *Server) Stop(ctx context.Context) error {
 }
 
 // HTTPHandler serves MCP over streamable HTTP. It expects the caller's principal in the
-// request context (auth.WithPrincipal, as api's bearer middleware puts it).
-// ?environment=test serves the drafts' tools, anything else but production is a 400.
+// request context (auth.WithPrincipal, as api's bearer middleware puts it); sessions
+// belong to the principal that opened them (see guard). ?environment=test serves the
+// drafts' tools, anything else but production is a 400.
 func (s *Server) HTTPHandler() http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return s.guard(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		name := r.URL.Query().Get("environment")
 		if name == "" {
 			name = runner.EnvProduction
@@ -206,7 +215,7 @@ func (s *Server) HTTPHandler() http.Handler {
 			return
 		}
 		env.http.ServeHTTP(w, r)
-	})
+	}))
 }
 
 // ServeStdio serves MCP over in and out (the production tools) as principal p until in

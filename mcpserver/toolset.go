@@ -45,7 +45,8 @@ func (s *Server) newEnvironment(name string) *environment {
 		server.WithInstructions(instructions),
 	)
 	env := &environment{name: name, mcp: m, tools: map[string]*entry{}}
-	env.http = server.NewStreamableHTTPServer(m, server.WithStreamableHTTPLogger(s.log))
+	env.http = server.NewStreamableHTTPServer(m, server.WithStreamableHTTPLogger(s.log),
+		server.WithSessionIdManagerResolver(sessionIDs{}))
 	m.SetTools(s.companionTools(env)...)
 	return env
 }

@@ -119,7 +119,7 @@ func (b *broker) publish(runID string) {
 	}
 }
 
-// takeWait opens one of principal's MaxWaitsPerPrincipal waits; release closes it.
+// takeWait opens one of principal's waits; release closes it.
 func (b *broker) takeWait(principal string) (release func(), err error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -166,18 +166,10 @@ func (e *Engine) Wait(ctx context.Context, id string, maxWait time.Duration) (*R
 	}
 }
 
-// WaitAs is Wait on behalf of principal, who may hold at most MaxWaitsPerPrincipal waits
-// at once; one more → ErrTooManyWaits. A zero maxWait reads the run and holds no wait.
-func (e *Engine) WaitAs(ctx context.Context, principal, id string, maxWait time.Duration) (*Run, error) {
-	if maxWait <= 0 {
-		return e.Get(ctx, id)
-	}
-	release, err := e.broker.takeWait(principal)
-	if err != nil {
-		return nil, err
-	}
-	defer release()
-	return e.Wait(ctx, id, maxWait)
+// ReserveWait opens one of principal's MaxWaitsPerPrincipal waits, to hold while
+// waiting on runs (Wait) on its behalf; release closes it. One more → ErrTooManyWaits.
+func (e *Engine) ReserveWait(principal string) (release func(), err error) {
+	return e.broker.takeWait(principal)
 }
 
 // Watch streams the states of run id, one for every change seen (a step that starts or

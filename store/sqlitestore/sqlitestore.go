@@ -77,6 +77,9 @@ type Store struct {
 // Open opens (creating if needed) the SQLite database at path and brings its schema up to
 // date.
 func Open(ctx context.Context, path string) (*Store, error) {
+	if err := privateFiles(path); err != nil {
+		return nil, err
+	}
 	dsn := "file:" + (&url.URL{Path: path}).EscapedPath() + "?" + dsnParams
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
