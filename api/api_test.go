@@ -28,22 +28,45 @@ type env struct {
 	srv   *httptest.Server
 	token string
 	store *sqlitestore.Store
+	auth  *auth.Service
 }
 
 func newEnv(t testing.TB) *env {
+	t.Helper()
+	return newEnvConfig(t, envConfig{})
+}
+
+// envConfig varies the server newEnvConfig starts; the zero value is newEnv's.
+type envConfig struct {
+	kinds  map[string]runner.StepHandler   // custom step kinds, registered with the catalog too
+	runs   func(runner.Store) runner.Store // wraps the engine's store
+	runner runner.Config                   // Kinds is set from kinds
+	limits *api.HTTPLimits
+}
+
+func newEnvConfig(t testing.TB, c envConfig) *env {
 	t.Helper()
 	ctx := context.Background()
 	st, err := sqlitestore.Open(ctx, filepath.Join(t.TempDir(), "gorunner.db"))
 	require.NoError(t, err)
 	t.Cleanup(func() { st.Close() })
-	cat, err := catalog.New(st, &catalog.Config{SecretKey: bytes.Repeat([]byte{7}, 32), Templates: examples.Workflows()})
+	custom := map[string]bool{}
+	for k := range c.kinds {
+		custom[k] = true
+	}
+	cat, err := catalog.New(st, &catalog.Config{SecretKey: bytes.Repeat([]byte{7}, 32), Templates: examples.Workflows(), CustomKinds: custom})
 	require.NoError(t, err)
 	au := auth.New(st, nil)
 	_, secret, err := au.Create(ctx, "admin")
 	require.NoError(t, err)
 	idem, err := idempotency.New(st, nil)
 	require.NoError(t, err)
-	eng, err := runner.New(st, cat, cat, nil)
+	var runs runner.Store = st
+	if c.runs != nil {
+		runs = c.runs(st)
+	}
+	c.runner.Kinds = c.kinds
+	eng, err := runner.New(runs, cat, cat, &c.runner)
 	require.NoError(t, err)
 	require.NoError(t, eng.Start(ctx))
 	t.Cleanup(func() { _ = eng.Stop(context.Background()) })
@@ -51,10 +74,10 @@ func newEnv(t testing.TB) *env {
 	s, err := api.New(api.Config{Catalog: cat, Auth: au, Engine: eng, Idempotency: idem, Ready: st.Ping,
 		PublicURL: "http://" + srv.Listener.Addr().String()})
 	require.NoError(t, err)
-	srv.Config.Handler = s
+	srv.Config = api.NewHTTPServer(s, c.limits)
 	srv.Start()
 	t.Cleanup(srv.Close)
-	return &env{t: t, srv: srv, token: secret, store: st}
+	return &env{t: t, srv: srv, token: secret, store: st, auth: au}
 }
 
 // answer is one HTTP answer, decoded.
@@ -103,6 +126,9 @@ func (e *env) doAs(token, method, path string, body any, header ...string) answe
 	}
 	for i := 0; i+1 < len(header); i += 2 {
 		req.Header.Set(header[i], header[i+1])
+	}
+	if h := req.Header.Get("Host"); h != "" {
+		req.Host = h
 	}
 	res, err := e.srv.Client().Do(req)
 	require.NoError(e.t, err)
