@@ -171,15 +171,13 @@ func (c *countingStore) GetRun(ctx context.Context, id string) (*runner.Run, err
 }
 
 // blockedEnv starts a run held running by a blocking step; release lets it finish.
-func blockedEnv(t *testing.T, counting *countingStore) (e *env, runID string, release func()) {
+func blockedEnv(t *testing.T, cfg envConfig) (e *env, runID string, release func()) {
 	t.Helper()
 	unblock := make(chan struct{})
 	var once sync.Once
 	release = func() { once.Do(func() { close(unblock) }) }
-	cfg := envConfig{kinds: map[string]runner.StepHandler{"block": blocking{unblock}}, runner: runner.Config{PollInterval: time.Hour}}
-	if counting != nil {
-		cfg.runs = func(st runner.Store) runner.Store { counting.Store = st; return counting }
-	}
+	cfg.kinds = map[string]runner.StepHandler{"block": blocking{unblock}}
+	cfg.runner.PollInterval = time.Hour // reads come from change signals only
 	e = newEnvConfig(t, cfg)
 	t.Cleanup(release) // before the engine stops, which waits for its steps
 	def := `{"name": "held", "input": {"type": "object"}, "steps": [{"id": "hold", "block": {}}]}`
@@ -217,7 +215,7 @@ func waitsFull(t *testing.T, e *env, token, id string) answer {
 // 429 RATE_LIMITED with Retry-After, while another principal and a plain GET still answer.
 func TestWaitsPerPrincipalAreLimited(t *testing.T) {
 	t.Parallel()
-	e, id, release := blockedEnv(t, nil)
+	e, id, release := blockedEnv(t, envConfig{})
 	answers := startWaiters(e, e.token, id, runner.MaxWaitsPerPrincipal)
 	over := waitsFull(t, e, e.token, id)
 	require.Equal(t, "RATE_LIMITED", over.errorCode())
@@ -239,7 +237,7 @@ func TestWaitsPerPrincipalAreLimited(t *testing.T) {
 func TestWaitersShareReads(t *testing.T) {
 	t.Parallel()
 	counting := &countingStore{}
-	e, id, release := blockedEnv(t, counting)
+	e, id, release := blockedEnv(t, envConfig{runs: func(st runner.Store) runner.Store { counting.Store = st; return counting }})
 	const n = runner.MaxWaitsPerPrincipal
 	answers := startWaiters(e, e.token, id, n)
 	waitsFull(t, e, e.token, id)
@@ -250,6 +248,34 @@ func TestWaitersShareReads(t *testing.T) {
 	}
 	reads := counting.gets.Load() - before
 	require.LessOrEqual(t, reads, int64(8), "%d waiters made %d reads of the run", n, reads)
+}
+
+// TestWaitingAnswersOutliveDeadlines: a ?wait= long poll outlasts the read and write
+// timeouts (it lifts them once its request is read) and answers with the finished run.
+func TestWaitingAnswersOutliveDeadlines(t *testing.T) {
+	t.Parallel()
+	limits := &api.HTTPLimits{ReadTimeout: 2 * time.Second, WriteTimeout: 2 * time.Second} // room for the setup calls on a busy machine
+	e, id, release := blockedEnv(t, envConfig{limits: limits})
+	answer := make(chan answer, 1)
+	go func() { answer <- e.do("GET", "/api/runs/"+id+"?wait=30s", nil) }()
+	select {
+	case a := <-answer:
+		t.Fatalf("the wait answered before the run finished: %d %s", a.Status, a.Raw)
+	case <-time.After(5 * time.Second): // well past both timeouts
+	}
+	release()
+	a := <-answer
+	require.Equal(t, http.StatusOK, a.Status, string(a.Raw))
+	require.Equal(t, "completed", a.data()["status"])
+}
+
+// TestHeadersPastMaxHeaderBytes are refused with 431.
+func TestHeadersPastMaxHeaderBytes(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	a := e.do("GET", "/healthz", nil, "X-Big", strings.Repeat("h", api.MaxHeaderBytes+8<<10))
+	require.Equal(t, http.StatusRequestHeaderFieldsTooLarge, a.Status)
+	require.Equal(t, http.StatusOK, e.do("GET", "/healthz", nil, "X-Big", strings.Repeat("h", api.MaxHeaderBytes/2)).Status)
 }
 
 // TestListPagesAreBounded lists runs whose inputs are ~900 KB and outputs 1 MB: outputs are
