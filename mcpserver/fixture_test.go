@@ -62,7 +62,9 @@ func newFixtureConfig(t testing.TB, cfg *mcpserver.Config, defs ...string) *fixt
 	f.token, f.principal = secret, tok.ID
 	idem, err := idempotency.New(st, nil)
 	require.NoError(t, err)
-	f.engine, err = runner.New(st, f.catalog, f.catalog, &runner.Config{PollInterval: 20 * time.Millisecond})
+	allow, err := runner.NewEgressPolicy("127.0.0.1")
+	require.NoError(t, err)
+	f.engine, err = runner.New(st, f.catalog, f.catalog, &runner.Config{PollInterval: 20 * time.Millisecond, Egress: allow})
 	require.NoError(t, err)
 	require.NoError(t, f.engine.Start(ctx))
 	t.Cleanup(func() { _ = f.engine.Stop(context.Background()) })

@@ -26,7 +26,7 @@ type serveFlags struct {
 	examples        bool
 	publicURL       string
 	allowedOrigins  []string
-	denyPrivate     bool
+	httpAllow       []string
 	shutdownTimeout time.Duration
 	leaseTTL        time.Duration
 }
@@ -37,8 +37,8 @@ func newServeCommand(g *globals) *cobra.Command {
 		Use:   "serve",
 		Short: "Serve the REST API, /mcp and webhooks, and work runs",
 		Long: "Serve the REST API, the MCP endpoint (/mcp), webhooks and a worker pool over one store.\n" +
-			"On first start with no token it creates an admin token, prints it once and writes it to <data-dir>/admin-token.",
-		Example: "  gorunner serve --examples\n  gorunner serve --addr 0.0.0.0:8080 --store sqlite:/var/lib/gorunner/gorunner.db",
+			"On first start with no token it creates an admin token, writes it to <data-dir>/admin-token (0600) and prints it once when stdout is a terminal.",
+		Example: "  gorunner serve --examples\n  gorunner serve --http-allow 127.0.0.1:9000   # let steps call a local service\n  gorunner serve --addr 0.0.0.0:8080 --store sqlite:/var/lib/gorunner/gorunner.db",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return serve(cmd, g, f)
@@ -49,7 +49,7 @@ func newServeCommand(g *globals) *cobra.Command {
 	fl.BoolVar(&f.examples, "examples", false, "create and publish the example workflows (env GORUNNER_EXAMPLES)")
 	fl.StringVar(&f.publicURL, "public-url", "", "URL clients reach this server at, used in every absolute URL it writes (webhook URLs, /mcp resource metadata); default http://<addr> (env GORUNNER_PUBLIC_URL)")
 	fl.StringSliceVar(&f.allowedOrigins, "allowed-origins", nil, "further browser origins allowed to call /mcp besides the public URL's, comma-separated (env GORUNNER_ALLOWED_ORIGINS)")
-	fl.BoolVar(&f.denyPrivate, "http-deny-private", false, "refuse HTTP steps to loopback and private addresses (env GORUNNER_HTTP_DENY_PRIVATE)")
+	httpAllowFlag(fl, &f.httpAllow)
 	fl.DurationVar(&f.leaseTTL, "lease-ttl", 30*time.Second, "how long a run stays claimed by a process that stops renewing it (env GORUNNER_LEASE_TTL)")
 	fl.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 20*time.Second, "how long in-flight requests and steps may take to finish on SIGTERM (env GORUNNER_SHUTDOWN_TIMEOUT)")
 	return cmd
@@ -57,6 +57,10 @@ func newServeCommand(g *globals) *cobra.Command {
 
 func serve(cmd *cobra.Command, g *globals, f *serveFlags) error {
 	ctx := cmd.Context()
+	egress, err := egressPolicy(f.httpAllow)
+	if err != nil {
+		return err
+	}
 	a, err := openApp(ctx, g)
 	if err != nil {
 		return err
@@ -87,7 +91,7 @@ func serve(cmd *cobra.Command, g *globals, f *serveFlags) error {
 		return err
 	}
 	engine, err := runner.New(timedRuns{a.store, timer}, a.catalog, a.catalog,
-		&runner.Config{Logger: a.log, DenyPrivate: f.denyPrivate, LeaseTTL: f.leaseTTL, Registerer: reg, WakeSignal: a.wakes})
+		&runner.Config{Logger: a.log, Egress: egress, LeaseTTL: f.leaseTTL, Registerer: reg, WakeSignal: a.wakes})
 	if err != nil {
 		return err
 	}
