@@ -138,7 +138,8 @@ func (b *broker) takeWait(principal string) (release func(), err error) {
 
 // Wait returns run id once it is no longer pending or running, or when maxWait (capped by
 // Config.MaxWait) elapses, with its state at that moment. When ctx ends first it returns the
-// last state seen and ctx's error. Waiters of one run share its reads (see broker).
+// last state seen and ctx's error. Waiters of one run share its reads (see broker), so the
+// returned run may be shared with other callers: it must not be modified.
 func (e *Engine) Wait(ctx context.Context, id string, maxWait time.Duration) (*Run, error) {
 	if maxWait <= 0 {
 		return e.Get(ctx, id)
