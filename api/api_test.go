@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -29,6 +30,7 @@ type env struct {
 	token string
 	store *sqlitestore.Store
 	auth  *auth.Service
+	stop  func() // stops the server, its engine and its store, as a process exit would
 }
 
 func newEnv(t testing.TB) *env {
@@ -36,8 +38,23 @@ func newEnv(t testing.TB) *env {
 	return newEnvConfig(t, envConfig{})
 }
 
+// newEnvAt is newEnv over the SQLite file at path: a second env on one path is the server
+// restarted, or a second process.
+func newEnvAt(t testing.TB, path string) *env {
+	t.Helper()
+	return newEnvConfig(t, envConfig{path: path})
+}
+
+// newEnvWith is newEnvAt with the API settings of cfg (the services are filled in).
+func newEnvWith(t testing.TB, path string, cfg api.Config) *env {
+	t.Helper()
+	return newEnvConfig(t, envConfig{path: path, api: cfg})
+}
+
 // envConfig varies the server newEnvConfig starts; the zero value is newEnv's.
 type envConfig struct {
+	path   string                          // the SQLite file (default: a new one)
+	api    api.Config                      // the services and PublicURL are filled in
 	kinds  map[string]runner.StepHandler   // custom step kinds, registered with the catalog too
 	runs   func(runner.Store) runner.Store // wraps the engine's store
 	runner runner.Config                   // Kinds is set from kinds
@@ -47,9 +64,11 @@ type envConfig struct {
 func newEnvConfig(t testing.TB, c envConfig) *env {
 	t.Helper()
 	ctx := context.Background()
-	st, err := sqlitestore.Open(ctx, filepath.Join(t.TempDir(), "gorunner.db"))
+	if c.path == "" {
+		c.path = filepath.Join(t.TempDir(), "gorunner.db")
+	}
+	st, err := sqlitestore.Open(ctx, c.path)
 	require.NoError(t, err)
-	t.Cleanup(func() { st.Close() })
 	custom := map[string]bool{}
 	for k := range c.kinds {
 		custom[k] = true
@@ -69,15 +88,21 @@ func newEnvConfig(t testing.TB, c envConfig) *env {
 	eng, err := runner.New(runs, cat, cat, &c.runner)
 	require.NoError(t, err)
 	require.NoError(t, eng.Start(ctx))
-	t.Cleanup(func() { _ = eng.Stop(context.Background()) })
 	srv := httptest.NewUnstartedServer(nil)
-	s, err := api.New(api.Config{Catalog: cat, Auth: au, Engine: eng, Idempotency: idem, Ready: st.Ping,
-		PublicURL: "http://" + srv.Listener.Addr().String()})
+	cfg := c.api
+	cfg.Catalog, cfg.Auth, cfg.Engine, cfg.Idempotency, cfg.Ready = cat, au, eng, idem, st.Ping
+	cfg.PublicURL = "http://" + srv.Listener.Addr().String()
+	s, err := api.New(cfg)
 	require.NoError(t, err)
 	srv.Config = api.NewHTTPServer(s, c.limits)
 	srv.Start()
-	t.Cleanup(srv.Close)
-	return &env{t: t, srv: srv, token: secret, store: st, auth: au}
+	stop := sync.OnceFunc(func() {
+		srv.Close()
+		_ = eng.Stop(context.Background())
+		st.Close()
+	})
+	t.Cleanup(stop)
+	return &env{t: t, srv: srv, token: secret, store: st, auth: au, stop: stop}
 }
 
 // answer is one HTTP answer, decoded.

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net/http"
 	"sync"
+	"time"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
@@ -39,6 +40,11 @@ type Config struct {
 	Metrics http.Handler
 	// MCP serves /mcp behind the same bearer auth; nil leaves it unmounted.
 	MCP http.Handler
+	// EventsHeartbeat is how often a quiet event stream sends a comment (0: EventsHeartbeat).
+	EventsHeartbeat time.Duration
+	// Console serves the web console at / and /console/… (it signs people in itself);
+	// nil leaves it unmounted.
+	Console http.Handler
 	// Public are extra unauthenticated routes (e.g. /.well-known/…), by path.
 	Public map[string]http.Handler
 	// PublicURL is the origin clients reach GoRunner at (e.g. https://runner.example):

@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gorunner/gorunner/api"
+	"github.com/gorunner/gorunner/console"
 	"github.com/gorunner/gorunner/idempotency"
 	"github.com/gorunner/gorunner/mcpserver"
 	"github.com/gorunner/gorunner/runner"
@@ -29,6 +30,8 @@ type serveFlags struct {
 	httpAllow       []string
 	shutdownTimeout time.Duration
 	leaseTTL        time.Duration
+	maxDepth        int
+	listLimit       int
 }
 
 func newServeCommand(g *globals) *cobra.Command {
@@ -51,6 +54,8 @@ func newServeCommand(g *globals) *cobra.Command {
 	fl.StringSliceVar(&f.allowedOrigins, "allowed-origins", nil, "further browser origins allowed to call /mcp besides the public URL's, comma-separated (env GORUNNER_ALLOWED_ORIGINS)")
 	httpAllowFlag(fl, &f.httpAllow)
 	fl.DurationVar(&f.leaseTTL, "lease-ttl", 30*time.Second, "how long a run stays claimed by a process that stops renewing it (env GORUNNER_LEASE_TTL)")
+	addMaxDepthFlag(fl, &f.maxDepth)
+	listLimitFlag(fl, &f.listLimit)
 	fl.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 20*time.Second, "how long in-flight requests and steps may take to finish on SIGTERM (env GORUNNER_SHUTDOWN_TIMEOUT)")
 	return cmd
 }
@@ -59,6 +64,12 @@ func serve(cmd *cobra.Command, g *globals, f *serveFlags) error {
 	ctx := cmd.Context()
 	egress, err := egressPolicy(f.httpAllow)
 	if err != nil {
+		return err
+	}
+	if err := checkAtLeastOne("mcp-list-limit", f.listLimit); err != nil {
+		return err
+	}
+	if err := checkAtLeastOne("max-depth", f.maxDepth); err != nil {
 		return err
 	}
 	a, err := openApp(ctx, g)
@@ -91,7 +102,7 @@ func serve(cmd *cobra.Command, g *globals, f *serveFlags) error {
 		return err
 	}
 	engine, err := runner.New(timedRuns{a.store, timer}, a.catalog, a.catalog,
-		&runner.Config{Logger: a.log, Egress: egress, LeaseTTL: f.leaseTTL, Registerer: reg, WakeSignal: a.wakes})
+		&runner.Config{Logger: a.log, Egress: egress, LeaseTTL: f.leaseTTL, MaxDepth: f.maxDepth, Registerer: reg, WakeSignal: a.wakes})
 	if err != nil {
 		return err
 	}
@@ -105,15 +116,20 @@ func serve(cmd *cobra.Command, g *globals, f *serveFlags) error {
 		return err
 	}
 	mcpSrv, err := mcpserver.New(mcpserver.Deps{Catalog: a.catalog, Engine: engine, Idempotency: idem},
-		&mcpserver.Config{Version: version(), Logger: a.log, Registerer: reg, CatalogSignal: a.catalogs,
+		&mcpserver.Config{Version: version(), Logger: a.log, Registerer: reg, CatalogSignal: a.catalogs, ListLimit: f.listLimit,
 			PublicURL: publicURL, AllowedOrigins: f.allowedOrigins})
+	if err != nil {
+		return err
+	}
+	web, err := console.New(console.Config{Catalog: a.catalog, Auth: a.auth, Engine: engine, Idempotency: idem,
+		SecretKey: a.secretKey, BaseURL: publicURL, Logger: a.log})
 	if err != nil {
 		return err
 	}
 	srv, err := api.New(api.Config{
 		Catalog: a.catalog, Auth: a.auth, Engine: engine, Idempotency: idem, Logger: a.log,
 		Ready: a.store.Ping, Metrics: promhttp.HandlerFor(reg, promhttp.HandlerOpts{}), PublicURL: publicURL,
-		MCP: mcpSrv.HTTPHandler(), Public: mcpserver.MetadataHandlers(publicURL),
+		MCP: mcpSrv.HTTPHandler(), Public: mcpserver.MetadataHandlers(publicURL), Console: web,
 	})
 	if err != nil {
 		return err
