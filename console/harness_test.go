@@ -56,12 +56,17 @@ func newEnvWith(t testing.TB, cfg console.Config) *env {
 	eng, err := runner.New(st, cat, cat, nil)
 	require.NoError(t, err)
 	require.NoError(t, eng.Start(ctx))
+	srv := httptest.NewUnstartedServer(nil)
+	if cfg.BaseURL == "" {
+		cfg.BaseURL = "http://" + srv.Listener.Addr().String()
+	}
 	cfg.Catalog, cfg.Auth, cfg.Engine, cfg.Idempotency, cfg.SecretKey = cat, au, eng, idem, key
 	web, err := console.New(cfg)
 	require.NoError(t, err)
-	s, err := api.New(api.Config{Catalog: cat, Auth: au, Engine: eng, Idempotency: idem, Console: web})
+	s, err := api.New(api.Config{Catalog: cat, Auth: au, Engine: eng, Idempotency: idem, Console: web, PublicURL: cfg.BaseURL})
 	require.NoError(t, err)
-	srv := httptest.NewServer(s)
+	srv.Config.Handler = s
+	srv.Start()
 	t.Cleanup(func() {
 		srv.Close()
 		_ = eng.Stop(context.Background())

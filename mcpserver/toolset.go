@@ -50,7 +50,8 @@ func (s *Server) newEnvironment(name string) *environment {
 	)
 	env := &environment{name: name, mcp: m, tools: map[string]*entry{}}
 	env.view.Store(newView(nil))
-	env.http = server.NewStreamableHTTPServer(m, server.WithStreamableHTTPLogger(s.log))
+	env.http = server.NewStreamableHTTPServer(m, server.WithStreamableHTTPLogger(s.log),
+		server.WithSessionIdManagerResolver(sessionIDs{}))
 	registered := s.companionTools(env)
 	for _, t := range registered {
 		env.companions = append(env.companions, t.Tool)
