@@ -12,6 +12,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/gorunner/gorunner/catalog"
+	"github.com/gorunner/gorunner/runner"
 	"github.com/gorunner/gorunner/schemas"
 	"github.com/gorunner/gorunner/tools"
 )
@@ -136,10 +137,15 @@ func (s *Server) callable(env, name string) bool {
 	return ok
 }
 
-// lookUp reads the workflow called name from the catalog and brings its tool up to date,
-// then reports whether a session of env may call it now.
+// lookUp reads the workflow called name, which env's tool set lacks, from the catalog and
+// brings its tool up to date, then reports whether a session of env may call it now. A
+// name in the tool set (a session may not call it) or of no production tool (a draft, for
+// env production) changes nothing.
 func (s *Server) lookUp(ctx context.Context, env, name string) bool {
 	if _, ok := s.companionSchemas[name]; ok {
+		return false
+	}
+	if _, ok := s.envs[env].view.Load().byName[name]; ok {
 		return false
 	}
 	w, err := s.deps.Catalog.Store().GetWorkflow(ctx, name)
@@ -147,6 +153,9 @@ func (s *Server) lookUp(ctx context.Context, env, name string) bool {
 		if !errors.Is(err, catalog.ErrNotFound) {
 			s.log.Warn("mcp: looking up a tool not in the tool set failed", "name", name, "err", err)
 		}
+		return false
+	}
+	if env == runner.EnvProduction && !w.Published {
 		return false
 	}
 	if err := s.syncWorkflow(ctx, w.ID); err != nil {

@@ -110,3 +110,24 @@ func TestDispatchIsNotCallable(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, runs)
 }
+
+// TestDraftIsATestToolAtOnce: a draft created or updated over REST is the test
+// environment's tool when the write is answered, in its updated shape.
+func TestDraftIsATestToolAtOnce(t *testing.T) {
+	f := newFixtureConfig(t, noWatch)
+	s, _ := f.connect("?environment=test")
+	var def map[string]any
+	require.NoError(t, json.Unmarshal([]byte(echoDef("drafted")), &def))
+	res, _ := f.rest(http.MethodPost, "/api/workflows", def, http.Header{})
+	require.Equal(t, http.StatusCreated, res.StatusCode)
+	out, sc := call(t, s, "drafted", map[string]any{"n": 7})
+	require.False(t, out.IsError, text(out))
+	require.EqualValues(t, 7, sc["output"])
+
+	def["steps"] = []any{map[string]any{"id": "s", "set": "updated"}}
+	res, _ = f.rest(http.MethodPut, "/api/workflows/drafted", def, http.Header{})
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	out, sc = call(t, s, "drafted", map[string]any{"n": 7})
+	require.False(t, out.IsError, text(out))
+	require.Equal(t, "updated", sc["output"])
+}
