@@ -101,6 +101,11 @@ func Classify(err error) (e *Error, ok bool) {
 	}
 	for _, r := range []rule{
 		{auth.ErrUnauthorized, http.StatusUnauthorized, CodeUnauthorized},
+		{auth.ErrForbidden, http.StatusForbidden, CodeForbidden},
+		{auth.ErrScopeNotHeld, http.StatusForbidden, CodeForbidden},
+		{auth.ErrInvalidName, http.StatusBadRequest, CodeValidation},
+		{auth.ErrInvalidScope, http.StatusBadRequest, CodeValidation},
+		{auth.ErrInvalidExpiry, http.StatusBadRequest, CodeValidation},
 		{idempotency.ErrInvalidKey, http.StatusBadRequest, CodeValidation},
 		{idempotency.ErrKeyMismatch, http.StatusUnprocessableEntity, CodeValidation},
 		{idempotency.ErrInProgress, http.StatusConflict, CodeConflict},

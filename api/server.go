@@ -90,6 +90,12 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 	})
 }
 
+// principalOf returns the authenticated caller of r.
+func principalOf(r *http.Request) auth.Principal {
+	p, _ := auth.PrincipalFrom(r.Context())
+	return p
+}
+
 // challenge is the WWW-Authenticate value of a 401. At /mcp it also points MCP clients to
 // the protected resource metadata (RFC 9728) when a Public route serves it.
 func (s *Server) challenge(r *http.Request) string {

@@ -54,7 +54,7 @@ func newFixtureConfig(t testing.TB, cfg *mcpserver.Config, defs ...string) *fixt
 	require.NoError(t, err)
 	publishAll(t, f.catalog, defs)
 	au := auth.New(st, nil)
-	_, f.token, err = au.Create(ctx, "agent")
+	_, f.token, err = au.Issue(ctx, auth.IssueParams{Name: "agent", Scopes: auth.AdminScopes()})
 	require.NoError(t, err)
 	idem, err := idempotency.New(st, nil)
 	require.NoError(t, err)

@@ -162,7 +162,7 @@ func (a *app) ensureAdminToken(ctx context.Context, out func(string)) error {
 	if err != nil || n > 0 {
 		return err
 	}
-	_, secret, err := a.auth.Create(ctx, "admin")
+	_, secret, err := a.auth.Issue(ctx, auth.IssueParams{Name: "admin", Scopes: auth.AdminScopes()})
 	if err != nil {
 		return err
 	}
