@@ -65,6 +65,8 @@ func (s *Server) table() []route {
 		{method: "POST", pattern: "/api/tokens", id: "createToken", summary: "Create an API token; the secret is shown once", body: tokenBody{}, status: 201, data: newTokenView{}, handler: s.createToken},
 		{method: "GET", pattern: "/api/tokens", id: "listTokens", summary: "List API tokens (no secrets)", status: 200, data: tokenView{}, list: true, handler: s.listTokens},
 		{method: "DELETE", pattern: "/api/tokens/{id}", id: "revokeToken", summary: "Revoke an API token", status: 204, handler: s.revokeToken},
+		{method: "GET", pattern: "/api/oauth/grants", id: "listGrants", summary: "List OAuth grants: all for an admin, else the caller's own", status: 200, data: grantView{}, list: true, handler: s.listGrants},
+		{method: "DELETE", pattern: "/api/oauth/grants/{id}", id: "revokeGrant", summary: "Revoke an OAuth grant and every token issued under it (admin or the approving principal)", status: 204, handler: s.revokeGrant},
 		{method: "POST", pattern: "/webhooks/{token}", id: "callWebhook", summary: "Run the published version: 200 with the finished run, or 202 if not finished after 30 s", public: true, keyed: webhookKeyed, body: anyObject{}, status: 200, data: runView{}, prepare: s.webhookWorkflow, handler: s.callWebhook},
 	}
 }
@@ -87,6 +89,11 @@ func (s *Server) routes() chi.Router {
 	}
 	for path, h := range s.cfg.Public {
 		r.Handle(path, h)
+	}
+	if s.cfg.OAuth != nil {
+		for path, h := range s.cfg.OAuth.Handlers() {
+			r.Handle(path, h)
+		}
 	}
 	if s.cfg.MCP != nil {
 		r.With(s.authenticate).Handle("/mcp", s.cfg.MCP)

@@ -19,6 +19,7 @@ import (
 	"github.com/gorunner/gorunner/auth"
 	"github.com/gorunner/gorunner/catalog"
 	"github.com/gorunner/gorunner/idempotency"
+	"github.com/gorunner/gorunner/oauth"
 	"github.com/gorunner/gorunner/runner"
 	"github.com/gorunner/gorunner/schemas"
 )
@@ -42,6 +43,9 @@ type Config struct {
 	MCP http.Handler
 	// Public are extra unauthenticated routes (e.g. /.well-known/…), by path.
 	Public map[string]http.Handler
+	// OAuth, when set, is the authorization server: its endpoints are mounted and
+	// /api/oauth/grants answers.
+	OAuth *oauth.Server
 	// BaseURL, when set, is the public origin used in webhook URLs; otherwise the
 	// request's own scheme and host.
 	BaseURL string
@@ -74,10 +78,14 @@ func New(cfg Config) (*Server, error) {
 // ServeHTTP serves the API.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.router.ServeHTTP(w, r) }
 
-// authenticate puts the caller's principal in the context or answers 401.
+// authenticate puts the caller's principal in the context or answers 401. A token limited
+// to an audience (an OAuth access token: /mcp) is refused everywhere else.
 func (s *Server) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p, err := s.cfg.Auth.FromRequest(r)
+		if err == nil && !p.ValidFor(resourceOf(r)) {
+			err = auth.ErrUnauthorized
+		}
 		if err != nil {
 			w.Header().Set("WWW-Authenticate", s.challenge(r))
 			if errors.Is(err, auth.ErrUnauthorized) {
@@ -88,6 +96,14 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r.WithContext(auth.WithPrincipal(r.Context(), p)))
 	})
+}
+
+// resourceOf is the resource a request is for, as token audiences name it.
+func resourceOf(r *http.Request) string {
+	if r.URL.Path == "/mcp" {
+		return auth.AudienceMCP
+	}
+	return "/api"
 }
 
 // principalOf returns the authenticated caller of r.

@@ -67,7 +67,7 @@ func newFixtureConfig(t testing.TB, cfg *mcpserver.Config, defs ...string) *fixt
 	require.NoError(t, f.mcp.Start(ctx))
 	t.Cleanup(func() { _ = f.mcp.Stop(context.Background()) })
 	a, err := api.New(api.Config{Catalog: f.catalog, Auth: au, Engine: f.engine, Idempotency: idem,
-		MCP: f.mcp.HTTPHandler(), Public: mcpserver.MetadataHandlers("")})
+		MCP: f.mcp.HTTPHandler(), Public: mcpserver.MetadataHandlers("", nil)})
 	require.NoError(t, err)
 	f.srv = httptest.NewServer(a)
 	t.Cleanup(f.srv.Close)

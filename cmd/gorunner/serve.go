@@ -96,7 +96,7 @@ func serve(cmd *cobra.Command, g *globals, f *serveFlags) error {
 	srv, err := api.New(api.Config{
 		Catalog: a.catalog, Auth: a.auth, Engine: engine, Idempotency: idem, Logger: a.log,
 		Ready: a.store.Ping, Metrics: promhttp.HandlerFor(reg, promhttp.HandlerOpts{}), BaseURL: f.baseURL,
-		MCP: mcpSrv.HTTPHandler(), Public: mcpserver.MetadataHandlers(f.baseURL),
+		MCP: mcpSrv.HTTPHandler(), Public: mcpserver.MetadataHandlers(f.baseURL, nil),
 	})
 	if err != nil {
 		return err
