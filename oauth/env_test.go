@@ -288,3 +288,21 @@ func (e *env) postForm(path string, form url.Values) (int, map[string]any) {
 	}
 	return resp.StatusCode, out
 }
+
+// newRedirectServer answers every request with a redirect to target.
+func newRedirectServer(target string) *httptest.Server {
+	return httptest.NewServer(http.RedirectHandler(target, http.StatusFound))
+}
+
+// newPublicOnly serves s alone on loopback (as if behind a proxy at its public URL) and
+// returns the local address.
+func newPublicOnly(t *testing.T, s *oauth.Server) string {
+	t.Helper()
+	mux := http.NewServeMux()
+	for path, h := range s.Handlers() {
+		mux.Handle(path, h)
+	}
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
