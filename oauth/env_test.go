@@ -3,14 +3,11 @@ package oauth_test
 import (
 	"context"
 	"encoding/json"
-	"html"
 	"io"
 	"net/http"
-	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -26,6 +23,7 @@ import (
 	"github.com/gorunner/gorunner/idempotency"
 	"github.com/gorunner/gorunner/mcpserver"
 	"github.com/gorunner/gorunner/oauth"
+	"github.com/gorunner/gorunner/oauth/oauthtest"
 	"github.com/gorunner/gorunner/runner"
 	"github.com/gorunner/gorunner/store/sqlitestore"
 )
@@ -152,73 +150,23 @@ func (e *env) config(clientID string, scopes ...string) *oauth2.Config {
 			AuthStyle: oauth2.AuthStyleInParams}}
 }
 
-// browser is the person's browser: it keeps cookies and does not follow redirects.
-func (e *env) browser() *http.Client {
-	jar, err := cookiejar.New(nil)
-	require.NoError(e.t, err)
-	return &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-}
-
 // consent is the authorize page as the person sees it.
-type consent struct {
-	status int
-	body   string
-	form   url.Values // the hidden fields and csrf
-	scopes []string   // the scope checkboxes
-	header http.Header
-}
+type consent = oauthtest.Page
 
-var (
-	hiddenRE   = regexp.MustCompile(`<input type="hidden" name="([^"]+)" value="([^"]*)">`)
-	checkboxRE = regexp.MustCompile(`<input type="checkbox" name="grant_scope" value="([^"]+)"`)
-)
+func (e *env) browser() *http.Client { return oauthtest.Browser(e.t) }
 
-// open follows an authorization URL in the browser and reads the page (or the redirect).
-func (e *env) open(b *http.Client, authURL string) consent {
-	e.t.Helper()
-	resp, err := b.Get(authURL)
-	require.NoError(e.t, err)
-	return readConsent(e.t, resp)
-}
+func (e *env) open(b *http.Client, authURL string) consent { return oauthtest.Open(e.t, b, authURL) }
 
-func readConsent(t *testing.T, resp *http.Response) consent {
-	t.Helper()
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	require.NoError(t, err)
-	c := consent{status: resp.StatusCode, body: string(body), form: url.Values{}, header: resp.Header}
-	for _, m := range hiddenRE.FindAllStringSubmatch(c.body, -1) {
-		c.form.Set(m[1], html.UnescapeString(m[2]))
-	}
-	for _, m := range checkboxRE.FindAllStringSubmatch(c.body, -1) {
-		c.scopes = append(c.scopes, html.UnescapeString(m[1]))
-	}
-	return c
-}
-
-// submit sends the consent form with a credential, the scopes ticked and an action.
 func (e *env) submit(b *http.Client, c consent, credential, action string, scopes ...string) consent {
-	e.t.Helper()
-	form := url.Values{}
-	for k, v := range c.form {
-		form[k] = v
-	}
-	form.Set("credential", credential)
-	form.Set("action", action)
-	form["grant_scope"] = scopes
-	resp, err := b.PostForm(e.url+oauth.AuthorizePath, form)
-	require.NoError(e.t, err)
-	return readConsent(e.t, resp)
+	return oauthtest.Submit(e.t, b, c, credential, action, scopes...)
 }
 
 // callback reads the redirect back to the client.
 func callback(t *testing.T, c consent) url.Values {
 	t.Helper()
-	require.Equal(t, http.StatusSeeOther, c.status, c.body)
-	loc, err := url.Parse(c.header.Get("Location"))
-	require.NoError(t, err)
-	require.Equal(t, redirectURI, loc.Scheme+"://"+loc.Host+loc.Path)
-	return loc.Query()
+	to, q := oauthtest.Callback(t, c)
+	require.Equal(t, redirectURI, to)
+	return q
 }
 
 // authorize runs the browser part of the flow: it approves scopes (all asked when none
@@ -228,9 +176,9 @@ func (e *env) authorize(conf *oauth2.Config, verifier, credential string, scopes
 	b := e.browser()
 	page := e.open(b, conf.AuthCodeURL("st4te", oauth2.S256ChallengeOption(verifier),
 		oauth2.SetAuthURLParam("resource", e.url+"/mcp")))
-	require.Equal(e.t, http.StatusOK, page.status, page.body)
+	require.Equal(e.t, http.StatusOK, page.Status, page.Body)
 	if scopes == nil {
-		scopes = page.scopes
+		scopes = page.Scopes
 	}
 	q := callback(e.t, e.submit(b, page, credential, "approve", scopes...))
 	require.Equal(e.t, "st4te", q.Get("state"))

@@ -58,9 +58,9 @@ func TestAuthorizeErrors(t *testing.T) {
 	for _, tc := range pages {
 		t.Run(tc.name, func(t *testing.T) {
 			page := e.open(e.browser(), e.url+oauth.AuthorizePath+"?"+tc.q.Encode())
-			require.Equal(t, http.StatusBadRequest, page.status)
-			require.Empty(t, page.header.Get("Location"), "never a redirect to an unverified URI")
-			require.Contains(t, page.body, tc.says)
+			require.Equal(t, http.StatusBadRequest, page.Status)
+			require.Empty(t, page.Header.Get("Location"), "never a redirect to an unverified URI")
+			require.Contains(t, page.Body, tc.says)
 		})
 	}
 	redirects := []struct {
@@ -89,7 +89,7 @@ func TestAuthorizeErrors(t *testing.T) {
 	t.Run("missing state passes through as missing", func(t *testing.T) {
 		b := e.browser()
 		page := e.open(b, e.url+oauth.AuthorizePath+"?"+with(func(q url.Values) { q.Del("state") }).Encode())
-		require.Equal(t, http.StatusOK, page.status)
+		require.Equal(t, http.StatusOK, page.Status)
 		q := callback(t, e.submit(b, page, e.admin, "approve", "runs:write"))
 		require.NotEmpty(t, q.Get("code"))
 		require.False(t, q.Has("state"))
@@ -103,13 +103,13 @@ func TestAuthorizeErrors(t *testing.T) {
 	})
 	t.Run("page shows the client, its redirect host and the scopes", func(t *testing.T) {
 		page := e.open(e.browser(), e.url+oauth.AuthorizePath+"?"+with(func(q url.Values) { q.Set("scope", "runs:write runs:read:workflow=greet") }).Encode())
-		require.Equal(t, http.StatusOK, page.status)
-		require.Contains(t, page.body, "Connect <strong>Errors</strong>")
-		require.Contains(t, page.body, "<strong>127.0.0.1:1</strong>")
-		require.Equal(t, []string{"runs:write", "runs:read:workflow=greet"}, page.scopes)
-		require.Contains(t, page.header.Get("Content-Security-Policy"), "frame-ancestors 'none'")
-		require.Contains(t, page.header.Get("Set-Cookie"), "SameSite=Strict")
-		require.Contains(t, page.header.Get("Set-Cookie"), "HttpOnly")
+		require.Equal(t, http.StatusOK, page.Status)
+		require.Contains(t, page.Body, "Connect <strong>Errors</strong>")
+		require.Contains(t, page.Body, "<strong>127.0.0.1:1</strong>")
+		require.Equal(t, []string{"runs:write", "runs:read:workflow=greet"}, page.Scopes)
+		require.Contains(t, page.Header.Get("Content-Security-Policy"), "frame-ancestors 'none'")
+		require.Contains(t, page.Header.Get("Set-Cookie"), "SameSite=Strict")
+		require.Contains(t, page.Header.Get("Set-Cookie"), "HttpOnly")
 	})
 }
 
@@ -124,29 +124,29 @@ func TestAuthorizeForm(t *testing.T) {
 	t.Run("no CSRF cookie", func(t *testing.T) {
 		page := e.open(e.browser(), authURL)
 		got := e.submit(e.browser(), page, e.admin, "approve", "runs:write") // another browser: no cookie
-		require.Equal(t, http.StatusForbidden, got.status)
-		require.Empty(t, got.header.Get("Location"))
+		require.Equal(t, http.StatusForbidden, got.Status)
+		require.Empty(t, got.Header.Get("Location"))
 	})
 	t.Run("CSRF token not the cookie's", func(t *testing.T) {
 		b := e.browser()
 		page := e.open(b, authURL)
-		page.form.Set("csrf", "forged")
-		require.Equal(t, http.StatusForbidden, e.submit(b, page, e.admin, "approve", "runs:write").status)
+		page.Form.Set("csrf", "forged")
+		require.Equal(t, http.StatusForbidden, e.submit(b, page, e.admin, "approve", "runs:write").Status)
 	})
 	t.Run("bad token", func(t *testing.T) {
 		b := e.browser()
 		page := e.open(b, authURL)
 		got := e.submit(b, page, "gr_wrong", "approve", "runs:write")
-		require.Equal(t, http.StatusUnauthorized, got.status)
-		require.Contains(t, got.body, "Sign-in failed")
-		require.NotEmpty(t, got.form.Get("csrf"), "the page is shown again to retry")
+		require.Equal(t, http.StatusUnauthorized, got.Status)
+		require.Contains(t, got.Body, "Sign-in failed")
+		require.NotEmpty(t, got.Form.Get("csrf"), "the page is shown again to retry")
 	})
 	t.Run("scopes beyond the token", func(t *testing.T) {
 		b := e.browser()
 		page := e.open(b, authURL)
 		got := e.submit(b, page, reader, "approve", "runs:write", "workflows:write")
-		require.Equal(t, http.StatusBadRequest, got.status)
-		require.Contains(t, got.body, "does not cover")
+		require.Equal(t, http.StatusBadRequest, got.Status)
+		require.Contains(t, got.Body, "does not cover")
 		q := callback(t, e.submit(b, got, reader, "approve", "runs:write"))
 		require.NotEmpty(t, q.Get("code"), "narrowed to what the token holds, it passes")
 	})
@@ -154,20 +154,20 @@ func TestAuthorizeForm(t *testing.T) {
 		b := e.browser()
 		page := e.open(b, authURL)
 		got := e.submit(b, page, e.admin, "approve", "admin")
-		require.Equal(t, http.StatusBadRequest, got.status)
-		require.Contains(t, got.body, "was not asked for")
+		require.Equal(t, http.StatusBadRequest, got.Status)
+		require.Contains(t, got.Body, "was not asked for")
 	})
 	t.Run("no scope ticked", func(t *testing.T) {
 		b := e.browser()
 		page := e.open(b, authURL)
-		require.Equal(t, http.StatusBadRequest, e.submit(b, page, e.admin, "approve").status)
+		require.Equal(t, http.StatusBadRequest, e.submit(b, page, e.admin, "approve").Status)
 	})
 	t.Run("an access token cannot approve", func(t *testing.T) {
 		_, secret, err := e.auth.Issue(context.Background(), auth.IssueParams{Name: "mcp", Scopes: auth.AdminScopes(), Audience: auth.AudienceMCP, ExpiresIn: time.Hour})
 		require.NoError(t, err)
 		b := e.browser()
 		page := e.open(b, authURL)
-		require.Equal(t, http.StatusUnauthorized, e.submit(b, page, secret, "approve", "runs:write").status)
+		require.Equal(t, http.StatusUnauthorized, e.submit(b, page, secret, "approve", "runs:write").Status)
 	})
 }
 
@@ -334,7 +334,7 @@ func TestClientDocumentLimits(t *testing.T) {
 	e.serveDocument("/bad-redirect.json", fmt.Sprintf(`{"client_id":%q,"redirect_uris":["http://evil.example/cb"]}`, badRedirect))
 	moved := httptestRedirect(t, e.clients.URL+"/fits.json")
 
-	require.Equal(t, http.StatusOK, open(fits).status, "a document of exactly the limit is read")
+	require.Equal(t, http.StatusOK, open(fits).Status, "a document of exactly the limit is read")
 	for name, tc := range map[string]struct{ id, says string }{
 		"one byte past the size limit": {big, "larger than"},
 		"client_id differs":            {mismatch, "names client_id"},
@@ -344,8 +344,8 @@ func TestClientDocumentLimits(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			page := open(tc.id)
-			require.Equal(t, http.StatusBadRequest, page.status)
-			require.Contains(t, page.body, tc.says)
+			require.Equal(t, http.StatusBadRequest, page.Status)
+			require.Contains(t, page.Body, tc.says)
 		})
 	}
 }
@@ -374,8 +374,8 @@ func TestEgressOffLoopback(t *testing.T) {
 			q := url.Values{"client_id": {tc.id}, "redirect_uri": {redirectURI}, "response_type": {"code"},
 				"code_challenge": {challengeOf(oauth2.GenerateVerifier())}, "code_challenge_method": {"S256"}}
 			page := e.open(e.browser(), public+oauth.AuthorizePath+"?"+q.Encode())
-			require.Equal(t, http.StatusBadRequest, page.status)
-			require.Contains(t, page.body, tc.says)
+			require.Equal(t, http.StatusBadRequest, page.Status)
+			require.Contains(t, page.Body, tc.says)
 		})
 	}
 	_, err = oauth.New(e.store, e.auth, &oauth.Config{PublicURL: "ftp://runner.example"})

@@ -231,8 +231,8 @@ func TestSignInCode(t *testing.T) {
 	b := e.browser()
 	page := e.open(b, conf.AuthCodeURL("s", oauth2.S256ChallengeOption(verifier)))
 	again := e.submit(b, page, code, "approve", "runs:write")
-	require.Equal(t, http.StatusUnauthorized, again.status, "a sign-in code works once")
-	require.Contains(t, again.body, "Sign-in failed")
+	require.Equal(t, http.StatusUnauthorized, again.Status, "a sign-in code works once")
+	require.Contains(t, again.Body, "Sign-in failed")
 
 	_, _, err = oauth.NewSignInCode(ctx, e.store, auth.Principal{ID: "p", Scopes: mustScopes(t, "runs:read")}, mustScopes(t, "admin"), e.clock.now())
 	require.ErrorIs(t, err, auth.ErrScopeNotHeld)
@@ -241,5 +241,5 @@ func TestSignInCode(t *testing.T) {
 	require.NoError(t, err)
 	e.clock.advance(oauth.SignInCodeTTL + 1)
 	page = e.open(b, conf.AuthCodeURL("s", oauth2.S256ChallengeOption(verifier)))
-	require.Equal(t, http.StatusUnauthorized, e.submit(b, page, expired, "approve", "runs:write").status, "an expired sign-in code is refused")
+	require.Equal(t, http.StatusUnauthorized, e.submit(b, page, expired, "approve", "runs:write").Status, "an expired sign-in code is refused")
 }

@@ -24,6 +24,7 @@ type serveFlags struct {
 	addr            string
 	examples        bool
 	baseURL         string
+	publicURL       string
 	denyPrivate     bool
 	shutdownTimeout time.Duration
 	leaseTTL        time.Duration
@@ -46,6 +47,7 @@ func newServeCommand(g *globals) *cobra.Command {
 	fl.StringVar(&f.addr, "addr", "127.0.0.1:8080", "listen address (env GORUNNER_ADDR)")
 	fl.BoolVar(&f.examples, "examples", false, "create and publish the example workflows (env GORUNNER_EXAMPLES)")
 	fl.StringVar(&f.baseURL, "base-url", "", "public origin for webhook URLs, e.g. https://runner.example (env GORUNNER_BASE_URL)")
+	fl.StringVar(&f.publicURL, "public-url", "", "URL remote clients reach this server at; turns on the OAuth authorization server for /mcp (env GORUNNER_PUBLIC_URL)")
 	fl.BoolVar(&f.denyPrivate, "http-deny-private", false, "refuse HTTP steps to loopback and private addresses (env GORUNNER_HTTP_DENY_PRIVATE)")
 	fl.DurationVar(&f.leaseTTL, "lease-ttl", 30*time.Second, "how long a run stays claimed by a process that stops renewing it (env GORUNNER_LEASE_TTL)")
 	fl.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 20*time.Second, "how long in-flight requests and steps may take to finish on SIGTERM (env GORUNNER_SHUTDOWN_TIMEOUT)")
@@ -93,10 +95,14 @@ func serve(cmd *cobra.Command, g *globals, f *serveFlags) error {
 	if err != nil {
 		return err
 	}
+	oa, as, err := newOAuth(a, f.publicURL)
+	if err != nil {
+		return err
+	}
 	srv, err := api.New(api.Config{
 		Catalog: a.catalog, Auth: a.auth, Engine: engine, Idempotency: idem, Logger: a.log,
 		Ready: a.store.Ping, Metrics: promhttp.HandlerFor(reg, promhttp.HandlerOpts{}), BaseURL: f.baseURL,
-		MCP: mcpSrv.HTTPHandler(), Public: mcpserver.MetadataHandlers(f.baseURL, nil),
+		MCP: mcpSrv.HTTPHandler(), Public: mcpserver.MetadataHandlers(f.baseURL, as), OAuth: oa,
 	})
 	if err != nil {
 		return err
