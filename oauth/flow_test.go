@@ -103,6 +103,8 @@ func TestFlowWithClientMetadataDocument(t *testing.T) {
 	tools, err = e.mcpTools(bearerClient(rotated.AccessToken))
 	require.NoError(t, err)
 	require.Contains(t, tools, "greet")
+	require.Equal(t, http.StatusUnauthorized, status(t, "POST", e.url+"/mcp", tok.AccessToken),
+		"the new access token replaces the grant's older one")
 
 	_, err = conf.TokenSource(ctx, &oauth2.Token{RefreshToken: first}).Token()
 	require.Equal(t, "invalid_grant", retrieveError(t, err), "a rotated-away refresh token is refused")

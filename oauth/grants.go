@@ -18,10 +18,15 @@ func (s *Server) revokeGrant(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
+	return s.revokeTokens(ctx, g.TokenIDs)
+}
+
+// revokeTokens revokes access tokens; ones already gone are fine.
+func (s *Server) revokeTokens(ctx context.Context, ids []string) error {
 	var errs []error
-	for _, t := range g.TokenIDs {
+	for _, t := range ids {
 		if err := s.tokens.Revoke(ctx, t); err != nil && !errors.Is(err, auth.ErrNotFound) {
-			errs = append(errs, fmt.Errorf("revoking token %q of grant %q: %w", t, id, err))
+			errs = append(errs, fmt.Errorf("revoking access token %q: %w", t, err))
 		}
 	}
 	return errors.Join(errs...)

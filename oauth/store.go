@@ -60,7 +60,7 @@ type Grant struct {
 	CreatedAt        time.Time
 	RefreshHash      []byte // the current refresh token's SHA-256
 	RefreshExpiresAt time.Time
-	TokenIDs         []string // GoRunner tokens issued under the grant, oldest first
+	TokenIDs         []string // the GoRunner access tokens the grant holds
 }
 
 // SignInCode is a one-time code `gorunner auth approve` prints, which signs a person in on
@@ -77,7 +77,9 @@ type SignInCode struct {
 type RotateParams struct {
 	Old, New  []byte // SHA-256 of the presented and of the new refresh token
 	ExpiresAt time.Time
-	// TokenID is the access token issued with the new refresh token.
+	// TokenID is the access token issued with the new refresh token: it replaces the
+	// grant's TokenIDs (the caller revokes the ones it replaces), so that a grant holds one
+	// live access token however long it is refreshed.
 	TokenID string
 }
 
@@ -106,7 +108,7 @@ type Store interface {
 	// ListGrants lists grants oldest first: a principal's, or all when principalID is "".
 	ListGrants(ctx context.Context, principalID string) ([]*Grant, error)
 	// RotateRefresh atomically replaces the grant's current refresh token p.Old with p.New
-	// and records p.TokenID, returning the grant as changed. p.Old rotated away before →
+	// and its TokenIDs with p.TokenID, returning the grant as changed. p.Old rotated away before →
 	// the grant and ErrRefreshReused, nothing changed; unknown → ErrNotFound.
 	RotateRefresh(ctx context.Context, p RotateParams) (*Grant, error)
 	// DeleteGrant deletes a grant and its refresh tokens and returns it as it was (its

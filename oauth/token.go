@@ -233,7 +233,7 @@ func (s *Server) refresh(ctx context.Context, form url.Values, clientID string) 
 	_, err = s.store.RotateRefresh(ctx, RotateParams{Old: hash(old), New: hash(next),
 		ExpiresAt: s.cfg.Now().UTC().Add(RefreshTTL), TokenID: tok.ID})
 	if err != nil {
-		if rerr := s.tokens.Revoke(ctx, tok.ID); rerr != nil {
+		if rerr := s.revokeTokens(ctx, []string{tok.ID}); rerr != nil {
 			s.log.ErrorContext(ctx, "revoking an access token not handed out failed", "error", rerr)
 		}
 		switch {
@@ -243,6 +243,11 @@ func (s *Server) refresh(ctx context.Context, form url.Values, clientID string) 
 			return nil, newError(errInvalidGrant, "the refresh token is not valid")
 		}
 		return nil, internal(err)
+	}
+	// The new access token replaces the grant's older ones; they would expire within
+	// AccessTTL anyway, so a failure here is only logged.
+	if err := s.revokeTokens(ctx, g.TokenIDs); err != nil {
+		s.log.ErrorContext(ctx, "revoking replaced access tokens failed", "grant", g.ID, "error", err)
 	}
 	return s.tokenResponse(access, next, scopes), nil
 }

@@ -218,11 +218,13 @@ func (s *Store) RotateRefresh(ctx context.Context, p oauth.RotateParams) (*oauth
 		if _, err := tx.ExecContext(ctx, `INSERT INTO oauth_refresh_tokens (hash, grant_id) VALUES (?, ?)`, p.New, g.ID); err != nil {
 			return err
 		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM oauth_grant_tokens WHERE grant_id = ?`, g.ID); err != nil {
+			return err
+		}
 		if err := addGrantToken(ctx, tx, g.ID, p.TokenID); err != nil {
 			return err
 		}
-		g.RefreshHash, g.RefreshExpiresAt = p.New, p.ExpiresAt
-		g.TokenIDs = append(g.TokenIDs, p.TokenID)
+		g.RefreshHash, g.RefreshExpiresAt, g.TokenIDs = p.New, p.ExpiresAt, []string{p.TokenID}
 		return nil
 	})
 	switch {
