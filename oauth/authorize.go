@@ -129,7 +129,7 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 		s.submitAuthorize(w, r)
 	default:
 		w.Header().Set("Allow", "GET, POST")
-		s.fatal(w, r, http.StatusMethodNotAllowed, "use GET or POST")
+		s.fatal(w, http.StatusMethodNotAllowed, "use GET or POST")
 	}
 }
 
@@ -146,7 +146,7 @@ func (s *Server) showAuthorize(w http.ResponseWriter, r *http.Request) {
 	}
 	csrf, err := secret("")
 	if err != nil {
-		s.fatal(w, r, http.StatusInternalServerError, "the server could not complete the request")
+		s.fatal(w, http.StatusInternalServerError, "the server could not complete the request")
 		return
 	}
 	http.SetCookie(w, &http.Cookie{Name: csrfCookie, Value: csrf, Path: AuthorizePath, HttpOnly: true,
@@ -157,13 +157,13 @@ func (s *Server) showAuthorize(w http.ResponseWriter, r *http.Request) {
 func (s *Server) submitAuthorize(w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, MaxFormBytes)
 	if err := r.ParseForm(); err != nil {
-		s.fatal(w, r, http.StatusBadRequest, "the form could not be read")
+		s.fatal(w, http.StatusBadRequest, "the form could not be read")
 		return
 	}
 	cookie, err := r.Cookie(csrfCookie)
 	form := r.PostForm
 	if err != nil || cookie.Value == "" || subtle.ConstantTimeCompare([]byte(cookie.Value), []byte(form.Get("csrf"))) != 1 {
-		s.fatal(w, r, http.StatusForbidden, "the form expired or was not sent from this page (cookies must be on); start again from the application")
+		s.fatal(w, http.StatusForbidden, "the form expired or was not sent from this page (cookies must be on); start again from the application")
 		return
 	}
 	cr, err := s.checkClient(r.Context(), form)
@@ -281,11 +281,11 @@ func (s *Server) redirectError(w http.ResponseWriter, r *http.Request, cr *check
 func (s *Server) clientFailure(w http.ResponseWriter, r *http.Request, err error) {
 	var ce *errClient
 	if errors.As(err, &ce) {
-		s.fatal(w, r, http.StatusBadRequest, ce.msg)
+		s.fatal(w, http.StatusBadRequest, ce.msg)
 		return
 	}
 	s.log.ErrorContext(r.Context(), "resolving an OAuth client failed", "error", err)
-	s.fatal(w, r, http.StatusInternalServerError, "the server could not complete the request")
+	s.fatal(w, http.StatusInternalServerError, "the server could not complete the request")
 }
 
 // page is what the authorize template shows.
@@ -334,7 +334,7 @@ func (s *Server) consentPage(cr *checkedRequest, csrf string, chosen []string, p
 	return p
 }
 
-func (s *Server) fatal(w http.ResponseWriter, r *http.Request, status int, msg string) {
+func (s *Server) fatal(w http.ResponseWriter, status int, msg string) {
 	s.render(w, status, page{Fatal: msg})
 }
 

@@ -98,7 +98,7 @@ func newEnv(t *testing.T) *env {
 	e.oauth, err = oauth.New(st, e.auth, &oauth.Config{PublicURL: e.url, Now: e.clock.now})
 	require.NoError(t, err)
 	a, err := api.New(api.Config{Catalog: cat, Auth: e.auth, Engine: eng, Idempotency: idem, MCP: m.HTTPHandler(),
-		Public: mcpserver.MetadataHandlers(e.url, &mcpserver.AuthorizationServer{Issuer: e.oauth.Issuer(), Scopes: oauth.Scopes()}),
+		Public: mcpserver.MetadataHandlers(e.url, &mcpserver.AuthorizationServer{Issuer: e.oauth.Issuer(), Scopes: oauth.ResourceScopes()}),
 		OAuth:  e.oauth})
 	require.NoError(t, err)
 	srv.Config.Handler = a

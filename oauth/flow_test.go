@@ -42,6 +42,7 @@ func TestDiscovery(t *testing.T) {
 	prm := getJSON(t, e.url+"/.well-known/oauth-protected-resource/mcp")
 	require.Equal(t, e.url+"/mcp", prm["resource"])
 	require.Equal(t, []any{e.url}, prm["authorization_servers"])
+	require.Equal(t, []any{"runs:write", "runs:read"}, prm["scopes_supported"], "clients that name no scope ask for these: never admin")
 
 	md := getJSON(t, e.url+oauth.MetadataPath)
 	require.Equal(t, e.url, md["issuer"])

@@ -1,9 +1,17 @@
 package oauth
 
-import "net/http"
+import (
+	"net/http"
+	"strings"
+)
 
-// Scopes lists the scopes a client may ask for (SPEC §9), for the metadata documents.
+// Scopes lists the scopes a client may ask for (SPEC §9), for the server's metadata.
 func Scopes() []string { return []string{"admin", "workflows:write", "runs:write", "runs:read"} }
+
+// ResourceScopes are the scopes the /mcp resource's metadata offers: those of DefaultScope,
+// calling and reading tools. MCP clients ask for these when they name none, so admin is
+// never asked for unless a client asks for it on purpose.
+func ResourceScopes() []string { return strings.Fields(DefaultScope) }
 
 // asMetadata is the RFC 8414 authorization server metadata.
 type asMetadata struct {

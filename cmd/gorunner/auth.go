@@ -51,5 +51,5 @@ func newOAuth(a *app, publicURL string) (*oauth.Server, *mcpserver.Authorization
 	if err != nil {
 		return nil, nil, fmt.Errorf("--public-url: %w", err)
 	}
-	return s, &mcpserver.AuthorizationServer{Issuer: s.Issuer(), Scopes: oauth.Scopes()}, nil
+	return s, &mcpserver.AuthorizationServer{Issuer: s.Issuer(), Scopes: oauth.ResourceScopes()}, nil
 }

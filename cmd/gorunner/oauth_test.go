@@ -3,12 +3,16 @@ package main_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/require"
@@ -78,4 +82,31 @@ func TestOAuthAgainstServe(t *testing.T) {
 	res, err := session.CallTool(ctx, &mcp.CallToolParams{Name: "gorunner_list_runs", Arguments: map[string]any{}})
 	require.NoError(t, err)
 	require.False(t, res.IsError, fmt.Sprint(res.Content))
+}
+
+// TestOAuthTypeScriptSDK: the MCP TypeScript SDK's OAuth client (.ci/mcp-tools/
+// oauth-client.mjs) discovers GoRunner's authorization server from the 401, registers,
+// runs the code flow with PKCE and lists the tools with its access token.
+func TestOAuthTypeScriptSDK(t *testing.T) {
+	tools := mcpTools(t)
+	addr := freeAddr(t)
+	public := "http://" + addr
+	s := startServe(t, t.TempDir(), "--examples", "--addr", addr, "--public-url", public)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := npmCommand(ctx, tools, "node", filepath.Join(tools, "..", "..", "oauth-client.mjs"))
+	cmd.Env = append(cmd.Env, "GORUNNER_URL="+public, "GORUNNER_SIGNIN="+s.adminToken(t))
+	out, err := cmd.Output()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		t.Fatalf("oauth-client.mjs failed: %v\n%s\n%s", err, out, ee.Stderr)
+	}
+	require.NoError(t, err)
+	var got struct {
+		Tools []string `json:"tools"`
+		Scope string   `json:"scope"`
+	}
+	require.NoError(t, json.Unmarshal(out, &got), "%s", out)
+	require.Contains(t, got.Tools, "gorunner_get_run")
+	require.Equal(t, "runs:write runs:read", got.Scope)
 }
