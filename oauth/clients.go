@@ -16,6 +16,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/gorunner/gorunner/runner"
 )
 
 // Limits on clients (README "Connect a remote assistant").
@@ -237,20 +239,17 @@ func checkRedirectURI(r string) error {
 var errEgressDenied = errors.New("the address is not public")
 
 // newFetchClient is the client that fetches metadata documents: no redirects, no proxy,
-// a time limit, and only public addresses, except loopback when GoRunner itself serves
-// on loopback (a developer machine, tests).
+// a time limit, and the addresses runner's egress policy calls public (checked at dial
+// time, so a name resolving to a private address is caught too), plus loopback when
+// GoRunner itself serves on loopback (a developer machine, tests).
 func newFetchClient(allowLoopback bool) *http.Client {
+	var policy *runner.EgressPolicy
+	if allowLoopback {
+		policy = loopbackPolicy
+	}
 	dialer := &net.Dialer{Timeout: ClientDocumentTimeout, Control: func(_, address string, _ syscall.RawConn) error {
 		ap, err := netip.ParseAddrPort(address)
-		if err != nil {
-			return fmt.Errorf("dialing %s: %w", address, errEgressDenied)
-		}
-		ip := ap.Addr().Unmap()
-		if ip.IsLoopback() && allowLoopback {
-			return nil
-		}
-		if ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() ||
-			ip.IsInterfaceLocalMulticast() || ip.IsMulticast() || ip.IsUnspecified() || cgnat.Contains(ip) {
+		if err != nil || policy.Check("", ap) != nil {
 			return fmt.Errorf("dialing %s: %w", address, errEgressDenied)
 		}
 		return nil
@@ -261,5 +260,11 @@ func newFetchClient(allowLoopback bool) *http.Client {
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 }
 
-// cgnat is the shared address space (RFC 6598), not public either.
-var cgnat = netip.MustParsePrefix("100.64.0.0/10")
+// loopbackPolicy allows loopback addresses besides public ones.
+var loopbackPolicy = func() *runner.EgressPolicy {
+	p, err := runner.NewEgressPolicy("127.0.0.0/8", "::1/128")
+	if err != nil {
+		panic(err)
+	}
+	return p
+}()

@@ -366,9 +366,11 @@ func TestEgressOffLoopback(t *testing.T) {
 	require.NoError(t, err)
 	public := newPublicOnly(t, s)
 	for name, tc := range map[string]struct{ id, says string }{
-		"loopback http client_id": {e.documentClient("Local"), "must be an https URL"},
-		"https to loopback":       {"https://127.0.0.1:1/client.json", "not public"},
-		"https to a private host": {"https://10.0.0.1:1/client.json", "not public"},
+		"loopback http client_id":      {e.documentClient("Local"), "must be an https URL"},
+		"https to loopback":            {"https://127.0.0.1:1/client.json", "not public"},
+		"https to a private host":      {"https://10.0.0.1:1/client.json", "not public"},
+		"a name resolving to loopback": {"https://localhost:1/client.json", "not public"},
+		"IPv4-mapped loopback":         {"https://[::ffff:127.0.0.1]:1/client.json", "not public"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			q := url.Values{"client_id": {tc.id}, "redirect_uri": {redirectURI}, "response_type": {"code"},
