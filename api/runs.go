@@ -136,7 +136,7 @@ func (s *Server) cancelRun(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) rerunRun(w http.ResponseWriter, r *http.Request) {
-	run, err := s.cfg.Engine.Rerun(r.Context(), chi.URLParam(r, "id"))
+	run, err := s.cfg.Engine.Rerun(r.Context(), chi.URLParam(r, "id"), principalOf(r).ID)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
