@@ -50,6 +50,7 @@ type Config struct {
 // Server is the HTTP API.
 type Server struct {
 	cfg    Config
+	guard  *Guard
 	log    *slog.Logger
 	router chi.Router
 
@@ -66,7 +67,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	s := &Server{cfg: cfg, log: slog.New(LogHandler(cfg.Logger.Handler()))}
+	s := &Server{cfg: cfg, guard: NewGuard(cfg.Catalog, cfg.Engine), log: slog.New(LogHandler(cfg.Logger.Handler()))}
 	s.router = s.routes()
 	return s, nil
 }
@@ -78,6 +79,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.router.Se
 func (s *Server) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p, err := s.cfg.Auth.FromRequest(r)
+		if err == nil && !p.ValidFor(resourceOf(r)) {
+			err = auth.ErrUnauthorized
+		}
 		if err != nil {
 			w.Header().Set("WWW-Authenticate", s.challenge(r))
 			if errors.Is(err, auth.ErrUnauthorized) {
@@ -88,6 +92,14 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r.WithContext(auth.WithPrincipal(r.Context(), p)))
 	})
+}
+
+// resourceOf is the resource a request is for, as token audiences name it: /mcp, else /api.
+func resourceOf(r *http.Request) string {
+	if r.URL.Path == auth.AudienceMCP {
+		return auth.AudienceMCP
+	}
+	return "/api"
 }
 
 // principalOf returns the authenticated caller of r.
