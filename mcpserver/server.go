@@ -111,8 +111,8 @@ type Server struct {
 	cfg  Config
 	// guard checks what the session's principal may do with runs and hooks.
 	guard *api.Guard
-	log  *slog.Logger
-	envs map[string]*environment
+	log   *slog.Logger
+	envs  map[string]*environment
 	// metrics count the tool calls of every environment.
 	metrics *metrics
 	// companionSchemas are the compiled input schemas of the companion tools, by name.
