@@ -37,6 +37,23 @@ const (
 
 func need(perm auth.Permission, on accessOn) access { return access{perm: perm, on: on} }
 
+// String says what the route needs, for the OpenAPI document.
+func (a access) String() string {
+	switch {
+	case a.on == onOwn:
+		return "any token (answers only what it may read)"
+	case a.perm == "":
+		return string(auth.Admin)
+	}
+	return string(a.perm) + map[accessOn]string{
+		onEvery:    "",
+		onSome:     " (on some workflows; the answer holds only those)",
+		onWorkflow: " on the workflow (runs in environment=test also need workflows:write)",
+		onRun:      " on the run's workflow (runs:read: or having started the run)",
+		onHook:     " on the workflow of the run owning the hook",
+	}[a.on]
+}
+
 // authenticated is the access of a route open to every token: it answers with the
 // principal's own things only.
 var authenticated = access{on: onOwn}

@@ -316,3 +316,17 @@ func TestTokenExpiryAndValidation(t *testing.T) {
 	require.Equal(t, []any{"admin"}, a.data()["scopes"], "no scopes: the creator's own")
 	require.Nil(t, a.data()["expiresAt"])
 }
+
+func TestOpenAPIDocumentsScopes(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	var doc map[string]any
+	require.NoError(t, json.Unmarshal(e.do("GET", "/api/openapi.json", nil).Raw, &doc))
+	op := doc["paths"].(map[string]any)["/api/tokens"].(map[string]any)["post"].(map[string]any)
+	require.Equal(t, "admin", op["x-gorunner-scope"])
+	raw, err := json.Marshal(doc)
+	require.NoError(t, err)
+	for _, field := range []string{`"expiresIn"`, `"expiresAt"`, `"scopes"`, `"runs:write on the workflow`} {
+		require.Contains(t, string(raw), field)
+	}
+}
