@@ -45,13 +45,24 @@ func (a access) String() string {
 	case a.perm == "":
 		return string(auth.Admin)
 	}
-	return string(a.perm) + map[accessOn]string{
-		onEvery:    "",
-		onSome:     " (on some workflows; the answer holds only those)",
-		onWorkflow: " on the workflow (runs in environment=test also need workflows:write)",
-		onRun:      " on the run's workflow (runs:read: or having started the run)",
-		onHook:     " on the workflow of the run owning the hook",
-	}[a.on]
+	s := string(a.perm)
+	switch a.on {
+	case onSome:
+		s += " on some workflows (the answer holds only what the token may read or act on)"
+	case onWorkflow:
+		s += " on the workflow"
+		if a.perm == auth.RunsWrite {
+			s += "; environment=test also needs workflows:write"
+		}
+	case onRun:
+		s += " on the run's workflow"
+		if a.perm == auth.RunsRead {
+			s += ", or having started the run"
+		}
+	case onHook:
+		s += " on the workflow of the run owning the hook"
+	}
+	return s
 }
 
 // authenticated is the access of a route open to every token: it answers with the
