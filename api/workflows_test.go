@@ -1,11 +1,14 @@
 package api_test
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/gorunner/gorunner/catalog"
 )
 
 func TestWorkflowRows(t *testing.T) {
@@ -263,17 +266,63 @@ func TestConnectionsNeverReturnSecrets(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	const secret = "s3cr3t-value"
-	a := e.do("POST", "/api/connections", map[string]any{"name": "payments", "type": "bearer", "secret": secret})
+	hosts := []string{"api.payments.example"}
+	a := e.do("POST", "/api/connections", map[string]any{"name": "payments", "type": "bearer", "secret": secret, "hosts": hosts})
 	require.Equal(t, 201, a.Status, string(a.Raw))
 	require.NotContains(t, string(a.Raw), secret)
-	require.Equal(t, 409, e.do("POST", "/api/connections", map[string]any{"name": "payments", "type": "bearer", "secret": "x"}).Status)
-	require.Equal(t, 400, e.do("POST", "/api/connections", map[string]any{"name": "p2", "type": "magic", "secret": "x"}).Status)
+	require.Equal(t, 409, e.do("POST", "/api/connections", map[string]any{"name": "payments", "type": "bearer", "secret": "x", "hosts": hosts}).Status)
+	require.Equal(t, 400, e.do("POST", "/api/connections", map[string]any{"name": "p2", "type": "magic", "secret": "x", "hosts": hosts}).Status)
 	list := e.do("GET", "/api/connections", nil)
 	require.Equal(t, 200, list.Status)
 	require.NotContains(t, string(list.Raw), secret)
 	require.Len(t, list.Body["data"], 1)
+	require.Equal(t, []any{"api.payments.example"}, list.Body["data"].([]any)[0].(map[string]any)["hosts"])
 	require.Equal(t, 204, e.do("DELETE", "/api/connections/payments", nil).Status)
 	require.Equal(t, 404, e.do("DELETE", "/api/connections/payments", nil).Status)
+}
+
+// TestConnectionHosts checks that a connection must name valid hosts, each problem answered
+// with its pointer, and that the hosts are kept in their normal form.
+func TestConnectionHosts(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	tooMany := make([]string, catalog.MaxConnectionHosts+1)
+	for i := range tooMany {
+		tooMany[i] = fmt.Sprintf("h%d.example", i)
+	}
+	tests := []struct {
+		name  string
+		hosts any
+		path  string
+	}{
+		{"missing", nil, "/hosts"},
+		{"empty", []string{}, "/hosts"},
+		{"one past the limit", tooMany, "/hosts"},
+		{"a URL", []string{"api.example", "https://evil.example/"}, "/hosts/1"},
+		{"a bare wildcard", []string{"*"}, "/hosts/0"},
+		{"a wildcard over a top-level domain", []string{"*.com"}, "/hosts/0"},
+		{"a path", []string{"api.example/x"}, "/hosts/0"},
+		{"port zero", []string{"api.example:0"}, "/hosts/0"},
+		{"a port out of range", []string{"api.example:70000"}, "/hosts/0"},
+		{"a user part", []string{"user@api.example"}, "/hosts/0"},
+	}
+	for i, tt := range tests {
+		body := map[string]any{"name": fmt.Sprintf("bad-%d", i), "type": "bearer", "secret": "x"}
+		if tt.hosts != nil {
+			body["hosts"] = tt.hosts
+		}
+		a := e.do("POST", "/api/connections", body)
+		require.Equal(t, 400, a.Status, "%s: %s", tt.name, a.Raw)
+		details := a.Body["error"].(map[string]any)["details"].([]any)
+		require.Equal(t, tt.path, details[0].(map[string]any)["path"], tt.name)
+	}
+
+	atLimit := append([]string(nil), tooMany[:catalog.MaxConnectionHosts]...)
+	require.Equal(t, 201, e.do("POST", "/api/connections", map[string]any{"name": "many", "type": "bearer", "secret": "x", "hosts": atLimit}).Status)
+	a := e.do("POST", "/api/connections", map[string]any{"name": "ok", "type": "header", "header": "X-Key", "secret": "x",
+		"hosts": []string{"API.Example.", "*.Internal.example:8443", "[::FFFF:127.0.0.1]:9000", "[fd00::1]"}})
+	require.Equal(t, 201, a.Status, string(a.Raw))
+	require.Equal(t, []any{"api.example", "*.internal.example:8443", "127.0.0.1:9000", "[fd00::1]"}, a.data()["hosts"])
 }
 
 func TestTemplates(t *testing.T) {

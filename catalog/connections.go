@@ -2,14 +2,17 @@ package catalog
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"net/http"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/google/uuid"
 
+	"github.com/gorunner/gorunner/runner"
 	"github.com/gorunner/gorunner/schemas"
 )
 
@@ -28,7 +31,13 @@ type ConnectionParams struct {
 	Username string `json:"username,omitempty"`
 	Header   string `json:"header,omitempty"`
 	Secret   string `json:"secret"`
+	// Hosts are the hosts the secret may be sent to: "host", "*.domain" (any name under
+	// domain) or an IP address, each with an optional ":port".
+	Hosts []string `json:"hosts"`
 }
+
+// MaxConnectionHosts is how many hosts one connection may name.
+const MaxConnectionHosts = 32
 
 var (
 	connNamePattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
@@ -57,8 +66,30 @@ func (p *ConnectionParams) problems() []schemas.Problem {
 	default:
 		add("/type", "must be one of bearer, basic, header")
 	}
+	out = append(out, p.normaliseHosts()...)
 	if p.Secret == "" || len(p.Secret) > 8192 || strings.ContainsAny(p.Secret, "\r\n") {
 		add("/secret", "must be 1 to 8192 characters, with no line breaks")
+	}
+	return out
+}
+
+// normaliseHosts checks the hosts and rewrites them in their normal form.
+func (p *ConnectionParams) normaliseHosts() []schemas.Problem {
+	switch {
+	case len(p.Hosts) == 0:
+		return []schemas.Problem{{Path: "/hosts", Message: "name at least one host the secret may be sent to"}}
+	case len(p.Hosts) > MaxConnectionHosts:
+		return []schemas.Problem{{Path: "/hosts", Message: fmt.Sprintf("at most %d hosts", MaxConnectionHosts)}}
+	}
+	p.Hosts = slices.Clone(p.Hosts)
+	var out []schemas.Problem
+	for i, h := range p.Hosts {
+		hp, err := runner.ParseHostPattern(h)
+		if err != nil {
+			out = append(out, schemas.Problem{Path: fmt.Sprintf("/hosts/%d", i), Message: fmt.Sprintf("%q: %v", h, err)})
+			continue
+		}
+		p.Hosts[i] = hp.String()
 	}
 	return out
 }
@@ -77,6 +108,7 @@ func (s *Service) CreateConnection(ctx context.Context, p ConnectionParams) (*Co
 		Type:      p.Type,
 		Username:  p.Username,
 		Header:    p.Header,
+		Hosts:     p.Hosts,
 		CreatedAt: s.now(),
 	}
 	sealed, err := s.sealer.seal([]byte(p.Secret), c.ID)
@@ -107,28 +139,30 @@ func (s *Service) DeleteConnection(ctx context.Context, idOrName string) error {
 	return s.store.DeleteConnection(ctx, c.ID)
 }
 
-// Apply adds the named connection's credentials to req. It implements runner.Credentials.
-func (s *Service) Apply(ctx context.Context, name string, req *http.Request) error {
+// Credential gives the named connection's secret headers and hosts. It implements
+// runner.Credentials.
+func (s *Service) Credential(ctx context.Context, name string) (*runner.Credential, error) {
 	c, err := s.store.GetConnection(ctx, name)
 	if err != nil {
-		return fmt.Errorf("connection %q: %w", name, err)
+		return nil, fmt.Errorf("connection %q: %w", name, err)
 	}
 	if s.sealer == nil {
-		return ErrSecretsDisabled
+		return nil, ErrSecretsDisabled
 	}
 	secret, err := s.sealer.open(c.Sealed, c.ID)
 	if err != nil {
-		return err
+		return nil, err
 	}
+	h := http.Header{}
 	switch c.Type {
 	case ConnBearer:
-		req.Header.Set("Authorization", "Bearer "+string(secret))
+		h.Set("Authorization", "Bearer "+string(secret))
 	case ConnBasic:
-		req.SetBasicAuth(c.Username, string(secret))
+		h.Set("Authorization", "Basic "+base64.StdEncoding.EncodeToString([]byte(c.Username+":"+string(secret))))
 	case ConnHeader:
-		req.Header.Set(c.Header, string(secret))
+		h.Set(c.Header, string(secret))
 	default:
-		return fmt.Errorf("connection %q has unknown type %q", name, c.Type)
+		return nil, fmt.Errorf("connection %q has unknown type %q", name, c.Type)
 	}
-	return nil
+	return &runner.Credential{Hosts: c.Hosts, Header: h}, nil
 }

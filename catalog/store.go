@@ -44,11 +44,14 @@ type Version struct {
 // Connection is a named credential for HTTP steps. Sealed is the secret encrypted by the
 // catalog; a store never sees the plain secret.
 type Connection struct {
-	ID        string    `json:"id"`
-	Name      string    `json:"name"`
-	Type      string    `json:"type"`
-	Header    string    `json:"header,omitempty"`   // the header name for type "header"
-	Username  string    `json:"username,omitempty"` // for type "basic"
+	ID       string `json:"id"`
+	Name     string `json:"name"`
+	Type     string `json:"type"`
+	Header   string `json:"header,omitempty"`   // the header name for type "header"
+	Username string `json:"username,omitempty"` // for type "basic"
+	// Hosts are the only hosts the secret is sent to (runner.ParseHostPattern); none for a
+	// connection made before connections had hosts, which is then sent nowhere.
+	Hosts     []string  `json:"hosts"`
 	Sealed    []byte    `json:"-"`
 	CreatedAt time.Time `json:"createdAt"`
 }

@@ -6,12 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
-	"net/http"
-	"net/netip"
 	"os"
 	"slices"
-	"syscall"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -32,12 +28,9 @@ type Config struct {
 	PollInterval time.Duration
 	// Now is the clock; default time.Now. Tests inject one to drive sleeps and backoff.
 	Now func() time.Time
-	// HTTPClient makes the requests of http steps; default a client that, with
-	// DenyPrivate, refuses loopback and private addresses when dialling.
-	HTTPClient *http.Client
-	// DenyPrivate refuses http steps to loopback, private and link-local addresses. It
-	// applies to the default client, so it cannot be combined with HTTPClient.
-	DenyPrivate bool
+	// Egress decides which addresses http steps may reach, checked on the resolved address
+	// of every connection (redirects included); nil means public addresses only.
+	Egress *EgressPolicy
 	// Logger receives the engine's logs; default slog.Default().
 	Logger *slog.Logger
 	// Kinds are step kinds added by the embedder, by the name used in definitions.
@@ -104,8 +97,6 @@ func (c *Config) validate() error {
 		return errors.New("runner config: LeaseTTL must be at least 3ms")
 	case c.PollInterval < 0 || c.MaxWait < 0:
 		return errors.New("runner config: PollInterval and MaxWait must not be negative")
-	case c.DenyPrivate && c.HTTPClient != nil:
-		return errors.New("runner config: DenyPrivate applies to the default HTTP client; do not set HTTPClient too")
 	}
 	for name, h := range c.Kinds {
 		if h == nil || slices.Contains(builtinKinds, name) {
@@ -123,33 +114,4 @@ func defaultOwner() string {
 	b := make([]byte, 4)
 	_, _ = rand.Read(b)
 	return fmt.Sprintf("%s-%d-%s", host, os.Getpid(), hex.EncodeToString(b))
-}
-
-// errPrivateAddress is what a dial to a refused address fails with.
-var errPrivateAddress = errors.New("address is loopback or private and http steps may not call it")
-
-// newHTTPClient returns the default client of http steps. Checking at dial time (not on the
-// URL) also catches host names that resolve to private addresses.
-func newHTTPClient(denyPrivate bool) *http.Client {
-	dialer := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}
-	tr := http.DefaultTransport.(*http.Transport).Clone()
-	if denyPrivate {
-		dialer.Control = refusePrivate
-		tr.Proxy = nil
-	}
-	tr.DialContext = dialer.DialContext
-	return &http.Client{Transport: tr}
-}
-
-func refusePrivate(_, address string, _ syscall.RawConn) error {
-	ap, err := netip.ParseAddrPort(address)
-	if err != nil {
-		return fmt.Errorf("dialing %s: %w", address, errPrivateAddress)
-	}
-	ip := ap.Addr().Unmap()
-	if ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() ||
-		ip.IsInterfaceLocalMulticast() || ip.IsUnspecified() {
-		return fmt.Errorf("dialing %s: %w", address, errPrivateAddress)
-	}
-	return nil
 }

@@ -41,11 +41,11 @@ type Target struct {
 	Definition json.RawMessage
 }
 
-// Credentials signs the requests of http steps that name a connection.
+// Credentials gives http steps the connections they name.
 type Credentials interface {
-	// Apply adds the connection's credential to req; an unknown connection is an error and
-	// the step fails without retry.
-	Apply(ctx context.Context, connection string, req *http.Request) error
+	// Credential returns the named connection; an unknown connection is an error and the
+	// step fails without retry.
+	Credential(ctx context.Context, connection string) (*Credential, error)
 }
 
 // Engine admits, works and answers about runs. Every process sharing a store runs one.
@@ -82,10 +82,6 @@ func New(store Store, workflows Workflows, creds Credentials, cfg *Config) (*Eng
 	if err := c.validate(); err != nil {
 		return nil, err
 	}
-	client := c.HTTPClient
-	if client == nil {
-		client = newHTTPClient(c.DenyPrivate)
-	}
 	m, err := newMetrics(c.Registerer)
 	if err != nil {
 		return nil, err
@@ -95,7 +91,7 @@ func New(store Store, workflows Workflows, creds Credentials, cfg *Config) (*Eng
 		workflows: workflows,
 		creds:     creds,
 		cfg:       c,
-		client:    client,
+		client:    newHTTPClient(c.Egress),
 		log:       c.Logger,
 		defs:      newDefCache(),
 		broker:    newBroker(),

@@ -32,6 +32,8 @@ const (
 	CodeTimeout          = "TIMEOUT"
 	CodeResponseTooLarge = "RESPONSE_TOO_LARGE"
 	CodeConnection       = "CONNECTION_ERROR"
+	CodeHostMismatch     = "CONNECTION_HOST_MISMATCH"
+	CodeEgressDenied     = "EGRESS_DENIED"
 	CodeInvalidStep      = "INVALID_STEP"
 	CodeNotFound         = "NOT_FOUND"
 	CodeRunFailed        = "RUN_FAILED"

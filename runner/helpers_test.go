@@ -97,6 +97,15 @@ func (h *harness) define(doc string) string {
 	return def.Name
 }
 
+// allowLoopback lets the harness's engines call the test's own listeners.
+var allowLoopback = func() *runner.EgressPolicy {
+	p, err := runner.NewEgressPolicy("127.0.0.0/8", "::1")
+	if err != nil {
+		panic(err)
+	}
+	return p
+}()
+
 // engine starts an engine on store (default the harness's) and stops it at cleanup.
 func (h *harness) engine(cfg runner.Config, store ...runner.Store) *runner.Engine {
 	e := h.newEngine(cfg, store...)
@@ -115,6 +124,9 @@ func (h *harness) newEngine(cfg runner.Config, store ...runner.Store) *runner.En
 	}
 	if cfg.Now == nil {
 		cfg.Now = h.clock.Now
+	}
+	if cfg.Egress == nil {
+		cfg.Egress = allowLoopback
 	}
 	e, err := runner.New(s, h.flows, h.creds, &cfg)
 	require.NoError(h.t, err)

@@ -25,7 +25,8 @@ const (
 )
 
 // runHTTP makes one request. Network errors, timeouts, 429 and 5xx are retryable; another
-// 4xx, a refused address or an unknown connection fail the step at once.
+// 4xx, an address the egress policy refuses, an unknown connection or one not bound to the
+// URL's host fail the step at once.
 func runHTTP(ctx context.Context, s *stepExec) (outcome, error) {
 	var hs schemas.HTTPStep
 	if err := s.eval(s.st.HTTP, &hs); err != nil {
@@ -75,6 +76,10 @@ func (s *stepExec) newRequest(ctx context.Context, hs *schemas.HTTPStep) (*http.
 		}
 		u.RawQuery = q.Encode()
 	}
+	cred, err := s.credential(ctx, hs.Connection, u)
+	if err != nil {
+		return nil, err
+	}
 	body, contentType, err := encodeBody(hs.Body)
 	if err != nil {
 		return nil, permanent(CodeInvalidStep, "step %q: body: %v", s.st.ID, err)
@@ -85,6 +90,9 @@ func (s *stepExec) newRequest(ctx context.Context, hs *schemas.HTTPStep) (*http.
 		if hs.Body != nil {
 			method = http.MethodPost
 		}
+	}
+	if cred != nil {
+		ctx = withConnectionHeaders(ctx, cred.Header)
 	}
 	req, err := http.NewRequestWithContext(ctx, method, u.String(), body)
 	if err != nil {
@@ -99,21 +107,37 @@ func (s *stepExec) newRequest(ctx context.Context, hs *schemas.HTTPStep) (*http.
 	if hs.IdempotencyKey == nil || *hs.IdempotencyKey {
 		req.Header.Set("Idempotency-Key", s.rec.StepID)
 	}
-	return req, s.applyConnection(ctx, hs.Connection, req)
+	if cred != nil {
+		for k, vs := range cred.Header {
+			req.Header[k] = vs
+		}
+	}
+	return req, nil
 }
 
-func (s *stepExec) applyConnection(ctx context.Context, connection string, req *http.Request) error {
+// credential finds the step's connection, if it names one, and makes sure it is bound to
+// the host of u, so that its secret goes nowhere else.
+func (s *stepExec) credential(ctx context.Context, connection string, u *url.URL) (*Credential, error) {
 	if connection == "" {
-		return nil
+		return nil, nil
 	}
 	creds := s.engine().creds
 	if creds == nil {
-		return permanent(CodeConnection, "step %q: connection %q: no connections are configured", s.st.ID, connection)
+		return nil, permanent(CodeConnection, "step %q: connection %q: no connections are configured", s.st.ID, connection)
 	}
-	if err := creds.Apply(ctx, connection, req); err != nil {
-		return permanent(CodeConnection, "step %q: connection %q: %v", s.st.ID, connection, err)
+	cred, err := creds.Credential(ctx, connection)
+	if err != nil {
+		return nil, permanent(CodeConnection, "step %q: connection %q: %v", s.st.ID, connection, err)
 	}
-	return nil
+	if !cred.boundTo(u) {
+		hosts := "none; give it hosts"
+		if len(cred.Hosts) > 0 {
+			hosts = strings.Join(cred.Hosts, ", ")
+		}
+		return nil, permanent(CodeHostMismatch, "step %q: connection %q is not bound to host %s (its hosts: %s)",
+			s.st.ID, connection, u.Host, hosts)
+	}
+	return cred, nil
 }
 
 // encodeBody sends a string as it is (text/plain) and any other value as JSON.
@@ -132,9 +156,10 @@ func encodeBody(v any) (io.Reader, string, error) {
 }
 
 func requestError(ctx context.Context, req *http.Request, err error, timeout time.Duration) error {
+	var denied *EgressError
 	switch {
-	case errors.Is(err, errPrivateAddress):
-		return permanent(CodeNetwork, "%s %s: %v", req.Method, req.URL.Redacted(), errPrivateAddress)
+	case errors.As(err, &denied):
+		return permanent(CodeEgressDenied, "%s %s: %v", req.Method, req.URL.Redacted(), denied)
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
 		return retryable(CodeTimeout, "%s %s: no answer within %s", req.Method, req.URL.Redacted(), timeout)
 	}

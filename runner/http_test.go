@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"sync"
 	"testing"
 
@@ -148,20 +147,24 @@ func TestHTTPRetries(t *testing.T) {
 	}
 }
 
-type bearer map[string]string
+// bearer is runner.Credentials with one bearer token per connection, bound to hosts.
+type bearer map[string]runner.Credential
 
-func (b bearer) Apply(_ context.Context, connection string, req *http.Request) error {
-	tok, ok := b[connection]
+func (b bearer) Credential(_ context.Context, connection string) (*runner.Credential, error) {
+	c, ok := b[connection]
 	if !ok {
-		return fmt.Errorf("no connection %q", connection)
+		return nil, fmt.Errorf("no connection %q", connection)
 	}
-	req.Header.Set("Authorization", "Bearer "+tok)
-	return nil
+	return &c, nil
+}
+
+func bearerToken(token string, hosts ...string) runner.Credential {
+	return runner.Credential{Hosts: hosts, Header: http.Header{"Authorization": {"Bearer " + token}}}
 }
 
 func TestHTTPConnection(t *testing.T) {
 	h := newHarness(t)
-	h.creds = bearer{"payments": "s3cret"}
+	h.creds = bearer{"payments": bearerToken("s3cret", "127.0.0.1"), "legacy": bearerToken("old")}
 	e := h.engine(runner.Config{})
 	srv := newRecorder(t)
 	ok := httpWorkflow(h, "signed", srv.URL, `      connection: payments`)
@@ -172,6 +175,12 @@ func TestHTTPConnection(t *testing.T) {
 	r := h.run(e, unknown, `{}`, runner.StatusFailed)
 	require.Equal(t, runner.CodeConnection, r.Error.Code)
 	require.Equal(t, 1, step(r, "call").Attempts)
+	require.Len(t, srv.seen(), 1)
+
+	hostless := httpWorkflow(h, "hostless", srv.URL, `      connection: legacy`)
+	r = h.run(e, hostless, `{}`, runner.StatusFailed)
+	require.Equal(t, runner.CodeHostMismatch, r.Error.Code, "a connection bound to no host is sent nowhere")
+	require.Contains(t, r.Error.Message, "its hosts: none")
 	require.Len(t, srv.seen(), 1)
 }
 
@@ -195,20 +204,6 @@ steps:
 `, srv.URL))
 	r := h.run(e, name, `{}`, runner.StatusFailed)
 	require.Equal(t, runner.CodeTimeout, r.Error.Code)
-}
-
-func TestHTTPDenyPrivate(t *testing.T) {
-	h := newHarness(t)
-	e := h.engine(runner.Config{DenyPrivate: true})
-	srv := newRecorder(t)
-	r := h.run(e, httpWorkflow(h, "private", srv.URL, ""), `{}`, runner.StatusFailed)
-	require.Equal(t, runner.CodeNetwork, r.Error.Code)
-	require.True(t, strings.Contains(r.Error.Message, "private"), r.Error.Message)
-	require.Equal(t, 1, step(r, "call").Attempts, "a refused address is not retried")
-	require.Empty(t, srv.seen())
-
-	_, err := runner.New(h.store, h.flows, nil, &runner.Config{DenyPrivate: true, HTTPClient: http.DefaultClient})
-	require.Error(t, err)
 }
 
 func TestHTTPOutputIsJSON(t *testing.T) {

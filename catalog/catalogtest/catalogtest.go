@@ -349,7 +349,7 @@ func testConnections(t *testing.T, s catalog.Store) {
 	ctx := context.Background()
 	mk := func(name string) *catalog.Connection {
 		return &catalog.Connection{ID: "c-" + name, Name: name, Type: "header", Header: "X-Key",
-			Username: "u", Sealed: []byte{0, 1, 2, 255}, CreatedAt: base}
+			Username: "u", Sealed: []byte{0, 1, 2, 255}, Hosts: []string{"api." + name + ".example", "*.example.org:8443"}, CreatedAt: base}
 	}
 	for _, name := range []string{"zeta", "alpha", "mid"} {
 		require.NoError(t, s.CreateConnection(ctx, mk(name)))
@@ -379,4 +379,11 @@ func testConnections(t *testing.T, s catalog.Store) {
 	_, err = s.GetConnection(ctx, "mid")
 	require.ErrorIs(t, err, catalog.ErrNotFound)
 	require.NoError(t, s.CreateConnection(ctx, mk("mid")), "a deleted name is free again")
+
+	hostless := mk("hostless")
+	hostless.Hosts = nil
+	require.NoError(t, s.CreateConnection(ctx, hostless))
+	got, err := s.GetConnection(ctx, "hostless")
+	require.NoError(t, err)
+	require.Equal(t, []string{}, got.Hosts, "no hosts reads back as an empty list, never null")
 }

@@ -54,6 +54,8 @@ func TestCLIExitCodesAndMessages(t *testing.T) {
 		{"unreachable server", []string{"GORUNNER_URL=http://" + closed}, []string{"workflow", "list"}, 1, "cannot reach GoRunner at http://" + closed + ": start it with `gorunner serve`, or set GORUNNER_URL"},
 		{"revoked token", []string{"GORUNNER_TOKEN=" + revoked}, []string{"runs", "list"}, 1, "the server refused the token (revoked or wrong): set GORUNNER_TOKEN to a valid token"},
 		{"unknown workflow", nil, []string{"run", "nope"}, 1, "NOT_FOUND:"},
+		{"bad --http-allow", nil, []string{"serve", "--http-allow", "127.0.0.1", "--http-allow", "not a host"}, 2, `--http-allow: http allow rule "not a host": not a CIDR, IP address or host name`},
+		{"bad GORUNNER_HTTP_ALLOW", []string{"GORUNNER_HTTP_ALLOW=10.0.0.0/8,host:0"}, []string{"mcp"}, 2, `--http-allow: http allow rule "host:0": port "0" is not 1-65535`},
 		{"no hook", nil, []string{"hook", "resume", "confirm:9", "--payload", "{}"}, 1, "NOT_FOUND:"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -87,7 +87,7 @@ func TestCrashRecovery(t *testing.T) {
 	defer close(counter.release)
 
 	dir := t.TempDir()
-	flags := []string{"--lease-ttl", "2s"}
+	flags := []string{"--lease-ttl", "2s", "--http-allow", "127.0.0.1"}
 	s := startServe(t, dir, flags...)
 	token := s.adminToken(t)
 	def := `{"name": "crashy", "input": {"type": "object"}, "steps": [

@@ -19,7 +19,7 @@ import (
 const mcpStopTimeout = 10 * time.Second
 
 func newMCPCommand(g *globals) *cobra.Command {
-	var denyPrivate bool
+	var allow []string
 	cmd := &cobra.Command{
 		Use:   "mcp",
 		Short: "Serve the published workflows as MCP tools over stdio, and work runs",
@@ -29,15 +29,19 @@ func newMCPCommand(g *globals) *cobra.Command {
 		Example: `  {"mcpServers": {"gorunner": {"command": "gorunner", "args": ["mcp", "--data-dir", "/path/to/.gorunner"]}}}`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return serveMCP(cmd, g, denyPrivate)
+			return serveMCP(cmd, g, allow)
 		},
 	}
-	cmd.Flags().BoolVar(&denyPrivate, "http-deny-private", false, "refuse HTTP steps to loopback and private addresses (env GORUNNER_HTTP_DENY_PRIVATE)")
+	httpAllowFlag(cmd.Flags(), &allow)
 	return cmd
 }
 
-func serveMCP(cmd *cobra.Command, g *globals, denyPrivate bool) (err error) {
+func serveMCP(cmd *cobra.Command, g *globals, allow []string) (err error) {
 	ctx := cmd.Context()
+	egress, err := egressPolicy(allow)
+	if err != nil {
+		return err
+	}
 	a, err := openApp(ctx, g)
 	if err != nil {
 		return err
@@ -51,7 +55,7 @@ func serveMCP(cmd *cobra.Command, g *globals, denyPrivate bool) (err error) {
 	if err != nil {
 		return err
 	}
-	engine, err := runner.New(a.store, a.catalog, a.catalog, &runner.Config{Logger: a.log, DenyPrivate: denyPrivate, WakeSignal: a.wakes})
+	engine, err := runner.New(a.store, a.catalog, a.catalog, &runner.Config{Logger: a.log, Egress: egress, WakeSignal: a.wakes})
 	if err != nil {
 		return err
 	}

@@ -20,9 +20,9 @@ func TestTwoProcessesShareOneSQLiteFile(t *testing.T) {
 	defer target.Close()
 
 	dir := t.TempDir()
-	first := startServe(t, dir)
+	first := startServe(t, dir, "--http-allow", "127.0.0.1")
 	token := first.adminToken(t)
-	second := startServe(t, dir, "--store", "sqlite:"+filepath.Join(dir, "gorunner.db"))
+	second := startServe(t, dir, "--http-allow", "127.0.0.1", "--store", "sqlite:"+filepath.Join(dir, "gorunner.db"))
 	def := `{"name": "shared", "input": {"type": "object"}, "steps": [
 	  {"id": "call", "http": {"method": "POST", "url": "` + target.URL + `", "body": "${{ input }}"}},
 	  {"id": "done", "set": "${{ steps.call.output.status }}"}

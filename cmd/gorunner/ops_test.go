@@ -111,7 +111,7 @@ func TestLogsCarryRequestIDsAndNoSecrets(t *testing.T) {
 	require.Equal(t, 0, code, stderr)
 
 	const connSecret = "conn-secret-5f1d9c"
-	status, body := call(t, admin, "POST", s.url+"/api/connections", `{"name": "pay", "type": "bearer", "secret": "`+connSecret+`"}`)
+	status, body := call(t, admin, "POST", s.url+"/api/connections", `{"name": "pay", "type": "bearer", "secret": "`+connSecret+`", "hosts": ["pay.example.com"]}`)
 	require.Equal(t, 201, status, body)
 	status, body = call(t, admin, "POST", s.url+"/api/tokens", `{"name": "ci"}`)
 	require.Equal(t, 201, status, body)

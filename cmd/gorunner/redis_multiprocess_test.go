@@ -164,7 +164,7 @@ func TestRedisThreeProcesses(t *testing.T) {
 	defer target.Close()
 	defer close(counter.release)
 
-	servers := startOnStore(t, 3, store, &safeBuffer{}, "--lease-ttl", "2s")
+	servers := startOnStore(t, 3, store, &safeBuffer{}, "--lease-ttl", "2s", "--http-allow", "127.0.0.1")
 	token := servers[0].adminToken(t)
 	publish(t, servers[0], token, onceDef)
 

@@ -9,6 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/gorunner/gorunner/runner"
 )
 
 // globals are the flags every command takes.
@@ -69,6 +71,21 @@ func applyEnv(fs *pflag.FlagSet) error {
 		}
 	})
 	return err
+}
+
+// httpAllowFlag is the --http-allow flag of the commands that run steps: the non-public
+// addresses http steps may reach.
+func httpAllowFlag(fs *pflag.FlagSet, allow *[]string) {
+	fs.StringSliceVar(allow, "http-allow", nil, "let HTTP steps reach a loopback or private address: CIDR or HOST[:PORT], repeatable or comma-separated (env GORUNNER_HTTP_ALLOW)")
+}
+
+// egressPolicy parses --http-allow.
+func egressPolicy(allow []string) (*runner.EgressPolicy, error) {
+	p, err := runner.NewEgressPolicy(allow...)
+	if err != nil {
+		return nil, usageError(fmt.Errorf("--http-allow: %w", err))
+	}
+	return p, nil
 }
 
 func (g *globals) logger() (*slog.Logger, error) {

@@ -24,7 +24,7 @@ type serveFlags struct {
 	addr            string
 	examples        bool
 	baseURL         string
-	denyPrivate     bool
+	httpAllow       []string
 	shutdownTimeout time.Duration
 	leaseTTL        time.Duration
 }
@@ -36,7 +36,7 @@ func newServeCommand(g *globals) *cobra.Command {
 		Short: "Serve the REST API, /mcp and webhooks, and work runs",
 		Long: "Serve the REST API, the MCP endpoint (/mcp), webhooks and a worker pool over one store.\n" +
 			"On first start with no token it creates an admin token, prints it once and writes it to <data-dir>/admin-token.",
-		Example: "  gorunner serve --examples\n  gorunner serve --addr 0.0.0.0:8080 --store sqlite:/var/lib/gorunner/gorunner.db",
+		Example: "  gorunner serve --examples\n  gorunner serve --http-allow 127.0.0.1:9000   # let steps call a local service\n  gorunner serve --addr 0.0.0.0:8080 --store sqlite:/var/lib/gorunner/gorunner.db",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return serve(cmd, g, f)
@@ -46,7 +46,7 @@ func newServeCommand(g *globals) *cobra.Command {
 	fl.StringVar(&f.addr, "addr", "127.0.0.1:8080", "listen address (env GORUNNER_ADDR)")
 	fl.BoolVar(&f.examples, "examples", false, "create and publish the example workflows (env GORUNNER_EXAMPLES)")
 	fl.StringVar(&f.baseURL, "base-url", "", "public origin for webhook URLs, e.g. https://runner.example (env GORUNNER_BASE_URL)")
-	fl.BoolVar(&f.denyPrivate, "http-deny-private", false, "refuse HTTP steps to loopback and private addresses (env GORUNNER_HTTP_DENY_PRIVATE)")
+	httpAllowFlag(fl, &f.httpAllow)
 	fl.DurationVar(&f.leaseTTL, "lease-ttl", 30*time.Second, "how long a run stays claimed by a process that stops renewing it (env GORUNNER_LEASE_TTL)")
 	fl.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 20*time.Second, "how long in-flight requests and steps may take to finish on SIGTERM (env GORUNNER_SHUTDOWN_TIMEOUT)")
 	return cmd
@@ -54,6 +54,10 @@ func newServeCommand(g *globals) *cobra.Command {
 
 func serve(cmd *cobra.Command, g *globals, f *serveFlags) error {
 	ctx := cmd.Context()
+	egress, err := egressPolicy(f.httpAllow)
+	if err != nil {
+		return err
+	}
 	a, err := openApp(ctx, g)
 	if err != nil {
 		return err
@@ -84,7 +88,7 @@ func serve(cmd *cobra.Command, g *globals, f *serveFlags) error {
 		return err
 	}
 	engine, err := runner.New(timedRuns{a.store, timer}, a.catalog, a.catalog,
-		&runner.Config{Logger: a.log, DenyPrivate: f.denyPrivate, LeaseTTL: f.leaseTTL, Registerer: reg, WakeSignal: a.wakes})
+		&runner.Config{Logger: a.log, Egress: egress, LeaseTTL: f.leaseTTL, Registerer: reg, WakeSignal: a.wakes})
 	if err != nil {
 		return err
 	}

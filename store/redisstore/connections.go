@@ -8,6 +8,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/gorunner/gorunner/catalog"
+	"github.com/gorunner/gorunner/store/storecodec"
 )
 
 func decodeConnection(m map[string]string) (*catalog.Connection, error) {
@@ -19,15 +20,21 @@ func decodeConnection(m map[string]string) (*catalog.Connection, error) {
 		ID: f.str("id"), Name: f.str("name"), Type: f.str("type"), Header: f.str("header"),
 		Username: f.str("username"), Sealed: f.bytes("sealed"), CreatedAt: f.time("created_at"),
 	}
-	return c, f.err
+	hosts, err := storecodec.DecodeHosts(f.str("hosts"))
+	c.Hosts = hosts
+	return c, errors.Join(f.err, err)
 }
 
 // CreateConnection inserts c; a taken name (or ID) → catalog.ErrConflict.
 func (s *Store) CreateConnection(ctx context.Context, c *catalog.Connection) error {
-	_, err := s.run(ctx, s.scripts.createConnection, catalogErrs,
+	hosts, err := storecodec.EncodeHosts(c.Hosts)
+	if err != nil {
+		return err
+	}
+	_, err = s.run(ctx, s.scripts.createConnection, catalogErrs,
 		[]string{s.k.connection(c.ID), s.k.connectionNames(), s.k.connectionsByName()},
 		c.ID, c.Name, "id", c.ID, "name", c.Name, "type", c.Type, "header", c.Header,
-		"username", c.Username, "sealed", c.Sealed, "created_at", ts(c.CreatedAt))
+		"username", c.Username, "sealed", c.Sealed, "created_at", ts(c.CreatedAt), "hosts", hosts)
 	if err != nil {
 		return fmt.Errorf("creating connection %q: %w", c.Name, err)
 	}

@@ -6,25 +6,33 @@ import (
 	"fmt"
 
 	"github.com/gorunner/gorunner/catalog"
+	"github.com/gorunner/gorunner/store/storecodec"
 )
 
-const connectionCols = `id, name, type, header, username, sealed, created_at`
+const connectionCols = `id, name, type, header, username, sealed, created_at, hosts`
 
 func scanConnection(row scanner) (*catalog.Connection, error) {
 	var c catalog.Connection
 	var created int64
-	if err := row.Scan(&c.ID, &c.Name, &c.Type, &c.Header, &c.Username, &c.Sealed, &created); err != nil {
+	var hosts string
+	if err := row.Scan(&c.ID, &c.Name, &c.Type, &c.Header, &c.Username, &c.Sealed, &created, &hosts); err != nil {
 		return nil, err
 	}
 	c.CreatedAt = fromNanos(created)
-	return &c, nil
+	var err error
+	c.Hosts, err = storecodec.DecodeHosts(hosts)
+	return &c, err
 }
 
 // CreateConnection inserts c; a taken name (or ID) → catalog.ErrConflict.
 func (s *Store) CreateConnection(ctx context.Context, c *catalog.Connection) error {
+	hosts, err := storecodec.EncodeHosts(c.Hosts)
+	if err != nil {
+		return err
+	}
 	return s.write(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO connections (`+connectionCols+`) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-			c.ID, c.Name, c.Type, c.Header, c.Username, c.Sealed, nanos(c.CreatedAt))
+		_, err := tx.ExecContext(ctx, `INSERT INTO connections (`+connectionCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+			c.ID, c.Name, c.Type, c.Header, c.Username, c.Sealed, nanos(c.CreatedAt), hosts)
 		if err != nil {
 			return fmt.Errorf("creating connection %q: %w", c.Name, mapErr(err, catalog.ErrNotFound, catalog.ErrConflict))
 		}

@@ -2,6 +2,7 @@ package sqlitestore_test
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"path/filepath"
 	"sync"
@@ -151,4 +152,32 @@ func TestConcurrentFirstOpen(t *testing.T) {
 	v, err := open(t, path).CatalogVersion(ctx)
 	require.NoError(t, err)
 	require.Zero(t, v, "the schema was created once")
+}
+
+// TestConnectionsBeforeHostsAreBoundToNoHost rolls a file back to the schema before
+// connections had hosts, stores a connection the old way, and checks that migrating binds
+// it to no host (so its secret is sent nowhere) instead of to every host.
+func TestConnectionsBeforeHostsAreBoundToNoHost(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "old.db")
+	s, err := sqlitestore.Open(ctx, path)
+	require.NoError(t, err)
+	require.NoError(t, s.Close())
+
+	db, err := sql.Open("sqlite", path)
+	require.NoError(t, err)
+	for _, stmt := range []string{
+		`ALTER TABLE connections DROP COLUMN hosts`,
+		`DELETE FROM schema_migrations WHERE name = '0002_connection_hosts.sql'`,
+		`INSERT INTO connections (id, name, type, sealed, created_at) VALUES ('c-old', 'old', 'bearer', x'00', 1)`,
+	} {
+		_, err := db.ExecContext(ctx, stmt)
+		require.NoError(t, err, stmt)
+	}
+	require.NoError(t, db.Close())
+
+	c, err := open(t, path).GetConnection(ctx, "old")
+	require.NoError(t, err)
+	require.Equal(t, []string{}, c.Hosts)
 }

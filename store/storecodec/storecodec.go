@@ -143,3 +143,28 @@ func LeaseOutcome(runIDs []string, held map[string]bool) (lost, cancelled []stri
 	}
 	return lost, cancelled
 }
+
+// EncodeHosts is how both backends keep a connection's hosts: a JSON array.
+func EncodeHosts(hosts []string) (string, error) {
+	if hosts == nil {
+		hosts = []string{}
+	}
+	b, err := json.Marshal(hosts)
+	if err != nil {
+		return "", fmt.Errorf("encoding connection hosts: %w", err)
+	}
+	return string(b), nil
+}
+
+// DecodeHosts reads EncodeHosts. Empty (a connection stored before connections had hosts)
+// is no host: the connection is sent nowhere.
+func DecodeHosts(s string) ([]string, error) {
+	hosts := []string{}
+	if s == "" {
+		return hosts, nil
+	}
+	if err := json.Unmarshal([]byte(s), &hosts); err != nil {
+		return nil, fmt.Errorf("decoding connection hosts: %w", err)
+	}
+	return hosts, nil
+}

@@ -63,3 +63,20 @@ func TestRunStateKeepsEngineStateAndUTC(t *testing.T) {
 	require.NoError(t, err)
 	require.Nil(t, none)
 }
+
+// TestHosts checks the hosts encoding both backends share; a connection stored before hosts
+// existed (no field, empty column) reads as bound to no host.
+func TestHosts(t *testing.T) {
+	for _, hosts := range [][]string{nil, {}, {"api.example.com", "*.example.org:8443", "[::1]:9000"}} {
+		enc, err := storecodec.EncodeHosts(hosts)
+		require.NoError(t, err)
+		got, err := storecodec.DecodeHosts(enc)
+		require.NoError(t, err)
+		require.Equal(t, append([]string{}, hosts...), got)
+	}
+	got, err := storecodec.DecodeHosts("")
+	require.NoError(t, err)
+	require.Equal(t, []string{}, got)
+	_, err = storecodec.DecodeHosts("{")
+	require.Error(t, err)
+}
