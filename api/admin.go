@@ -59,7 +59,7 @@ func (s *Server) useTemplate(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) createToken(w http.ResponseWriter, r *http.Request) {
-	var body tokenBody
+	var body createTokenBody
 	if err := decodeJSON(r, &body, false); err != nil {
 		s.writeError(w, r, err)
 		return
@@ -79,7 +79,7 @@ func (s *Server) createToken(w http.ResponseWriter, r *http.Request) {
 
 // issueParams reads a token body: scopes default to the caller's own, expiresIn is a
 // positive Go duration.
-func (s *Server) issueParams(r *http.Request, body tokenBody) (auth.IssueParams, error) {
+func (s *Server) issueParams(r *http.Request, body createTokenBody) (auth.IssueParams, error) {
 	by := principalOf(r)
 	p := auth.IssueParams{Name: body.Name, Scopes: by.Scopes, By: &by}
 	if body.Scopes != nil {

@@ -54,6 +54,7 @@ type Config struct {
 // Server is the HTTP API.
 type Server struct {
 	cfg    Config
+	guard  *Guard
 	log    *slog.Logger
 	router chi.Router
 
@@ -70,7 +71,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	s := &Server{cfg: cfg, log: slog.New(LogHandler(cfg.Logger.Handler()))}
+	s := &Server{cfg: cfg, guard: NewGuard(cfg.Catalog, cfg.Engine), log: slog.New(LogHandler(cfg.Logger.Handler()))}
 	s.router = s.routes()
 	return s, nil
 }
@@ -98,9 +99,9 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 	})
 }
 
-// resourceOf is the resource a request is for, as token audiences name it.
+// resourceOf is the resource a request is for, as token audiences name it: /mcp, else /api.
 func resourceOf(r *http.Request) string {
-	if r.URL.Path == "/mcp" {
+	if r.URL.Path == auth.AudienceMCP {
 		return auth.AudienceMCP
 	}
 	return "/api"

@@ -100,7 +100,7 @@ type newTokenView struct {
 	Token     string     `json:"token" jsonschema:"description=The secret; shown once."`
 }
 
-type tokenBody struct {
+type createTokenBody struct {
 	Name      string   `json:"name"`
 	Scopes    []string `json:"scopes,omitempty" jsonschema:"description=Default: the creator's own scopes. A token cannot be given scopes its creator does not hold."`
 	ExpiresIn string   `json:"expiresIn,omitempty" jsonschema:"description=Go duration (720h); default: never expires."`

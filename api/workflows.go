@@ -3,12 +3,14 @@ package api
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strconv"
 
 	"github.com/go-chi/chi/v5"
 	"gopkg.in/yaml.v3"
 
+	"github.com/gorunner/gorunner/auth"
 	"github.com/gorunner/gorunner/catalog"
 )
 
@@ -45,9 +47,12 @@ func (s *Server) listWorkflows(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	views := make([]workflowView, len(list))
-	for i, wf := range list {
-		views[i] = s.workflowView(r, wf)
+	scopes := principalOf(r).Scopes
+	views := make([]workflowView, 0, len(list))
+	for _, wf := range list {
+		if scopes.Allows(auth.RunsRead, auth.TargetOf(wf.Name, wf.Definition)) {
+			views = append(views, s.workflowView(r, wf))
+		}
 	}
 	writeJSON(w, http.StatusOK, listBody{Data: views, NextCursor: next})
 }
@@ -184,13 +189,16 @@ func (s *Server) rotateWebhook(w http.ResponseWriter, r *http.Request) {
 	writeData(w, http.StatusCreated, webhookView{URL: s.webhookURL(r, wf.WebhookToken), Token: wf.WebhookToken})
 }
 
-// pageOf reads ?limit= (1–1000, default 100) and ?cursor=.
+// MaxPageLimit is the largest ?limit= of a list.
+const MaxPageLimit = 1000
+
+// pageOf reads ?limit= (1–MaxPageLimit, default 100) and ?cursor=.
 func pageOf(r *http.Request) (catalog.Page, error) {
 	p := catalog.Page{Limit: 100, Cursor: r.URL.Query().Get("cursor")}
 	if v := r.URL.Query().Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > 1000 {
-			return p, badRequest("/limit", "limit must be an integer from 1 to 1000")
+		if err != nil || n < 1 || n > MaxPageLimit {
+			return p, badRequest("/limit", fmt.Sprintf("limit must be an integer from 1 to %d", MaxPageLimit))
 		}
 		p.Limit = n
 	}

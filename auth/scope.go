@@ -240,3 +240,9 @@ func StoredScopes(s string) (Scopes, error) {
 	}
 	return ParseScopeList(s)
 }
+
+// TargetOf is the target of a workflow named name whose definition (JSON) is definition:
+// its tags are the definition's.
+func TargetOf(name string, definition []byte) Target {
+	return Target{Workflow: name, Tags: schemas.TagsOf(definition)}
+}

@@ -76,7 +76,7 @@ func (s *Server) toolTimeout(t *tools.Tool) time.Duration {
 func (s *Server) start(ctx context.Context, p auth.Principal, env, name string, c *tools.Call) (*runner.Run, bool, error) {
 	var fresh *runner.Run
 	submit := func(ctx context.Context) (*idempotency.Response, error) {
-		res, err := s.deps.Engine.Submit(context.WithoutCancel(ctx), runner.SubmitParams{Workflow: name, Environment: env, Input: c.Input})
+		res, err := s.deps.Engine.Submit(context.WithoutCancel(ctx), runner.SubmitParams{Workflow: name, Environment: env, Input: c.Input, StartedBy: p.ID})
 		if err != nil {
 			return nil, err
 		}

@@ -15,8 +15,8 @@ import (
 	"github.com/gorunner/gorunner/tools"
 )
 
-// companionFunc answers one companion tool call whose arguments are valid.
-type companionFunc func(ctx context.Context, env string, args json.RawMessage) (*mcp.CallToolResult, error)
+// companionFunc answers one companion tool call, whose arguments are valid, for p.
+type companionFunc func(ctx context.Context, p auth.Principal, env string, args json.RawMessage) (*mcp.CallToolResult, error)
 
 // companionTools are GoRunner's own tools for env, each checking its arguments against
 // its input schema first, as workflow tools do.
@@ -50,7 +50,8 @@ func compileCompanions() (map[string]*schemas.InputSchema, error) {
 
 func (s *Server) companionHandler(env string, input *schemas.InputSchema, fn companionFunc) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		if _, ok := auth.PrincipalFrom(ctx); !ok {
+		p, ok := auth.PrincipalFrom(ctx)
+		if !ok {
 			return nil, errUnauthenticated
 		}
 		call, problems := tools.ParseCall(rawArguments(req))
@@ -60,7 +61,7 @@ func (s *Server) companionHandler(env string, input *schemas.InputSchema, fn com
 		if len(problems) > 0 {
 			return tools.InvalidArguments(problems), nil
 		}
-		res, err := fn(ctx, env, call.Input)
+		res, err := fn(ctx, p, env, call.Input)
 		if err != nil {
 			return s.errorResult(ctx, err)
 		}
@@ -68,9 +69,12 @@ func (s *Server) companionHandler(env string, input *schemas.InputSchema, fn com
 	}
 }
 
-func (s *Server) getRun(ctx context.Context, _ string, raw json.RawMessage) (*mcp.CallToolResult, error) {
+func (s *Server) getRun(ctx context.Context, p auth.Principal, _ string, raw json.RawMessage) (*mcp.CallToolResult, error) {
 	var a tools.GetRunArgs
 	if err := json.Unmarshal(raw, &a); err != nil {
+		return nil, err
+	}
+	if _, err := s.guard.Run(ctx, p, auth.RunsRead, a.RunID); err != nil {
 		return nil, err
 	}
 	wait := time.Duration(a.WaitSeconds * float64(time.Second))
@@ -81,7 +85,7 @@ func (s *Server) getRun(ctx context.Context, _ string, raw json.RawMessage) (*mc
 	return tools.Structured(tools.ResultOf(run)), nil
 }
 
-func (s *Server) listRuns(ctx context.Context, _ string, raw json.RawMessage) (*mcp.CallToolResult, error) {
+func (s *Server) listRuns(ctx context.Context, pr auth.Principal, _ string, raw json.RawMessage) (*mcp.CallToolResult, error) {
 	var a tools.ListRunsArgs
 	if err := json.Unmarshal(raw, &a); err != nil {
 		return nil, err
@@ -94,6 +98,11 @@ func (s *Server) listRuns(ctx context.Context, _ string, raw json.RawMessage) (*
 		}
 		p.WorkflowID = w.ID
 	}
+	readable, err := s.guard.ReadableRuns(ctx, pr)
+	if err != nil {
+		return nil, err
+	}
+	p.Readable = readable
 	runs, _, err := s.deps.Engine.List(ctx, p)
 	if err != nil {
 		return nil, err
@@ -105,9 +114,12 @@ func (s *Server) listRuns(ctx context.Context, _ string, raw json.RawMessage) (*
 	return tools.Structured(list), nil
 }
 
-func (s *Server) cancelRun(ctx context.Context, _ string, raw json.RawMessage) (*mcp.CallToolResult, error) {
+func (s *Server) cancelRun(ctx context.Context, p auth.Principal, _ string, raw json.RawMessage) (*mcp.CallToolResult, error) {
 	var a tools.CancelRunArgs
 	if err := json.Unmarshal(raw, &a); err != nil {
+		return nil, err
+	}
+	if _, err := s.guard.Run(ctx, p, auth.RunsWrite, a.RunID); err != nil {
 		return nil, err
 	}
 	run, err := s.deps.Engine.Cancel(context.WithoutCancel(ctx), a.RunID)
@@ -118,10 +130,13 @@ func (s *Server) cancelRun(ctx context.Context, _ string, raw json.RawMessage) (
 }
 
 // resumeHook sends the payload to the hook token in the session's environment and answers
-// with the state of the run that owns it.
-func (s *Server) resumeHook(ctx context.Context, env string, raw json.RawMessage) (*mcp.CallToolResult, error) {
+// with the state of the run that owns it. It needs runs:write on that run's workflow.
+func (s *Server) resumeHook(ctx context.Context, p auth.Principal, env string, raw json.RawMessage) (*mcp.CallToolResult, error) {
 	var a tools.ResumeHookArgs
 	if err := json.Unmarshal(raw, &a); err != nil {
+		return nil, err
+	}
+	if err := s.guard.Hook(ctx, p, auth.RunsWrite, env, a.Token); err != nil {
 		return nil, err
 	}
 	runID, err := s.deps.Engine.Resume(context.WithoutCancel(ctx), env, a.Token, a.Payload)

@@ -31,6 +31,7 @@ type fixture struct {
 	catalog *catalog.Service
 	engine  *runner.Engine
 	mcp     *mcpserver.Server
+	auth    *auth.Service
 	srv     *httptest.Server
 	token   string
 }
@@ -54,6 +55,7 @@ func newFixtureConfig(t testing.TB, cfg *mcpserver.Config, defs ...string) *fixt
 	require.NoError(t, err)
 	publishAll(t, f.catalog, defs)
 	au := auth.New(st, nil)
+	f.auth = au
 	_, f.token, err = au.Issue(ctx, auth.IssueParams{Name: "agent", Scopes: auth.AdminScopes()})
 	require.NoError(t, err)
 	idem, err := idempotency.New(st, nil)
@@ -142,6 +144,12 @@ func (e *events) progressMessages() []string {
 // connect opens an MCP session over streamable HTTP at /mcp+query.
 func (f *fixture) connect(query string) (*mcp.ClientSession, *events) {
 	f.t.Helper()
+	return f.connectAs(f.token, query)
+}
+
+// connectAs is connect with another token.
+func (f *fixture) connectAs(token, query string) (*mcp.ClientSession, *events) {
+	f.t.Helper()
 	ev := &events{}
 	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, &mcp.ClientOptions{
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
@@ -157,7 +165,7 @@ func (f *fixture) connect(query string) (*mcp.ClientSession, *events) {
 	})
 	transport := &mcp.StreamableClientTransport{
 		Endpoint:   f.srv.URL + "/mcp" + query,
-		HTTPClient: &http.Client{Transport: bearer{token: f.token, next: http.DefaultTransport}},
+		HTTPClient: &http.Client{Transport: bearer{token: token, next: http.DefaultTransport}},
 		MaxRetries: -1,
 	}
 	session, err := client.Connect(context.Background(), transport, nil)

@@ -23,6 +23,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/gorunner/gorunner/api"
 	"github.com/gorunner/gorunner/auth"
 	"github.com/gorunner/gorunner/catalog"
 	"github.com/gorunner/gorunner/idempotency"
@@ -108,8 +109,10 @@ func (c *Config) validate() error {
 type Server struct {
 	deps Deps
 	cfg  Config
-	log  *slog.Logger
-	envs map[string]*environment
+	// guard checks what the session's principal may do with runs and hooks.
+	guard *api.Guard
+	log   *slog.Logger
+	envs  map[string]*environment
 	// metrics count the tool calls of every environment.
 	metrics *metrics
 	// companionSchemas are the compiled input schemas of the companion tools, by name.
@@ -137,7 +140,8 @@ func New(deps Deps, cfg *Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{deps: deps, cfg: c, log: c.Logger, envs: map[string]*environment{}, companionSchemas: compiled, metrics: m}
+	s := &Server{deps: deps, cfg: c, guard: api.NewGuard(deps.Catalog, deps.Engine), log: c.Logger,
+		envs: map[string]*environment{}, companionSchemas: compiled, metrics: m}
 	for _, env := range []string{runner.EnvProduction, runner.EnvTest} {
 		s.envs[env] = s.newEnvironment(env)
 	}

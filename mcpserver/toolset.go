@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/gorunner/gorunner/auth"
 	"github.com/gorunner/gorunner/catalog"
 	"github.com/gorunner/gorunner/runner"
 	"github.com/gorunner/gorunner/schemas"
@@ -28,6 +30,9 @@ type environment struct {
 	mcp   *server.MCPServer
 	http  *server.StreamableHTTPServer
 	tools map[string]*entry // by tool name; touched by the sync only, which is serialised
+	// targets are the registered workflow tools' scope targets by tool name, swapped
+	// whole by the sync and read by every session's tool filter.
+	targets atomic.Pointer[map[string]auth.Target]
 }
 
 // entry is one registered workflow tool and the catalog state it was built from.
@@ -37,14 +42,17 @@ type entry struct {
 }
 
 func (s *Server) newEnvironment(name string) *environment {
+	env := &environment{name: name, tools: map[string]*entry{}}
+	env.targets.Store(&map[string]auth.Target{})
 	m := server.NewMCPServer("gorunner", s.cfg.Version,
 		server.WithToolCapabilities(true),
 		server.WithPaginationLimit(s.cfg.PageSize),
 		server.WithToolHandlerMiddleware(s.metrics.middleware), // outside recovery: a panic counts as an error
 		server.WithRecovery(),
 		server.WithInstructions(instructions),
+		server.WithToolFilter(s.toolFilter(env)),
 	)
-	env := &environment{name: name, mcp: m, tools: map[string]*entry{}}
+	env.mcp = m
 	env.http = server.NewStreamableHTTPServer(m, server.WithStreamableHTTPLogger(s.log))
 	m.SetTools(s.companionTools(env)...)
 	return env
@@ -124,9 +132,14 @@ func (s *Server) sync(ctx context.Context, env *environment) error {
 	}
 	env.tools = next
 	all := s.companionTools(env)
-	for _, e := range next {
+	targets := make(map[string]auth.Target, len(next))
+	for name, e := range next {
 		all = append(all, server.ServerTool{Tool: e.tool.Tool, Handler: s.workflowHandler(env.name, e.tool)})
+		targets[name] = auth.Target{Workflow: name, Tags: e.tool.Definition.Tags}
 	}
+	// The targets go first: a session listing between the two steps sees a new tool
+	// filtered by its own target, never by none.
+	env.targets.Store(&targets)
 	env.mcp.SetTools(all...)
 	return nil
 }

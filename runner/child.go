@@ -85,7 +85,7 @@ func (s *stepExec) startChild(ctx context.Context, id string) (string, error) {
 		return "", permanent(CodeValidation, "step %q: workflow %q: %v", s.st.ID, ws.Name, err)
 	}
 	child := e.newRun(t, parent.Environment, input)
-	child.ID, child.ParentRunID = id, parent.ID
+	child.ID, child.ParentRunID, child.StartedBy = id, parent.ID, parent.StartedBy
 	res, err := e.admit(ctx, c, child)
 	var conflict *TokenConflictError
 	if errors.As(err, &conflict) {

@@ -71,6 +71,7 @@ func Parse(data []byte, opts ValidateOptions) (*Definition, []Problem, error) {
 func Validate(d *Definition, opts ValidateOptions) []Problem {
 	v := &validator{opts: opts, stepIndex: map[string]int{}}
 	v.name(d.Name)
+	v.tags(d.Tags)
 	v.input(d.Input)
 	if len(d.Output) > 0 {
 		v.schema("/output", d.Output)

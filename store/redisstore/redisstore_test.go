@@ -41,6 +41,13 @@ func redisURL(t testing.TB) string {
 // when the test ends.
 func fresh(t testing.TB) *redisstore.Store {
 	t.Helper()
+	s, _, _ := freshAt(t)
+	return s
+}
+
+// freshAt is fresh, also answering the Redis URL and the store's key prefix.
+func freshAt(t testing.TB) (*redisstore.Store, string, string) {
+	t.Helper()
 	url := redisURL(t)
 	prefix := "gorunner-test:" + randomHex(t) + ":"
 	s, err := redisstore.Open(context.Background(), url, &redisstore.Config{Prefix: prefix})
@@ -49,7 +56,7 @@ func fresh(t testing.TB) *redisstore.Store {
 		require.NoError(t, s.Close())
 		deletePrefix(t, url, prefix)
 	})
-	return s
+	return s, url, prefix
 }
 
 func randomHex(t testing.TB) string {
