@@ -246,3 +246,24 @@ func TestSignInCode(t *testing.T) {
 	page = e.open(b, conf.AuthCodeURL("s", oauth2.S256ChallengeOption(verifier)))
 	require.Equal(t, http.StatusUnauthorized, e.submit(b, page, expired, "approve", "runs:write").Status, "an expired sign-in code is refused")
 }
+
+// TestRevokingTheApprovingToken: revoking a person's token (DELETE /api/tokens/{id})
+// revokes the grants they approved with it, and their access and refresh tokens.
+func TestRevokingTheApprovingToken(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	person, secret, err := e.auth.Issue(ctx, auth.IssueParams{Name: "carol", Scopes: mustScopes(t, "runs:write")})
+	require.NoError(t, err)
+	conf := e.config(e.documentClient("Cut Off"), "runs:write")
+	verifier := oauth2.GenerateVerifier()
+	tok, err := conf.Exchange(ctx, e.authorize(conf, verifier, secret), oauth2.VerifierOption(verifier))
+	require.NoError(t, err)
+	_, err = e.mcpTools(bearerClient(tok.AccessToken))
+	require.NoError(t, err)
+
+	require.Equal(t, http.StatusNoContent, status(t, "DELETE", e.url+"/api/tokens/"+person.ID, e.admin))
+	require.Equal(t, http.StatusUnauthorized, status(t, "POST", e.url+"/mcp", tok.AccessToken))
+	_, err = conf.TokenSource(ctx, &oauth2.Token{RefreshToken: tok.RefreshToken}).Token()
+	require.Equal(t, "invalid_grant", retrieveError(t, err))
+	require.Empty(t, e.grants(e.admin))
+}

@@ -14,22 +14,55 @@ import (
 
 // revokeGrant deletes a grant and revokes every access token issued under it.
 func (s *Server) revokeGrant(ctx context.Context, id string) error {
-	g, err := s.store.DeleteGrant(ctx, id)
+	return revokeGrant(ctx, s.store, s.tokens, id)
+}
+
+func revokeGrant(ctx context.Context, store Store, tokens Tokens, id string) error {
+	g, err := store.DeleteGrant(ctx, id)
 	if err != nil {
 		return err
 	}
-	return s.revokeTokens(ctx, g.TokenIDs)
+	return revokeTokens(ctx, tokens, g.TokenIDs)
 }
 
 // revokeTokens revokes access tokens; ones already gone are fine.
 func (s *Server) revokeTokens(ctx context.Context, ids []string) error {
+	return revokeTokens(ctx, s.tokens, ids)
+}
+
+func revokeTokens(ctx context.Context, tokens Tokens, ids []string) error {
 	var errs []error
 	for _, t := range ids {
-		if err := s.tokens.Revoke(ctx, t); err != nil && !errors.Is(err, auth.ErrNotFound) {
+		if err := tokens.Revoke(ctx, t); err != nil && !errors.Is(err, auth.ErrNotFound) {
 			errs = append(errs, fmt.Errorf("revoking access token %q: %w", t, err))
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// RevokeToken revokes an API token and every grant it approved, with their access
+// tokens: revoking a person's token cuts off the assistants they let in with it. The API
+// and `gorunner token revoke` revoke tokens through it.
+func RevokeToken(ctx context.Context, store Store, tokens Tokens, id string) error {
+	if err := tokens.Revoke(ctx, id); err != nil {
+		return err
+	}
+	gs, err := store.ListGrants(ctx, id)
+	if err != nil {
+		return fmt.Errorf("listing the grants of token %q: %w", id, err)
+	}
+	var errs []error
+	for _, g := range gs {
+		if err := revokeGrant(ctx, store, tokens, g.ID); err != nil && !errors.Is(err, ErrNotFound) {
+			errs = append(errs, fmt.Errorf("revoking grant %q of token %q: %w", g.ID, id, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// RevokeToken revokes an API token and the grants it approved (see RevokeToken).
+func (s *Server) RevokeToken(ctx context.Context, id string) error {
+	return RevokeToken(ctx, s.store, s.tokens, id)
 }
 
 // ListGrants lists the grants p may see: every grant for an admin, else its own.
