@@ -25,27 +25,34 @@ var errUnauthenticated = errors.New("no authenticated principal")
 // workflowHandler answers calls of one workflow's tool in env.
 func (s *Server) workflowHandler(env string, t *tools.Tool) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		p, ok := auth.PrincipalFrom(ctx)
-		if !ok {
+		if _, ok := auth.PrincipalFrom(ctx); !ok {
 			return nil, errUnauthenticated
 		}
-		call, problems := tools.ParseCall(rawArguments(req))
-		if problems == nil {
-			problems = t.Input.Validate(call.Arguments)
+		call, problems := validArguments(rawArguments(req), t.Input)
+		if problems != nil {
+			return tools.InvalidArguments(t.Tool.RawInputSchema, problems), nil
 		}
-		if len(problems) > 0 {
-			return tools.InvalidArguments(problems), nil
-		}
-		run, replayed, err := s.start(ctx, p, env, t.Definition.Name, call)
-		if err != nil {
-			return s.errorResult(ctx, err)
-		}
-		run, err = s.await(ctx, req, run, s.toolTimeout(t))
-		if err != nil {
-			return s.errorResult(ctx, err)
-		}
-		return tools.ResultOf(run).Replay(replayed).CallResult(), nil
+		return s.runTool(ctx, req, env, t, call)
 	}
+}
+
+// runTool starts (or replays) a run of t's workflow for a valid call and answers with its
+// state once it stops running or the tool's timeout passes: the one path of a workflow's
+// own tool and of gorunner_run_workflow.
+func (s *Server) runTool(ctx context.Context, req mcp.CallToolRequest, env string, t *tools.Tool, call *tools.Call) (*mcp.CallToolResult, error) {
+	p, ok := auth.PrincipalFrom(ctx)
+	if !ok {
+		return nil, errUnauthenticated
+	}
+	run, replayed, err := s.start(ctx, p, env, t.Definition.Name, call)
+	if err != nil {
+		return s.errorResult(ctx, err)
+	}
+	run, err = s.await(ctx, req, run, s.toolTimeout(t))
+	if err != nil {
+		return s.errorResult(ctx, err)
+	}
+	return tools.ResultOf(run).Replay(replayed).CallResult(), nil
 }
 
 // rawArguments are the call's arguments as sent, so that big integers keep their digits.

@@ -30,12 +30,17 @@ func (f *fixture) mint(scopes ...string) string {
 	return secret
 }
 
-// requireNotFound asserts that calling name fails as a missing tool does.
-func requireNotFound(t *testing.T, s *mcp.ClientSession, name string, args map[string]any) {
+// requireNotFound asserts that calling name is answered as a call of a tool that does not
+// exist, suggesting none of the forbidden tools.
+func requireNotFound(t *testing.T, s *mcp.ClientSession, name string, args map[string]any, forbidden ...string) {
 	t.Helper()
-	_, err := s.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
-	require.Error(t, err, name)
-	require.Contains(t, err.Error(), "not found", name)
+	res, err := s.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
+	require.NoError(t, err, name)
+	require.True(t, res.IsError, name)
+	require.Contains(t, text(res), `there is no tool named \"`+name+`\"`, name)
+	for _, f := range forbidden {
+		require.NotContains(t, text(res), `\"`+f+`\"`, "a miss never names a tool the token cannot call")
+	}
 }
 
 // TestToolsFollowScopes: a runs:write:tag=billing token lists only the billing tools and
@@ -47,12 +52,25 @@ func TestToolsFollowScopes(t *testing.T) {
 	res, got := call(t, billing, "charge", map[string]any{})
 	require.False(t, res.IsError, text(res))
 	require.Equal(t, "completed", got["status"])
-	requireNotFound(t, billing, "greet", map[string]any{"name": "Ada"})
-	requireNotFound(t, billing, "no-such-tool", map[string]any{})
+	requireNotFound(t, billing, "greet", map[string]any{"name": "Ada"}, "approve")
+	requireNotFound(t, billing, "greett", map[string]any{}, "greet")
+
+	_, found := call(t, billing, "gorunner_find_workflows", map[string]any{"query": "greet approve charge"})
+	var names []string
+	for _, w := range found["workflows"].([]any) {
+		names = append(names, w.(map[string]any)["name"].(string))
+	}
+	require.Equal(t, []string{"charge"}, names, "find lists only the workflows the token may call")
+	res, _ = call(t, billing, "gorunner_run_workflow", map[string]any{"workflow": "greet", "arguments": map[string]any{"name": "Ada"}})
+	require.True(t, res.IsError)
+	require.Contains(t, text(res), `there is no workflow named \"greet\"`)
+	res, got = call(t, billing, "gorunner_run_workflow", map[string]any{"workflow": "refund", "arguments": map[string]any{}})
+	require.False(t, res.IsError, text(res))
+	require.Equal(t, "completed", got["status"])
 
 	greeter, _ := f.connectAs(f.mint("runs:write:workflow=greet", "runs:read"), "")
 	require.ElementsMatch(t, append([]string{"greet"}, companions...), keysOf(listTools(t, greeter)))
-	requireNotFound(t, greeter, "charge", map[string]any{})
+	requireNotFound(t, greeter, "charge", map[string]any{}, "refund")
 
 	reader, _ := f.connectAs(f.mint("runs:read"), "")
 	require.ElementsMatch(t, companions, keysOf(listTools(t, reader)), "runs:read calls no workflow tool")

@@ -9,17 +9,11 @@ import (
 
 	"github.com/mark3labs/mcp-go/server"
 
-	"github.com/gorunner/gorunner/auth"
 	"github.com/gorunner/gorunner/catalog"
 	"github.com/gorunner/gorunner/runner"
 	"github.com/gorunner/gorunner/schemas"
 	"github.com/gorunner/gorunner/tools"
 )
-
-// instructions tell agents how GoRunner's tools behave.
-const instructions = "Each workflow tool starts a durable run and answers with {runId, status, output, error, replayed}. " +
-	"Pass idempotencyKey to make a retry safe: the same key and arguments never start a second run. " +
-	"When status is pending, running or waiting, continue with gorunner_get_run; a waiting run may need gorunner_resume_hook."
 
 // listPage is how many workflows one catalog read fetches while building the tool set.
 const listPage = 500
@@ -30,9 +24,8 @@ type environment struct {
 	mcp   *server.MCPServer
 	http  *server.StreamableHTTPServer
 	tools map[string]*entry // by tool name; touched by the sync only, which is serialised
-	// targets are the registered workflow tools' scope targets by tool name, swapped
-	// whole by the sync and read by every session's tool filter.
-	targets atomic.Pointer[map[string]auth.Target]
+	// view is what calls and lists read of the workflow tools, replaced whole by the sync.
+	view atomic.Pointer[view]
 }
 
 // entry is one registered workflow tool and the catalog state it was built from.
@@ -42,17 +35,17 @@ type entry struct {
 }
 
 func (s *Server) newEnvironment(name string) *environment {
-	env := &environment{name: name, tools: map[string]*entry{}}
-	env.targets.Store(&map[string]auth.Target{})
 	m := server.NewMCPServer("gorunner", s.cfg.Version,
 		server.WithToolCapabilities(true),
 		server.WithPaginationLimit(s.cfg.PageSize),
 		server.WithToolHandlerMiddleware(s.metrics.middleware), // outside recovery: a panic counts as an error
 		server.WithRecovery(),
-		server.WithInstructions(instructions),
-		server.WithToolFilter(s.toolFilter(env)),
+		server.WithInstructions(tools.Instructions),
+		server.WithToolFilter(s.listFilter(name)),
+		server.WithHooks(s.callHooks(name)),
 	)
-	env.mcp = m
+	env := &environment{name: name, mcp: m, tools: map[string]*entry{}}
+	env.view.Store(newView(nil))
 	env.http = server.NewStreamableHTTPServer(m, server.WithStreamableHTTPLogger(s.log))
 	m.SetTools(s.companionTools(env)...)
 	return env
@@ -131,15 +124,11 @@ func (s *Server) sync(ctx context.Context, env *environment) error {
 		return nil
 	}
 	env.tools = next
+	env.view.Store(newView(next))
 	all := s.companionTools(env)
-	targets := make(map[string]auth.Target, len(next))
-	for name, e := range next {
+	for _, e := range next {
 		all = append(all, server.ServerTool{Tool: e.tool.Tool, Handler: s.workflowHandler(env.name, e.tool)})
-		targets[name] = auth.Target{Workflow: name, Tags: e.tool.Definition.Tags}
 	}
-	// The targets go first: a session listing between the two steps sees a new tool
-	// filtered by its own target, never by none.
-	env.targets.Store(&targets)
 	env.mcp.SetTools(all...)
 	return nil
 }

@@ -41,6 +41,7 @@ const (
 	CodeValidation       = "VALIDATION_ERROR"
 	CodeStep             = "STEP_ERROR"
 	CodeDefinition       = "DEFINITION_ERROR"
+	CodeOutputInvalid    = "OUTPUT_INVALID"
 )
 
 // InputError lists why a run input is not valid. It matches ErrInvalidInput.
@@ -49,6 +50,11 @@ type InputError struct {
 }
 
 func (e *InputError) Error() string {
+	return "invalid input: " + e.list()
+}
+
+// list is the problems as "path: message" joined with "; ".
+func (e *InputError) list() string {
 	msgs := make([]string, len(e.Problems))
 	for i, p := range e.Problems {
 		msgs[i] = p.Message
@@ -56,7 +62,7 @@ func (e *InputError) Error() string {
 			msgs[i] = p.Path + ": " + p.Message
 		}
 	}
-	return "invalid input: " + strings.Join(msgs, "; ")
+	return strings.Join(msgs, "; ")
 }
 
 // Is makes errors.Is(err, ErrInvalidInput) true.

@@ -264,8 +264,28 @@ func (x *execution) complete(ctx context.Context, opts SaveOptions) flow {
 	if err != nil {
 		return x.finishFailed(ctx, -1, err)
 	}
+	if err := x.checkOutput(out); err != nil {
+		return x.finishFailed(ctx, -1, err)
+	}
 	x.r.Output = out
 	return x.finish(ctx, StatusCompleted, opts)
+}
+
+// checkOutput holds the output to the definition's output schema, so that what a tool's
+// outputSchema promises is what a completed run returns.
+func (x *execution) checkOutput(out json.RawMessage) error {
+	if x.c.output == nil {
+		return nil
+	}
+	v, err := decodeJSON(out)
+	if err != nil {
+		return permanent(CodeOutputInvalid, "decoding the output: %v", err)
+	}
+	problems := x.c.output.Validate(v)
+	if len(problems) == 0 {
+		return nil
+	}
+	return permanent(CodeOutputInvalid, "the output does not match the definition's output schema: %v", (&InputError{Problems: problems}).list())
 }
 
 func (x *execution) result() (json.RawMessage, error) {

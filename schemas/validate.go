@@ -71,7 +71,6 @@ func Parse(data []byte, opts ValidateOptions) (*Definition, []Problem, error) {
 func Validate(d *Definition, opts ValidateOptions) []Problem {
 	v := &validator{opts: opts, stepIndex: map[string]int{}}
 	v.name(d.Name)
-	v.tags(d.Tags)
 	v.input(d.Input)
 	if len(d.Output) > 0 {
 		v.schema("/output", d.Output)
@@ -83,6 +82,7 @@ func Validate(d *Definition, opts ValidateOptions) []Problem {
 	if d.Start != nil {
 		v.start(d.Start)
 	}
+	v.tags(d.Tags)
 	return v.problems
 }
 
@@ -124,6 +124,26 @@ func (v *validator) input(raw json.RawMessage) {
 		v.add("/input/properties/idempotencyKey", "idempotencyKey is reserved: GoRunner adds it to every tool for keyed replay")
 	}
 	v.schema("/input", raw)
+}
+
+// MaxTags is how many tags a definition may carry.
+const MaxTags = 16
+
+// tags must be names (NamePattern), each once, at most MaxTags.
+func (v *validator) tags(tags []string) {
+	if len(tags) > MaxTags {
+		v.add("/tags", "at most %d tags are allowed, got %d", MaxTags, len(tags))
+	}
+	seen := map[string]bool{}
+	for i, t := range tags {
+		switch {
+		case !nameRE.MatchString(t):
+			v.add(fmt.Sprintf("/tags/%d", i), "tag %q must match %s", t, NamePattern)
+		case seen[t]:
+			v.add(fmt.Sprintf("/tags/%d", i), "tag %q is repeated", t)
+		}
+		seen[t] = true
+	}
 }
 
 // schema reports the problems of the JSON Schema raw found at path.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/gorunner/gorunner/auth"
 	"github.com/gorunner/gorunner/idempotency"
@@ -20,6 +21,7 @@ const mcpStopTimeout = 10 * time.Second
 
 func newMCPCommand(g *globals) *cobra.Command {
 	var allow []string
+	var listLimit int
 	cmd := &cobra.Command{
 		Use:   "mcp",
 		Short: "Serve the published workflows as MCP tools over stdio, and work runs",
@@ -29,17 +31,35 @@ func newMCPCommand(g *globals) *cobra.Command {
 		Example: `  {"mcpServers": {"gorunner": {"command": "gorunner", "args": ["mcp", "--data-dir", "/path/to/.gorunner"]}}}`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return serveMCP(cmd, g, allow)
+			return serveMCP(cmd, g, allow, listLimit)
 		},
 	}
 	httpAllowFlag(cmd.Flags(), &allow)
+	listLimitFlag(cmd.Flags(), &listLimit)
 	return cmd
 }
 
-func serveMCP(cmd *cobra.Command, g *globals, allow []string) (err error) {
+// listLimitFlag adds --mcp-list-limit, which serve and mcp share.
+func listLimitFlag(fl *pflag.FlagSet, p *int) {
+	fl.IntVar(p, "mcp-list-limit", mcpserver.DefaultListLimit, "with more published workflows than this, tools/list offers "+
+		"gorunner_find_workflows and gorunner_run_workflow instead of one tool per workflow (env GORUNNER_MCP_LIST_LIMIT)")
+}
+
+// checkListLimit refuses a --mcp-list-limit below 1, as a usage error.
+func checkListLimit(n int) error {
+	if n < 1 {
+		return usageError(fmt.Errorf("--mcp-list-limit must be at least 1, got %d", n))
+	}
+	return nil
+}
+
+func serveMCP(cmd *cobra.Command, g *globals, allow []string, listLimit int) (err error) {
 	ctx := cmd.Context()
 	egress, err := egressPolicy(allow)
 	if err != nil {
+		return err
+	}
+	if err := checkListLimit(listLimit); err != nil {
 		return err
 	}
 	a, err := openApp(ctx, g)
@@ -60,7 +80,7 @@ func serveMCP(cmd *cobra.Command, g *globals, allow []string) (err error) {
 		return err
 	}
 	srv, err := mcpserver.New(mcpserver.Deps{Catalog: a.catalog, Engine: engine, Idempotency: idem},
-		&mcpserver.Config{Version: version(), Logger: a.log, CatalogSignal: a.catalogs})
+		&mcpserver.Config{Version: version(), Logger: a.log, CatalogSignal: a.catalogs, ListLimit: listLimit})
 	if err != nil {
 		return err
 	}

@@ -28,6 +28,7 @@ type serveFlags struct {
 	httpAllow       []string
 	shutdownTimeout time.Duration
 	leaseTTL        time.Duration
+	listLimit       int
 }
 
 func newServeCommand(g *globals) *cobra.Command {
@@ -50,6 +51,7 @@ func newServeCommand(g *globals) *cobra.Command {
 	fl.StringVar(&f.publicURL, "public-url", "", "URL remote clients reach this server at; turns on the OAuth authorization server for /mcp (env GORUNNER_PUBLIC_URL)")
 	httpAllowFlag(fl, &f.httpAllow)
 	fl.DurationVar(&f.leaseTTL, "lease-ttl", 30*time.Second, "how long a run stays claimed by a process that stops renewing it (env GORUNNER_LEASE_TTL)")
+	listLimitFlag(fl, &f.listLimit)
 	fl.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 20*time.Second, "how long in-flight requests and steps may take to finish on SIGTERM (env GORUNNER_SHUTDOWN_TIMEOUT)")
 	return cmd
 }
@@ -58,6 +60,9 @@ func serve(cmd *cobra.Command, g *globals, f *serveFlags) error {
 	ctx := cmd.Context()
 	egress, err := egressPolicy(f.httpAllow)
 	if err != nil {
+		return err
+	}
+	if err := checkListLimit(f.listLimit); err != nil {
 		return err
 	}
 	a, err := openApp(ctx, g)
@@ -95,7 +100,7 @@ func serve(cmd *cobra.Command, g *globals, f *serveFlags) error {
 		return err
 	}
 	mcpSrv, err := mcpserver.New(mcpserver.Deps{Catalog: a.catalog, Engine: engine, Idempotency: idem},
-		&mcpserver.Config{Version: version(), Logger: a.log, Registerer: reg, CatalogSignal: a.catalogs})
+		&mcpserver.Config{Version: version(), Logger: a.log, Registerer: reg, CatalogSignal: a.catalogs, ListLimit: f.listLimit})
 	if err != nil {
 		return err
 	}
