@@ -116,6 +116,7 @@ func TestRouteScopes(t *testing.T) {
 		{"GET", "/api/runs", nil, 200, all},
 		{"POST", "/api/runs/rerun", map[string]any{"runIds": []string{f.greetRun}}, 202, []string{A, RW}},
 		{"GET", run, nil, 200, []string{A, RR, GR}},
+		{"GET", run + "/events", nil, 200, []string{A, RR, GR}},
 		{"POST", run + "/cancel", nil, 409, []string{A, RW}},
 		{"POST", run + "/rerun", nil, 202, []string{A, RW}},
 		{"GET", "/api/hooks/order:1", nil, 200, []string{A, RR}},
@@ -128,6 +129,8 @@ func TestRouteScopes(t *testing.T) {
 		{"POST", "/api/tokens", map[string]any{"name": "x"}, 201, []string{A}},
 		{"GET", "/api/tokens", nil, 200, []string{A}},
 		{"DELETE", "/api/tokens/nope", nil, 404, []string{A}},
+		{"GET", "/api/idempotency-keys", nil, 200, all},
+		{"GET", "/api/idempotency-keys/nope", nil, 404, all},
 	}
 	covered := map[string]bool{}
 	for _, r := range rows {
