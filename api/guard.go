@@ -90,6 +90,20 @@ func (g *Guard) ReadableRuns(ctx context.Context, p auth.Principal) (*runner.Rea
 	return f, err
 }
 
+// ReadableWorkflows keeps the workflows of list whose drafts p may read.
+func ReadableWorkflows(p auth.Principal, list []*catalog.Workflow) []*catalog.Workflow {
+	if p.Scopes.AllowsAll(auth.RunsRead) {
+		return list
+	}
+	out := make([]*catalog.Workflow, 0, len(list))
+	for _, w := range list {
+		if p.Scopes.Allows(auth.RunsRead, auth.TargetOf(w.Name, w.Definition)) {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
 // eachWorkflow calls fn with every workflow, page by page.
 func (g *Guard) eachWorkflow(ctx context.Context, fn func(*catalog.Workflow)) error {
 	p := catalog.ListWorkflowsParams{Page: catalog.Page{Limit: MaxPageLimit}}

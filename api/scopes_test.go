@@ -116,6 +116,7 @@ func TestRouteScopes(t *testing.T) {
 		{"GET", "/api/runs", nil, 200, all},
 		{"POST", "/api/runs/rerun", map[string]any{"runIds": []string{f.greetRun}}, 202, []string{A, RW}},
 		{"GET", run, nil, 200, []string{A, RR, GR}},
+		{"GET", run + "/events", nil, 200, []string{A, RR, GR}},
 		{"POST", run + "/cancel", nil, 409, []string{A, RW}},
 		{"POST", run + "/rerun", nil, 202, []string{A, RW}},
 		{"GET", "/api/hooks/order:1", nil, 200, []string{A, RR}},
@@ -130,6 +131,8 @@ func TestRouteScopes(t *testing.T) {
 		{"DELETE", "/api/tokens/nope", nil, 404, []string{A}},
 		{"GET", "/api/oauth/grants", nil, 404, all}, // OAuth off here: oauth tests cover them on
 		{"DELETE", "/api/oauth/grants/nope", nil, 404, all},
+		{"GET", "/api/idempotency-keys", nil, 200, all},
+		{"GET", "/api/idempotency-keys/nope", nil, 404, all},
 	}
 	covered := map[string]bool{}
 	for _, r := range rows {

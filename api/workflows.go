@@ -10,7 +10,6 @@ import (
 	"github.com/go-chi/chi/v5"
 	"gopkg.in/yaml.v3"
 
-	"github.com/gorunner/gorunner/auth"
 	"github.com/gorunner/gorunner/catalog"
 )
 
@@ -47,12 +46,10 @@ func (s *Server) listWorkflows(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	scopes := principalOf(r).Scopes
-	views := make([]workflowView, 0, len(list))
-	for _, wf := range list {
-		if scopes.Allows(auth.RunsRead, auth.TargetOf(wf.Name, wf.Definition)) {
-			views = append(views, s.workflowView(r, wf))
-		}
+	list = ReadableWorkflows(principalOf(r), list)
+	views := make([]workflowView, len(list))
+	for i, wf := range list {
+		views[i] = s.workflowView(r, wf)
 	}
 	writeJSON(w, http.StatusOK, listBody{Data: views, NextCursor: next})
 }

@@ -65,16 +65,21 @@ func Parse(data []byte, opts ValidateOptions) (*Definition, []Problem, error) {
 }
 
 // Validate reports every problem of d, each with the JSON pointer of the value at fault:
-// the name, the input and output schemas, each step (its ID, kind, required fields, retry
+// the name, title and description (see badTextRune), the input and output schemas (and
+// their titles and descriptions), the annotations (see annotations), each step (its ID, kind, required fields, retry
 // policy, expressions and the steps they read), the result and the start token. A nil or
 // empty answer means d is valid.
 func Validate(d *Definition, opts ValidateOptions) []Problem {
 	v := &validator{opts: opts, stepIndex: map[string]int{}}
 	v.name(d.Name)
+	v.text("/title", d.Title)
+	v.text("/description", d.Description)
 	v.input(d.Input)
 	if len(d.Output) > 0 {
 		v.schema("/output", d.Output)
+		v.schemaTexts("/output", d.Output)
 	}
+	v.annotations(d)
 	v.steps(d.Steps)
 	if d.Result != nil {
 		v.template("/result", d.Result, len(d.Steps))
@@ -124,6 +129,7 @@ func (v *validator) input(raw json.RawMessage) {
 		v.add("/input/properties/idempotencyKey", "idempotencyKey is reserved: GoRunner adds it to every tool for keyed replay")
 	}
 	v.schema("/input", raw)
+	v.schemaTexts("/input", raw)
 }
 
 // MaxTags is how many tags a definition may carry.

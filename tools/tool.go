@@ -107,7 +107,7 @@ func Annotations(def *schemas.Definition) mcp.ToolAnnotation {
 		ReadOnlyHint:    mcp.ToBoolPtr(readOnly),
 		DestructiveHint: mcp.ToBoolPtr(orDefault(a.Destructive, !readOnly)),
 		IdempotentHint:  mcp.ToBoolPtr(orDefault(a.Idempotent, readOnly || def.Start != nil)),
-		OpenWorldHint:   mcp.ToBoolPtr(orDefault(a.OpenWorld, reachesOut(def.Steps))),
+		OpenWorldHint:   mcp.ToBoolPtr(orDefault(a.OpenWorld, schemas.ReachesOut(def.Steps))),
 	}
 }
 
@@ -116,16 +116,4 @@ func orDefault(v *bool, def bool) bool {
 		return def
 	}
 	return *v
-}
-
-// reachesOut reports whether a step may talk to the world outside GoRunner.
-func reachesOut(steps []schemas.Step) bool {
-	for i := range steps {
-		switch steps[i].Kind() {
-		case schemas.KindSet, schemas.KindHook, schemas.KindSleep, schemas.KindRun, schemas.KindFail:
-		default:
-			return true
-		}
-	}
-	return false
 }

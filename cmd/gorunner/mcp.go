@@ -21,6 +21,7 @@ const mcpStopTimeout = 10 * time.Second
 
 func newMCPCommand(g *globals) *cobra.Command {
 	var allow []string
+	var maxDepth int
 	var listLimit int
 	cmd := &cobra.Command{
 		Use:   "mcp",
@@ -31,11 +32,12 @@ func newMCPCommand(g *globals) *cobra.Command {
 		Example: `  {"mcpServers": {"gorunner": {"command": "gorunner", "args": ["mcp", "--data-dir", "/path/to/.gorunner"]}}}`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return serveMCP(cmd, g, allow, listLimit)
+			return serveMCP(cmd, g, allow, listLimit, maxDepth)
 		},
 	}
 	httpAllowFlag(cmd.Flags(), &allow)
 	listLimitFlag(cmd.Flags(), &listLimit)
+	addMaxDepthFlag(cmd.Flags(), &maxDepth)
 	return cmd
 }
 
@@ -45,21 +47,31 @@ func listLimitFlag(fl *pflag.FlagSet, p *int) {
 		"gorunner_find_workflows and gorunner_run_workflow instead of one tool per workflow (env GORUNNER_MCP_LIST_LIMIT)")
 }
 
-// checkListLimit refuses a --mcp-list-limit below 1, as a usage error.
-func checkListLimit(n int) error {
+// addMaxDepthFlag adds --max-depth, the engine's runner.Config.MaxDepth, which serve and
+// mcp share.
+func addMaxDepthFlag(fl *pflag.FlagSet, v *int) {
+	fl.IntVar(v, "max-depth", runner.DefaultMaxDepth, "how deeply workflow steps may nest child runs; deeper fails the step with DEPTH_LIMIT (env GORUNNER_MAX_DEPTH)")
+}
+
+// checkAtLeastOne refuses a count flag below 1 (where 0 would silently mean the default),
+// as a usage error.
+func checkAtLeastOne(flag string, n int) error {
 	if n < 1 {
-		return usageError(fmt.Errorf("--mcp-list-limit must be at least 1, got %d", n))
+		return usageError(fmt.Errorf("--%s must be at least 1, got %d", flag, n))
 	}
 	return nil
 }
 
-func serveMCP(cmd *cobra.Command, g *globals, allow []string, listLimit int) (err error) {
+func serveMCP(cmd *cobra.Command, g *globals, allow []string, listLimit, maxDepth int) (err error) {
 	ctx := cmd.Context()
 	egress, err := egressPolicy(allow)
 	if err != nil {
 		return err
 	}
-	if err := checkListLimit(listLimit); err != nil {
+	if err := checkAtLeastOne("mcp-list-limit", listLimit); err != nil {
+		return err
+	}
+	if err := checkAtLeastOne("max-depth", maxDepth); err != nil {
 		return err
 	}
 	a, err := openApp(ctx, g)
@@ -75,7 +87,7 @@ func serveMCP(cmd *cobra.Command, g *globals, allow []string, listLimit int) (er
 	if err != nil {
 		return err
 	}
-	engine, err := runner.New(a.store, a.catalog, a.catalog, &runner.Config{Logger: a.log, Egress: egress, WakeSignal: a.wakes})
+	engine, err := runner.New(a.store, a.catalog, a.catalog, &runner.Config{Logger: a.log, Egress: egress, MaxDepth: maxDepth, WakeSignal: a.wakes})
 	if err != nil {
 		return err
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gorunner/gorunner/api"
+	"github.com/gorunner/gorunner/console"
 	"github.com/gorunner/gorunner/idempotency"
 	"github.com/gorunner/gorunner/mcpserver"
 	"github.com/gorunner/gorunner/runner"
@@ -28,6 +29,7 @@ type serveFlags struct {
 	httpAllow       []string
 	shutdownTimeout time.Duration
 	leaseTTL        time.Duration
+	maxDepth        int
 	listLimit       int
 }
 
@@ -51,6 +53,7 @@ func newServeCommand(g *globals) *cobra.Command {
 	fl.StringVar(&f.publicURL, "public-url", "", "URL remote clients reach this server at; turns on the OAuth authorization server for /mcp (env GORUNNER_PUBLIC_URL)")
 	httpAllowFlag(fl, &f.httpAllow)
 	fl.DurationVar(&f.leaseTTL, "lease-ttl", 30*time.Second, "how long a run stays claimed by a process that stops renewing it (env GORUNNER_LEASE_TTL)")
+	addMaxDepthFlag(fl, &f.maxDepth)
 	listLimitFlag(fl, &f.listLimit)
 	fl.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 20*time.Second, "how long in-flight requests and steps may take to finish on SIGTERM (env GORUNNER_SHUTDOWN_TIMEOUT)")
 	return cmd
@@ -62,7 +65,10 @@ func serve(cmd *cobra.Command, g *globals, f *serveFlags) error {
 	if err != nil {
 		return err
 	}
-	if err := checkListLimit(f.listLimit); err != nil {
+	if err := checkAtLeastOne("mcp-list-limit", f.listLimit); err != nil {
+		return err
+	}
+	if err := checkAtLeastOne("max-depth", f.maxDepth); err != nil {
 		return err
 	}
 	a, err := openApp(ctx, g)
@@ -95,12 +101,17 @@ func serve(cmd *cobra.Command, g *globals, f *serveFlags) error {
 		return err
 	}
 	engine, err := runner.New(timedRuns{a.store, timer}, a.catalog, a.catalog,
-		&runner.Config{Logger: a.log, Egress: egress, LeaseTTL: f.leaseTTL, Registerer: reg, WakeSignal: a.wakes})
+		&runner.Config{Logger: a.log, Egress: egress, LeaseTTL: f.leaseTTL, MaxDepth: f.maxDepth, Registerer: reg, WakeSignal: a.wakes})
 	if err != nil {
 		return err
 	}
 	mcpSrv, err := mcpserver.New(mcpserver.Deps{Catalog: a.catalog, Engine: engine, Idempotency: idem},
 		&mcpserver.Config{Version: version(), Logger: a.log, Registerer: reg, CatalogSignal: a.catalogs, ListLimit: f.listLimit})
+	if err != nil {
+		return err
+	}
+	web, err := console.New(console.Config{Catalog: a.catalog, Auth: a.auth, Engine: engine, Idempotency: idem,
+		SecretKey: a.secretKey, BaseURL: f.baseURL, Logger: a.log})
 	if err != nil {
 		return err
 	}
@@ -111,7 +122,7 @@ func serve(cmd *cobra.Command, g *globals, f *serveFlags) error {
 	srv, err := api.New(api.Config{
 		Catalog: a.catalog, Auth: a.auth, Engine: engine, Idempotency: idem, Logger: a.log,
 		Ready: a.store.Ping, Metrics: promhttp.HandlerFor(reg, promhttp.HandlerOpts{}), BaseURL: f.baseURL,
-		MCP: mcpSrv.HTTPHandler(), Public: mcpserver.MetadataHandlers(f.baseURL, as), OAuth: oa,
+		MCP: mcpSrv.HTTPHandler(), Public: mcpserver.MetadataHandlers(f.baseURL, as), OAuth: oa, Console: web,
 	})
 	if err != nil {
 		return err

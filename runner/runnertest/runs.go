@@ -28,6 +28,7 @@ func fullRun() *runner.Run {
 	r.StartToken = "order:1"
 	r.ParentRunID = "parent"
 	r.StartedBy = "principal-1"
+	r.Depth = 3
 	r.Steps = []*runner.StepRecord{{
 		ID: "st-1", StepID: "run-full/call/1", Status: runner.StepCompleted, Attempts: 2,
 		Output: json.RawMessage(`{"status":200}`), Error: &runner.Error{Code: "X", Message: "y"},
@@ -56,6 +57,7 @@ func requireRun(t *testing.T, want, got *runner.Run) {
 	require.Equal(t, want.StartToken, got.StartToken)
 	require.Equal(t, want.ParentRunID, got.ParentRunID)
 	require.Equal(t, want.StartedBy, got.StartedBy)
+	require.Equal(t, want.Depth, got.Depth)
 	requireTime(t, want.CreatedAt, got.CreatedAt)
 	requireTimePtr(t, want.StartedAt, got.StartedAt)
 	requireTimePtr(t, want.FinishedAt, got.FinishedAt)

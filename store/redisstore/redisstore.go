@@ -183,6 +183,7 @@ const (
 	replyFinished  = "GR_FINISHED"
 	replyToken     = "GR_TOKEN" // followed by the owner's run ID
 	replyUsed      = "GR_USED"
+	replyAllSteps  = "GR_ALLSTEPS"
 )
 
 // replyError turns a script's error reply into the sentinel sentinels maps its first word
