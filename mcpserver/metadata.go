@@ -2,7 +2,6 @@ package mcpserver
 
 import (
 	"net/http"
-	"strings"
 
 	"github.com/mark3labs/mcp-go/server"
 )
@@ -12,23 +11,21 @@ import (
 const MetadataPath = server.WellKnownProtectedResourcePath + "/mcp"
 
 // MetadataHandlers serve /mcp's protected resource metadata (RFC 9728) by path, to mount
-// without authentication: the resource is baseURL + "/mcp" (the request's own origin when
-// baseURL is empty) and tokens go in the Authorization header. With an OAuth
-// authorization server (serve --public-url), the metadata names its issuer and the
-// scopes a client may ask for.
-func MetadataHandlers(baseURL string, oauth *AuthorizationServer) map[string]http.Handler {
-	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		cfg := server.ProtectedResourceMetadataConfig{
-			Resource:               origin(baseURL, r) + "/mcp",
-			BearerMethodsSupported: []string{"header"},
-			ResourceName:           "GoRunner",
-		}
-		if oauth != nil {
-			cfg.AuthorizationServers = []string{oauth.Issuer}
-			cfg.ScopesSupported = oauth.Scopes
-		}
-		server.NewProtectedResourceMetadataHandler(cfg).ServeHTTP(w, r)
-	})
+// without authentication: the resource is publicURL + "/mcp" (publicURL as api.PublicOrigin
+// returns it; the request's Host is never used) and tokens go in the Authorization header.
+// With an OAuth authorization server (serve --public-url), the metadata names its issuer
+// and the scopes a client may ask for.
+func MetadataHandlers(publicURL string, oauth *AuthorizationServer) map[string]http.Handler {
+	cfg := server.ProtectedResourceMetadataConfig{
+		Resource:               publicURL + "/mcp",
+		BearerMethodsSupported: []string{"header"},
+		ResourceName:           "GoRunner",
+	}
+	if oauth != nil {
+		cfg.AuthorizationServers = []string{oauth.Issuer}
+		cfg.ScopesSupported = oauth.Scopes
+	}
+	h := server.NewProtectedResourceMetadataHandler(cfg)
 	return map[string]http.Handler{server.WellKnownProtectedResourcePath: h, MetadataPath: h}
 }
 
@@ -36,16 +33,4 @@ func MetadataHandlers(baseURL string, oauth *AuthorizationServer) map[string]htt
 type AuthorizationServer struct {
 	Issuer string
 	Scopes []string
-}
-
-// origin is baseURL without a trailing slash, or the request's scheme and host.
-func origin(baseURL string, r *http.Request) string {
-	if baseURL != "" {
-		return strings.TrimSuffix(baseURL, "/")
-	}
-	scheme := "http"
-	if r.TLS != nil || r.Header.Get("X-Forwarded-Proto") == "https" {
-		scheme = "https"
-	}
-	return scheme + "://" + r.Host
 }

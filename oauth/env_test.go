@@ -99,7 +99,7 @@ func newEnv(t *testing.T) *env {
 	require.NoError(t, err)
 	a, err := api.New(api.Config{Catalog: cat, Auth: e.auth, Engine: eng, Idempotency: idem, MCP: m.HTTPHandler(),
 		Public: mcpserver.MetadataHandlers(e.url, &mcpserver.AuthorizationServer{Issuer: e.oauth.Issuer(), Scopes: oauth.ResourceScopes()}),
-		OAuth:  e.oauth})
+		OAuth:  e.oauth, PublicURL: e.url})
 	require.NoError(t, err)
 	srv.Config.Handler = a
 	srv.Start()

@@ -42,9 +42,10 @@ func newAuthCommand(g *globals) *cobra.Command {
 }
 
 // newOAuth is the authorization server of serve --public-url, and what the protected
-// resource metadata says of it; both nil without a public URL (OAuth off).
-func newOAuth(a *app, publicURL string) (*oauth.Server, *mcpserver.AuthorizationServer, error) {
-	if publicURL == "" {
+// resource metadata says of it; both nil unless the public URL was set (on), not derived
+// from the listen address (OAuth off).
+func newOAuth(a *app, on bool, publicURL string) (*oauth.Server, *mcpserver.AuthorizationServer, error) {
+	if !on {
 		return nil, nil, nil
 	}
 	s, err := oauth.New(a.store, a.auth, &oauth.Config{PublicURL: publicURL, Logger: a.log})
