@@ -113,9 +113,12 @@ func (s *Server) routes() chi.Router {
 	for _, rt := range s.table() {
 		var mw []func(http.Handler) http.Handler
 		if !rt.public {
-			mw = append(mw, s.authenticate, s.authorize(rt.access))
+			mw = append(mw, s.authenticate)
 		}
-		mw = append(mw, s.checkBody)
+		mw = append(mw, s.checkBody) // a malformed body is a 400 before any lookup
+		if !rt.public {
+			mw = append(mw, s.authorize(rt.access))
+		}
 		if rt.prepare != nil {
 			mw = append(mw, rt.prepare)
 		}
