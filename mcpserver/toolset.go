@@ -43,10 +43,12 @@ func (s *Server) newEnvironment(name string) *environment {
 		server.WithToolHandlerMiddleware(s.metrics.middleware), // outside recovery: a panic counts as an error
 		server.WithRecovery(),
 		server.WithInstructions(instructions),
+		server.WithResourceCapabilities(false, false),
 	)
 	env := &environment{name: name, mcp: m, tools: map[string]*entry{}}
 	env.http = server.NewStreamableHTTPServer(m, server.WithStreamableHTTPLogger(s.log))
 	m.SetTools(s.companionTools(env)...)
+	m.AddResourceTemplates(s.runTemplate())
 	return env
 }
 
