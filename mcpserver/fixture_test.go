@@ -53,9 +53,31 @@ func newFixtureConfig(t testing.TB, cfg *mcpserver.Config, defs ...string) *fixt
 	f.catalog, err = catalog.New(st, nil)
 	require.NoError(t, err)
 	publishAll(t, f.catalog, defs)
-	au := auth.New(st, nil)
-	_, f.token, err = au.Create(ctx, "agent")
+	_, f.token, err = auth.New(st, nil).Create(ctx, "agent")
 	require.NoError(t, err)
+	f.serve(st, cfg)
+	return f
+}
+
+// twin is another process on f's store: its own engine, MCP server and API.
+func (f *fixture) twin() *fixture {
+	f.t.Helper()
+	ctx := context.Background()
+	st, err := sqlitestore.Open(ctx, f.dbPath)
+	require.NoError(f.t, err)
+	f.t.Cleanup(func() { st.Close() })
+	g := &fixture{t: f.t, dbPath: f.dbPath, token: f.token}
+	g.catalog, err = catalog.New(st, nil)
+	require.NoError(f.t, err)
+	g.serve(st, &mcpserver.Config{PageSize: 2})
+	return g
+}
+
+// serve starts the engine, the MCP server and the API over st.
+func (f *fixture) serve(st *sqlitestore.Store, cfg *mcpserver.Config) {
+	t := f.t
+	ctx := context.Background()
+	au := auth.New(st, nil)
 	idem, err := idempotency.New(st, nil)
 	require.NoError(t, err)
 	allow, err := runner.NewEgressPolicy("127.0.0.1")
@@ -73,7 +95,6 @@ func newFixtureConfig(t testing.TB, cfg *mcpserver.Config, defs ...string) *fixt
 	require.NoError(t, err)
 	f.srv = httptest.NewServer(a)
 	t.Cleanup(f.srv.Close)
-	return f
 }
 
 // publish creates and publishes a workflow on c.

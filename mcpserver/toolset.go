@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/mark3labs/mcp-go/server"
@@ -28,6 +30,20 @@ type environment struct {
 	mcp   *server.MCPServer
 	http  *server.StreamableHTTPServer
 	tools map[string]*entry // by tool name; touched by the sync only, which is serialised
+	// published is tools for readers outside the sync (task calls); replaced, never changed.
+	published atomic.Pointer[map[string]*entry]
+	// tasksHTTP serves /mcp: the task layer in front of http.
+	tasksHTTP http.Handler
+}
+
+// lookup is the registered workflow tool called name, or nil.
+func (env *environment) lookup(name string) *tools.Tool {
+	if m := env.published.Load(); m != nil {
+		if e := (*m)[name]; e != nil {
+			return e.tool
+		}
+	}
+	return nil
 }
 
 // entry is one registered workflow tool and the catalog state it was built from.
@@ -44,9 +60,11 @@ func (s *Server) newEnvironment(name string) *environment {
 		server.WithRecovery(),
 		server.WithInstructions(instructions),
 		server.WithResourceCapabilities(false, false),
+		server.WithTaskCapabilities(true, true, true),
 	)
 	env := &environment{name: name, mcp: m, tools: map[string]*entry{}}
 	env.http = server.NewStreamableHTTPServer(m, server.WithStreamableHTTPLogger(s.log))
+	env.tasksHTTP = s.taskHTTP(env)
 	m.SetTools(s.companionTools(env)...)
 	m.AddResourceTemplates(s.runTemplate())
 	return env
@@ -125,6 +143,7 @@ func (s *Server) sync(ctx context.Context, env *environment) error {
 		return nil
 	}
 	env.tools = next
+	env.published.Store(&next)
 	all := s.companionTools(env)
 	for _, e := range next {
 		all = append(all, server.ServerTool{Tool: e.tool.Tool, Handler: s.workflowHandler(env.name, e.tool)})

@@ -36,11 +36,16 @@ func (e *Engine) Cancel(ctx context.Context, id string) (*Run, error) {
 	defer cancel()
 	poll := time.NewTicker(e.cfg.PollInterval)
 	defer poll.Stop()
+	var last *Run
 	for {
 		r, err := e.store.GetRun(ctx, id)
+		if err != nil && last != nil && ctx.Err() != nil {
+			return last, nil // the wait ran out during the read: answer the state seen
+		}
 		if err != nil || r.Status.Terminal() {
 			return r, err
 		}
+		last = r
 		select {
 		case <-changed:
 		case <-poll.C:

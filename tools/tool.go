@@ -52,6 +52,8 @@ func FromDefinition(def *schemas.Definition) (*Tool, error) {
 	t.Title = def.Title
 	t.RawOutputSchema = RunOutputSchema(true)
 	t.Annotations = Annotations(def)
+	// A run is durable, so every call may run as a task (SPEC §5, Tasks).
+	t.Execution = &mcp.ToolExecution{TaskSupport: mcp.TaskSupportOptional}
 	return &Tool{Tool: t, Input: compiled, Definition: def}, nil
 }
 
