@@ -29,6 +29,10 @@ func (s *Server) workflowHandler(env string, t *tools.Tool) server.ToolHandlerFu
 		if !ok {
 			return nil, errUnauthenticated
 		}
+		var st askState
+		if req.Params.RequestState != "" && json.Unmarshal([]byte(req.Params.RequestState), &st) == nil && st.RunID != "" {
+			return s.continueAsk(ctx, req, t, p, st)
+		}
 		call, problems := tools.ParseCall(rawArguments(req))
 		if problems == nil {
 			problems = t.Input.Validate(call.Arguments)
@@ -44,7 +48,7 @@ func (s *Server) workflowHandler(env string, t *tools.Tool) server.ToolHandlerFu
 		if err != nil {
 			return s.errorResult(ctx, err)
 		}
-		return tools.ResultOf(run).Replay(replayed).CallResult(), nil
+		return s.answer(ctx, run, replayed), nil
 	}
 }
 

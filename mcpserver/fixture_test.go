@@ -176,6 +176,12 @@ func (f *fixture) connect(query string) (*mcp.ClientSession, *events) {
 			ev.mu.Unlock()
 		},
 	})
+	return f.connectClient(client, query), ev
+}
+
+// connectClient connects client over streamable HTTP at /mcp+query.
+func (f *fixture) connectClient(client *mcp.Client, query string) *mcp.ClientSession {
+	f.t.Helper()
 	transport := &mcp.StreamableClientTransport{
 		Endpoint:   f.srv.URL + "/mcp" + query,
 		HTTPClient: &http.Client{Transport: bearer{token: f.token, next: http.DefaultTransport}},
@@ -184,7 +190,7 @@ func (f *fixture) connect(query string) (*mcp.ClientSession, *events) {
 	session, err := client.Connect(context.Background(), transport, nil)
 	require.NoError(f.t, err)
 	f.t.Cleanup(func() { _ = session.Close() })
-	return session, ev
+	return session
 }
 
 // rest sends a REST request with the fixture's token.
@@ -245,3 +251,11 @@ const (
 
 // runnerAll lists every run.
 func runnerAll() runner.ListRunsParams { return runner.ListRunsParams{Limit: 100} }
+
+// engineRun reads a run straight from the engine.
+func (f *fixture) engineRun(t testing.TB, id string) *runner.Run {
+	t.Helper()
+	r, err := f.engine.Get(context.Background(), id)
+	require.NoError(t, err)
+	return r
+}

@@ -318,10 +318,7 @@ func lastUpdate(run *runner.Run) time.Time {
 // currentStep describes the step a run is at, "step 3/7 charge (http)", and whether it is
 // a hook that asks the person.
 func currentStep(run *runner.Run) (string, bool) {
-	i := 0
-	for i < len(run.Steps) && stepFinished(run.Steps[i].Status) {
-		i++
-	}
+	i := currentIndex(run)
 	if i == len(run.Steps) {
 		return "", false
 	}
@@ -331,4 +328,13 @@ func currentStep(run *runner.Run) (string, bool) {
 		kind, ask = st.Kind(), st.Hook != nil && st.Hook.Ask != nil
 	}
 	return fmt.Sprintf("step %d/%d %s (%s)", i+1, len(run.Steps), run.Steps[i].ID, kind), ask
+}
+
+// currentIndex is the index of the first step of run that has not finished.
+func currentIndex(run *runner.Run) int {
+	i := 0
+	for i < len(run.Steps) && stepFinished(run.Steps[i].Status) {
+		i++
+	}
+	return i
 }

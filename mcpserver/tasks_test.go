@@ -17,7 +17,7 @@ const (
 	askDef = `{"name":"ask","input":{"type":"object","properties":{"orderId":{"type":"string"}},"required":["orderId"]},
 		"steps":[{"id":"approve","hook":{"token":"ask:${{ input.orderId }}","ask":{"message":"Charge order ${{ input.orderId }}?",
 		"schema":{"type":"object","properties":{"approved":{"type":"boolean"},"note":{"type":"string","maxLength":5}},"required":["approved"]}}}},
-		{"id":"done","set":{"approved":"${{ steps.approve.output.approved }}"}}]}`
+		{"id":"done","set":"${{ steps.approve.output }}"}]}`
 )
 
 // rpcSession is a raw streamable HTTP session: what a client without an SDK sends.
