@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -28,14 +29,27 @@ type env struct {
 	srv   *httptest.Server
 	token string
 	store *sqlitestore.Store
+	stop  func() // stops the server, its engine and its store, as a process exit would
 }
 
 func newEnv(t testing.TB) *env {
 	t.Helper()
+	return newEnvAt(t, filepath.Join(t.TempDir(), "gorunner.db"))
+}
+
+// newEnvAt is newEnv over the SQLite file at path: a second env on one path is the server
+// restarted, or a second process.
+func newEnvAt(t testing.TB, path string) *env {
+	t.Helper()
+	return newEnvWith(t, path, api.Config{})
+}
+
+// newEnvWith is newEnvAt with the API settings of cfg (the services are filled in).
+func newEnvWith(t testing.TB, path string, cfg api.Config) *env {
+	t.Helper()
 	ctx := context.Background()
-	st, err := sqlitestore.Open(ctx, filepath.Join(t.TempDir(), "gorunner.db"))
+	st, err := sqlitestore.Open(ctx, path)
 	require.NoError(t, err)
-	t.Cleanup(func() { st.Close() })
 	cat, err := catalog.New(st, &catalog.Config{SecretKey: bytes.Repeat([]byte{7}, 32), Templates: examples.Workflows()})
 	require.NoError(t, err)
 	au := auth.New(st, nil)
@@ -46,12 +60,17 @@ func newEnv(t testing.TB) *env {
 	eng, err := runner.New(st, cat, cat, nil)
 	require.NoError(t, err)
 	require.NoError(t, eng.Start(ctx))
-	t.Cleanup(func() { _ = eng.Stop(context.Background()) })
-	s, err := api.New(api.Config{Catalog: cat, Auth: au, Engine: eng, Idempotency: idem, Ready: st.Ping})
+	cfg.Catalog, cfg.Auth, cfg.Engine, cfg.Idempotency, cfg.Ready = cat, au, eng, idem, st.Ping
+	s, err := api.New(cfg)
 	require.NoError(t, err)
 	srv := httptest.NewServer(s)
-	t.Cleanup(srv.Close)
-	return &env{t: t, srv: srv, token: secret, store: st}
+	stop := sync.OnceFunc(func() {
+		srv.Close()
+		_ = eng.Stop(context.Background())
+		st.Close()
+	})
+	t.Cleanup(stop)
+	return &env{t: t, srv: srv, token: secret, store: st, stop: stop}
 }
 
 // answer is one HTTP answer, decoded.

@@ -107,6 +107,8 @@ func Classify(err error) (e *Error, ok bool) {
 		{idempotency.ErrAnswerNotKept, http.StatusConflict, CodeConflict},
 		{catalog.ErrInvalidCursor, http.StatusBadRequest, CodeValidation},
 		{runner.ErrInvalidCursor, http.StatusBadRequest, CodeValidation},
+		{idempotency.ErrInvalidCursor, http.StatusBadRequest, CodeValidation},
+		{idempotency.ErrNotFound, http.StatusNotFound, CodeNotFound},
 		{catalog.ErrNotFound, http.StatusNotFound, CodeNotFound},
 		{auth.ErrNotFound, http.StatusNotFound, CodeNotFound},
 		{runner.ErrNotFound, http.StatusNotFound, CodeNotFound},

@@ -53,6 +53,7 @@ func (s *Server) table() []route {
 		{method: "GET", pattern: "/api/runs", id: "listRuns", summary: "List runs, newest first (?workflow=&status=&limit=&cursor=)", status: 200, data: runView{}, list: true, handler: s.listRuns},
 		{method: "POST", pattern: "/api/runs/rerun", id: "rerunMany", summary: "Rerun up to 1000 runs by ID or by workflow and status", keyed: principalKeyed, body: rerunManyBody{}, status: 202, data: runView{}, list: true, handler: s.rerunMany},
 		{method: "GET", pattern: "/api/runs/{id}", id: "getRun", summary: "Get a run; ?wait=30s (≤ 60s) holds the answer until it is no longer pending or running", status: 200, data: runView{}, handler: s.getRun},
+		{method: "GET", pattern: "/api/runs/{id}/events", id: "runEvents", summary: "Server-Sent Events of the run's step and status changes, then end; Last-Event-ID resumes", status: 200, handler: s.runEvents},
 		{method: "POST", pattern: "/api/runs/{id}/cancel", id: "cancelRun", summary: "Cancel a run", status: 200, data: runView{}, handler: s.cancelRun},
 		{method: "POST", pattern: "/api/runs/{id}/rerun", id: "rerunRun", summary: "Start a new run with the same input and environment on the current version", keyed: principalKeyed, status: 202, data: runView{}, handler: s.rerunRun},
 		{method: "GET", pattern: "/api/hooks/{token}", id: "getHook", summary: "Get the active hook of a token (?environment=)", status: 200, data: hookView{}, handler: s.getHook},
@@ -65,6 +66,8 @@ func (s *Server) table() []route {
 		{method: "POST", pattern: "/api/tokens", id: "createToken", summary: "Create an API token; the secret is shown once", body: tokenBody{}, status: 201, data: newTokenView{}, handler: s.createToken},
 		{method: "GET", pattern: "/api/tokens", id: "listTokens", summary: "List API tokens (no secrets)", status: 200, data: tokenView{}, list: true, handler: s.listTokens},
 		{method: "DELETE", pattern: "/api/tokens/{id}", id: "revokeToken", summary: "Revoke an API token", status: 204, handler: s.revokeToken},
+		{method: "GET", pattern: "/api/idempotency-keys", id: "listIdempotencyKeys", summary: "List the caller's idempotency keys, newest first (?cursor=&limit=)", status: 200, data: keyView{}, list: true, handler: s.listKeys},
+		{method: "GET", pattern: "/api/idempotency-keys/{key}", id: "getIdempotencyKey", summary: "Get one of the caller's idempotency keys", status: 200, data: keyView{}, handler: s.getKey},
 		{method: "POST", pattern: "/webhooks/{token}", id: "callWebhook", summary: "Run the published version: 200 with the finished run, or 202 if not finished after 30 s", public: true, keyed: webhookKeyed, body: anyObject{}, status: 200, data: runView{}, prepare: s.webhookWorkflow, handler: s.callWebhook},
 	}
 }
@@ -87,6 +90,11 @@ func (s *Server) routes() chi.Router {
 	}
 	for path, h := range s.cfg.Public {
 		r.Handle(path, h)
+	}
+	if s.cfg.Console != nil {
+		for _, path := range []string{"/", "/console", "/console/*"} {
+			r.Handle(path, s.cfg.Console)
+		}
 	}
 	if s.cfg.MCP != nil {
 		r.With(s.authenticate).Handle("/mcp", s.cfg.MCP)

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net/http"
 	"sync"
+	"time"
 	"unicode/utf8"
 
 	"github.com/go-chi/chi/v5"
@@ -40,6 +41,11 @@ type Config struct {
 	Metrics http.Handler
 	// MCP serves /mcp behind the same bearer auth; nil leaves it unmounted.
 	MCP http.Handler
+	// EventsHeartbeat is how often a quiet event stream sends a comment (0: EventsHeartbeat).
+	EventsHeartbeat time.Duration
+	// Console serves the web console at / and /console/… (it signs people in itself);
+	// nil leaves it unmounted.
+	Console http.Handler
 	// Public are extra unauthenticated routes (e.g. /.well-known/…), by path.
 	Public map[string]http.Handler
 	// BaseURL, when set, is the public origin used in webhook URLs; otherwise the

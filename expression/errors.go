@@ -46,23 +46,30 @@ type EvalError struct {
 
 // Error implements error.
 func (e *EvalError) Error() string {
-	return fmt.Sprintf("evaluating ${{%s}}: %v", shorten(e.Expr), e.Err)
+	return fmt.Sprintf("evaluating ${{%s}}: %s", shorten(e.Expr), cut(e.Err.Error(), maxErrText))
 }
 
 // Unwrap returns the underlying error.
 func (e *EvalError) Unwrap() error { return e.Err }
 
-// shortExpr is how many bytes of an expression an error message quotes.
-const shortExpr = 120
+const (
+	// shortExpr is how many bytes of an expression an error message quotes.
+	shortExpr = 120
+	// maxErrText is how many bytes of the underlying error an EvalError quotes: a builtin's
+	// error may hold a whole (large) argument.
+	maxErrText = 500
+)
 
 // shorten keeps error messages readable when an expression is long.
-func shorten(src string) string {
-	if len(src) <= shortExpr {
-		return src
+func shorten(src string) string { return cut(src, shortExpr) }
+
+// cut keeps the first n bytes of s (whole runes), marking the cut with "…".
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
 	}
-	cut := shortExpr
-	for cut > 0 && !utf8.RuneStart(src[cut]) {
-		cut--
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
 	}
-	return src[:cut] + "…"
+	return s[:n] + "…"
 }

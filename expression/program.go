@@ -19,9 +19,10 @@ const (
 	MaxExpressionLength = 4 << 10
 	// MaxNodes is the largest syntax tree accepted for one expression.
 	MaxNodes = 1000
-	// MemoryBudget bounds what one evaluation may allocate, in expr's units (roughly one per
-	// element of a built collection or byte of a built string).
-	MemoryBudget = 1 << 20
+	// MemoryBudget is expr's own bound on what one expression may allocate, in its units
+	// (roughly one per element of a built collection or byte of a built string): a second
+	// line behind MaxValueBytes and MaxWorkBytes, which are checked before allocating.
+	MemoryBudget = MaxWorkBytes
 )
 
 // envType is the shape expressions are checked against: a typo such as steps.x.ouptut or
@@ -34,7 +35,8 @@ var envType = types.Map{
 	"run": types.Map{
 		"id": types.Any, "workflow": types.Any, "version": types.Any, "environment": types.Any,
 	},
-	"step": types.Map{"id": types.Any, "stepId": types.Any, "attempt": types.Any},
+	"step":    types.Map{"id": types.Any, "stepId": types.Any, "attempt": types.Any},
+	budgetVar: types.Any,
 }
 
 // program is one compiled expression: the source between "${{" and "}}".
@@ -53,13 +55,24 @@ func compileProgram(src string) (*program, error) {
 	if strings.TrimSpace(src) == "" {
 		return nil, errors.New("empty expression")
 	}
+	for _, p := range literalPatterns(src) {
+		if err := checkPattern(p); err != nil {
+			return nil, err
+		}
+	}
 	patch := &nilSafe{refs: map[string]bool{}}
-	prog, err := expr.Compile(src,
+	g := &guard{}
+	opts := append([]expr.Option{
 		expr.Env(envType),
 		expr.MaxNodes(MaxNodes),
 		expr.DisableBuiltin("now"),
 		expr.Patch(patch),
-	)
+		expr.Patch(g),
+	}, guardFunctions...)
+	prog, err := expr.Compile(src, opts...)
+	if g.err != nil {
+		return nil, g.err
+	}
 	if err != nil {
 		return nil, describeCompileError(err)
 	}
@@ -80,23 +93,37 @@ func describeCompileError(err error) error {
 	return err
 }
 
-// run evaluates p against vals (an Env converted by exprValues) within MemoryBudget.
+// run evaluates p against vals (an Env converted by exprValues, with the evaluation's
+// budget) within MemoryBudget and the budget's limits.
 func (p *program) run(vals map[string]any) (any, error) {
 	machine := vm.VM{MemoryBudget: MemoryBudget}
 	out, err := machine.Run(p.prog, vals)
 	if err != nil {
-		var fe *file.Error
-		if errors.As(err, &fe) {
-			err = errors.New(fe.Message)
-		}
-		return nil, &EvalError{Expr: p.source, Err: err}
+		return nil, &EvalError{Expr: p.source, Err: runError(err)}
 	}
-	v, err := toJSON(out)
+	v, err := newConverter(vals[budgetVar].(*budget)).value(out)
 	if err != nil {
 		return nil, &EvalError{Expr: p.source, Err: err}
 	}
 	return v, nil
 }
+
+// runError turns what the VM reports into one line; limits stay ErrLimit.
+func runError(err error) error {
+	var fe *file.Error
+	switch {
+	case !errors.As(err, &fe):
+		return err
+	case errors.Is(err, ErrLimit):
+		return fe.Unwrap()
+	case fe.Message == vmMemoryError:
+		return limitError("expr's memory budget of %d exceeded", MemoryBudget)
+	}
+	return errors.New(fe.Message)
+}
+
+// vmMemoryError is how expr reports going over MemoryBudget.
+const vmMemoryError = "memory budget exceeded"
 
 // nilSafe is an expr patcher: it marks every property access optional (a?.b) inside a chain
 // and records the step IDs read as steps.<id> or steps["<id>"].

@@ -6,8 +6,11 @@
 // and other values written as JSON. Expressions see input, steps.<id>.output,
 // steps.<id>.conflict, run and step (see Env). They cannot change anything: expr has no
 // assignment or I/O, now() is disabled so a run's values depend only on its input and step
-// outputs, and every expression is bounded in length (MaxExpressionLength), size (MaxNodes)
-// and memory (MemoryBudget). Reading a missing key gives null, never an error.
+// outputs, and every expression is bounded in length (MaxExpressionLength) and size
+// (MaxNodes). Every evaluation is bounded before it allocates: no value over MaxValueBytes,
+// no more than MaxWorkBytes built or walked, no longer than MaxEvalTime (see guard and
+// budget); going over is an error matching ErrLimit. Reading a missing key gives null,
+// never an error.
 package expression
 
 import (
@@ -52,10 +55,12 @@ func CompileString(s string) (*Template, error) {
 	return Compile(s)
 }
 
-// Eval evaluates the template against env and returns a plain JSON value (see toJSON for
-// how numbers come out). An error is an *EvalError.
+// Eval evaluates the template against env and returns a plain JSON value (see
+// converter.value for how numbers come out). An error is an *EvalError; one that went over
+// MaxValueBytes, MaxWorkBytes or MaxEvalTime (all the template's expressions together) also
+// matches ErrLimit.
 func (t *Template) Eval(env Env) (any, error) {
-	return t.root.eval(env.exprValues())
+	return t.root.eval(env.exprValues(newBudget()))
 }
 
 // Refs returns the IDs of the steps the template reads as steps.<id> or steps["<id>"],
@@ -207,15 +212,28 @@ func (in interpNode) eval(vals map[string]any) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		if s, ok := v.(string); ok {
-			b.WriteString(s)
-			continue
+		s, ok := v.(string)
+		if !ok {
+			enc, err := json.Marshal(v)
+			if err != nil {
+				return nil, err
+			}
+			s = string(enc)
 		}
-		enc, err := json.Marshal(v)
-		if err != nil {
-			return nil, err
+		if b.Len()+len(s) > MaxValueBytes {
+			return nil, &EvalError{Expr: in.source(), Err: limitError("the string would be over %d bytes", MaxValueBytes)}
 		}
-		b.Write(enc)
+		b.WriteString(s)
 	}
 	return b.String(), nil
+}
+
+// source is the interpolated string's first expression, for errors about the whole string.
+func (in interpNode) source() string {
+	for _, n := range in {
+		if p, ok := n.(*program); ok {
+			return p.source
+		}
+	}
+	return ""
 }

@@ -177,8 +177,8 @@ func TestEvalErrors(t *testing.T) {
 		src      string
 		contains string
 	}{
-		{"memory budget", "${{ map(1..2000, map(1..2000, #)) }}", "memory budget"},
-		{"repeat budget", `${{ repeat("abcdefgh", 1000000) }}`, "memory budget"},
+		{"loop budget", "${{ map(1..2000, map(1..2000, #)) }}", "expression limit exceeded"},
+		{"repeat budget", `${{ repeat("abcdefgh", 1000000) }}`, "over 1048576 bytes"},
 		{"type mismatch", "${{ input.orderId - 1 }}", "invalid operation"},
 		{"not a json number", "${{ 1 / 0 }}", "not a JSON number"},
 		{"index out of range", "${{ input.items[5] }}", "out of range"},

@@ -23,11 +23,17 @@ type Env map[string]any
 const maxExactInt = 1 << 53
 
 // exprValues returns env with every json.Number turned into an int or a float64, which expr
-// can compute with. Parts holding no json.Number are shared, not copied.
-func (e Env) exprValues() map[string]any {
+// can compute with, and b, the evaluation's budget. Parts holding no json.Number are shared,
+// not copied.
+func (e Env) exprValues(b *budget) map[string]any {
 	out, _ := numbersIn(map[string]any(e))
 	m, _ := out.(map[string]any)
-	return m
+	vals := make(map[string]any, len(m)+1)
+	for k, v := range m {
+		vals[k] = v
+	}
+	vals[budgetVar] = b
+	return vals
 }
 
 // numbersIn converts json.Number values inside v; changed says whether v was copied.
@@ -89,12 +95,36 @@ func numbersInSlice(s []any) (any, bool) {
 	return out, true
 }
 
-// toJSON turns an expr result into a plain JSON value: nil, bool, string, float64 (integers
+// converter turns expr results into plain JSON values, accounting for what it builds: a
+// value shared many times inside a result is written out as many times.
+type converter struct {
+	b    *budget
+	size int
+}
+
+func newConverter(b *budget) *converter { return &converter{b: b} }
+
+// grow accounts for n more bytes of the value being converted.
+func (c *converter) grow(n int) error {
+	c.size = addSize(c.size, n)
+	if c.size < 0 || c.size > MaxValueBytes {
+		return limitError("the value would be over %d bytes", MaxValueBytes)
+	}
+	return c.b.charge(n)
+}
+
+// value turns an expr result into a plain JSON value: nil, bool, string, float64 (integers
 // beyond ±2^53 become json.Number to keep their digits), []any and map[string]any. Times
 // become RFC 3339 strings and durations Go duration strings.
-func toJSON(v any) (any, error) {
+func (c *converter) value(v any) (any, error) {
+	if s, ok := v.(string); ok {
+		return s, c.grow(len(s))
+	}
+	if err := c.grow(slotBytes); err != nil {
+		return nil, err
+	}
 	switch x := v.(type) {
-	case nil, bool, string, json.Number:
+	case nil, bool, json.Number:
 		return x, nil
 	case float64:
 		return finite(x)
@@ -107,23 +137,34 @@ func toJSON(v any) (any, error) {
 	case time.Duration:
 		return x.String(), nil
 	case map[string]any:
+		if err := c.grow(mulSize(len(x), slotBytes)); err != nil {
+			return nil, err
+		}
 		out := make(map[string]any, len(x))
 		for k, e := range x {
-			c, err := toJSON(e)
+			conv, err := c.entry(k, e)
 			if err != nil {
 				return nil, err
 			}
-			out[k] = c
+			out[k] = conv
 		}
 		return out, nil
 	case []any:
-		return sliceToJSON(len(x), func(i int) any { return x[i] })
+		return c.slice(len(x), func(i int) any { return x[i] })
 	}
-	return reflectToJSON(reflect.ValueOf(v))
+	return c.reflectValue(reflect.ValueOf(v))
 }
 
-// reflectToJSON handles the typed values expr builtins produce ([]int, []string, map[any]any…).
-func reflectToJSON(v reflect.Value) (any, error) {
+// entry converts a map entry's value, counting its key.
+func (c *converter) entry(k string, v any) (any, error) {
+	if err := c.grow(len(k)); err != nil {
+		return nil, err
+	}
+	return c.value(v)
+}
+
+// reflectValue handles the typed values expr builtins produce ([]int, []string, map[any]any…).
+func (c *converter) reflectValue(v reflect.Value) (any, error) {
 	switch v.Kind() {
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
 		return fromInt(v.Int()), nil
@@ -135,43 +176,50 @@ func reflectToJSON(v reflect.Value) (any, error) {
 	case reflect.Float32, reflect.Float64:
 		return finite(v.Float())
 	case reflect.String:
-		return v.String(), nil
+		return v.String(), c.grow(v.Len())
 	case reflect.Bool:
 		return v.Bool(), nil
 	case reflect.Slice, reflect.Array:
-		return sliceToJSON(v.Len(), func(i int) any { return v.Index(i).Interface() })
+		return c.slice(v.Len(), func(i int) any { return v.Index(i).Interface() })
 	case reflect.Map:
-		return mapToJSON(v)
+		return c.mapValue(v)
 	case reflect.Pointer, reflect.Interface:
 		if v.IsNil() {
 			return nil, nil
 		}
-		return toJSON(v.Elem().Interface())
+		return c.value(v.Elem().Interface())
 	}
 	return nil, fmt.Errorf("a value of type %s is not JSON", v.Type())
 }
 
-func sliceToJSON(n int, at func(int) any) (any, error) {
+func (c *converter) slice(n int, at func(int) any) (any, error) {
+	if err := c.grow(mulSize(n, slotBytes)); err != nil {
+		return nil, err
+	}
 	out := make([]any, n)
 	for i := range out {
-		c, err := toJSON(at(i))
+		conv, err := c.value(at(i))
 		if err != nil {
 			return nil, err
 		}
-		out[i] = c
+		out[i] = conv
 	}
 	return out, nil
 }
 
-func mapToJSON(v reflect.Value) (any, error) {
+func (c *converter) mapValue(v reflect.Value) (any, error) {
+	if err := c.grow(mulSize(v.Len(), slotBytes)); err != nil {
+		return nil, err
+	}
 	out := make(map[string]any, v.Len())
 	iter := v.MapRange()
 	for iter.Next() {
-		c, err := toJSON(iter.Value().Interface())
+		key := fmt.Sprint(iter.Key().Interface())
+		conv, err := c.entry(key, iter.Value().Interface())
 		if err != nil {
 			return nil, err
 		}
-		out[fmt.Sprint(iter.Key().Interface())] = c
+		out[key] = conv
 	}
 	return out, nil
 }

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -190,6 +191,8 @@ func (s *Service) claimParams(req Request, fp string) ClaimParams {
 		Scope:       req.Scope,
 		Key:         req.Key,
 		Fingerprint: fp,
+		Method:      strings.ToUpper(req.Method),
+		Path:        req.Path,
 		Now:         s.cfg.Now(),
 		LockTTL:     s.cfg.LockTTL,
 		Limit:       s.cfg.MaxKeys,
@@ -261,6 +264,9 @@ func (s *Service) complete(ctx context.Context, req Request, claim ClaimParams, 
 		Scope:       req.Scope,
 		Key:         req.Key,
 		Fingerprint: claim.Fingerprint,
+		Method:      claim.Method,
+		Path:        claim.Path,
+		RunID:       runIDOf(resp.Body),
 		State:       StateDone,
 		Status:      resp.Status,
 		Header:      keptHeader(resp.Header),

@@ -7,8 +7,13 @@ import (
 	"time"
 )
 
-// ErrNotFound means no record for that scope and key.
-var ErrNotFound = errors.New("not found")
+// Sentinel errors a Store returns.
+var (
+	// ErrNotFound means no record for that scope and key.
+	ErrNotFound = errors.New("not found")
+	// ErrInvalidCursor means a list cursor was not one the store gave out.
+	ErrInvalidCursor = errors.New("invalid cursor")
+)
 
 // State is where a kept key stands.
 type State string
@@ -28,6 +33,9 @@ type Record struct {
 	Scope       string // "p:<principal>" or "w:<workflowID>"
 	Key         string
 	Fingerprint string
+	Method      string // the request the key was first used for, as shown in lists
+	Path        string
+	RunID       string // the run the kept answer names, if any (kept also when the body is not)
 	State       State
 	Status      int
 	Header      http.Header // only the headers worth replaying (Content-Type, Location)
@@ -42,6 +50,8 @@ type ClaimParams struct {
 	Scope       string
 	Key         string
 	Fingerprint string
+	Method      string
+	Path        string
 	Now         time.Time
 	LockTTL     time.Duration // how long an in-progress claim holds before it counts as abandoned
 	Limit       int           // max live keys in Scope; 0 = no limit
@@ -68,6 +78,14 @@ type ClaimResult struct {
 	Oldest  time.Time // with LimitReached: when the oldest live key expires
 }
 
+// ListParams asks a Store for one page of a scope's live keys, newest first.
+type ListParams struct {
+	Scope  string
+	Now    time.Time // keys expired by then are left out
+	Limit  int       // the backend's page size clamps it; 0 = its default
+	Cursor string    // from the previous page; empty = the first page
+}
+
 // Store keeps idempotency keys. Claims are atomic: of N racing claims of one key exactly
 // one gets Claimed. idempotency/idemtest is the conformance suite every backend passes.
 type Store interface {
@@ -79,4 +97,8 @@ type Store interface {
 	Release(ctx context.Context, scope, key string) error
 	// Get reads a key as it stands; missing or expired → ErrNotFound.
 	Get(ctx context.Context, scope, key string, now time.Time) (*Record, error)
+	// List returns a page of the scope's live keys, newest first (by CreatedAt, then Key),
+	// without their Header and Body, and the cursor of the next page (empty on the last).
+	// A cursor not given out by List → ErrInvalidCursor.
+	List(ctx context.Context, p ListParams) ([]*Record, string, error)
 }

@@ -176,7 +176,7 @@ func BenchmarkMCPReplay(b *testing.B) {
 // scaleWorkflows published workflows beside a bare mcp-go server with as many echo tools.
 func BenchmarkMCPToolsList(b *testing.B) {
 	start := time.Now()
-	f := newFixtureConfig(b, nil, scaleDefs(scaleWorkflows)...)
+	f := newFixtureConfig(b, &mcpserver.Config{ListLimit: scaleWorkflows}, scaleDefs(scaleWorkflows)...)
 	b.Logf("published %d workflows and loaded their tools in %v", scaleWorkflows, time.Since(start))
 	gorunner, _ := f.connect("")
 	for _, tc := range []struct {

@@ -25,31 +25,37 @@ var errUnauthenticated = errors.New("no authenticated principal")
 // workflowHandler answers calls of one workflow's tool in env.
 func (s *Server) workflowHandler(env string, t *tools.Tool) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		p, ok := auth.PrincipalFrom(ctx)
-		if !ok {
+		if _, ok := auth.PrincipalFrom(ctx); !ok {
 			return nil, errUnauthenticated
 		}
-		var st askState
-		if req.Params.RequestState != "" && json.Unmarshal([]byte(req.Params.RequestState), &st) == nil && st.RunID != "" {
-			return s.continueAsk(ctx, req, t, p, st)
+		call, problems := validArguments(rawArguments(req), t.Input)
+		if problems != nil {
+			return tools.InvalidArguments(t.Tool.RawInputSchema, problems), nil
 		}
-		call, problems := tools.ParseCall(rawArguments(req))
-		if problems == nil {
-			problems = t.Input.Validate(call.Arguments)
-		}
-		if len(problems) > 0 {
-			return tools.InvalidArguments(problems), nil
-		}
-		run, replayed, err := s.start(ctx, p, env, t.Definition.Name, call)
-		if err != nil {
-			return s.errorResult(ctx, err)
-		}
-		run, err = s.await(ctx, req, run, s.toolTimeout(t))
-		if err != nil {
-			return s.errorResult(ctx, err)
-		}
-		return s.answer(ctx, run, replayed), nil
+		return s.runTool(ctx, req, env, t, call)
 	}
+}
+
+// runTool starts (or replays) a run of t's workflow for a valid call and answers with its
+// state once it stops running or the tool's timeout passes (or a question for the person,
+// see answer): the one path of a workflow's own tool and of gorunner_run_workflow.
+func (s *Server) runTool(ctx context.Context, req mcp.CallToolRequest, env string, t *tools.Tool, call *tools.Call) (*mcp.CallToolResult, error) {
+	p, ok := auth.PrincipalFrom(ctx)
+	if !ok {
+		return nil, errUnauthenticated
+	}
+	if st, ok := askStateOf(req); ok {
+		return s.continueAsk(ctx, req, t, st) // the person's answer to a question of the run's
+	}
+	run, replayed, err := s.start(ctx, p, env, t.Definition.Name, call)
+	if err != nil {
+		return s.errorResult(ctx, err)
+	}
+	run, err = s.await(ctx, req, run, s.toolTimeout(t))
+	if err != nil {
+		return s.errorResult(ctx, err)
+	}
+	return s.answer(ctx, run, replayed), nil
 }
 
 // rawArguments are the call's arguments as sent, so that big integers keep their digits.

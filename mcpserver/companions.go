@@ -16,21 +16,27 @@ import (
 )
 
 // companionFunc answers one companion tool call whose arguments are valid.
-type companionFunc func(ctx context.Context, env string, args json.RawMessage) (*mcp.CallToolResult, error)
+type companionFunc func(ctx context.Context, env string, c *tools.Call) (*mcp.CallToolResult, error)
 
 // companionTools are GoRunner's own tools for env, each checking its arguments against
 // its input schema first, as workflow tools do.
 func (s *Server) companionTools(env *environment) []server.ServerTool {
 	funcs := map[string]companionFunc{
-		tools.GetRun:     s.getRun,
-		tools.ListRuns:   s.listRuns,
-		tools.CancelRun:  s.cancelRun,
-		tools.ResumeHook: s.resumeHook,
+		tools.GetRun:        s.getRun,
+		tools.ListRuns:      s.listRuns,
+		tools.CancelRun:     s.cancelRun,
+		tools.ResumeHook:    s.resumeHook,
+		tools.FindWorkflows: s.find,
+		tools.Miss:          s.miss,
 	}
 	defs := tools.Companions()
 	out := make([]server.ServerTool, len(defs))
 	for i, t := range defs {
-		out[i] = server.ServerTool{Tool: t, Handler: s.companionHandler(env.name, s.companionSchemas[t.Name], funcs[t.Name])}
+		if t.Name == tools.RunWorkflow {
+			out[i] = server.ServerTool{Tool: t, Handler: s.runWorkflowHandler(env.name, t)}
+			continue
+		}
+		out[i] = server.ServerTool{Tool: t, Handler: s.companionHandler(env.name, t, funcs[t.Name])}
 	}
 	return out
 }
@@ -48,19 +54,17 @@ func compileCompanions() (map[string]*schemas.InputSchema, error) {
 	return out, nil
 }
 
-func (s *Server) companionHandler(env string, input *schemas.InputSchema, fn companionFunc) server.ToolHandlerFunc {
+func (s *Server) companionHandler(env string, t mcp.Tool, fn companionFunc) server.ToolHandlerFunc {
+	input := s.companionSchemas[t.Name]
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		if _, ok := auth.PrincipalFrom(ctx); !ok {
 			return nil, errUnauthenticated
 		}
-		call, problems := tools.ParseCall(rawArguments(req))
-		if problems == nil {
-			problems = input.Validate(call.Arguments)
+		call, problems := validArguments(rawArguments(req), input)
+		if problems != nil {
+			return tools.InvalidArguments(t.RawInputSchema, problems), nil
 		}
-		if len(problems) > 0 {
-			return tools.InvalidArguments(problems), nil
-		}
-		res, err := fn(ctx, env, call.Input)
+		res, err := fn(ctx, env, call)
 		if err != nil {
 			return s.errorResult(ctx, err)
 		}
@@ -68,9 +72,22 @@ func (s *Server) companionHandler(env string, input *schemas.InputSchema, fn com
 	}
 }
 
-func (s *Server) getRun(ctx context.Context, _ string, raw json.RawMessage) (*mcp.CallToolResult, error) {
+// validArguments splits a call's raw arguments (tools.ParseCall) and checks them against
+// the tool's input schema: the call, or the problems.
+func validArguments(raw json.RawMessage, input *schemas.InputSchema) (*tools.Call, []schemas.Problem) {
+	call, problems := tools.ParseCall(raw)
+	if problems == nil {
+		problems = input.Validate(call.Arguments)
+	}
+	if len(problems) > 0 {
+		return nil, problems
+	}
+	return call, nil
+}
+
+func (s *Server) getRun(ctx context.Context, _ string, c *tools.Call) (*mcp.CallToolResult, error) {
 	var a tools.GetRunArgs
-	if err := json.Unmarshal(raw, &a); err != nil {
+	if err := json.Unmarshal(c.Input, &a); err != nil {
 		return nil, err
 	}
 	wait := time.Duration(a.WaitSeconds * float64(time.Second))
@@ -81,9 +98,9 @@ func (s *Server) getRun(ctx context.Context, _ string, raw json.RawMessage) (*mc
 	return tools.Structured(tools.ResultOf(run)), nil
 }
 
-func (s *Server) listRuns(ctx context.Context, _ string, raw json.RawMessage) (*mcp.CallToolResult, error) {
+func (s *Server) listRuns(ctx context.Context, _ string, c *tools.Call) (*mcp.CallToolResult, error) {
 	var a tools.ListRunsArgs
-	if err := json.Unmarshal(raw, &a); err != nil {
+	if err := json.Unmarshal(c.Input, &a); err != nil {
 		return nil, err
 	}
 	p := runner.ListRunsParams{Status: runner.Status(a.Status), Limit: cmpOr(a.Limit, tools.DefaultListLimit)}
@@ -105,9 +122,9 @@ func (s *Server) listRuns(ctx context.Context, _ string, raw json.RawMessage) (*
 	return tools.Structured(list), nil
 }
 
-func (s *Server) cancelRun(ctx context.Context, _ string, raw json.RawMessage) (*mcp.CallToolResult, error) {
+func (s *Server) cancelRun(ctx context.Context, _ string, c *tools.Call) (*mcp.CallToolResult, error) {
 	var a tools.CancelRunArgs
-	if err := json.Unmarshal(raw, &a); err != nil {
+	if err := json.Unmarshal(c.Input, &a); err != nil {
 		return nil, err
 	}
 	run, err := s.deps.Engine.Cancel(context.WithoutCancel(ctx), a.RunID)
@@ -119,9 +136,9 @@ func (s *Server) cancelRun(ctx context.Context, _ string, raw json.RawMessage) (
 
 // resumeHook sends the payload to the hook token in the session's environment and answers
 // with the state of the run that owns it.
-func (s *Server) resumeHook(ctx context.Context, env string, raw json.RawMessage) (*mcp.CallToolResult, error) {
+func (s *Server) resumeHook(ctx context.Context, env string, c *tools.Call) (*mcp.CallToolResult, error) {
 	var a tools.ResumeHookArgs
-	if err := json.Unmarshal(raw, &a); err != nil {
+	if err := json.Unmarshal(c.Input, &a); err != nil {
 		return nil, err
 	}
 	runID, err := s.deps.Engine.Resume(context.WithoutCancel(ctx), env, a.Token, a.Payload)

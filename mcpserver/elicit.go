@@ -115,6 +115,15 @@ type askState struct {
 	Replayed bool   `json:"replayed,omitempty"`
 }
 
+// askStateOf is the askState a call answering a question carries.
+func askStateOf(req mcp.CallToolRequest) (askState, bool) {
+	var st askState
+	if req.Params.RequestState == "" || json.Unmarshal([]byte(req.Params.RequestState), &st) != nil || st.RunID == "" {
+		return askState{}, false
+	}
+	return st, true
+}
+
 // answer is the tool result for run: when it waits on a hook that asks and the client can
 // elicit, an input_required result asking the person (mcp-go turns it into
 // elicitation/create for clients before 2026-07-28); else the run's state.
@@ -147,7 +156,11 @@ func askResult(st askState, message string, ask *pendingAsk) *mcp.CallToolResult
 // whichever answer comes first — this one, a REST resume, gorunner_resume_hook — is the
 // one the hook takes), asks again when the answer does not fit the schema (at most
 // MaxAskAttempts times), then waits for the run as a first call does.
-func (s *Server) continueAsk(ctx context.Context, req mcp.CallToolRequest, t *tools.Tool, p auth.Principal, st askState) (*mcp.CallToolResult, error) {
+func (s *Server) continueAsk(ctx context.Context, req mcp.CallToolRequest, t *tools.Tool, st askState) (*mcp.CallToolResult, error) {
+	p, ok := auth.PrincipalFrom(ctx)
+	if !ok {
+		return nil, errUnauthenticated
+	}
 	run, err := s.ownRun(ctx, p, st.RunID)
 	if err != nil {
 		return s.errorResult(ctx, err)

@@ -8,6 +8,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/gorunner/gorunner/api"
+	"github.com/gorunner/gorunner/catalog"
 	"github.com/gorunner/gorunner/idempotency"
 	"github.com/gorunner/gorunner/runner"
 	"github.com/gorunner/gorunner/tools"
@@ -67,5 +68,8 @@ var advice = []struct {
 	{idempotency.ErrInvalidKey, "idempotencyKey must be 1 to 255 characters"},
 	{runner.ErrWorkflowNotFound, "the workflow no longer exists; list the tools again"},
 	{runner.ErrNotPublished, "the workflow has no published version any more; list the tools again"},
-	{runner.ErrNotFound, "no such run, or no run waits on that hook token (it may not be registered yet: retry shortly)"},
+	{runner.ErrNotFound, "no such run, or no run waits on that hook token (it may not be registered yet: retry shortly); " +
+		"runIds come from a workflow tool's answer or gorunner_list_runs, hook tokens from a waiting run's waitingOn.hook"},
+	{runner.ErrFinished, "the run has already finished, so there is nothing to cancel; read its outcome with gorunner_get_run"},
+	{catalog.ErrNotFound, "no workflow has that name or ID; workflow names are the tool names tools/list gives, or what gorunner_find_workflows finds"},
 }

@@ -45,7 +45,7 @@ func listPages(ctx context.Context, s *mcp.ClientSession) ([]string, int, error)
 
 func TestToolsListAtScale(t *testing.T) {
 	start := time.Now()
-	f := newFixtureConfig(t, &mcpserver.Config{PageSize: mcpserver.DefaultPageSize}, scaleDefs(scaleWorkflows)...)
+	f := newFixtureConfig(t, &mcpserver.Config{PageSize: mcpserver.DefaultPageSize, ListLimit: scaleWorkflows}, scaleDefs(scaleWorkflows)...)
 	t.Logf("published %d workflows and loaded their tools in %v", scaleWorkflows, time.Since(start))
 	s, _ := f.connect("")
 

@@ -56,6 +56,10 @@ type Config struct {
 	// sorts the whole tool set for every page, so a client paging through n tools costs
 	// n/PageSize such passes: large pages keep 10,000 tools cheap to list.
 	PageSize int
+	// ListLimit is how many workflows a session may list as tools of their own (default
+	// 200): with more, or when the session asks for it (/mcp?tools=search), tools/list
+	// offers gorunner_find_workflows and gorunner_run_workflow instead.
+	ListLimit int
 	// Logger receives the server's logs (default slog.Default()).
 	Logger *slog.Logger
 	// Registerer receives the tool call metrics; nil registers none.
@@ -68,6 +72,7 @@ const (
 	DefaultMaxToolTimeout = 60 * time.Second
 	DefaultWatchInterval  = 250 * time.Millisecond
 	DefaultPageSize       = 500
+	DefaultListLimit      = 200
 )
 
 func (c *Config) withDefaults() Config {
@@ -82,6 +87,7 @@ func (c *Config) withDefaults() Config {
 	out.MaxToolTimeout = cmpOr(out.MaxToolTimeout, DefaultMaxToolTimeout)
 	out.WatchInterval = cmpOr(out.WatchInterval, DefaultWatchInterval)
 	out.PageSize = cmpOr(out.PageSize, DefaultPageSize)
+	out.ListLimit = cmpOr(out.ListLimit, DefaultListLimit)
 	if out.Logger == nil {
 		out.Logger = slog.Default()
 	}
@@ -97,8 +103,8 @@ func cmpOr[T comparable](v, def T) T {
 }
 
 func (c *Config) validate() error {
-	if c.ToolTimeout < 0 || c.MaxToolTimeout < 0 || c.WatchInterval < 0 || c.PageSize < 0 {
-		return errors.New("mcpserver config: durations and PageSize must not be negative")
+	if c.ToolTimeout < 0 || c.MaxToolTimeout < 0 || c.WatchInterval < 0 || c.PageSize < 0 || c.ListLimit < 0 {
+		return errors.New("mcpserver config: durations, PageSize and ListLimit must not be negative")
 	}
 	return nil
 }
@@ -201,9 +207,18 @@ func (s *Server) Stop(ctx context.Context) error {
 
 // HTTPHandler serves MCP over streamable HTTP. It expects the caller's principal in the
 // request context (auth.WithPrincipal, as api's bearer middleware puts it).
-// ?environment=test serves the drafts' tools, anything else but production is a 400.
+// ?environment=test serves the drafts' tools, anything else but production is a 400;
+// ?tools=search lists the search tools instead of one tool per workflow.
 func (s *Server) HTTPHandler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Query().Get("tools") {
+		case "":
+		case "search":
+			r = r.WithContext(withSearch(r.Context()))
+		default:
+			http.Error(w, "tools must be search, or absent", http.StatusBadRequest)
+			return
+		}
 		name := r.URL.Query().Get("environment")
 		if name == "" {
 			name = runner.EnvProduction

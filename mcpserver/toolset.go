@@ -16,11 +16,6 @@ import (
 	"github.com/gorunner/gorunner/tools"
 )
 
-// instructions tell agents how GoRunner's tools behave.
-const instructions = "Each workflow tool starts a durable run and answers with {runId, status, output, error, replayed}. " +
-	"Pass idempotencyKey to make a retry safe: the same key and arguments never start a second run. " +
-	"When status is pending, running or waiting, continue with gorunner_get_run; a waiting run may need gorunner_resume_hook."
-
 // listPage is how many workflows one catalog read fetches while building the tool set.
 const listPage = 500
 
@@ -30,20 +25,15 @@ type environment struct {
 	mcp   *server.MCPServer
 	http  *server.StreamableHTTPServer
 	tools map[string]*entry // by tool name; touched by the sync only, which is serialised
-	// published is tools for readers outside the sync (task calls); replaced, never changed.
-	published atomic.Pointer[map[string]*entry]
+	// view is what calls and lists read of the workflow tools, replaced whole by the sync.
+	view atomic.Pointer[view]
 	// tasksHTTP serves /mcp: the task layer in front of http.
 	tasksHTTP http.Handler
 }
 
-// lookup is the registered workflow tool called name, or nil.
+// lookup is the workflow tool called name, or nil.
 func (env *environment) lookup(name string) *tools.Tool {
-	if m := env.published.Load(); m != nil {
-		if e := (*m)[name]; e != nil {
-			return e.tool
-		}
-	}
-	return nil
+	return env.view.Load().byName[name]
 }
 
 // entry is one registered workflow tool and the catalog state it was built from.
@@ -58,11 +48,14 @@ func (s *Server) newEnvironment(name string) *environment {
 		server.WithPaginationLimit(s.cfg.PageSize),
 		server.WithToolHandlerMiddleware(s.metrics.middleware), // outside recovery: a panic counts as an error
 		server.WithRecovery(),
-		server.WithInstructions(instructions),
+		server.WithInstructions(tools.Instructions),
+		server.WithToolFilter(s.listFilter(name)),
+		server.WithHooks(s.callHooks(name)),
 		server.WithResourceCapabilities(false, false),
 		server.WithTaskCapabilities(true, true, true),
 	)
 	env := &environment{name: name, mcp: m, tools: map[string]*entry{}}
+	env.view.Store(newView(nil))
 	env.http = server.NewStreamableHTTPServer(m, server.WithStreamableHTTPLogger(s.log))
 	env.tasksHTTP = s.taskHTTP(env)
 	m.SetTools(s.companionTools(env)...)
@@ -143,7 +136,7 @@ func (s *Server) sync(ctx context.Context, env *environment) error {
 		return nil
 	}
 	env.tools = next
-	env.published.Store(&next)
+	env.view.Store(newView(next))
 	all := s.companionTools(env)
 	for _, e := range next {
 		all = append(all, server.ServerTool{Tool: e.tool.Tool, Handler: s.workflowHandler(env.name, e.tool)})

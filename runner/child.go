@@ -62,6 +62,10 @@ func (s *stepExec) startChild(ctx context.Context, id string) (string, error) {
 		return "", err
 	}
 	e, parent := s.engine(), s.run()
+	if depth := parent.Depth + 1; depth > e.cfg.MaxDepth {
+		return "", permanent(CodeDepthLimit, "step %q: workflow %q would run nested %d deep; at most %d workflow steps may nest",
+			s.st.ID, ws.Name, depth, e.cfg.MaxDepth)
+	}
 	t, err := e.workflows.Resolve(ctx, ws.Name, parent.Environment)
 	if errors.Is(err, ErrWorkflowNotFound) || errors.Is(err, ErrNotPublished) {
 		return "", permanent(CodeNotFound, "step %q: workflow %q: %v", s.st.ID, ws.Name, err)
@@ -85,7 +89,7 @@ func (s *stepExec) startChild(ctx context.Context, id string) (string, error) {
 		return "", permanent(CodeValidation, "step %q: workflow %q: %v", s.st.ID, ws.Name, err)
 	}
 	child := e.newRun(t, parent.Environment, input)
-	child.ID, child.ParentRunID = id, parent.ID
+	child.ID, child.ParentRunID, child.Depth = id, parent.ID, parent.Depth+1
 	res, err := e.admit(ctx, c, child)
 	var conflict *TokenConflictError
 	if errors.As(err, &conflict) {
@@ -97,14 +101,17 @@ func (s *stepExec) startChild(ctx context.Context, id string) (string, error) {
 	return res.Run.ID, nil
 }
 
-// cancelChild cancels the child run a cancelled workflow step waits for, if any.
-func (e *Engine) cancelChild(ctx context.Context, rec *StepRecord) {
+// cancelChild asks the child run a cancelled workflow step waits for, if any, to cancel; its
+// worker cancels the child's own children in turn. A child already ended, or never created,
+// is no error.
+func (e *Engine) cancelChild(ctx context.Context, rec *StepRecord) error {
 	var st childState
 	if len(rec.State) == 0 || json.Unmarshal(rec.State, &st) != nil || st.Child == "" {
-		return
+		return nil
 	}
 	err := e.requestCancel(context.WithoutCancel(ctx), st.Child)
 	if err != nil && !errors.Is(err, ErrFinished) && !errors.Is(err, ErrNotFound) {
-		e.log.Error("cancelling child run", "run", st.Child, "err", err)
+		return err
 	}
+	return nil
 }

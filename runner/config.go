@@ -37,6 +37,10 @@ type Config struct {
 	Kinds map[string]StepHandler
 	// MaxWait caps how long one Wait call may hold; default 5m.
 	MaxWait time.Duration
+	// MaxDepth is how deeply workflow steps may nest child runs: a run started from outside
+	// is at depth 0 and a workflow step that would start a child deeper than MaxDepth fails
+	// with DEPTH_LIMIT; default 16.
+	MaxDepth int
 	// Registerer receives the engine's metrics (runs started and finished, step
 	// durations); nil registers none.
 	Registerer prometheus.Registerer
@@ -58,6 +62,7 @@ const (
 	DefaultLeaseTTL     = 30 * time.Second
 	DefaultPollInterval = 250 * time.Millisecond
 	DefaultMaxWait      = 5 * time.Minute
+	DefaultMaxDepth     = 16
 )
 
 func (c *Config) withDefaults() Config {
@@ -86,6 +91,9 @@ func (c *Config) withDefaults() Config {
 	if out.MaxWait == 0 {
 		out.MaxWait = DefaultMaxWait
 	}
+	if out.MaxDepth == 0 {
+		out.MaxDepth = DefaultMaxDepth
+	}
 	return out
 }
 
@@ -97,6 +105,8 @@ func (c *Config) validate() error {
 		return errors.New("runner config: LeaseTTL must be at least 3ms")
 	case c.PollInterval < 0 || c.MaxWait < 0:
 		return errors.New("runner config: PollInterval and MaxWait must not be negative")
+	case c.MaxDepth < 0:
+		return errors.New("runner config: MaxDepth must not be negative")
 	}
 	for name, h := range c.Kinds {
 		if h == nil || slices.Contains(builtinKinds, name) {

@@ -14,11 +14,13 @@ import (
 // maxCachedDefs bounds the definition cache; when full it starts over.
 const maxCachedDefs = 512
 
-// compiled is a decoded definition with its input schema and its compiled templates, shared
-// by every run and submission of the same definition bytes.
+// compiled is a decoded definition with its input and output schemas and its compiled
+// templates, shared by every run and submission of the same definition bytes.
 type compiled struct {
 	def   *schemas.Definition
 	input *schemas.InputSchema
+	// output checks a completed run's output; nil when the definition declares none.
+	output *schemas.InputSchema
 
 	mu        sync.Mutex
 	templates map[string]*expression.Template
@@ -52,7 +54,7 @@ func newDefCache() *defCache {
 	return &defCache{defs: map[[sha256.Size]byte]*compiled{}}
 }
 
-// get decodes raw (or finds it decoded) and compiles its input schema.
+// get decodes raw (or finds it decoded) and compiles its input and output schemas.
 func (d *defCache) get(raw json.RawMessage) (*compiled, error) {
 	key := sha256.Sum256(raw)
 	d.mu.Lock()
@@ -70,6 +72,12 @@ func (d *defCache) get(raw json.RawMessage) (*compiled, error) {
 		return nil, fmt.Errorf("compiling input schema: %w", err)
 	}
 	c = &compiled{def: def, input: input, templates: map[string]*expression.Template{}}
+	if len(def.Output) > 0 {
+		// An output schema is a JSON Schema like an input schema; CompileInput compiles any.
+		if c.output, err = schemas.CompileInput(def.Output); err != nil {
+			return nil, fmt.Errorf("compiling output schema: %w", err)
+		}
+	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if len(d.defs) >= maxCachedDefs {

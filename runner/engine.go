@@ -345,9 +345,10 @@ func (e *Engine) awaited(waiter, target string) {
 	}
 }
 
-// ended counts r, which just ended here, and wakes the runs waiting for it and its parent.
-func (e *Engine) ended(ctx context.Context, r *Run) {
-	e.metrics.ended(r)
+// ended counts r, which just ended here (kind names the kind of each of its steps), and
+// wakes the runs waiting for it and its parent.
+func (e *Engine) ended(ctx context.Context, r *Run, kind func(step int) string) {
+	e.metrics.ended(r, kind)
 	e.mu.Lock()
 	waiters := e.awaiters[r.ID]
 	delete(e.awaiters, r.ID)

@@ -130,6 +130,45 @@ steps:
 	require.Contains(t, r.Error.Message, "int(input.n)")
 }
 
+func TestOutputIsCheckedAgainstTheOutputSchema(t *testing.T) {
+	h := newHarness(t)
+	e := h.engine(runner.Config{})
+	name := h.define(`
+name: typed
+input: {type: object}
+output:
+  type: object
+  properties: {message: {type: string}, count: {type: integer, minimum: 0}}
+  required: [message]
+steps:
+  - id: build
+    set: "${{ input.out }}"
+`)
+	tests := []struct {
+		name, input, problem string
+	}{
+		{"conforming", `{"out": {"message": "hi", "count": 2}}`, ""},
+		{"wrong type", `{"out": {"message": 3}}`, "/message: "},
+		{"missing property", `{"out": {"count": 1}}`, "/message: "},
+		{"below minimum", `{"out": {"message": "hi", "count": -1}}`, "/count: "},
+		{"not an object", `{"out": "hi"}`, "the output does not match"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.problem == "" {
+				r := h.run(e, name, tt.input, runner.StatusCompleted)
+				require.JSONEq(t, `{"message": "hi", "count": 2}`, string(r.Output))
+				return
+			}
+			r := h.run(e, name, tt.input, runner.StatusFailed)
+			require.Equal(t, runner.CodeOutputInvalid, r.Error.Code)
+			require.Contains(t, r.Error.Message, tt.problem)
+			require.Empty(t, r.Error.Step, "the output is the run's, not a step's")
+			require.Equal(t, runner.StepCompleted, step(r, "build").Status)
+		})
+	}
+}
+
 func TestSubmitValidatesInput(t *testing.T) {
 	h := newHarness(t)
 	e := h.engine(runner.Config{})

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gorunner/gorunner/expression"
 	"github.com/gorunner/gorunner/schemas"
 )
 
@@ -25,6 +26,8 @@ var (
 const (
 	CodeFailed           = "FAILED"
 	CodeExpression       = "EXPRESSION_ERROR"
+	CodeExpressionLimit  = "EXPRESSION_LIMIT"
+	CodeInvalidDuration  = "INVALID_DURATION"
 	CodeHookConflict     = "HOOK_CONFLICT"
 	CodeHookTimeout      = "HOOK_TIMEOUT"
 	CodeHTTP             = "HTTP_ERROR"
@@ -41,6 +44,9 @@ const (
 	CodeValidation       = "VALIDATION_ERROR"
 	CodeStep             = "STEP_ERROR"
 	CodeDefinition       = "DEFINITION_ERROR"
+	CodeAbandoned        = "RUN_ABANDONED"
+	CodeDepthLimit       = "DEPTH_LIMIT"
+	CodeOutputInvalid    = "OUTPUT_INVALID"
 )
 
 // InputError lists why a run input is not valid. It matches ErrInvalidInput.
@@ -49,6 +55,11 @@ type InputError struct {
 }
 
 func (e *InputError) Error() string {
+	return "invalid input: " + e.list()
+}
+
+// list is the problems as "path: message" joined with "; ".
+func (e *InputError) list() string {
 	msgs := make([]string, len(e.Problems))
 	for i, p := range e.Problems {
 		msgs[i] = p.Message
@@ -56,7 +67,7 @@ func (e *InputError) Error() string {
 			msgs[i] = p.Path + ": " + p.Message
 		}
 	}
-	return "invalid input: " + strings.Join(msgs, "; ")
+	return strings.Join(msgs, "; ")
 }
 
 // Is makes errors.Is(err, ErrInvalidInput) true.
@@ -97,6 +108,19 @@ func permanent(code, format string, args ...any) *stepError {
 
 func retryable(code, format string, args ...any) *stepError {
 	return &stepError{code: code, msg: fmt.Sprintf(format, args...), retryable: true}
+}
+
+// evalFailed is the error of a step (or the result) whose expressions failed: limits and
+// durations out of range have their own codes, the rest is CodeExpression.
+func evalFailed(err error, format string, args ...any) *stepError {
+	code := CodeExpression
+	switch {
+	case errors.Is(err, expression.ErrLimit):
+		code = CodeExpressionLimit
+	case errors.Is(err, schemas.ErrDurationRange):
+		code = CodeInvalidDuration
+	}
+	return permanent(code, format, args...)
 }
 
 // Causes a worker's run context is cancelled with.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/gorunner/gorunner/expression"
@@ -27,6 +28,12 @@ const maxPasses = 3
 // interrupted one of its steps; the step is then tried again, not counted as failed.
 const internalRetry = time.Second
 
+// MaxVanishedWorkers is how many workers in a row may vanish (crash, be killed, hang or
+// lose the lease) while holding a run, without the run making progress, before the next
+// claim fails the run with RUN_ABANDONED instead of trying its step again: one input that
+// kills every process that runs it must not go round all of them forever.
+const MaxVanishedWorkers = 3
+
 // execution is one worker's pass over a claimed run.
 type execution struct {
 	e     *Engine
@@ -34,12 +41,14 @@ type execution struct {
 	c     *compiled
 	input any
 	steps map[string]any // steps.<id> as expressions see them
+	// changed holds the indexes of the step records changed since the last save.
+	changed map[int]bool
 }
 
 // work executes claimed run r until it ends, waits or is interrupted, and reports whether
 // its lease must be kept as is (not released).
 func (e *Engine) work(ctx context.Context, r *Run) bool {
-	x := &execution{e: e, r: r, steps: map[string]any{}}
+	x := &execution{e: e, r: r, steps: map[string]any{}, changed: map[int]bool{}}
 	c, err := e.defs.get(r.Definition)
 	if err == nil && len(r.Steps) != len(c.def.Steps) {
 		err = fmt.Errorf("run has %d step records for %d steps", len(r.Steps), len(c.def.Steps))
@@ -56,8 +65,28 @@ func (e *Engine) work(ctx context.Context, r *Run) bool {
 			x.remember(rec)
 		}
 	}
+	if r.Claims > MaxVanishedWorkers {
+		return x.abandoned(ctx) == flowKeep
+	}
 	return x.run(ctx) == flowKeep
 }
+
+// abandoned fails a run that the workers before this one claimed and lost without making
+// progress, MaxVanishedWorkers times in a row, without running its step again.
+func (x *execution) abandoned(ctx context.Context) flow {
+	i := x.next()
+	at := "before its first step"
+	if i >= 0 {
+		rec := x.r.Steps[i]
+		at = fmt.Sprintf("during step %q (attempt %d)", rec.ID, max(rec.Attempts, 1))
+	}
+	return x.finishFailed(ctx, i, permanent(CodeAbandoned,
+		"run abandoned: %d workers in a row stopped (crashed, were killed or hung) %s without saving any progress; it is not tried again",
+		x.r.Claims-1, at))
+}
+
+// touch records that step record i changed, so the next save writes it.
+func (x *execution) touch(i int) { x.changed[i] = true }
 
 func (x *execution) run(ctx context.Context) flow {
 	now := x.e.now()
@@ -121,6 +150,7 @@ func (x *execution) step(ctx context.Context, i int) flow {
 		return x.finishFailed(ctx, i, err)
 	}
 	s := &stepExec{x: x, i: i, rec: rec, st: st, kind: k}
+	x.touch(i)
 	if rec.Status == StepPending {
 		now := x.e.now()
 		rec.StartedAt = &now
@@ -132,7 +162,7 @@ func (x *execution) step(ctx context.Context, i int) flow {
 		rec.Attempts++
 		rec.Status = StepRunning
 		if k.saveStart {
-			if f := x.save(ctx, SaveOptions{}); f != flowNext {
+			if f := x.save(ctx, SaveOptions{AttemptStart: true}); f != flowNext {
 				return f
 			}
 		}
@@ -145,6 +175,7 @@ func (x *execution) skipped(ctx context.Context, i int, err error) flow {
 		return x.finishFailed(ctx, i, err)
 	}
 	rec := x.r.Steps[i]
+	x.touch(i)
 	rec.Status, rec.FinishedAt = StepSkipped, rec.StartedAt
 	x.remember(rec)
 	return x.saveProgress(ctx, SaveOptions{})
@@ -164,7 +195,7 @@ func (x *execution) attempt(ctx context.Context, s *stepExec) flow {
 		if out.wait == nil {
 			return x.stepDone(ctx, s.i, out)
 		}
-		key, err := x.suspend(s.rec, out.wait)
+		key, err := x.suspend(s, out.wait)
 		if err != nil {
 			return x.stepFailed(ctx, s, err)
 		}
@@ -182,12 +213,13 @@ func (x *execution) attempt(ctx context.Context, s *stepExec) flow {
 
 // suspend records a wait on the run and returns what identifies it (the state and what the
 // run waits on), so an unchanged wait found by a re-check is not saved again.
-func (x *execution) suspend(rec *StepRecord, w *suspension) (string, error) {
+func (x *execution) suspend(s *stepExec, w *suspension) (string, error) {
 	state, err := json.Marshal(w.state)
 	if err != nil {
 		return "", fmt.Errorf("encoding step state: %w", err)
 	}
-	rec.State, rec.Status = state, StepWaiting
+	x.touch(s.i)
+	s.rec.State, s.rec.Status = state, StepWaiting
 	x.r.Status, x.r.WaitingOn, x.r.WakeAt = w.runStatus, w.waitingOn, w.until
 	on, _ := json.Marshal(w.waitingOn)
 	return string(state) + string(on), nil
@@ -212,6 +244,7 @@ func (x *execution) stepDone(ctx context.Context, i int, out outcome) flow {
 		return x.finishFailed(ctx, i, permanent(CodeStep, "encoding output: %v", err))
 	}
 	now := x.e.now()
+	x.touch(i)
 	rec.Status, rec.Output, rec.Error, rec.State, rec.FinishedAt = StepCompleted, raw, nil, nil, &now
 	rec.Conflict = nil
 	if out.conflict != nil {
@@ -244,6 +277,7 @@ func (x *execution) stepFailed(ctx context.Context, s *stepExec, err error) flow
 		x.save(ctx, SaveOptions{})
 		return flowRelease
 	}
+	x.touch(s.i)
 	s.rec.Error = &Error{Code: se.code, Message: se.msg, Step: s.st.ID}
 	policy := retryPolicy(s.st, s.kind)
 	if !se.retryable || s.rec.Attempts >= policy.MaxAttempts {
@@ -264,8 +298,28 @@ func (x *execution) complete(ctx context.Context, opts SaveOptions) flow {
 	if err != nil {
 		return x.finishFailed(ctx, -1, err)
 	}
+	if err := x.checkOutput(out); err != nil {
+		return x.finishFailed(ctx, -1, err)
+	}
 	x.r.Output = out
 	return x.finish(ctx, StatusCompleted, opts)
+}
+
+// checkOutput holds the output to the definition's output schema, so that what a tool's
+// outputSchema promises is what a completed run returns.
+func (x *execution) checkOutput(out json.RawMessage) error {
+	if x.c.output == nil {
+		return nil
+	}
+	v, err := decodeJSON(out)
+	if err != nil {
+		return permanent(CodeOutputInvalid, "decoding the output: %v", err)
+	}
+	problems := x.c.output.Validate(v)
+	if len(problems) == 0 {
+		return nil
+	}
+	return permanent(CodeOutputInvalid, "the output does not match the definition's output schema: %v", (&InputError{Problems: problems}).list())
 }
 
 func (x *execution) result() (json.RawMessage, error) {
@@ -281,7 +335,7 @@ func (x *execution) result() (json.RawMessage, error) {
 	}
 	v, err := t.Eval(expression.Env{"input": x.input, "steps": x.steps, "run": runEnv(x.r)})
 	if err != nil {
-		return nil, permanent(CodeExpression, "result: %v", err)
+		return nil, evalFailed(err, "result: %v", err)
 	}
 	return json.Marshal(v)
 }
@@ -297,17 +351,32 @@ func (x *execution) finishFailed(ctx context.Context, i int, err error) flow {
 		rec := x.r.Steps[i]
 		now := x.e.now()
 		x.r.Error.Step = rec.ID
+		x.touch(i)
 		rec.Status, rec.Error, rec.FinishedAt = StepFailed, x.r.Error, &now
 	}
 	return x.finish(ctx, StatusFailed, SaveOptions{})
 }
 
+// finishCancelled ends a run whose cancel was requested. The child runs its steps wait for
+// are asked to cancel first; if that cannot be recorded the run stays as it is (its cancel
+// still requested) and is tried again, so that no child outlives a cancelled parent.
 func (x *execution) finishCancelled(ctx context.Context) flow {
-	now := x.e.now()
 	for _, rec := range x.r.Steps {
+		if rec.Status != StepRunning && rec.Status != StepWaiting {
+			continue
+		}
+		if err := x.e.cancelChild(ctx, rec); err != nil {
+			x.e.log.Error("cancelling a child run; trying again later", "run", x.r.ID, "step", rec.ID, "err", err)
+			x.r.WakeAt = x.e.now().Add(internalRetry)
+			x.save(ctx, SaveOptions{})
+			return flowRelease
+		}
+	}
+	now := x.e.now()
+	for i, rec := range x.r.Steps {
 		if rec.Status == StepRunning || rec.Status == StepWaiting {
+			x.touch(i)
 			rec.Status, rec.FinishedAt = StepCancelled, &now
-			x.e.cancelChild(ctx, rec)
 		}
 	}
 	return x.finish(ctx, StatusCancelled, SaveOptions{})
@@ -320,8 +389,9 @@ func (x *execution) finish(ctx context.Context, status Status, opts SaveOptions)
 	if status == StatusCancelled {
 		left = StepCancelled
 	}
-	for _, rec := range x.r.Steps {
+	for i, rec := range x.r.Steps {
 		if rec.Status == StepPending {
+			x.touch(i)
 			rec.Status = left
 		}
 	}
@@ -330,14 +400,33 @@ func (x *execution) finish(ctx context.Context, status Status, opts SaveOptions)
 	if f := x.save(ctx, opts); f != flowNext {
 		return f
 	}
-	x.e.ended(context.WithoutCancel(ctx), x.r)
+	x.e.ended(context.WithoutCancel(ctx), x.r, x.kindName)
 	return flowKeep
 }
 
-// save writes the run; it is never cut short by the worker's own interruption.
+// kindName is the kind of step i for metrics: its builtin or custom kind's name.
+func (x *execution) kindName(i int) string {
+	if x.c == nil || i >= len(x.c.def.Steps) {
+		return "unknown"
+	}
+	k, err := x.e.kindOf(&x.c.def.Steps[i])
+	if err != nil {
+		return "unknown"
+	}
+	return k.name
+}
+
+// save writes the run with the step records changed since the last save; it is never cut
+// short by the worker's own interruption.
 func (x *execution) save(ctx context.Context, opts SaveOptions) flow {
+	opts.Steps = make([]int, 0, len(x.changed))
+	for i := range x.changed {
+		opts.Steps = append(opts.Steps, i)
+	}
+	slices.Sort(opts.Steps)
 	err := x.e.store.SaveRun(context.WithoutCancel(ctx), x.e.cfg.Owner, x.r, opts)
 	if err == nil {
+		clear(x.changed)
 		x.e.broker.publish(x.r.ID)
 		return flowNext
 	}

@@ -74,6 +74,9 @@ func runSleep(_ context.Context, s *stepExec) (outcome, error) {
 			if err != nil {
 				return outcome{}, permanent(CodeInvalidStep, "step %q: until %q is not an RFC 3339 time", s.st.ID, sl.Until)
 			}
+			if err := schemas.CheckUntil(t, s.engine().now()); err != nil {
+				return outcome{}, evalFailed(err, "step %q: %v", s.st.ID, err)
+			}
 			st.Until = t.UTC()
 		}
 	}

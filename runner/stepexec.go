@@ -107,7 +107,7 @@ func (s *stepExec) eval(body, dst any) error {
 		err = json.Unmarshal(raw, dst)
 	}
 	if err != nil {
-		return permanent(CodeExpression, "step %q: the evaluated %s step is not valid: %v", s.st.ID, s.kind.name, err)
+		return evalFailed(err, "step %q: the evaluated %s step is not valid: %v", s.st.ID, s.kind.name, err)
 	}
 	return nil
 }
@@ -119,7 +119,7 @@ func (s *stepExec) evalKey(key string, src func() (any, error), attempt int) (an
 	}
 	v, err := t.Eval(s.x.env(s.i, attempt))
 	if err != nil {
-		return nil, permanent(CodeExpression, "step %q: %v", s.st.ID, err)
+		return nil, evalFailed(err, "step %q: %v", s.st.ID, err)
 	}
 	return v, nil
 }
@@ -139,6 +139,7 @@ func (s *stepExec) checkpoint(ctx context.Context, v any) error {
 	if err != nil {
 		return err
 	}
+	s.x.touch(s.i)
 	s.rec.State = raw
 	if s.x.save(ctx, SaveOptions{}) != flowNext {
 		return fmt.Errorf("saving the state of step %q failed", s.st.ID)
@@ -173,10 +174,11 @@ func retryPolicy(st *schemas.Step, k stepKind) schemas.Retry {
 
 // backoff is the delay before the attempt after attempt: exponential, capped, with up to 20%
 // jitter taken off so that many runs failing together do not retry together; a server's
-// Retry-After is a floor.
+// Retry-After is a floor, itself at most schemas.MaxDuration so that the stored wake-up time
+// cannot overflow.
 func backoff(p schemas.Retry, attempt int, retryAfter time.Duration) time.Duration {
 	d := float64(p.InitialInterval) * math.Pow(p.BackoffCoefficient, float64(attempt-1))
 	d = min(d, float64(p.MaxInterval))
 	d -= d * 0.2 * rand.Float64()
-	return max(time.Duration(d), retryAfter)
+	return max(time.Duration(d), min(retryAfter, schemas.MaxDuration))
 }

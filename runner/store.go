@@ -134,6 +134,15 @@ type Run struct {
 	StartToken string `json:"-"`
 	// ParentRunID is the run whose workflow step started this one; its end wakes the parent.
 	ParentRunID string `json:"-"`
+	// Depth is how many workflow steps nest this run: 0 for a run started from outside, its
+	// parent's Depth + 1 for a child. Fixed at admission.
+	Depth int `json:"-"`
+	// Claims is how many workers in a row held the run without making progress since: the
+	// claims since the one during which the run last made progress, that one included.
+	// ClaimRuns counts it up; SaveRun (except SaveOptions.AttemptStart) sets it to 1, the
+	// saver's own claim; ReleaseRun sets it to 0. Above 1, earlier workers vanished holding
+	// the run.
+	Claims int `json:"-"`
 }
 
 // Hook is an active token owned by a run.
@@ -163,6 +172,13 @@ type SaveOptions struct {
 	// ConsumePayload, when > 0, deletes that queued payload in the same transaction, so a
 	// payload is delivered exactly once.
 	ConsumePayload int64
+	// Steps are the indexes of the step records changed since the run was claimed or last
+	// saved: only those are written, so a save costs the same at step 1,000 as at step 10.
+	// Nil writes every step record.
+	Steps []int
+	// AttemptStart says the save only records the start of an attempt: not progress, so the
+	// run's Claims count is kept (a worker that vanishes during every attempt is noticed).
+	AttemptStart bool
 }
 
 // Store is what the runner needs from a backend. runner/runnertest is the conformance
@@ -177,16 +193,19 @@ type Store interface {
 	// ListRuns lists runs newest first, paginated by an opaque cursor.
 	ListRuns(ctx context.Context, p ListRunsParams) ([]*Run, string, error)
 	// ClaimRuns leases up to limit due runs (not terminal, WakeAt set and ≤ now, lease free
-	// or expired) to owner until leaseUntil, and returns them with their steps.
+	// or expired) to owner until leaseUntil, counts each claim in Run.Claims, and returns
+	// them with their steps.
 	ClaimRuns(ctx context.Context, owner string, now, leaseUntil time.Time, limit int) ([]*Run, error)
 	// RenewLeases extends owner's leases; it returns the IDs whose lease was lost and those
 	// whose cancel was requested.
 	RenewLeases(ctx context.Context, owner string, runIDs []string, until time.Time) (lost, cancelled []string, err error)
-	// SaveRun writes the run row and its step records; owner must hold the lease, else
-	// ErrLeaseLost. When r.Status is terminal, in the same transaction: its tokens are
-	// released, its lease dropped, and its parent run (if any) made due now.
+	// SaveRun writes the run row and the step records opts.Steps names (nil: all); owner must
+	// hold the lease, else ErrLeaseLost. Unless opts.AttemptStart, it sets Claims to 1.
+	// When r.Status is terminal, in the same transaction: its tokens are released, its lease
+	// dropped, and its parent run (if any) made due now.
 	SaveRun(ctx context.Context, owner string, r *Run, opts SaveOptions) error
-	// ReleaseRun drops owner's lease on a run so another worker can take it at once.
+	// ReleaseRun drops owner's lease on a run so another worker can take it at once, and
+	// sets its Claims back to 0: the worker gave the run back, it did not vanish.
 	ReleaseRun(ctx context.Context, owner, runID string) error
 	// RequestCancel marks a run for cancellation and makes it due now. A finished run →
 	// ErrFinished. A run with no lease and still pending may be cancelled by the caller.

@@ -35,8 +35,10 @@ func (e *DecodeError) Problem() Problem {
 	return Problem{Path: e.Path, Message: e.Message}
 }
 
-// maxDepth bounds the nesting of a definition document.
-const maxDepth = 128
+// MaxDepth bounds the nesting of a definition document, JSON or YAML. It is checked while
+// reading, before a decoder does anything per level: JSON token by token, YAML by a scan of
+// its bytes (see yamlDepth) before yaml.v3 builds its tree.
+const MaxDepth = 128
 
 // Decode reads a definition from JSON (a document whose first non-space byte is '{') or YAML,
 // strictly: unknown fields, values of the wrong type, duplicate keys, non-string YAML keys
@@ -48,6 +50,9 @@ func Decode(data []byte) (*Definition, error) {
 	}
 	trimmed := bytes.TrimSpace(data)
 	if len(trimmed) == 0 || trimmed[0] != '{' {
+		if err := checkYAMLDepth(data); err != nil {
+			return nil, err
+		}
 		var err error
 		if data, err = yamlToJSON(data); err != nil {
 			return nil, err

@@ -95,7 +95,7 @@ func TestDecodeStrict(t *testing.T) {
 		{"yaml empty", "\n", "", "empty"},
 		{"yaml not a mapping", "- a\n- b\n", "", "must be an object"},
 		{"yaml infinity", "name: wf\nresult: .inf\n", "/result", "infinity"},
-		{"deep nesting", `{"result":` + deepArray(maxDepth+1) + `}`, "/result" + deepPath(maxDepth-1), "nested"},
+		{"deep nesting", `{"result":` + deepArray(MaxDepth+1) + `}`, "/result" + deepPath(MaxDepth-1), "nested"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

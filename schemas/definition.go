@@ -20,6 +20,8 @@ type Definition struct {
 	Steps       []Step          `json:"steps"`
 	Result      any             `json:"result,omitempty"`
 	Start       *Start          `json:"start,omitempty"`
+	// Tags group workflows, for finding them (gorunner_find_workflows) and for token scopes.
+	Tags []string `json:"tags,omitempty" jsonschema:"maxItems=16"`
 }
 
 // Annotations are the MCP tool hints a definition may set. Nil means "not said".

@@ -65,16 +65,21 @@ func Parse(data []byte, opts ValidateOptions) (*Definition, []Problem, error) {
 }
 
 // Validate reports every problem of d, each with the JSON pointer of the value at fault:
-// the name, the input and output schemas, each step (its ID, kind, required fields, retry
+// the name, title and description (see badTextRune), the input and output schemas (and
+// their titles and descriptions), the annotations (see annotations), each step (its ID, kind, required fields, retry
 // policy, expressions and the steps they read), the result and the start token. A nil or
 // empty answer means d is valid.
 func Validate(d *Definition, opts ValidateOptions) []Problem {
 	v := &validator{opts: opts, stepIndex: map[string]int{}}
 	v.name(d.Name)
+	v.text("/title", d.Title)
+	v.text("/description", d.Description)
 	v.input(d.Input)
 	if len(d.Output) > 0 {
 		v.schema("/output", d.Output)
+		v.schemaTexts("/output", d.Output)
 	}
+	v.annotations(d)
 	v.steps(d.Steps)
 	if d.Result != nil {
 		v.template("/result", d.Result, len(d.Steps))
@@ -82,6 +87,7 @@ func Validate(d *Definition, opts ValidateOptions) []Problem {
 	if d.Start != nil {
 		v.start(d.Start)
 	}
+	v.tags(d.Tags)
 	return v.problems
 }
 
@@ -123,6 +129,27 @@ func (v *validator) input(raw json.RawMessage) {
 		v.add("/input/properties/idempotencyKey", "idempotencyKey is reserved: GoRunner adds it to every tool for keyed replay")
 	}
 	v.schema("/input", raw)
+	v.schemaTexts("/input", raw)
+}
+
+// MaxTags is how many tags a definition may carry.
+const MaxTags = 16
+
+// tags must be names (NamePattern), each once, at most MaxTags.
+func (v *validator) tags(tags []string) {
+	if len(tags) > MaxTags {
+		v.add("/tags", "at most %d tags are allowed, got %d", MaxTags, len(tags))
+	}
+	seen := map[string]bool{}
+	for i, t := range tags {
+		switch {
+		case !nameRE.MatchString(t):
+			v.add(fmt.Sprintf("/tags/%d", i), "tag %q must match %s", t, NamePattern)
+		case seen[t]:
+			v.add(fmt.Sprintf("/tags/%d", i), "tag %q is repeated", t)
+		}
+		seen[t] = true
+	}
 }
 
 // schema reports the problems of the JSON Schema raw found at path.

@@ -120,8 +120,11 @@ func (v *validator) sleep(p string, s *SleepStep, i int) {
 		if t == nil || !t.Static() {
 			return
 		}
-		if _, err := time.Parse(time.RFC3339, s.Until); err != nil {
+		until, err := time.Parse(time.RFC3339, s.Until)
+		if err != nil {
 			v.add(p+"/until", "until %q must be an RFC 3339 time such as 2030-01-02T15:04:05Z", s.Until)
+		} else if err := CheckUntil(until, time.Now()); err != nil {
+			v.add(p+"/until", "%v", err)
 		}
 	}
 }

@@ -87,7 +87,7 @@ func fromYAML(v any, path string) (any, error) {
 }
 
 // checkJSON checks that data is one JSON document without duplicate object keys (which
-// encoding/json would silently merge), numbers beyond float64 or nesting beyond maxDepth.
+// encoding/json would silently merge), numbers beyond float64 or nesting beyond MaxDepth.
 func checkJSON(data []byte) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
@@ -114,8 +114,8 @@ func checkValue(dec *json.Decoder, path string, depth int) error {
 	if !ok {
 		return nil
 	}
-	if depth >= maxDepth {
-		return &DecodeError{Path: path, Message: fmt.Sprintf("nested more than %d levels deep", maxDepth)}
+	if depth >= MaxDepth {
+		return &DecodeError{Path: path, Message: fmt.Sprintf("nested more than %d levels deep", MaxDepth)}
 	}
 	seen := map[string]bool{}
 	for i := 0; dec.More(); i++ {

@@ -8,19 +8,39 @@ import (
 
 // Names of GoRunner's own tools. They use the "gorunner_" prefix no workflow may take.
 const (
-	GetRun     = "gorunner_get_run"
-	ListRuns   = "gorunner_list_runs"
-	CancelRun  = "gorunner_cancel_run"
-	ResumeHook = "gorunner_resume_hook"
+	GetRun        = "gorunner_get_run"
+	ListRuns      = "gorunner_list_runs"
+	CancelRun     = "gorunner_cancel_run"
+	ResumeHook    = "gorunner_resume_hook"
+	FindWorkflows = "gorunner_find_workflows"
+	RunWorkflow   = "gorunner_run_workflow"
+	// Miss answers a call of a tool the session does not list: it is never listed itself.
+	Miss = "gorunner_unknown_tool"
 )
 
 // MaxWaitSeconds bounds gorunner_get_run's waitSeconds; MaxListLimit gorunner_list_runs'
-// limit, DefaultListLimit its default.
+// limit, DefaultListLimit its default; MaxFound is how many workflows
+// gorunner_find_workflows answers with at most.
 const (
 	MaxWaitSeconds   = 60
 	MaxListLimit     = 100
 	DefaultListLimit = 20
+	MaxFound         = 10
 )
+
+// Instructions are the server instructions: what every workflow tool has in common, said
+// once, so that each tool carries only what differs.
+const Instructions = "Each workflow tool starts a durable run of that workflow and answers with the run envelope " +
+	"{runId, status, output, error, replayed, waitingOn}: status is pending, running, waiting, completed, failed or cancelled; " +
+	"output is present once completed (typed by the tool's outputSchema), error {code, message, step} once failed; a failed or cancelled run answers with isError; " +
+	"replayed is true when the idempotencyKey had been used; waitingOn says what a waiting run waits for (hook: a token, sleepUntil: a time). " +
+	"A call waits a while for the run; when status is pending, running or waiting the run goes on: continue with gorunner_get_run {runId, waitSeconds} " +
+	"(up to 60 s per call); a run waiting on a hook continues when gorunner_resume_hook {token, payload} sends the payload. " +
+	"idempotencyKey (optional, 1-255 characters) makes a retry safe: the same key with the same arguments never starts a second run " +
+	"and answers with the first run's current state; the same key with other arguments is refused. " +
+	"Arguments that do not match a tool's inputSchema are answered with isError and one line per problem: fix them and call again. " +
+	"When there are many workflows (or with /mcp?tools=search), tools/list offers gorunner_find_workflows {query, tag} and " +
+	"gorunner_run_workflow {workflow, arguments, idempotencyKey} instead of one tool per workflow; both calls behave as the workflow's own tool."
 
 // GetRunArgs are gorunner_get_run's arguments.
 type GetRunArgs struct {
@@ -46,49 +66,96 @@ type ResumeHookArgs struct {
 	Payload json.RawMessage `json:"payload"`
 }
 
+// FindArgs are gorunner_find_workflows' arguments.
+type FindArgs struct {
+	Query string `json:"query"`
+	Tag   string `json:"tag,omitempty"`
+}
+
+// RunWorkflowArgs are gorunner_run_workflow's arguments, idempotencyKey aside (it is split
+// off as for every workflow tool).
+type RunWorkflowArgs struct {
+	Workflow  string          `json:"workflow"`
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+}
+
+// MissArgs are what a call of an unknown tool is turned into: the name called.
+type MissArgs struct {
+	Name string `json:"name"`
+}
+
 // RunList is gorunner_list_runs' structuredContent.
 type RunList struct {
 	Runs []Result `json:"runs"`
 }
 
-var runIDProperty = map[string]any{"type": "string", "minLength": 1, "description": "the run's ID"}
+var runIDProperty = map[string]any{"type": "string", "minLength": 1}
 
-// Companions are the definitions of GoRunner's own tools, the same in every environment.
+var statuses = []string{"pending", "running", "waiting", "completed", "failed", "cancelled"}
+
+// Companions are the definitions of GoRunner's own tools, the same in every environment:
+// the run tools, the catalog search tools and the (never listed) Miss tool.
 func Companions() []mcp.Tool {
+	envelope := mustOutput(RunOutputSchema(nil, false))
 	return []mcp.Tool{
 		companion(GetRun, "Get a run",
-			"Get a run's current state: status, output, error. With waitSeconds (up to 60) the answer waits until the run is no longer pending or running. Use it to continue a workflow call that answered with status pending, running or waiting.",
+			"A run's current state. With waitSeconds (up to 60), waits until it is no longer pending or running.",
 			object(map[string]any{
 				"runId":       runIDProperty,
-				"waitSeconds": map[string]any{"type": "number", "minimum": 0, "maximum": MaxWaitSeconds, "description": "how long to wait for the run to stop running"},
+				"waitSeconds": map[string]any{"type": "number", "minimum": 0, "maximum": MaxWaitSeconds},
 			}, "runId"),
-			RunOutputSchema(false), readOnlyHints),
+			envelope, readOnlyHints),
 		companion(ListRuns, "List runs",
-			"List runs, newest first, optionally of one workflow and with one status.",
+			"Runs, newest first, optionally of one workflow and with one status.",
 			object(map[string]any{
-				"workflow": map[string]any{"type": "string", "description": "a workflow name or ID"},
-				"status":   map[string]any{"type": "string", "enum": []string{"pending", "running", "waiting", "completed", "failed", "cancelled"}},
-				"limit":    map[string]any{"type": "integer", "minimum": 1, "maximum": MaxListLimit, "description": "at most this many runs (default 20)"},
+				"workflow": map[string]any{"type": "string", "minLength": 1},
+				"status":   map[string]any{"type": "string", "enum": statuses},
+				"limit":    map[string]any{"type": "integer", "minimum": 1, "maximum": MaxListLimit, "description": "default 20"},
 			}),
-			mustJSON(map[string]any{"type": "object", "properties": map[string]any{"runs": map[string]any{"type": "array", "items": map[string]any{"type": "object", "properties": runProperties()}}}, "required": []string{"runs"}}),
+			mustJSON(map[string]any{"type": "object", "properties": map[string]any{"runs": map[string]any{"type": "array", "items": json.RawMessage(envelope)}}}),
 			readOnlyHints),
 		companion(CancelRun, "Cancel a run",
-			"Cancel a run that has not finished: the step running is interrupted and the remaining steps are cancelled.",
+			"Cancels a run that has not finished: the step running is interrupted, the rest cancelled.",
 			object(map[string]any{"runId": runIDProperty}, "runId"),
-			RunOutputSchema(false), hints{destructive: true, idempotent: true}),
+			envelope, hints{destructive: true, idempotent: true}),
 		companion(ResumeHook, "Resume a hook",
-			"Send a payload to the run waiting on a hook token; the run's hook step takes it and the run continues.",
+			"Sends a payload to the run waiting on a hook token (waitingOn.hook); the run continues.",
 			object(map[string]any{
-				"token":   map[string]any{"type": "string", "minLength": 1, "description": "the hook token, e.g. order:1001"},
-				"payload": map[string]any{"description": "any JSON value, handed to the hook step as its output"},
+				"token":   map[string]any{"type": "string", "minLength": 1},
+				"payload": map[string]any{"description": "any JSON value: the hook step's output"},
 			}, "token"),
-			RunOutputSchema(false), hints{}),
+			envelope, hints{}),
+		companion(FindWorkflows, "Find workflows",
+			"Workflows matching the words of query in their name, title, description or tags, best first, with their input schema.",
+			object(map[string]any{
+				"query": map[string]any{"type": "string", "minLength": 1},
+				"tag":   map[string]any{"type": "string", "minLength": 1},
+			}, "query"),
+			mustJSON(map[string]any{"type": "object", "properties": map[string]any{"workflows": map[string]any{"type": "array", "items": map[string]any{
+				"type": "object", "properties": map[string]any{
+					"name": map[string]any{"type": "string"}, "title": map[string]any{"type": "string"},
+					"description": map[string]any{"type": "string"}, "inputSchema": map[string]any{"type": "object"},
+				},
+			}}}}),
+			readOnlyHints),
+		companion(RunWorkflow, "Run a workflow",
+			"Runs a workflow by name, as its own tool would: arguments must match its input schema (see gorunner_find_workflows).",
+			object(map[string]any{
+				"workflow":  map[string]any{"type": "string", "minLength": 1},
+				"arguments": map[string]any{"type": "object"},
+				KeyArgument: keyProperty,
+			}, "workflow"),
+			mustOutput(RunOutputSchema(nil, true)), hints{destructive: true, openWorld: true}),
+		companion(Miss, "Unknown tool",
+			"Answers a call of a tool that is not listed.",
+			object(map[string]any{"name": map[string]any{"type": "string"}}, "name"),
+			nil, readOnlyHints),
 	}
 }
 
-// hints are a companion's annotation hints; none reaches outside GoRunner.
+// hints are a companion's annotation hints.
 type hints struct {
-	readOnly, destructive, idempotent bool
+	readOnly, destructive, idempotent, openWorld bool
 }
 
 // readOnlyHints are the hints of a companion that only reads.
@@ -100,11 +167,10 @@ func companion(name, title, description string, input, output json.RawMessage, h
 	t.Title = title
 	t.RawOutputSchema = output
 	t.Annotations = mcp.ToolAnnotation{
-		Title:           title,
 		ReadOnlyHint:    mcp.ToBoolPtr(h.readOnly),
 		DestructiveHint: mcp.ToBoolPtr(h.destructive),
 		IdempotentHint:  mcp.ToBoolPtr(h.idempotent),
-		OpenWorldHint:   mcp.ToBoolPtr(false),
+		OpenWorldHint:   mcp.ToBoolPtr(h.openWorld),
 	}
 	return t
 }
@@ -115,4 +181,12 @@ func object(props map[string]any, required ...string) json.RawMessage {
 		s["required"] = required
 	}
 	return mustJSON(s)
+}
+
+// mustOutput is an envelope this package builds without an output schema; it cannot fail.
+func mustOutput(schema json.RawMessage, err error) json.RawMessage {
+	if err != nil {
+		panic(err)
+	}
+	return schema
 }

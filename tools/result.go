@@ -1,9 +1,11 @@
 package tools
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -12,12 +14,15 @@ import (
 	"github.com/gorunner/gorunner/schemas"
 )
 
-// Result is the structuredContent of a workflow tool and of the run companions.
+// Result is the structuredContent of a workflow tool and of the run companions: the run
+// envelope the server instructions describe once for every tool.
 type Result struct {
-	RunID  string          `json:"runId"`
-	Status runner.Status   `json:"status"`
-	Output json.RawMessage `json:"output"`
-	Error  *runner.Error   `json:"error"`
+	RunID  string        `json:"runId"`
+	Status runner.Status `json:"status"`
+	// Output is the run's output, present once it completed (null when the output is null).
+	Output json.RawMessage `json:"output,omitempty"`
+	// Error is why the run failed, absent otherwise.
+	Error *runner.Error `json:"error,omitempty"`
 	// Replayed says the call carried a key already used: no run was started, RunID is the
 	// first call's run, in its current state.
 	Replayed *bool `json:"replayed,omitempty"`
@@ -25,13 +30,17 @@ type Result struct {
 	WaitingOn *runner.WaitingOn `json:"waitingOn,omitempty"`
 }
 
-// ResultOf sums up a run for a tool result.
+// ResultOf sums up a run for a tool result. Output is there only for a completed run, so
+// that it always has the type the tool's outputSchema gives it.
 func ResultOf(r *runner.Run) Result {
-	out := r.Output
-	if len(out) == 0 {
-		out = json.RawMessage("null")
+	res := Result{RunID: r.ID, Status: r.Status, Error: r.Error, WaitingOn: r.WaitingOn}
+	if r.Status == runner.StatusCompleted {
+		res.Output = r.Output
+		if len(res.Output) == 0 {
+			res.Output = json.RawMessage("null")
+		}
 	}
-	return Result{RunID: r.ID, Status: r.Status, Output: out, Error: r.Error, WaitingOn: r.WaitingOn}
+	return res
 }
 
 // Replay marks the result as the answer to a workflow tool call: replayed tells whether
@@ -81,8 +90,10 @@ func (p Problem) Result() *mcp.CallToolResult {
 }
 
 // InvalidArguments is the isError result listing every violation of the input schema, one
-// line each, so that the agent can correct its arguments.
-func InvalidArguments(problems []schemas.Problem) *mcp.CallToolResult {
+// line each with what to send instead (Explain), so that the agent can correct its
+// arguments.
+func InvalidArguments(schema json.RawMessage, problems []schemas.Problem) *mcp.CallToolResult {
+	problems = Explain(schema, problems)
 	lines := make([]string, len(problems))
 	for i, p := range problems {
 		path := p.Path
@@ -95,39 +106,48 @@ func InvalidArguments(problems []schemas.Problem) *mcp.CallToolResult {
 	return Problem{Status: http.StatusBadRequest, Code: runner.CodeValidation, Message: msg, Details: problems}.Result()
 }
 
-// RunOutputSchema is the outputSchema of run results; with replayed for workflow tools.
-func RunOutputSchema(replayed bool) json.RawMessage {
-	props := runProperties()
-	if replayed {
-		props["replayed"] = map[string]any{"type": "boolean", "description": "true when the idempotency key had been used: no new run was started"}
+// RunOutputSchema is the outputSchema of run results: the envelope, compact (what its
+// fields mean is in Instructions), with output typed by the definition's output schema when
+// there is one, and replayed for workflow tools.
+func RunOutputSchema(output json.RawMessage, replayed bool) (json.RawMessage, error) {
+	out := json.RawMessage(`{}`)
+	if len(output) > 0 {
+		var err error
+		if out, err = embeddable(output); err != nil {
+			return nil, fmt.Errorf("the output schema: %w", err)
+		}
 	}
-	return mustJSON(map[string]any{
-		"type":       "object",
-		"properties": props,
-		"required":   []string{"runId", "status"},
-	})
+	var b bytes.Buffer
+	b.WriteString(`{"type":"object","properties":{"runId":{"type":"string"},"status":{"type":"string"},"output":`)
+	b.Write(out)
+	b.WriteString(`,"error":{"type":"object"}`)
+	if replayed {
+		b.WriteString(`,"replayed":{"type":"boolean"}`)
+	}
+	b.WriteString(`}}`)
+	return b.Bytes(), nil
 }
 
-func runProperties() map[string]any {
-	return map[string]any{
-		"runId":  map[string]any{"type": "string", "description": "the run's ID, for gorunner_get_run and gorunner_cancel_run"},
-		"status": map[string]any{"type": "string", "enum": []string{"pending", "running", "waiting", "completed", "failed", "cancelled"}},
-		"output": map[string]any{"description": "the run's output once completed, else null"},
-		"error": map[string]any{
-			"description": "why the run failed, else null",
-			"type":        []string{"object", "null"},
-			"properties": map[string]any{
-				"code": map[string]any{"type": "string"}, "message": map[string]any{"type": "string"}, "step": map[string]any{"type": "string"},
-			},
-		},
-		"waitingOn": map[string]any{
-			"description": "what a waiting run waits for: a hook token or a time",
-			"type":        "object",
-			"properties": map[string]any{
-				"hook": map[string]any{"type": "string"}, "sleepUntil": map[string]any{"type": "string", "format": "date-time"},
-			},
-		},
+// ownID names an output schema that becomes a resource of its own inside outputSchema.
+const ownID = "urn:gorunner:output"
+
+// embeddable is schema compacted, ready to sit inside the envelope. A schema that uses
+// $-keywords ($ref "#/…", $defs, $schema, $anchor) gets an $id unless it has one: it is then
+// a resource of its own, so its references resolve inside it, not against the envelope.
+func embeddable(schema json.RawMessage) (json.RawMessage, error) {
+	var b bytes.Buffer
+	if err := json.Compact(&b, schema); err != nil {
+		return nil, err
 	}
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(b.Bytes(), &obj) != nil || obj == nil || !bytes.Contains(b.Bytes(), []byte(`"$`)) {
+		return b.Bytes(), nil
+	}
+	if _, ok := obj["$id"]; ok {
+		return b.Bytes(), nil
+	}
+	obj["$id"] = json.RawMessage(strconv.Quote(ownID))
+	return json.Marshal(obj)
 }
 
 // mustJSON marshals a schema literal built in this package; it cannot fail.

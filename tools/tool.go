@@ -18,12 +18,13 @@ import (
 // KeyArgument is the optional tool argument carrying an idempotency key (SPEC §4 rule 11).
 const KeyArgument = "idempotencyKey"
 
-// keyProperty is the JSON Schema of the idempotencyKey argument.
+// keyProperty is the JSON Schema of the idempotencyKey argument. Its description is terse:
+// what a key does is said once, in the server instructions (Instructions).
 var keyProperty = map[string]any{
 	"type":        "string",
 	"minLength":   1,
 	"maxLength":   idempotency.MaxKeyLength,
-	"description": "Optional idempotency key: a retry with the same key and arguments never starts a second run and answers with the first run's current state.",
+	"description": "Retry key",
 }
 
 // Tool is a workflow's MCP tool with what a call of it needs.
@@ -34,11 +35,14 @@ type Tool struct {
 	Input *schemas.InputSchema
 	// Definition is the definition the tool was built from.
 	Definition *schemas.Definition
+	// terms are the words gorunner_find_workflows matches, by field.
+	terms terms
 }
 
 // FromDefinition builds the tool of a workflow definition: name, title and description as
 // the definition says, inputSchema the definition's input schema with the optional
-// idempotencyKey property added, the run outputSchema, and all four annotation hints.
+// idempotencyKey property added, the run envelope as outputSchema (its output typed by the
+// definition's output schema, when it has one), and all four annotation hints.
 func FromDefinition(def *schemas.Definition) (*Tool, error) {
 	input, err := InputSchema(def.Input)
 	if err != nil {
@@ -50,11 +54,13 @@ func FromDefinition(def *schemas.Definition) (*Tool, error) {
 	}
 	t := mcp.NewToolWithRawSchema(def.Name, def.Description, input)
 	t.Title = def.Title
-	t.RawOutputSchema = RunOutputSchema(true)
+	if t.RawOutputSchema, err = RunOutputSchema(def.Output, true); err != nil {
+		return nil, fmt.Errorf("tool %q: %w", def.Name, err)
+	}
 	t.Annotations = Annotations(def)
 	// A run is durable, so every call may run as a task (SPEC §5, Tasks).
 	t.Execution = &mcp.ToolExecution{TaskSupport: mcp.TaskSupportOptional}
-	return &Tool{Tool: t, Input: compiled, Definition: def}, nil
+	return &Tool{Tool: t, Input: compiled, Definition: def, terms: termsOf(def)}, nil
 }
 
 // InputSchema is a workflow's input schema with the optional idempotencyKey property. An
@@ -85,7 +91,8 @@ func InputSchema(raw json.RawMessage) (json.RawMessage, error) {
 }
 
 // Annotations sets all four MCP hints explicitly, since MCP reads a missing hint as the
-// risky value. What a definition says wins; otherwise:
+// risky value. The title is the tool's own (not repeated here). What a definition says
+// wins; otherwise:
 //   - readOnlyHint: false — a workflow is assumed to change something.
 //   - destructiveHint: true unless read-only — MCP's own assumption for a tool that writes.
 //   - idempotentHint: true for a read-only workflow or one with a start token (a repeat
@@ -99,11 +106,10 @@ func Annotations(def *schemas.Definition) mcp.ToolAnnotation {
 	}
 	readOnly := orDefault(a.ReadOnly, false)
 	return mcp.ToolAnnotation{
-		Title:           def.Title,
 		ReadOnlyHint:    mcp.ToBoolPtr(readOnly),
 		DestructiveHint: mcp.ToBoolPtr(orDefault(a.Destructive, !readOnly)),
 		IdempotentHint:  mcp.ToBoolPtr(orDefault(a.Idempotent, readOnly || def.Start != nil)),
-		OpenWorldHint:   mcp.ToBoolPtr(orDefault(a.OpenWorld, reachesOut(def.Steps))),
+		OpenWorldHint:   mcp.ToBoolPtr(orDefault(a.OpenWorld, schemas.ReachesOut(def.Steps))),
 	}
 }
 
@@ -112,16 +118,4 @@ func orDefault(v *bool, def bool) bool {
 		return def
 	}
 	return *v
-}
-
-// reachesOut reports whether a step may talk to the world outside GoRunner.
-func reachesOut(steps []schemas.Step) bool {
-	for i := range steps {
-		switch steps[i].Kind() {
-		case schemas.KindSet, schemas.KindHook, schemas.KindSleep, schemas.KindRun, schemas.KindFail:
-		default:
-			return true
-		}
-	}
-	return false
 }

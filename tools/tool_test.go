@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/gorunner/gorunner/runner"
 	"github.com/gorunner/gorunner/schemas"
 	"github.com/gorunner/gorunner/tools"
 )
@@ -72,10 +73,109 @@ func TestToolShape(t *testing.T) {
 	key := props[tools.KeyArgument].(map[string]any)
 	require.Equal(t, []any{float64(1), float64(255)}, []any{key["minLength"], key["maxLength"]})
 	require.Equal(t, []any{"name"}, got.InputSchema["required"])
-	require.ElementsMatch(t, []string{"runId", "status", "output", "error", "replayed", "waitingOn"}, keys(got.OutputSchema["properties"].(map[string]any)))
+	require.ElementsMatch(t, []string{"runId", "status", "output", "error", "replayed"}, keys(got.OutputSchema["properties"].(map[string]any)))
+	require.Equal(t, map[string]any{}, got.OutputSchema["properties"].(map[string]any)["output"], "no output schema: any output")
 
 	require.Empty(t, tool.Input.Validate(map[string]any{"name": "Ada", tools.KeyArgument: "k1"}))
 	require.Len(t, tool.Input.Validate(map[string]any{tools.KeyArgument: ""}), 2)
+}
+
+func TestTypedOutput(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name, output string
+		valid        string // a completed run's structuredContent the outputSchema accepts
+		invalid      string // one it refuses
+	}{
+		{"object", `{"type":"object","properties":{"message":{"type":"string"}},"required":["message"]}`,
+			`{"runId":"r","status":"completed","output":{"message":"hi"},"replayed":false}`,
+			`{"runId":"r","status":"completed","output":{"message":3}}`},
+		{"local references", `{"$defs":{"msg":{"type":"string"}},"type":"object","properties":{"message":{"$ref":"#/$defs/msg"}}}`,
+			`{"runId":"r","status":"completed","output":{"message":"hi"}}`,
+			`{"runId":"r","status":"completed","output":{"message":3}}`},
+		{"scalar", `{"type":"integer"}`,
+			`{"runId":"r","status":"running"}`,
+			`{"runId":"r","status":"completed","output":"three"}`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			def := decode(t, `{"name":"typed","input":{"type":"object"},"output":`+tc.output+`,"steps":[{"id":"s","set":1}]}`)
+			tool, err := tools.FromDefinition(def)
+			require.NoError(t, err)
+			schema, err := schemas.CompileInput(tool.Tool.RawOutputSchema)
+			require.NoError(t, err, "%s", tool.Tool.RawOutputSchema)
+			require.Empty(t, schema.Validate(jsonValue(t, tc.valid)))
+			require.NotEmpty(t, schema.Validate(jsonValue(t, tc.invalid)))
+		})
+	}
+}
+
+func jsonValue(t *testing.T, doc string) any {
+	t.Helper()
+	var v any
+	require.NoError(t, json.Unmarshal([]byte(doc), &v))
+	return v
+}
+
+func TestResultOutputOnlyOnceCompleted(t *testing.T) {
+	t.Parallel()
+	running := tools.ResultOf(&runner.Run{ID: "r", Status: runner.StatusRunning})
+	raw, err := json.Marshal(running)
+	require.NoError(t, err)
+	require.JSONEq(t, `{"runId":"r","status":"running"}`, string(raw))
+	done := tools.ResultOf(&runner.Run{ID: "r", Status: runner.StatusCompleted})
+	raw, err = json.Marshal(done)
+	require.NoError(t, err)
+	require.JSONEq(t, `{"runId":"r","status":"completed","output":null}`, string(raw))
+}
+
+func TestClosest(t *testing.T) {
+	t.Parallel()
+	names := []string{"greet", "great-deal", "process-order", "gorunner_get_run", "gorunner_list_runs", "approval"}
+	cases := []struct {
+		name string
+		want []string
+	}{
+		{"gret", []string{"greet"}},
+		{"GREET", []string{"greet"}},
+		{"gorunner_getrun", []string{"gorunner_get_run", "gorunner_list_runs"}},
+		{"proces-order", []string{"process-order"}},
+		{"approvals", []string{"approval"}},
+		{"zzzzzzzz", []string{}},
+	}
+	for _, tc := range cases {
+		require.Equal(t, tc.want, tools.Closest(tc.name, names), tc.name)
+	}
+}
+
+func TestFindRanksNameTitleTagsDescription(t *testing.T) {
+	t.Parallel()
+	var all []*tools.Tool
+	for _, doc := range []string{
+		`{"name":"send-invoice","title":"Send an invoice","description":"Emails a PDF invoice.","tags":["billing"],"input":{"type":"object"},"steps":[{"id":"s","set":1}]}`,
+		`{"name":"refund","title":"Refund a payment","description":"Refunds an invoice's payment.","tags":["billing"],"input":{"type":"object"},"steps":[{"id":"s","set":1}]}`,
+		`{"name":"greet","title":"Greet someone","description":"Builds a greeting.","input":{"type":"object"},"steps":[{"id":"s","set":1}]}`,
+	} {
+		tool, err := tools.FromDefinition(decode(t, doc))
+		require.NoError(t, err)
+		all = append(all, tool)
+	}
+	names := func(found []tools.Found) []string {
+		out := []string{}
+		for _, f := range found {
+			out = append(out, f.Name)
+		}
+		return out
+	}
+	require.Equal(t, []string{"send-invoice", "refund"}, names(tools.Find(all, "invoice", "", 10)), "name beats description")
+	require.Equal(t, []string{"greet"}, names(tools.Find(all, "greeting", "", 10)), "prefix matches")
+	require.Equal(t, []string{"refund", "send-invoice"}, names(tools.Find(all, "billing refund", "", 10)))
+	require.Equal(t, []string{"refund"}, names(tools.Find(all, "payment", "billing", 10)))
+	require.Empty(t, tools.Find(all, "greet", "billing", 10), "the tag filters")
+	require.Len(t, tools.Find(all, "invoice", "", 1), 1, "at most limit")
+	found := tools.Find(all, "greet", "", 10)
+	require.JSONEq(t, `{"type":"object"}`, string(found[0].InputSchema))
 }
 
 func keys(m map[string]any) []string {

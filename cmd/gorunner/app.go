@@ -28,6 +28,8 @@ type app struct {
 	store   store
 	catalog *catalog.Service
 	auth    *auth.Service
+	// secretKey is <data-dir>/secret.key: it seals connection secrets and console sessions.
+	secretKey []byte
 	// keys, wakes and catalogs carry "key finished", "run due" and "catalog changed"
 	// between processes; nil on SQLite, where processes poll the shared file.
 	keys     idempotency.Notifier
@@ -69,7 +71,7 @@ func openApp(ctx context.Context, g *globals) (*app, error) {
 		st.Close()
 		return nil, err
 	}
-	a.catalog, a.auth = cat, auth.New(st, nil)
+	a.catalog, a.auth, a.secretKey = cat, auth.New(st, nil), key
 	return a, nil
 }
 

@@ -51,6 +51,8 @@ func TestCLIExitCodesAndMessages(t *testing.T) {
 		{"missing input file", nil, []string{"run", "charge", "--input", "@nope.json"}, 2, "--input: cannot read nope.json: no such file or directory"},
 		{"missing workflow file", nil, []string{"workflow", "apply", "nope.yaml"}, 2, "cannot read nope.yaml: no such file or directory"},
 		{"bad output", nil, []string{"workflow", "list", "-o", "xml"}, 2, `-o "xml": use table or json`},
+		{"max depth zero", nil, []string{"serve", "--max-depth", "0"}, 2, "--max-depth must be at least 1, got 0"},
+		{"max depth from env", []string{"GORUNNER_MAX_DEPTH=-1"}, []string{"mcp"}, 2, "--max-depth must be at least 1, got -1"},
 		{"unreachable server", []string{"GORUNNER_URL=http://" + closed}, []string{"workflow", "list"}, 1, "cannot reach GoRunner at http://" + closed + ": start it with `gorunner serve`, or set GORUNNER_URL"},
 		{"revoked token", []string{"GORUNNER_TOKEN=" + revoked}, []string{"runs", "list"}, 1, "the server refused the token (revoked or wrong): set GORUNNER_TOKEN to a valid token"},
 		{"unknown workflow", nil, []string{"run", "nope"}, 1, "NOT_FOUND:"},

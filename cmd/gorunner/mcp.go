@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/gorunner/gorunner/auth"
 	"github.com/gorunner/gorunner/idempotency"
@@ -20,6 +21,8 @@ const mcpStopTimeout = 10 * time.Second
 
 func newMCPCommand(g *globals) *cobra.Command {
 	var allow []string
+	var maxDepth int
+	var listLimit int
 	cmd := &cobra.Command{
 		Use:   "mcp",
 		Short: "Serve the published workflows as MCP tools over stdio, and work runs",
@@ -29,17 +32,46 @@ func newMCPCommand(g *globals) *cobra.Command {
 		Example: `  {"mcpServers": {"gorunner": {"command": "gorunner", "args": ["mcp", "--data-dir", "/path/to/.gorunner"]}}}`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return serveMCP(cmd, g, allow)
+			return serveMCP(cmd, g, allow, listLimit, maxDepth)
 		},
 	}
 	httpAllowFlag(cmd.Flags(), &allow)
+	listLimitFlag(cmd.Flags(), &listLimit)
+	addMaxDepthFlag(cmd.Flags(), &maxDepth)
 	return cmd
 }
 
-func serveMCP(cmd *cobra.Command, g *globals, allow []string) (err error) {
+// listLimitFlag adds --mcp-list-limit, which serve and mcp share.
+func listLimitFlag(fl *pflag.FlagSet, p *int) {
+	fl.IntVar(p, "mcp-list-limit", mcpserver.DefaultListLimit, "with more published workflows than this, tools/list offers "+
+		"gorunner_find_workflows and gorunner_run_workflow instead of one tool per workflow (env GORUNNER_MCP_LIST_LIMIT)")
+}
+
+// addMaxDepthFlag adds --max-depth, the engine's runner.Config.MaxDepth, which serve and
+// mcp share.
+func addMaxDepthFlag(fl *pflag.FlagSet, v *int) {
+	fl.IntVar(v, "max-depth", runner.DefaultMaxDepth, "how deeply workflow steps may nest child runs; deeper fails the step with DEPTH_LIMIT (env GORUNNER_MAX_DEPTH)")
+}
+
+// checkAtLeastOne refuses a count flag below 1 (where 0 would silently mean the default),
+// as a usage error.
+func checkAtLeastOne(flag string, n int) error {
+	if n < 1 {
+		return usageError(fmt.Errorf("--%s must be at least 1, got %d", flag, n))
+	}
+	return nil
+}
+
+func serveMCP(cmd *cobra.Command, g *globals, allow []string, listLimit, maxDepth int) (err error) {
 	ctx := cmd.Context()
 	egress, err := egressPolicy(allow)
 	if err != nil {
+		return err
+	}
+	if err := checkAtLeastOne("mcp-list-limit", listLimit); err != nil {
+		return err
+	}
+	if err := checkAtLeastOne("max-depth", maxDepth); err != nil {
 		return err
 	}
 	a, err := openApp(ctx, g)
@@ -55,12 +87,12 @@ func serveMCP(cmd *cobra.Command, g *globals, allow []string) (err error) {
 	if err != nil {
 		return err
 	}
-	engine, err := runner.New(a.store, a.catalog, a.catalog, &runner.Config{Logger: a.log, Egress: egress, WakeSignal: a.wakes})
+	engine, err := runner.New(a.store, a.catalog, a.catalog, &runner.Config{Logger: a.log, Egress: egress, MaxDepth: maxDepth, WakeSignal: a.wakes})
 	if err != nil {
 		return err
 	}
 	srv, err := mcpserver.New(mcpserver.Deps{Catalog: a.catalog, Engine: engine, Idempotency: idem},
-		&mcpserver.Config{Version: version(), Logger: a.log, CatalogSignal: a.catalogs})
+		&mcpserver.Config{Version: version(), Logger: a.log, CatalogSignal: a.catalogs, ListLimit: listLimit})
 	if err != nil {
 		return err
 	}

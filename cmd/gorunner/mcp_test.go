@@ -174,3 +174,29 @@ func TestMCPOverHTTP(t *testing.T) {
 	require.Equal(t, http.StatusUnauthorized, res2.StatusCode)
 	require.Contains(t, res2.Header.Get("WWW-Authenticate"), "resource_metadata=")
 }
+
+// TestMCPListLimit runs `gorunner mcp` with GORUNNER_MCP_LIST_LIMIT one below the four
+// examples: tools/list offers the search tools, and a workflow runs through them.
+func TestMCPListLimit(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	s := startServe(t, dir, "--examples")
+	cmd := exec.Command(binary(t), "mcp", "--data-dir", dir)
+	cmd.Env = append(os.Environ(), "GORUNNER_LOG_LEVEL=warn", "GORUNNER_TOKEN="+s.adminToken(t), "GORUNNER_MCP_LIST_LIMIT=3")
+	cmd.Stderr = os.Stderr
+	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
+	session, err := client.Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = session.Close() })
+
+	names := toolNames(t, session)
+	require.Contains(t, names, "gorunner_find_workflows")
+	require.NotContains(t, names, "greet")
+	res, ran := callTool(t, session, "gorunner_run_workflow", map[string]any{"workflow": "greet", "arguments": map[string]any{"name": "Ada"}})
+	require.False(t, res.IsError)
+	require.Equal(t, map[string]any{"message": "Hello, Ada!"}, ran["output"])
+
+	out, err := exec.Command(binary(t), "mcp", "--data-dir", t.TempDir(), "--mcp-list-limit", "0").CombinedOutput()
+	require.Error(t, err)
+	require.Contains(t, string(out), "--mcp-list-limit must be at least 1")
+}

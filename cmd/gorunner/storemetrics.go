@@ -133,3 +133,12 @@ func (k timedKeys) Release(ctx context.Context, scope, key string) error {
 func (k timedKeys) Get(ctx context.Context, scope, key string, now time.Time) (*idempotency.Record, error) {
 	return timed(k.t, "key_get", func() (*idempotency.Record, error) { return k.s.Get(ctx, scope, key, now) })
 }
+
+func (k timedKeys) List(ctx context.Context, p idempotency.ListParams) ([]*idempotency.Record, string, error) {
+	var next string
+	list, err := timed(k.t, "key_list", func() (l []*idempotency.Record, err error) {
+		l, next, err = k.s.List(ctx, p)
+		return l, err
+	})
+	return list, next, err
+}

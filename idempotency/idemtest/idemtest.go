@@ -38,6 +38,8 @@ func Run(t *testing.T, newStore func(t *testing.T) idempotency.Store) {
 		{"EvictOldest", testEvictOldest},
 		{"ScopesIndependent", testScopesIndependent},
 		{"ClaimRace", testClaimRace},
+		{"List", testList},
+		{"ListSkipsGoneKeys", testListSkipsGoneKeys},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -249,4 +251,86 @@ func testClaimRace(t *testing.T, s idempotency.Store) {
 		count[o]++
 	}
 	require.Equal(t, map[idempotency.Outcome]int{idempotency.Claimed: 1, idempotency.Existing: n - 1}, count)
+}
+
+// listAll pages through scope's keys at now, pageSize at a time, and returns their keys.
+func listAll(t *testing.T, s idempotency.Store, scope string, now time.Time, pageSize int) ([]*idempotency.Record, int) {
+	t.Helper()
+	var all []*idempotency.Record
+	cursor, pages := "", 0
+	for {
+		page, next, err := s.List(context.Background(), idempotency.ListParams{
+			Scope: scope, Now: now, Limit: pageSize, Cursor: cursor})
+		require.NoError(t, err)
+		require.LessOrEqual(t, len(page), pageSize)
+		all, pages = append(all, page...), pages+1
+		if next == "" {
+			return all, pages
+		}
+		cursor = next
+	}
+}
+
+func keysOf(recs []*idempotency.Record) []string {
+	out := make([]string, len(recs))
+	for i, r := range recs {
+		out[i] = r.Key
+	}
+	return out
+}
+
+func testList(t *testing.T, s idempotency.Store) {
+	ctx := context.Background()
+	for i := range 5 {
+		complete(t, s, "p:a", fmt.Sprintf("k%d", i), base.Add(time.Duration(i)*time.Second), keepFor)
+	}
+	complete(t, s, "p:b", "other", base, keepFor)
+	res, err := s.Claim(ctx, idempotency.ClaimParams{Scope: "p:a", Key: "busy", Fingerprint: "fp",
+		Method: "POST", Path: "/api/workflows/greet/run", Now: base.Add(10 * time.Second), LockTTL: lockTTL})
+	require.NoError(t, err)
+	require.Equal(t, idempotency.Claimed, res.Outcome)
+	r := &idempotency.Record{Scope: "p:a", Key: "ran", Fingerprint: "fp-ran", Method: "POST",
+		Path: "/api/workflows/greet/run", RunID: "run-1", State: idempotency.StateTaken, Status: http.StatusAccepted,
+		CreatedAt: base.Add(20 * time.Second), ExpiresAt: base.Add(keepFor)}
+	require.NoError(t, s.Complete(ctx, r))
+
+	now := base.Add(30 * time.Second)
+	all, pages := listAll(t, s, "p:a", now, 2)
+	require.Equal(t, []string{"ran", "busy", "k4", "k3", "k2", "k1", "k0"}, keysOf(all))
+	require.Equal(t, 4, pages)
+	for _, rec := range all {
+		require.Nil(t, rec.Body, "a list leaves the kept answers out")
+	}
+	require.Equal(t, idempotency.StateTaken, all[0].State)
+	require.Equal(t, "run-1", all[0].RunID)
+	require.Equal(t, "/api/workflows/greet/run", all[0].Path)
+	require.Equal(t, http.StatusAccepted, all[0].Status)
+	require.True(t, base.Add(20*time.Second).Equal(all[0].CreatedAt))
+	require.Equal(t, idempotency.StateInProgress, all[1].State)
+	require.Equal(t, "POST", all[1].Method)
+	require.Equal(t, idempotency.StateDone, all[2].State)
+
+	got, err := s.Get(ctx, "p:a", "ran", now)
+	require.NoError(t, err)
+	require.Equal(t, "run-1", got.RunID)
+	require.Equal(t, "POST", got.Method)
+
+	other, _ := listAll(t, s, "p:b", now, 10)
+	require.Equal(t, []string{"other"}, keysOf(other))
+	none, _ := listAll(t, s, "p:c", now, 10)
+	require.Empty(t, none)
+
+	_, _, err = s.List(ctx, idempotency.ListParams{Scope: "p:a", Now: now, Cursor: "not-a-cursor"})
+	require.ErrorIs(t, err, idempotency.ErrInvalidCursor)
+}
+
+func testListSkipsGoneKeys(t *testing.T, s idempotency.Store) {
+	ctx := context.Background()
+	complete(t, s, "p:a", "short", base, time.Minute)
+	complete(t, s, "p:a", "long", base.Add(time.Second), keepFor)
+	require.Equal(t, idempotency.Claimed, claim(t, s, "p:a", "freed", base.Add(2*time.Second)).Outcome)
+	require.NoError(t, s.Release(ctx, "p:a", "freed"))
+
+	all, _ := listAll(t, s, "p:a", base.Add(time.Hour), 1)
+	require.Equal(t, []string{"long"}, keysOf(all), "expired and released keys are not listed")
 }

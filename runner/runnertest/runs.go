@@ -27,6 +27,7 @@ func fullRun() *runner.Run {
 	r.CancelRequested = true
 	r.StartToken = "order:1"
 	r.ParentRunID = "parent"
+	r.Depth = 3
 	r.Steps = []*runner.StepRecord{{
 		ID: "st-1", StepID: "run-full/call/1", Status: runner.StepCompleted, Attempts: 2,
 		Output: json.RawMessage(`{"status":200}`), Error: &runner.Error{Code: "X", Message: "y"},
@@ -54,6 +55,7 @@ func requireRun(t *testing.T, want, got *runner.Run) {
 	require.Equal(t, want.CancelRequested, got.CancelRequested)
 	require.Equal(t, want.StartToken, got.StartToken)
 	require.Equal(t, want.ParentRunID, got.ParentRunID)
+	require.Equal(t, want.Depth, got.Depth)
 	requireTime(t, want.CreatedAt, got.CreatedAt)
 	requireTimePtr(t, want.StartedAt, got.StartedAt)
 	requireTimePtr(t, want.FinishedAt, got.FinishedAt)

@@ -21,6 +21,7 @@ import (
 	"github.com/gorunner/gorunner/idempotency"
 	"github.com/gorunner/gorunner/mcpserver"
 	"github.com/gorunner/gorunner/runner"
+	"github.com/gorunner/gorunner/runner/runnertest"
 	"github.com/gorunner/gorunner/store/sqlitestore"
 )
 
@@ -174,4 +175,9 @@ func benchToolsCall(b *testing.B, st benchStore) {
 		require.NoError(b, err)
 		require.False(b, res.IsError)
 	}
+}
+
+// BenchmarkStepCommit: committing step 1,000 costs what committing step 10 does.
+func BenchmarkStepCommit(b *testing.B) {
+	runnertest.BenchStepCommit(b, func(b *testing.B) runner.Store { return fresh(b) })
 }

@@ -5,9 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strconv"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/gorunner/gorunner/idempotency"
+	"github.com/gorunner/gorunner/store/storecodec"
 )
 
 // inProgressExpiry is the expiry given to an in-progress key, as in sqlitestore: what a
@@ -21,7 +25,8 @@ const minKeyTTL = time.Second
 func decodeRecord(scope string, m map[string]string) (*idempotency.Record, error) {
 	f := &fields{m: m}
 	r := &idempotency.Record{
-		Scope: scope, Key: f.str("key"), Fingerprint: f.str("fingerprint"), State: idempotency.State(f.str("state")),
+		Scope: scope, Key: f.str("key"), Fingerprint: f.str("fingerprint"), Method: f.str("method"), Path: f.str("path"),
+		RunID: f.str("run_id"), State: idempotency.State(f.str("state")),
 		Status: f.int("status"), Body: f.bytes("body"), CreatedAt: f.time("created_at"),
 		LockedUntil: f.time("locked_until"), ExpiresAt: f.time("expires_at"),
 	}
@@ -36,7 +41,7 @@ func decodeRecord(scope string, m map[string]string) (*idempotency.Record, error
 }
 
 func (s *Store) keyKeys(scope, key string) []string {
-	return []string{s.k.idemRecord(scope, key), s.k.idemExpiries(scope), s.k.idemLocks(scope)}
+	return []string{s.k.idemRecord(scope, key), s.k.idemExpiries(scope), s.k.idemLocks(scope), s.k.idemCreated(scope)}
 }
 
 // Claim takes a key in one script: expired keys of the scope are purged, a live key is
@@ -46,7 +51,7 @@ func (s *Store) Claim(ctx context.Context, p idempotency.ClaimParams) (idempoten
 	locked, expires := p.Now.Add(p.LockTTL), p.Now.Add(inProgressExpiry)
 	res, err := s.run(ctx, s.scripts.claimKey, nil, s.keyKeys(p.Scope, p.Key),
 		ts(p.Now), score(p.Now), p.Key, p.Fingerprint, ts(locked), score(locked), ts(expires), score(expires),
-		p.Limit, boolArg(p.EvictOldest), s.k.idemPrefix(p.Scope), inProgressExpiry.Milliseconds())
+		p.Limit, boolArg(p.EvictOldest), s.k.idemPrefix(p.Scope), inProgressExpiry.Milliseconds(), p.Method, p.Path)
 	if err != nil {
 		return idempotency.ClaimResult{}, fmt.Errorf("claiming key %q in %q: %w", p.Key, p.Scope, err)
 	}
@@ -54,7 +59,8 @@ func (s *Store) Claim(ctx context.Context, p idempotency.ClaimParams) (idempoten
 	switch outcome, _ := out[0].(string); outcome {
 	case "claimed":
 		return idempotency.ClaimResult{Outcome: idempotency.Claimed, Record: &idempotency.Record{
-			Scope: p.Scope, Key: p.Key, Fingerprint: p.Fingerprint, State: idempotency.StateInProgress,
+			Scope: p.Scope, Key: p.Key, Fingerprint: p.Fingerprint, Method: p.Method, Path: p.Path,
+			State:     idempotency.StateInProgress,
 			CreatedAt: p.Now.UTC(), LockedUntil: locked.UTC(), ExpiresAt: expires.UTC(),
 		}}, nil
 	case "existing":
@@ -82,8 +88,9 @@ func (s *Store) Complete(ctx context.Context, r *idempotency.Record) error {
 	}
 	ttl := max(r.ExpiresAt.Sub(r.CreatedAt), minKeyTTL)
 	_, err := s.run(ctx, s.scripts.completeKey, nil, s.keyKeys(r.Scope, r.Key),
-		r.Key, score(r.ExpiresAt), ttl.Milliseconds(),
-		"key", r.Key, "fingerprint", r.Fingerprint, "state", string(r.State), "status", r.Status,
+		r.Key, score(r.ExpiresAt), ttl.Milliseconds(), score(r.CreatedAt),
+		"key", r.Key, "fingerprint", r.Fingerprint, "method", r.Method, "path", r.Path, "run_id", r.RunID,
+		"state", string(r.State), "status", r.Status,
 		"header", header, "body", r.Body, "created_at", ts(r.CreatedAt), "locked_until", ts(time.Time{}),
 		"expires_at", ts(r.ExpiresAt))
 	return wrapErr(fmt.Sprintf("completing key %q in %q", r.Key, r.Scope), err)
@@ -109,4 +116,91 @@ func (s *Store) Get(ctx context.Context, scope, key string, now time.Time) (*ide
 		return nil, fmt.Errorf("getting key %q in %q: %w", key, scope, err)
 	}
 	return r, nil
+}
+
+// keyCursor is where a page of keys ends: the creation score and the key.
+type keyCursor struct {
+	Score float64 `json:"s"`
+	Key   string  `json:"k"`
+}
+
+// List returns a page of a scope's live keys, newest first, without header and body. The
+// creation index may still name keys that expired (a claim purges them); they are skipped.
+func (s *Store) List(ctx context.Context, p idempotency.ListParams) ([]*idempotency.Record, string, error) {
+	var after *keyCursor
+	if p.Cursor != "" {
+		after = &keyCursor{}
+		if err := storecodec.DecodeCursor(p.Cursor, after, idempotency.ErrInvalidCursor); err != nil {
+			return nil, "", fmt.Errorf("listing keys in %q: %w", p.Scope, err)
+		}
+	}
+	limit := storecodec.PageLimit(p.Limit)
+	var recs []*idempotency.Record
+	var scores []float64
+	for offset := int64(0); len(recs) <= limit; {
+		zs, err := s.rdb.ZRangeArgsWithScores(ctx, redis.ZRangeArgs{
+			Key: s.k.idemCreated(p.Scope), Start: maxScore(after), Stop: "-inf",
+			ByScore: true, Rev: true, Offset: offset, Count: int64(limit + 1),
+		}).Result()
+		if err != nil {
+			return nil, "", fmt.Errorf("listing keys in %q: %w", p.Scope, err)
+		}
+		if len(zs) == 0 {
+			break
+		}
+		offset += int64(len(zs))
+		page, pageScores, err := s.liveKeys(ctx, p, zs, after)
+		if err != nil {
+			return nil, "", fmt.Errorf("listing keys in %q: %w", p.Scope, err)
+		}
+		recs, scores = append(recs, page...), append(scores, pageScores...)
+	}
+	if len(recs) <= limit {
+		return recs, "", nil
+	}
+	recs = recs[:limit]
+	next, err := storecodec.EncodeCursor(keyCursor{Score: scores[limit-1], Key: recs[limit-1].Key})
+	return recs, next, err
+}
+
+// maxScore is where a page starts: the top, or the cursor's score (its ties are filtered
+// by key in liveKeys).
+func maxScore(after *keyCursor) string {
+	if after == nil {
+		return "+inf"
+	}
+	return strconv.FormatFloat(after.Score, 'f', -1, 64)
+}
+
+// liveKeys reads the records of zs, past the cursor, that have not expired.
+func (s *Store) liveKeys(ctx context.Context, p idempotency.ListParams, zs []redis.Z, after *keyCursor) ([]*idempotency.Record, []float64, error) {
+	ids := make([]any, 0, len(zs))
+	kept := make([]float64, 0, len(zs))
+	for _, z := range zs {
+		key, _ := z.Member.(string)
+		if after != nil && z.Score == after.Score && key >= after.Key {
+			continue
+		}
+		ids, kept = append(ids, key), append(kept, z.Score)
+	}
+	hs, err := s.hashes(ctx, func(key string) string { return s.k.idemRecord(p.Scope, key) }, ids)
+	if err != nil {
+		return nil, nil, err
+	}
+	var recs []*idempotency.Record
+	var scores []float64
+	for i, h := range hs {
+		if h["state"] == "" {
+			continue
+		}
+		r, err := decodeRecord(p.Scope, h)
+		if err != nil {
+			return nil, nil, err
+		}
+		if r.ExpiresAt.After(p.Now) {
+			r.Header, r.Body = nil, nil
+			recs, scores = append(recs, r), append(scores, kept[i])
+		}
+	}
+	return recs, scores, nil
 }

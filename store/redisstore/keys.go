@@ -39,6 +39,7 @@ func (k keys) idemPrefix(scope string) string {
 func (k keys) idemRecord(scope, key string) string { return k.idemPrefix(scope) + key }
 func (k keys) idemExpiries(scope string) string    { return k.p + "idemexp:" + scope }  // zset: key by expiry
 func (k keys) idemLocks(scope string) string       { return k.p + "idemlock:" + scope } // zset: in-progress key by lock end
+func (k keys) idemCreated(scope string) string     { return k.p + "idemnew:" + scope }  // zset: key by creation, for lists
 
 // Runner.
 

@@ -2,6 +2,7 @@ package redisstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -69,31 +70,44 @@ func (s *Store) RenewLeases(ctx context.Context, owner string, runIDs []string, 
 	return lost, cancelled, nil
 }
 
-// SaveRun writes the fields a worker changes (status, output, error, steps, waitingOn,
-// startedAt, finishedAt, wakeAt, and a cancel request) if owner holds the lease. Identity
+// SaveRun writes the fields a worker changes (status, output, error, the step records
+// opts.Steps names, waitingOn, startedAt, finishedAt, wakeAt, and a cancel request) if owner
+// holds the lease, and sets its claims count to 1 (its own) unless opts.AttemptStart. Identity
 // and admission fields never change. A wake-up asked from outside since the claim is kept:
 // WakeAt becomes the earlier of the two. A terminal status releases the run's tokens and
 // queued payloads, drops the lease and wakes the parent, at r.FinishedAt (or the wall clock
 // when unset). Consuming a payload already consumed → runner.ErrNotFound, nothing written.
+// A run stored with its steps in one field gets them all written, a field each.
 func (s *Store) SaveRun(ctx context.Context, owner string, r *runner.Run, opts runner.SaveOptions) error {
-	st, err := storecodec.EncodeRunState(r)
+	err := s.saveRun(ctx, owner, r, opts)
+	if errors.Is(err, errAllSteps) {
+		opts.Steps = nil
+		err = s.saveRun(ctx, owner, r, opts)
+	}
+	return wrapErr(fmt.Sprintf("saving run %s", r.ID), err)
+}
+
+func (s *Store) saveRun(ctx context.Context, owner string, r *runner.Run, opts runner.SaveOptions) error {
+	st, err := storecodec.EncodeRunState(r, opts.Steps)
 	if err != nil {
-		return fmt.Errorf("saving run %s: %w", r.ID, err)
+		return err
 	}
 	end := time.Now()
 	if r.FinishedAt != nil {
 		end = *r.FinishedAt
 	}
 	k := s.k
+	args := append([]any{r.ID, owner, string(r.Status), []byte(r.Output), st.Error, boolArg(opts.Steps == nil),
+		st.WaitingOn, tsPtr(r.StartedAt), tsPtr(r.FinishedAt), ts(r.WakeAt), boolArg(r.CancelRequested),
+		max(opts.ConsumePayload, 0), ts(end), k.runsStatusPrefix(), k.hookPrefix(), k.queuePrefix(), k.runPrefix(),
+		boolArg(opts.AttemptStart)}, stepFields(st.Steps)...)
 	_, err = s.run(ctx, s.scripts.saveRun, runnerErrs,
-		[]string{k.run(r.ID), k.runsDue(), k.payloads(r.ID), k.runHooks(r.ID)},
-		r.ID, owner, string(r.Status), []byte(r.Output), st.Error, st.Steps, st.WaitingOn,
-		tsPtr(r.StartedAt), tsPtr(r.FinishedAt), ts(r.WakeAt), boolArg(r.CancelRequested),
-		max(opts.ConsumePayload, 0), ts(end), k.runsStatusPrefix(), k.hookPrefix(), k.queuePrefix(), k.runPrefix())
-	return wrapErr(fmt.Sprintf("saving run %s", r.ID), err)
+		[]string{k.run(r.ID), k.runsDue(), k.payloads(r.ID), k.runHooks(r.ID)}, args...)
+	return err
 }
 
-// ReleaseRun drops owner's lease on a run. A lease already gone is not an error.
+// ReleaseRun drops owner's lease on a run and sets its claims count back to 0. A lease
+// already gone is not an error.
 func (s *Store) ReleaseRun(ctx context.Context, owner, runID string) error {
 	_, err := s.run(ctx, s.scripts.releaseRun, nil, []string{s.k.run(runID), s.k.runsDue()}, runID, owner)
 	return wrapErr(fmt.Sprintf("releasing run %s", runID), err)

@@ -178,6 +178,7 @@ const (
 	replyLeaseLost = "GR_LEASELOST"
 	replyFinished  = "GR_FINISHED"
 	replyToken     = "GR_TOKEN" // followed by the owner's run ID
+	replyAllSteps  = "GR_ALLSTEPS"
 )
 
 // replyError turns a script's error reply into the sentinel sentinels maps its first word

@@ -4,8 +4,10 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"os"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
@@ -99,4 +101,51 @@ func TestIdempotencyStore(t *testing.T) {
 func TestRunnerStore(t *testing.T) {
 	t.Parallel()
 	runnertest.Run(t, func(t *testing.T) runner.Store { return fresh(t) })
+}
+
+// TestLegacyStepsField reads a run stored before steps had a hash field each (one 'steps'
+// field with a JSON array) and checks that a partial save rewrites them all, a field each.
+func TestLegacyStepsField(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	url := redisURL(t)
+	prefix := "gorunner-test:" + randomHex(t) + ":"
+	s, err := redisstore.Open(ctx, url, &redisstore.Config{Prefix: prefix})
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		require.NoError(t, s.Close())
+		deletePrefix(t, url, prefix)
+	})
+	now := time.Now().UTC()
+	r := &runner.Run{ID: "old", WorkflowID: "wf", Workflow: "wf", Environment: runner.EnvProduction,
+		Status: runner.StatusPending, Input: json.RawMessage(`{}`), CreatedAt: now, WakeAt: now,
+		Steps: []*runner.StepRecord{{ID: "a", Status: runner.StepPending}, {ID: "b", Status: runner.StepPending}}}
+	require.NoError(t, s.CreateRun(ctx, r, nil))
+
+	opts, err := redis.ParseURL(url)
+	require.NoError(t, err)
+	rdb := redis.NewClient(opts)
+	t.Cleanup(func() { _ = rdb.Close() })
+	key := prefix + "run:old"
+	require.NoError(t, rdb.HDel(ctx, key, "step:0", "step:1").Err())
+	require.NoError(t, rdb.HSet(ctx, key, "steps",
+		`[{"id":"a","status":"completed","output":{"n":1}},{"id":"b","status":"pending"}]`).Err())
+
+	claimed, err := s.ClaimRuns(ctx, "A", now, now.Add(time.Hour), 1)
+	require.NoError(t, err)
+	require.Len(t, claimed, 1)
+	got := claimed[0]
+	require.Len(t, got.Steps, 2)
+	require.JSONEq(t, `{"n":1}`, string(got.Steps[0].Output))
+	got.Steps[1].Status = runner.StepCompleted
+	require.NoError(t, s.SaveRun(ctx, "A", got, runner.SaveOptions{Steps: []int{1}}))
+
+	fields, err := rdb.HKeys(ctx, key).Result()
+	require.NoError(t, err)
+	require.NotContains(t, fields, "steps")
+	require.Subset(t, fields, []string{"step:0", "step:1"})
+	got, err = s.GetRun(ctx, "old")
+	require.NoError(t, err)
+	require.JSONEq(t, `{"n":1}`, string(got.Steps[0].Output))
+	require.Equal(t, runner.StepCompleted, got.Steps[1].Status)
 }

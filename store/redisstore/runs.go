@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -15,21 +17,59 @@ import (
 // runnerErrs maps script replies to the runner's sentinels.
 var runnerErrs = map[string]error{
 	replyNotFound: runner.ErrNotFound, replyLeaseLost: runner.ErrLeaseLost, replyFinished: runner.ErrFinished,
-	replyConflict: errDuplicate,
+	replyConflict: errDuplicate, replyAllSteps: errAllSteps,
 }
+
+// errAllSteps is SaveRun's signal that the run keeps its steps in one legacy field, so the
+// save must write every step record.
+var errAllSteps = errors.New("every step record must be written")
 
 // runFields is the hash of a new run.
 func runFields(r *runner.Run, st storecodec.RunState) []any {
-	return []any{
+	f := []any{
 		"id", r.ID, "workflow_id", r.WorkflowID, "workflow", r.Workflow, "version", r.Version,
 		"environment", r.Environment, "status", string(r.Status), "input", []byte(r.Input),
-		"output", []byte(r.Output), "error", st.Error, "steps", st.Steps, "waiting_on", st.WaitingOn,
+		"output", []byte(r.Output), "error", st.Error, "waiting_on", st.WaitingOn,
 		"rerun_of", r.RerunOf, "created_at", ts(r.CreatedAt), "started_at", tsPtr(r.StartedAt),
 		"finished_at", tsPtr(r.FinishedAt), "definition", []byte(r.Definition), "wake_at", ts(r.WakeAt),
 		"poke_at", ts(time.Time{}), "cancel_requested", boolArg(r.CancelRequested), "start_token", r.StartToken,
-		"parent_run_id", r.ParentRunID, "lease_owner", "", "lease_until", ts(time.Time{}),
-		"sort_key", sortKey(r.CreatedAt, r.ID),
+		"parent_run_id", r.ParentRunID, "depth", r.Depth, "claims", 0, "lease_owner", "",
+		"lease_until", ts(time.Time{}), "sort_key", sortKey(r.CreatedAt, r.ID),
 	}
+	return append(f, stepFields(st.Steps)...)
+}
+
+// stepFieldPrefix starts the hash field of each step record of a run: step:<index>.
+const stepFieldPrefix = "step:"
+
+// stepFields are the hash fields and values of encoded step records.
+func stepFields(steps []storecodec.EncodedStep) []any {
+	out := make([]any, 0, 2*len(steps))
+	for _, st := range steps {
+		out = append(out, stepFieldPrefix+strconv.Itoa(st.Index), st.Data)
+	}
+	return out
+}
+
+// decodeSteps reads a run's step records: a field each, or the one 'steps' field of a run
+// stored before that.
+func decodeSteps(m map[string]string) ([]*runner.StepRecord, error) {
+	if legacy, ok := m["steps"]; ok {
+		return storecodec.DecodeSteps([]byte(legacy))
+	}
+	rows := map[int][]byte{}
+	for k, v := range m {
+		idx, ok := strings.CutPrefix(k, stepFieldPrefix)
+		if !ok {
+			continue
+		}
+		i, err := strconv.Atoi(idx)
+		if err != nil {
+			return nil, fmt.Errorf("field %s: %w", k, err)
+		}
+		rows[i] = []byte(v)
+	}
+	return storecodec.DecodeStepRows(rows)
 }
 
 // decodeRun reads a run hash; a missing run → nil.
@@ -44,7 +84,7 @@ func decodeRun(m map[string]string) (*runner.Run, error) {
 		Output: f.bytes("output"), RerunOf: f.str("rerun_of"), CreatedAt: f.time("created_at"),
 		StartedAt: f.timePtr("started_at"), FinishedAt: f.timePtr("finished_at"), Definition: f.bytes("definition"),
 		WakeAt: f.time("wake_at"), CancelRequested: f.bool("cancel_requested"), StartToken: f.str("start_token"),
-		ParentRunID: f.str("parent_run_id"),
+		ParentRunID: f.str("parent_run_id"), Depth: f.int("depth"), Claims: f.int("claims"),
 	}
 	var err error
 	if r.Error, err = unmarshalOrNil[runner.Error](f.str("error")); err != nil {
@@ -53,7 +93,7 @@ func decodeRun(m map[string]string) (*runner.Run, error) {
 	if r.WaitingOn, err = unmarshalOrNil[runner.WaitingOn](f.str("waiting_on")); err != nil {
 		return nil, fmt.Errorf("decoding run %s: %w", r.ID, err)
 	}
-	if r.Steps, err = storecodec.DecodeSteps([]byte(f.str("steps"))); err != nil {
+	if r.Steps, err = decodeSteps(m); err != nil {
 		return nil, fmt.Errorf("decoding run %s: %w", r.ID, err)
 	}
 	return r, f.err
@@ -62,7 +102,7 @@ func decodeRun(m map[string]string) (*runner.Run, error) {
 // CreateRun admits r, due at r.WakeAt, claiming the start token (if any) in the same
 // script; a token owned by another run → *runner.TokenConflictError, nothing written.
 func (s *Store) CreateRun(ctx context.Context, r *runner.Run, start *runner.Hook) error {
-	st, err := storecodec.EncodeRunState(r)
+	st, err := storecodec.EncodeRunState(r, nil)
 	if err != nil {
 		return fmt.Errorf("creating run %s: %w", r.ID, err)
 	}

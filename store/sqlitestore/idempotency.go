@@ -6,10 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"time"
 
 	"github.com/gorunner/gorunner/idempotency"
+	"github.com/gorunner/gorunner/store/storecodec"
 )
 
 // inProgressExpiry is the expiry given to an in-progress key: it is what a LimitReached
@@ -17,7 +19,7 @@ import (
 // abandoned claim be purged eventually.
 const inProgressExpiry = 24 * time.Hour
 
-const keyCols = `scope, key, fingerprint, state, status, header, body, created_at, locked_until, expires_at`
+const keyCols = `scope, key, fingerprint, method, path, run_id, state, status, header, body, created_at, locked_until, expires_at`
 
 // liveKey is the SQL condition for a key that counts against a scope's limit: not expired,
 // and not an abandoned in-progress claim. ?1 is now.
@@ -27,7 +29,7 @@ func scanRecord(row scanner) (*idempotency.Record, error) {
 	var r idempotency.Record
 	var header []byte
 	var created, locked, expires int64
-	err := row.Scan(&r.Scope, &r.Key, &r.Fingerprint, &r.State, &r.Status, &header, &r.Body,
+	err := row.Scan(&r.Scope, &r.Key, &r.Fingerprint, &r.Method, &r.Path, &r.RunID, &r.State, &r.Status, &header, &r.Body,
 		&created, &locked, &expires)
 	if err != nil {
 		return nil, err
@@ -83,17 +85,20 @@ func claimKey(ctx context.Context, tx *sql.Tx, p idempotency.ClaimParams) (idemp
 		Scope:       p.Scope,
 		Key:         p.Key,
 		Fingerprint: p.Fingerprint,
+		Method:      p.Method,
+		Path:        p.Path,
 		State:       idempotency.StateInProgress,
 		CreatedAt:   p.Now.UTC(),
 		LockedUntil: p.Now.Add(p.LockTTL).UTC(),
 		ExpiresAt:   p.Now.Add(inProgressExpiry).UTC(),
 	}
 	_, err = tx.ExecContext(ctx, `INSERT INTO idempotency_keys (`+keyCols+`)
-		VALUES (?, ?, ?, ?, 0, NULL, NULL, ?, ?, ?)
-		ON CONFLICT (scope, key) DO UPDATE SET fingerprint = excluded.fingerprint, state = excluded.state,
+		VALUES (?, ?, ?, ?, ?, '', ?, 0, NULL, NULL, ?, ?, ?)
+		ON CONFLICT (scope, key) DO UPDATE SET fingerprint = excluded.fingerprint, method = excluded.method,
+			path = excluded.path, run_id = '', state = excluded.state,
 			status = 0, header = NULL, body = NULL, created_at = excluded.created_at,
 			locked_until = excluded.locked_until, expires_at = excluded.expires_at`,
-		rec.Scope, rec.Key, rec.Fingerprint, rec.State, now, nanos(rec.LockedUntil), nanos(rec.ExpiresAt))
+		rec.Scope, rec.Key, rec.Fingerprint, rec.Method, rec.Path, rec.State, now, nanos(rec.LockedUntil), nanos(rec.ExpiresAt))
 	if err != nil {
 		return idempotency.ClaimResult{}, err
 	}
@@ -141,11 +146,12 @@ func (s *Store) Complete(ctx context.Context, r *idempotency.Record) error {
 	}
 	return s.write(ctx, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO idempotency_keys (`+keyCols+`)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?)
-			ON CONFLICT (scope, key) DO UPDATE SET fingerprint = excluded.fingerprint,
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?)
+			ON CONFLICT (scope, key) DO UPDATE SET fingerprint = excluded.fingerprint, method = excluded.method,
+				path = excluded.path, run_id = excluded.run_id,
 				state = excluded.state, status = excluded.status, header = excluded.header,
 				body = excluded.body, locked_until = 0, expires_at = excluded.expires_at`,
-			r.Scope, r.Key, r.Fingerprint, r.State, r.Status, header, r.Body, nanos(r.CreatedAt), nanos(r.ExpiresAt))
+			r.Scope, r.Key, r.Fingerprint, r.Method, r.Path, r.RunID, r.State, r.Status, header, r.Body, nanos(r.CreatedAt), nanos(r.ExpiresAt))
 		if err != nil {
 			return fmt.Errorf("completing key %q in %q: %w", r.Key, r.Scope, err)
 		}
@@ -173,4 +179,48 @@ func (s *Store) Get(ctx context.Context, scope, key string, now time.Time) (*ide
 		return nil, fmt.Errorf("getting key %q in %q: %w", key, scope, mapErr(err, idempotency.ErrNotFound, nil))
 	}
 	return r, nil
+}
+
+// keyCursor is the sort key a page of keys ends at.
+type keyCursor struct {
+	CreatedAt int64  `json:"c"`
+	Key       string `json:"k"`
+}
+
+// List returns a page of a scope's live keys, newest first, without header and body.
+func (s *Store) List(ctx context.Context, p idempotency.ListParams) ([]*idempotency.Record, string, error) {
+	after := keyCursor{CreatedAt: math.MaxInt64}
+	if p.Cursor != "" {
+		if err := storecodec.DecodeCursor(p.Cursor, &after, idempotency.ErrInvalidCursor); err != nil {
+			return nil, "", fmt.Errorf("listing keys in %q: %w", p.Scope, err)
+		}
+	}
+	limit := storecodec.PageLimit(p.Limit)
+	rows, err := s.db.QueryContext(ctx, `SELECT scope, key, fingerprint, method, path, run_id, state,
+			status, NULL, NULL, created_at, locked_until, expires_at
+		FROM idempotency_keys WHERE scope = ? AND expires_at > ? AND (created_at, key) < (?, ?)
+		ORDER BY created_at DESC, key DESC LIMIT ?`,
+		p.Scope, nanos(p.Now), after.CreatedAt, after.Key, limit+1)
+	if err != nil {
+		return nil, "", fmt.Errorf("listing keys in %q: %w", p.Scope, err)
+	}
+	defer rows.Close()
+	var recs []*idempotency.Record
+	for rows.Next() {
+		r, err := scanRecord(rows)
+		if err != nil {
+			return nil, "", fmt.Errorf("listing keys in %q: %w", p.Scope, err)
+		}
+		recs = append(recs, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, "", fmt.Errorf("listing keys in %q: %w", p.Scope, err)
+	}
+	if len(recs) <= limit {
+		return recs, "", nil
+	}
+	recs = recs[:limit]
+	last := recs[limit-1]
+	next, err := storecodec.EncodeCursor(keyCursor{CreatedAt: nanos(last.CreatedAt), Key: last.Key})
+	return recs, next, err
 }

@@ -24,7 +24,8 @@ func (s *Store) ClaimRuns(ctx context.Context, owner string, now, leaseUntil tim
 	}
 	var runs []*runner.Run
 	err := s.write(ctx, func(tx *sql.Tx) error {
-		rows, err := tx.QueryContext(ctx, `UPDATE runs SET lease_owner = ?1, lease_until = ?2, poke_at = 0
+		rows, err := tx.QueryContext(ctx, `UPDATE runs SET lease_owner = ?1, lease_until = ?2, poke_at = 0,
+				claims = claims + 1
 			WHERE id IN (SELECT id FROM runs
 				WHERE wake_at > 0 AND `+notTerminal+` AND wake_at <= ?3
 					AND (lease_owner = '' OR lease_until < ?3)
@@ -33,8 +34,10 @@ func (s *Store) ClaimRuns(ctx context.Context, owner string, now, leaseUntil tim
 		if err != nil {
 			return err
 		}
-		runs, err = collect(rows, scanRun)
-		return err
+		if runs, err = collect(rows, scanRun); err != nil {
+			return err
+		}
+		return loadSteps(ctx, tx, runs...)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("claiming runs for %s: %w", owner, err)
@@ -85,32 +88,38 @@ func (s *Store) RenewLeases(ctx context.Context, owner string, runIDs []string, 
 	return lost, cancelled, nil
 }
 
-// SaveRun writes the mutable part of a run (status, output, error, steps, waitingOn,
-// startedAt, finishedAt, wakeAt, and a cancel request) if owner holds its lease. Identity
+// SaveRun writes the mutable part of a run (status, output, error, the step records
+// opts.Steps names, waitingOn, startedAt, finishedAt, wakeAt, and a cancel request) if owner
+// holds its lease, and sets its claims count to 1 (its own) unless opts.AttemptStart. Identity
 // and admission fields (workflow, version, input, definition, tokens, parent) never change.
 // A wake-up asked from outside since the claim is kept: WakeAt becomes the earlier of the
 // two. A terminal status releases the run's tokens and queued payloads, drops the lease and
 // wakes the parent, at r.FinishedAt (or the wall clock when unset).
 func (s *Store) SaveRun(ctx context.Context, owner string, r *runner.Run, opts runner.SaveOptions) error {
-	st, err := storecodec.EncodeRunState(r)
+	st, err := storecodec.EncodeRunState(r, opts.Steps)
 	if err != nil {
 		return fmt.Errorf("saving run %s: %w", r.ID, err)
 	}
 	err = s.write(ctx, func(tx *sql.Tx) error {
 		var parent string
-		err := tx.QueryRowContext(ctx, `UPDATE runs SET status = ?1, output = ?2, error = ?3, steps = ?4,
-				waiting_on = ?5, started_at = ?6, finished_at = ?7,
-				wake_at = CASE WHEN poke_at > 0 AND (?8 = 0 OR poke_at < ?8) THEN poke_at ELSE ?8 END,
-				cancel_requested = MAX(cancel_requested, ?9),
-				lease_owner = CASE WHEN ?10 THEN '' ELSE lease_owner END,
-				lease_until = CASE WHEN ?10 THEN 0 ELSE lease_until END
-			WHERE id = ?11 AND lease_owner = ?12
+		err := tx.QueryRowContext(ctx, `UPDATE runs SET status = ?1, output = ?2, error = ?3,
+				waiting_on = ?4, started_at = ?5, finished_at = ?6,
+				wake_at = CASE WHEN poke_at > 0 AND (?7 = 0 OR poke_at < ?7) THEN poke_at ELSE ?7 END,
+				cancel_requested = MAX(cancel_requested, ?8),
+				lease_owner = CASE WHEN ?9 THEN '' ELSE lease_owner END,
+				lease_until = CASE WHEN ?9 THEN 0 ELSE lease_until END,
+				claims = CASE WHEN ?12 THEN claims ELSE 1 END
+			WHERE id = ?10 AND lease_owner = ?11
 			RETURNING parent_run_id`,
-			r.Status, []byte(r.Output), st.Error, st.Steps, st.WaitingOn, nanosPtr(r.StartedAt),
+			r.Status, []byte(r.Output), st.Error, st.WaitingOn, nanosPtr(r.StartedAt),
 			nanosPtr(r.FinishedAt), nanos(r.WakeAt), r.CancelRequested, r.Status.Terminal(), r.ID, owner,
+			opts.AttemptStart,
 		).Scan(&parent)
 		if err != nil {
 			return mapErr(err, runner.ErrLeaseLost, nil)
+		}
+		if err := writeSteps(ctx, tx, r.ID, st.Steps); err != nil {
+			return err
 		}
 		if err := consumePayload(ctx, tx, r.ID, opts.ConsumePayload); err != nil {
 			return err
@@ -164,10 +173,11 @@ func finishRun(ctx context.Context, tx *sql.Tx, runID, parentID string, at time.
 	return nil
 }
 
-// ReleaseRun drops owner's lease on a run. A lease already gone is not an error.
+// ReleaseRun drops owner's lease on a run and sets its claims count back to 0. A lease
+// already gone is not an error.
 func (s *Store) ReleaseRun(ctx context.Context, owner, runID string) error {
 	return s.write(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `UPDATE runs SET lease_owner = '', lease_until = 0
+		_, err := tx.ExecContext(ctx, `UPDATE runs SET lease_owner = '', lease_until = 0, claims = 0
 			WHERE id = ? AND lease_owner = ?`, runID, owner)
 		if err != nil {
 			return fmt.Errorf("releasing run %s: %w", runID, err)

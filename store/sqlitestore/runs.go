@@ -3,6 +3,7 @@ package sqlitestore
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -10,27 +11,28 @@ import (
 	"github.com/gorunner/gorunner/store/storecodec"
 )
 
-const runCols = `id, workflow_id, workflow, version, environment, status, input, output, error, steps,
+const runCols = `id, workflow_id, workflow, version, environment, status, input, output, error,
 	waiting_on, rerun_of, created_at, started_at, finished_at, definition, wake_at, cancel_requested,
-	start_token, parent_run_id`
+	start_token, parent_run_id, depth, claims`
 
 // notTerminal is the SQL condition for a run that has not ended.
 const notTerminal = `status NOT IN ('completed', 'failed', 'cancelled')`
 
 // runRow holds the columns of a run while it is scanned.
 type runRow struct {
-	run                                    runner.Run
-	input, output, errJSON, steps, waiting []byte
-	definition                             []byte
-	created, started, finished, wake       int64
+	run                              runner.Run
+	input, output, errJSON, waiting  []byte
+	definition                       []byte
+	created, started, finished, wake int64
 }
 
 func scanRun(row scanner) (*runner.Run, error) {
 	var x runRow
 	r := &x.run
 	err := row.Scan(&r.ID, &r.WorkflowID, &r.Workflow, &r.Version, &r.Environment, &r.Status,
-		&x.input, &x.output, &x.errJSON, &x.steps, &x.waiting, &r.RerunOf, &x.created, &x.started,
-		&x.finished, &x.definition, &x.wake, &r.CancelRequested, &r.StartToken, &r.ParentRunID)
+		&x.input, &x.output, &x.errJSON, &x.waiting, &r.RerunOf, &x.created, &x.started,
+		&x.finished, &x.definition, &x.wake, &r.CancelRequested, &r.StartToken, &r.ParentRunID,
+		&r.Depth, &r.Claims)
 	if err != nil {
 		return nil, err
 	}
@@ -49,28 +51,88 @@ func (x *runRow) decode() error {
 	if r.Error, err = unmarshalOrNil[runner.Error](x.errJSON); err != nil {
 		return err
 	}
-	if r.WaitingOn, err = unmarshalOrNil[runner.WaitingOn](x.waiting); err != nil {
+	r.WaitingOn, err = unmarshalOrNil[runner.WaitingOn](x.waiting)
+	return err
+}
+
+// writeSteps upserts the encoded step records of run id, one row each.
+func writeSteps(ctx context.Context, tx *sql.Tx, id string, steps []storecodec.EncodedStep) error {
+	if len(steps) == 0 {
+		return nil
+	}
+	stmt, err := tx.PrepareContext(ctx, `INSERT INTO run_steps (run_id, idx, data) VALUES (?, ?, ?)
+		ON CONFLICT (run_id, idx) DO UPDATE SET data = excluded.data`)
+	if err != nil {
+		return fmt.Errorf("writing steps: %w", err)
+	}
+	defer stmt.Close()
+	for _, st := range steps {
+		if _, err := stmt.ExecContext(ctx, id, st.Index, st.Data); err != nil {
+			return fmt.Errorf("writing step %d: %w", st.Index, err)
+		}
+	}
+	return nil
+}
+
+// loadSteps reads the step records of runs in one query.
+func loadSteps(ctx context.Context, q querier, runs ...*runner.Run) error {
+	if len(runs) == 0 {
+		return nil
+	}
+	byID := make(map[string]map[int][]byte, len(runs))
+	ids := make([]string, len(runs))
+	for i, r := range runs {
+		ids[i] = r.ID
+		byID[r.ID] = map[int][]byte{}
+	}
+	list, err := json.Marshal(ids)
+	if err != nil {
 		return err
 	}
-	r.Steps, err = storecodec.DecodeSteps(x.steps)
-	return err
+	rows, err := q.QueryContext(ctx, `SELECT run_id, idx, data FROM run_steps
+		WHERE run_id IN (SELECT value FROM json_each(?))`, string(list))
+	if err != nil {
+		return fmt.Errorf("reading steps: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id string
+		var idx int
+		var data []byte
+		if err := rows.Scan(&id, &idx, &data); err != nil {
+			return fmt.Errorf("reading steps: %w", err)
+		}
+		byID[id][idx] = data
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("reading steps: %w", err)
+	}
+	for _, r := range runs {
+		if r.Steps, err = storecodec.DecodeStepRows(byID[r.ID]); err != nil {
+			return fmt.Errorf("decoding run %s: %w", r.ID, err)
+		}
+	}
+	return nil
 }
 
 // CreateRun admits r, due at r.WakeAt, claiming the start token (if any) in the same
 // transaction; a token owned by another run → *runner.TokenConflictError, nothing written.
 func (s *Store) CreateRun(ctx context.Context, r *runner.Run, start *runner.Hook) error {
-	st, err := storecodec.EncodeRunState(r)
+	st, err := storecodec.EncodeRunState(r, nil)
 	if err != nil {
 		return fmt.Errorf("creating run %s: %w", r.ID, err)
 	}
 	return s.write(ctx, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO runs (`+runCols+`)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0)`,
 			r.ID, r.WorkflowID, r.Workflow, r.Version, r.Environment, r.Status, []byte(r.Input),
-			[]byte(r.Output), st.Error, st.Steps, st.WaitingOn, r.RerunOf, nanos(r.CreatedAt),
+			[]byte(r.Output), st.Error, st.WaitingOn, r.RerunOf, nanos(r.CreatedAt),
 			nanosPtr(r.StartedAt), nanosPtr(r.FinishedAt), []byte(r.Definition), nanos(r.WakeAt),
-			r.CancelRequested, r.StartToken, r.ParentRunID)
+			r.CancelRequested, r.StartToken, r.ParentRunID, r.Depth)
 		if err != nil {
+			return fmt.Errorf("creating run %s: %w", r.ID, err)
+		}
+		if err := writeSteps(ctx, tx, r.ID, st.Steps); err != nil {
 			return fmt.Errorf("creating run %s: %w", r.ID, err)
 		}
 		if start == nil {
@@ -86,11 +148,20 @@ func (s *Store) CreateRun(ctx context.Context, r *runner.Run, start *runner.Hook
 
 // GetRun returns a run with its steps; unknown → runner.ErrNotFound.
 func (s *Store) GetRun(ctx context.Context, id string) (*runner.Run, error) {
-	return getRun(ctx, s.db, id)
+	var r *runner.Run
+	err := s.read(ctx, func(q querier) error {
+		var err error
+		r, err = getRun(ctx, q, id)
+		return err
+	})
+	return r, err
 }
 
 func getRun(ctx context.Context, q querier, id string) (*runner.Run, error) {
 	r, err := scanRun(q.QueryRowContext(ctx, `SELECT `+runCols+` FROM runs WHERE id = ?`, id))
+	if err == nil {
+		err = loadSteps(ctx, q, r)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("getting run %s: %w", id, mapErr(err, runner.ErrNotFound, nil))
 	}
@@ -127,11 +198,17 @@ func (s *Store) ListRuns(ctx context.Context, p runner.ListRunsParams) ([]*runne
 		query += ` WHERE ` + strings.Join(where, " AND ")
 	}
 	limit := storecodec.PageLimit(p.Limit)
-	rows, err := s.db.QueryContext(ctx, query+` ORDER BY created_at DESC, id DESC LIMIT ?`, append(args, limit+1)...)
-	if err != nil {
-		return nil, "", fmt.Errorf("listing runs: %w", err)
-	}
-	runs, err := collect(rows, scanRun)
+	var runs []*runner.Run
+	err := s.read(ctx, func(q querier) error {
+		rows, err := q.QueryContext(ctx, query+` ORDER BY created_at DESC, id DESC LIMIT ?`, append(args, limit+1)...)
+		if err != nil {
+			return err
+		}
+		if runs, err = collect(rows, scanRun); err != nil {
+			return err
+		}
+		return loadSteps(ctx, q, runs...)
+	})
 	if err != nil {
 		return nil, "", fmt.Errorf("listing runs: %w", err)
 	}

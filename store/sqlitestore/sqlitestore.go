@@ -127,6 +127,25 @@ func (s *Store) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	return nil
 }
 
+// read runs fn in one deferred (read) transaction on a connection of its own, so that the
+// reads of fn (a run and its step rows) see one snapshot without taking the write lock
+// (_txlock=immediate makes every BeginTx take it).
+func (s *Store) read(ctx context.Context, fn func(q querier) error) error {
+	conn, err := s.db.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("getting a connection: %w", err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, `BEGIN DEFERRED`); err != nil {
+		return fmt.Errorf("beginning read transaction: %w", err)
+	}
+	err = fn(conn)
+	if _, rbErr := conn.ExecContext(context.WithoutCancel(ctx), `ROLLBACK`); rbErr != nil {
+		return errors.Join(err, fmt.Errorf("ending read transaction: %w", rbErr))
+	}
+	return err
+}
+
 // querier is what *sql.DB and *sql.Tx share, so reads run inside or outside a transaction.
 type querier interface {
 	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)

@@ -22,7 +22,7 @@ import (
 	"github.com/gorunner/gorunner/store/sqlitestore"
 )
 
-func open(t *testing.T, path string) *sqlitestore.Store {
+func open(t testing.TB, path string) *sqlitestore.Store {
 	t.Helper()
 	s, err := sqlitestore.Open(context.Background(), path)
 	require.NoError(t, err)
@@ -30,7 +30,7 @@ func open(t *testing.T, path string) *sqlitestore.Store {
 	return s
 }
 
-func fresh(t *testing.T) *sqlitestore.Store {
+func fresh(t testing.TB) *sqlitestore.Store {
 	return open(t, filepath.Join(t.TempDir(), "gorunner.db"))
 }
 

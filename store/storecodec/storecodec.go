@@ -5,6 +5,7 @@ package storecodec
 import (
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -67,12 +68,20 @@ func MarshalOrNil[T any](v *T) ([]byte, error) {
 // RunState is the encoded part of a run a worker changes; nil fields are absent.
 type RunState struct {
 	Error     []byte
-	Steps     []byte
 	WaitingOn []byte
+	// Steps are the step records to write, each one row (SQLite) or hash field (Redis).
+	Steps []EncodedStep
 }
 
-// EncodeRunState encodes r's error, steps and waitingOn, times in UTC.
-func EncodeRunState(r *runner.Run) (RunState, error) {
+// EncodedStep is one step record as stored, with its index in the run.
+type EncodedStep struct {
+	Index int
+	Data  []byte
+}
+
+// EncodeRunState encodes r's error, waitingOn and the step records at indexes (nil: all of
+// them), times in UTC. An index out of range is an error.
+func EncodeRunState(r *runner.Run, indexes []int) (RunState, error) {
 	var st RunState
 	var err error
 	if st.Error, err = MarshalOrNil(r.Error); err != nil {
@@ -87,8 +96,24 @@ func EncodeRunState(r *runner.Run) (RunState, error) {
 	if st.WaitingOn, err = MarshalOrNil(waiting); err != nil {
 		return st, err
 	}
-	st.Steps, err = EncodeSteps(r.Steps)
-	return st, err
+	if indexes == nil {
+		indexes = make([]int, len(r.Steps))
+		for i := range indexes {
+			indexes[i] = i
+		}
+	}
+	st.Steps = make([]EncodedStep, len(indexes))
+	for n, i := range indexes {
+		if i < 0 || i >= len(r.Steps) {
+			return st, fmt.Errorf("step index %d out of range: the run has %d steps", i, len(r.Steps))
+		}
+		b, err := EncodeStep(r.Steps[i])
+		if err != nil {
+			return st, err
+		}
+		st.Steps[n] = EncodedStep{Index: i, Data: b}
+	}
+	return st, nil
 }
 
 // stepRow is a step record as stored: the API fields plus the engine's State, which
@@ -98,21 +123,51 @@ type stepRow struct {
 	State json.RawMessage `json:"state,omitempty"`
 }
 
-// EncodeSteps encodes step records with their engine state; none → nil.
-func EncodeSteps(steps []*runner.StepRecord) ([]byte, error) {
-	if len(steps) == 0 {
-		return nil, nil
+// EncodeStep encodes one step record with its engine state, times in UTC.
+func EncodeStep(st *runner.StepRecord) ([]byte, error) {
+	c := *st
+	c.StartedAt, c.FinishedAt = UTC(st.StartedAt), UTC(st.FinishedAt)
+	b, err := json.Marshal(stepRow{StepRecord: &c, State: st.State})
+	if err != nil {
+		return nil, fmt.Errorf("encoding step %s: %w", st.ID, err)
 	}
-	rows := make([]stepRow, len(steps))
-	for i, st := range steps {
-		c := *st
-		c.StartedAt, c.FinishedAt = UTC(st.StartedAt), UTC(st.FinishedAt)
-		rows[i] = stepRow{StepRecord: &c, State: st.State}
-	}
-	return json.Marshal(rows)
+	return b, nil
 }
 
-// DecodeSteps reads what EncodeSteps wrote.
+// DecodeStep reads what EncodeStep wrote.
+func DecodeStep(b []byte) (*runner.StepRecord, error) {
+	var row stepRow
+	if err := json.Unmarshal(b, &row); err != nil {
+		return nil, fmt.Errorf("decoding step: %w", err)
+	}
+	if row.StepRecord == nil {
+		return nil, errors.New("decoding step: not an object")
+	}
+	row.StepRecord.State = row.State
+	return row.StepRecord, nil
+}
+
+// DecodeStepRows reads a run's step records stored one per index; the indexes must be
+// exactly 0 … len(rows)-1. None → nil.
+func DecodeStepRows(rows map[int][]byte) ([]*runner.StepRecord, error) {
+	if len(rows) == 0 {
+		return nil, nil
+	}
+	steps := make([]*runner.StepRecord, len(rows))
+	for i, b := range rows {
+		if i < 0 || i >= len(rows) {
+			return nil, fmt.Errorf("step index %d out of range: %d steps stored", i, len(rows))
+		}
+		st, err := DecodeStep(b)
+		if err != nil {
+			return nil, fmt.Errorf("step %d: %w", i, err)
+		}
+		steps[i] = st
+	}
+	return steps, nil
+}
+
+// DecodeSteps reads step records stored the old way, as one JSON array for the whole run.
 func DecodeSteps(b []byte) ([]*runner.StepRecord, error) {
 	if len(b) == 0 {
 		return nil, nil

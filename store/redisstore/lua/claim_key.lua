@@ -1,8 +1,9 @@
--- KEYS: record, scope expiries, scope locks
+-- KEYS: record, scope expiries, scope locks, scope creations
 -- ARGV: 1 now, 2 now score, 3 key, 4 fingerprint, 5 locked_until, 6 locked score,
---       7 expires_at, 8 expires score, 9 limit, 10 evict (1/0), 11 record prefix, 12 ttl ms
+--       7 expires_at, 8 expires score, 9 limit, 10 evict (1/0), 11 record prefix, 12 ttl ms,
+--       13 method, 14 path
 -- Returns {'claimed'}, {'existing', field, value, …} or {'limit', oldest expires_at}.
-local rec, exps, locks = KEYS[1], KEYS[2], KEYS[3]
+local rec, exps, locks, made = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local now, prefix = ARGV[1], ARGV[11]
 
 -- Expired keys of the scope go first; a score only says "maybe", the record decides.
@@ -12,6 +13,7 @@ for _, k in ipairs(redis.call('ZRANGEBYSCORE', exps, '-inf', ARGV[2], 'LIMIT', 0
     redis.call('DEL', prefix .. k)
     redis.call('ZREM', exps, k)
     redis.call('ZREM', locks, k)
+    redis.call('ZREM', made, k)
   end
 end
 
@@ -54,6 +56,7 @@ if limit > 0 then
         redis.call('DEL', prefix .. k)
         redis.call('ZREM', exps, k)
         redis.call('ZREM', locks, k)
+        redis.call('ZREM', made, k)
         evict = evict - 1
         if evict == 0 then
           break
@@ -64,13 +67,14 @@ if limit > 0 then
 end
 
 redis.call('DEL', rec)
-redis.call('HSET', rec, 'key', ARGV[3], 'fingerprint', ARGV[4], 'state', 'in_progress', 'status', 0,
-  'created_at', now, 'locked_until', ARGV[5], 'expires_at', ARGV[7])
+redis.call('HSET', rec, 'key', ARGV[3], 'fingerprint', ARGV[4], 'method', ARGV[13], 'path', ARGV[14],
+  'state', 'in_progress', 'status', 0, 'created_at', now, 'locked_until', ARGV[5], 'expires_at', ARGV[7])
 local ttl = tonumber(ARGV[12])
 redis.call('PEXPIRE', rec, ttl)
 redis.call('ZADD', exps, ARGV[8], ARGV[3])
 redis.call('ZADD', locks, ARGV[6], ARGV[3])
-for _, k in ipairs({exps, locks}) do
+redis.call('ZADD', made, ARGV[2], ARGV[3])
+for _, k in ipairs({exps, locks, made}) do
   if redis.call('PTTL', k) < ttl then
     redis.call('PEXPIRE', k, ttl)
   end

@@ -1,6 +1,7 @@
 -- KEYS: due
 -- ARGV: 1 owner, 2 now, 3 now score, 4 lease_until, 5 limit, 6 run key prefix
--- Returns the IDs leased to owner. A due-set entry is a hint; the run record decides.
+-- Returns the IDs leased to owner; each claim counts up the run's claims. A due-set entry
+-- is a hint; the run record decides.
 local due, now, now_us = KEYS[1], ARGV[2], tonumber(ARGV[3])
 local limit, prefix = tonumber(ARGV[5]), ARGV[6]
 local out, offset, batch = {}, 0, limit + 16
@@ -13,6 +14,7 @@ while #out < limit do
       redis.call('ZREM', due, id)
     elseif f[2] <= now and (f[3] == '' or f[4] < now) then
       redis.call('HSET', key, 'lease_owner', ARGV[1], 'lease_until', ARGV[4], 'poke_at', ZERO)
+      redis.call('HINCRBY', key, 'claims', 1)
       reindex_due(due, key, id)
       table.insert(out, id)
       if tonumber(redis.call('ZSCORE', due, id)) <= now_us then

@@ -1,11 +1,17 @@
 -- KEYS: run, due, run's payloads, run's hooks
--- ARGV: 1 id, 2 owner, 3 status, 4 output, 5 error, 6 steps, 7 waiting_on, 8 started_at,
---       9 finished_at, 10 wake_at, 11 cancel (1/0), 12 payload seq to consume (0: none),
---       13 end time, 14 status index prefix, 15 hook prefix, 16 queue prefix, 17 run prefix
+-- ARGV: 1 id, 2 owner, 3 status, 4 output, 5 error, 6 every step written (1/0), 7 waiting_on,
+--       8 started_at, 9 finished_at, 10 wake_at, 11 cancel (1/0), 12 payload seq to consume
+--       (0: none), 13 end time, 14 status index prefix, 15 hook prefix, 16 queue prefix,
+--       17 run prefix, 18 attempt start only (1/0), 19… step field, value, …
+-- A run stored before steps had a field each keeps them in 'steps' until a save writes them
+-- all: a partial save of such a run fails with GR_ALLSTEPS.
 local id = ARGV[1]
 local f = redis.call('HMGET', KEYS[1], 'lease_owner', 'poke_at', 'status', 'sort_key', 'parent_run_id')
 if not f[1] or f[1] ~= ARGV[2] then
   return fail('GR_LEASELOST')
+end
+if ARGV[6] ~= '1' and redis.call('HEXISTS', KEYS[1], 'steps') == 1 then
+  return fail('GR_ALLSTEPS')
 end
 local seq, member = ARGV[12], nil
 if seq ~= '0' then
@@ -21,8 +27,17 @@ if f[2] ~= ZERO and (wake_at == ZERO or f[2] < wake_at) then
   wake_at = f[2]
 end
 local ended = terminal(ARGV[3])
-redis.call('HSET', KEYS[1], 'status', ARGV[3], 'output', ARGV[4], 'error', ARGV[5], 'steps', ARGV[6],
+redis.call('HSET', KEYS[1], 'status', ARGV[3], 'output', ARGV[4], 'error', ARGV[5],
   'waiting_on', ARGV[7], 'started_at', ARGV[8], 'finished_at', ARGV[9], 'wake_at', wake_at)
+if #ARGV >= 19 then
+  redis.call('HSET', KEYS[1], unpack(ARGV, 19))
+end
+if ARGV[6] == '1' then
+  redis.call('HDEL', KEYS[1], 'steps')
+end
+if ARGV[18] ~= '1' then
+  redis.call('HSET', KEYS[1], 'claims', '1')
+end
 if ARGV[11] == '1' then
   redis.call('HSET', KEYS[1], 'cancel_requested', '1')
 end

@@ -1,0 +1,116 @@
+package console
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/gorunner/gorunner/auth"
+)
+
+// visit is who is signed in, for the handlers and the templates.
+type visit struct {
+	principal auth.Principal
+	sess      *session
+	csrf      string
+}
+
+type visitKey struct{}
+
+func visitOf(r *http.Request) *visit {
+	v, _ := r.Context().Value(visitKey{}).(*visit)
+	return v
+}
+
+// requireSession lets signed-in people through: pages send others to sign in; a form post
+// must carry the session's CSRF token and come from this origin, else 403 and nothing is
+// done. A revoked token ends its sessions at once.
+func (c *Console) requireSession(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		sess, err := c.sessions.read(r)
+		var p auth.Principal
+		if err == nil {
+			p, err = c.cfg.Auth.Authenticate(r.Context(), sess.Token)
+		}
+		if err != nil {
+			if !errors.Is(err, errNoSession) && !errors.Is(err, auth.ErrUnauthorized) {
+				c.fail(w, r, err)
+				return
+			}
+			c.sessions.end(w)
+			http.Redirect(w, r, "/console/signin?next="+url.QueryEscape(r.URL.RequestURI()), http.StatusSeeOther)
+			return
+		}
+		v := &visit{principal: p, sess: sess, csrf: c.sessions.csrfToken(sess)}
+		if r.Method == http.MethodPost && !c.formAllowed(r, v) {
+			c.render(w, r, http.StatusForbidden, "error", "Forbidden",
+				errorPage{Message: "This form was not sent from this console session (its CSRF token is missing or wrong). Reload the page and try again."})
+			return
+		}
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), visitKey{}, v)))
+	})
+}
+
+// formAllowed checks a post's CSRF token and its origin.
+func (c *Console) formAllowed(r *http.Request, v *visit) bool {
+	return sameOrigin(r) && c.sessions.checkCSRF(v.sess, r.PostFormValue("csrf"))
+}
+
+// sameOrigin is false for a request whose browser says it comes from another origin.
+func sameOrigin(r *http.Request) bool {
+	o := r.Header.Get("Origin")
+	if o == "" || o == "null" {
+		return true
+	}
+	u, err := url.Parse(o)
+	return err == nil && u.Host == r.Host
+}
+
+type signinPage struct {
+	Next    string
+	Problem string
+}
+
+func (c *Console) signinPage(w http.ResponseWriter, r *http.Request) {
+	c.render(w, r, http.StatusOK, "signin", "Sign in", signinPage{Next: safeNext(r.URL.Query().Get("next"))})
+}
+
+// signin checks the token and starts a session. A sign-in posted from another origin is
+// refused, so no other site can sign a person in under its own token (login CSRF).
+func (c *Console) signin(w http.ResponseWriter, r *http.Request) {
+	if !sameOrigin(r) {
+		c.render(w, r, http.StatusForbidden, "error", "Forbidden", errorPage{Message: "Sign in from this console's own page."})
+		return
+	}
+	token := strings.TrimSpace(r.PostFormValue("token"))
+	next := safeNext(r.PostFormValue("next"))
+	if _, err := c.cfg.Auth.Authenticate(r.Context(), token); err != nil {
+		if !errors.Is(err, auth.ErrUnauthorized) {
+			c.fail(w, r, err)
+			return
+		}
+		c.render(w, r, http.StatusUnauthorized, "signin", "Sign in",
+			signinPage{Next: next, Problem: "That token is not valid: it is unknown, revoked or mistyped."})
+		return
+	}
+	if err := c.sessions.start(w, token); err != nil {
+		c.fail(w, r, err)
+		return
+	}
+	http.Redirect(w, r, next, http.StatusSeeOther)
+}
+
+func (c *Console) signout(w http.ResponseWriter, r *http.Request) {
+	c.sessions.end(w)
+	http.Redirect(w, r, "/console/signin", http.StatusSeeOther)
+}
+
+// safeNext keeps a post-sign-in redirect on this site.
+func safeNext(next string) string {
+	if next == "" || !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.Contains(next, `\`) {
+		return "/console/runs"
+	}
+	return next
+}

@@ -1,0 +1,137 @@
+package console_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/stretchr/testify/require"
+)
+
+// approvalYAML waits for an approval between two steps, then pauses two seconds so that
+// the run page sees the last steps arrive live.
+const approvalYAML = `name: expense
+title: Approve an expense
+input:
+  type: object
+  properties:
+    ticket: {type: string}
+    amount: {type: number}
+steps:
+  - id: prepare
+    set: {ticket: "${{ input.ticket }}", amount: "${{ input.amount }}"}
+  - id: approve
+    hook: {token: "expense:${{ input.ticket }}"}
+  - id: settle
+    sleep: {duration: 2s}
+  - id: notify
+    set: {ticket: "${{ input.ticket }}", approved: "${{ steps.approve.output.approved }}"}
+`
+
+// chromium finds the browser, or skips the test (fails with GORUNNER_BROWSER_REQUIRED=1).
+func chromium(t *testing.T) string {
+	t.Helper()
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	if os.Getenv("GORUNNER_BROWSER_REQUIRED") == "1" {
+		t.Fatal("GORUNNER_BROWSER_REQUIRED=1 but no chromium is installed (apt-get install chromium)")
+	}
+	t.Skip("no chromium: browser tests skipped (apt-get install chromium)")
+	return ""
+}
+
+func newBrowser(t *testing.T) context.Context {
+	t.Helper()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(chromium(t)),
+		chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.WindowSize(1200, 900),
+	)
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelCtx := chromedp.NewContext(actx)
+	ctx, cancelTimeout := context.WithTimeout(ctx, 2*time.Minute)
+	t.Cleanup(func() {
+		cancelTimeout()
+		cancelCtx()
+		cancelAlloc()
+	})
+	return ctx
+}
+
+// screenshot saves the page to docs/ when GORUNNER_SCREENSHOTS=1 (the README shows them).
+func screenshot(t *testing.T, ctx context.Context, name string) {
+	t.Helper()
+	if os.Getenv("GORUNNER_SCREENSHOTS") != "1" {
+		return
+	}
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join("..", "docs", name), png, 0o644))
+}
+
+type css = chromedp.CSS
+
+// TestBrowser drives the console in headless Chromium as a person would: sign in, create
+// and publish a workflow, start a run, resume its waiting hook from the form, watch the
+// remaining steps arrive live without a reload, and sign out.
+func TestBrowser(t *testing.T) {
+	ctx := newBrowser(t)
+	e := newEnv(t, "")
+	do := func(actions ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		require.NoError(t, chromedp.Do(ctx, actions...))
+	}
+	read := func(a chromedp.Action[string]) string {
+		t.Helper()
+		v, err := chromedp.Run(ctx, a)
+		require.NoError(t, err)
+		return v
+	}
+
+	do(chromedp.Navigate(e.srv.URL+"/"), chromedp.WaitVisible(css("#token")))
+	do(chromedp.SendKeys(css("#token"), e.token), chromedp.Submit(css("#token")), chromedp.WaitVisible(css("h1")))
+	require.True(t, strings.HasSuffix(read(chromedp.Location()), "/console/runs"))
+
+	do(chromedp.Click(css(`a[href="/console/workflows"]`)), chromedp.WaitVisible(css("#definition")),
+		chromedp.SetValue(css("#definition"), approvalYAML),
+		chromedp.Click(css(`form[action="/console/workflows"] button`)),
+		chromedp.WaitVisible(css("#webhook-url")))
+	require.Contains(t, read(chromedp.Text(css("h1"))), "expense")
+
+	do(chromedp.Click(css(`form[action$="/publish"] button`)), chromedp.WaitVisible(css(".notice")))
+	require.Equal(t, "Published version 1.", read(chromedp.Text(css(".notice"))))
+
+	do(chromedp.SetValue(css("#input"), `{"ticket": "T-17", "amount": 42.5}`),
+		chromedp.Click(css(`form[action$="/run"] button`)), chromedp.WaitVisible(css("#hook")))
+	require.Equal(t, "Waiting for expense:T-17", read(chromedp.Text(css("#hook-title"))))
+	require.Equal(t, "completed", read(chromedp.Text(css(`#step-0 [data-field="status"]`))))
+	screenshot(t, ctx, "console-approval.png")
+
+	do(chromedp.SetValue(css("#payload"), `{"approved": true, "by": "ada"}`),
+		chromedp.Click(css(`#hook button[type="submit"]`)), chromedp.WaitVisible(css(".notice")))
+	_, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`window.gorunnerLoaded = true`))
+	require.NoError(t, err)
+	require.NotEqual(t, "completed", read(chromedp.Text(css("#run-status"))), "the page came before the end")
+	do(chromedp.WaitVisible(css(`#step-3.completed`)), chromedp.WaitVisible(css(`#run-status.completed`)))
+	same, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`window.gorunnerLoaded === true`))
+	require.NoError(t, err)
+	require.True(t, same, "the steps arrived on the page as it stood: live, not by a reload")
+	require.JSONEq(t, `{"ticket": "T-17", "approved": true}`, read(chromedp.Text(css("#run-output"))))
+	require.Equal(t, "1", read(chromedp.Text(css(`#step-2 [data-field="attempts"]`))))
+	screenshot(t, ctx, "console-run.png")
+
+	do(chromedp.Click(css(".signout button")), chromedp.WaitVisible(css("#token")),
+		chromedp.Navigate(e.srv.URL+"/console/runs"), chromedp.WaitVisible(css("#token")))
+	require.Contains(t, read(chromedp.Location()), "/console/signin", "signed out: pages ask to sign in again")
+}

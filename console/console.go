@@ -1,0 +1,131 @@
+// Package console is GoRunner's web console for people, served by `gorunner serve` at /:
+// server-rendered pages (html/template, embedded in the binary) for workflows, drafts,
+// versions, runs with their step timelines, waiting hooks, idempotency keys and tokens.
+// Pages read without JavaScript; one small script makes a run page live through the run's
+// event stream. Nothing is loaded from elsewhere. A person signs in with an API token; the
+// session is a sealed, HttpOnly, SameSite=Strict cookie and every form carries a CSRF
+// token bound to it. The console calls the catalog, engine, idempotency and auth services
+// directly, as the API does.
+package console
+
+import (
+	"errors"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/gorunner/gorunner/auth"
+	"github.com/gorunner/gorunner/catalog"
+	"github.com/gorunner/gorunner/idempotency"
+	"github.com/gorunner/gorunner/runner"
+)
+
+// PageSize is how many runs, workflows or keys one console page lists.
+const PageSize = 25
+
+// Config wires a Console. Catalog, Auth, Engine, Idempotency and SecretKey are required.
+type Config struct {
+	Catalog     *catalog.Service
+	Auth        *auth.Service
+	Engine      *runner.Engine
+	Idempotency *idempotency.Service
+	// SecretKey (≥ 32 bytes, shared by every process on the store: the data directory's
+	// secret.key) keys the session cookies and CSRF tokens.
+	SecretKey []byte
+	// BaseURL is the public origin; an https one makes the session cookie Secure.
+	BaseURL string
+	// Logger defaults to slog.Default().
+	Logger *slog.Logger
+	// Now defaults to time.Now.
+	Now func() time.Time
+}
+
+// Console serves the web console.
+type Console struct {
+	cfg      Config
+	log      *slog.Logger
+	sessions *sessions
+	pages    *pages
+	router   chi.Router
+}
+
+// New builds the console.
+func New(cfg Config) (*Console, error) {
+	if cfg.Catalog == nil || cfg.Auth == nil || cfg.Engine == nil || cfg.Idempotency == nil {
+		return nil, errors.New("console: Catalog, Auth, Engine and Idempotency are required")
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	sess, err := newSessions(cfg.SecretKey, strings.HasPrefix(cfg.BaseURL, "https://"), cfg.Now)
+	if err != nil {
+		return nil, err
+	}
+	p, err := loadPages()
+	if err != nil {
+		return nil, err
+	}
+	c := &Console{cfg: cfg, log: cfg.Logger, sessions: sess, pages: p}
+	c.router = c.routes()
+	return c, nil
+}
+
+// ServeHTTP serves the console's paths: / and /console/….
+func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) { c.router.ServeHTTP(w, r) }
+
+func (c *Console) routes() chi.Router {
+	r := chi.NewRouter()
+	r.Use(securityHeaders)
+	r.Handle("/console/static/*", staticFiles())
+	r.Get("/console/signin", c.signinPage)
+	r.Post("/console/signin", c.signin)
+	r.Group(func(r chi.Router) {
+		r.Use(c.requireSession)
+		r.Get("/", c.home)
+		r.Get("/console", c.home)
+		r.Post("/console/signout", c.signout)
+		r.Get("/console/workflows", c.listWorkflows)
+		r.Post("/console/workflows", c.createWorkflow)
+		r.Get("/console/workflows/{id}", c.workflowPage)
+		r.Post("/console/workflows/{id}", c.saveDraft)
+		r.Post("/console/workflows/{id}/publish", c.publish)
+		r.Post("/console/workflows/{id}/unpublish", c.unpublish)
+		r.Post("/console/workflows/{id}/run", c.startRun)
+		r.Get("/console/runs", c.listRuns)
+		r.Get("/console/runs/{id}", c.runPage)
+		r.Get("/console/runs/{id}/events", c.runEvents)
+		r.Post("/console/runs/{id}/cancel", c.cancelRun)
+		r.Post("/console/hooks/resume", c.resumeHook)
+		r.Get("/console/keys", c.listKeys)
+		r.Get("/console/tokens", c.listTokens)
+		r.Post("/console/tokens", c.createToken)
+		r.Post("/console/tokens/{id}/revoke", c.revokeToken)
+	})
+	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
+		c.render(w, r, http.StatusNotFound, "error", "Not found", errorPage{Message: "There is no console page at " + r.URL.Path + "."})
+	})
+	return r
+}
+
+// securityHeaders forbid every request to another origin (scripts, styles, images, forms,
+// frames) and framing by other sites.
+func securityHeaders(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("Content-Security-Policy", "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "+
+			"connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Referrer-Policy", "same-origin")
+		next.ServeHTTP(w, r)
+	})
+}
+
+func (c *Console) home(w http.ResponseWriter, r *http.Request) {
+	http.Redirect(w, r, "/console/runs", http.StatusSeeOther)
+}

@@ -1,0 +1,148 @@
+package console_test
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"net/http/cookiejar"
+	"net/http/httptest"
+	"net/url"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gorunner/gorunner/api"
+	"github.com/gorunner/gorunner/auth"
+	"github.com/gorunner/gorunner/catalog"
+	"github.com/gorunner/gorunner/console"
+	"github.com/gorunner/gorunner/idempotency"
+	"github.com/gorunner/gorunner/runner"
+	"github.com/gorunner/gorunner/store/sqlitestore"
+)
+
+// env is a whole GoRunner HTTP face (API and console) over a fresh SQLite store.
+type env struct {
+	t       testing.TB
+	srv     *httptest.Server
+	token   string
+	catalog *catalog.Service
+	engine  *runner.Engine
+	auth    *auth.Service
+	idem    *idempotency.Service
+}
+
+func newEnv(t testing.TB, baseURL string) *env {
+	t.Helper()
+	return newEnvWith(t, console.Config{BaseURL: baseURL})
+}
+
+// newEnvWith builds the env with the console settings of cfg (BaseURL, Now).
+func newEnvWith(t testing.TB, cfg console.Config) *env {
+	t.Helper()
+	ctx := context.Background()
+	st, err := sqlitestore.Open(ctx, filepath.Join(t.TempDir(), "gorunner.db"))
+	require.NoError(t, err)
+	key := bytes.Repeat([]byte{9}, 32)
+	cat, err := catalog.New(st, &catalog.Config{SecretKey: key})
+	require.NoError(t, err)
+	au := auth.New(st, nil)
+	_, secret, err := au.Create(ctx, "admin")
+	require.NoError(t, err)
+	idem, err := idempotency.New(st, nil)
+	require.NoError(t, err)
+	eng, err := runner.New(st, cat, cat, nil)
+	require.NoError(t, err)
+	require.NoError(t, eng.Start(ctx))
+	cfg.Catalog, cfg.Auth, cfg.Engine, cfg.Idempotency, cfg.SecretKey = cat, au, eng, idem, key
+	web, err := console.New(cfg)
+	require.NoError(t, err)
+	s, err := api.New(api.Config{Catalog: cat, Auth: au, Engine: eng, Idempotency: idem, Console: web})
+	require.NoError(t, err)
+	srv := httptest.NewServer(s)
+	t.Cleanup(func() {
+		srv.Close()
+		_ = eng.Stop(context.Background())
+		st.Close()
+	})
+	return &env{t: t, srv: srv, token: secret, catalog: cat, engine: eng, auth: au, idem: idem}
+}
+
+// browser is a plain HTTP client with a cookie jar that does not follow redirects.
+type browser struct {
+	e      *env
+	client *http.Client
+}
+
+func (e *env) browser() *browser {
+	jar, err := cookiejar.New(nil)
+	require.NoError(e.t, err)
+	return &browser{e: e, client: &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error {
+		return http.ErrUseLastResponse
+	}}}
+}
+
+// page is one answer: status, Location and body.
+type page struct {
+	Status   int
+	Location string
+	Body     string
+	Header   http.Header
+}
+
+func (b *browser) do(req *http.Request) page {
+	b.e.t.Helper()
+	res, err := b.client.Do(req)
+	require.NoError(b.e.t, err)
+	defer res.Body.Close()
+	var buf bytes.Buffer
+	_, err = buf.ReadFrom(res.Body)
+	require.NoError(b.e.t, err)
+	return page{Status: res.StatusCode, Location: res.Header.Get("Location"), Body: buf.String(), Header: res.Header}
+}
+
+func (b *browser) get(path string) page {
+	b.e.t.Helper()
+	req, err := http.NewRequest("GET", b.e.srv.URL+path, nil)
+	require.NoError(b.e.t, err)
+	return b.do(req)
+}
+
+// post sends a form; header pairs follow the form.
+func (b *browser) post(path string, form url.Values, header ...string) page {
+	b.e.t.Helper()
+	req, err := http.NewRequest("POST", b.e.srv.URL+path, strings.NewReader(form.Encode()))
+	require.NoError(b.e.t, err)
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	return b.do(req)
+}
+
+func (b *browser) signIn(token string) page {
+	b.e.t.Helper()
+	return b.post("/console/signin", url.Values{"token": {token}, "next": {"/console/workflows"}})
+}
+
+var csrfField = regexp.MustCompile(`name="csrf" value="([^"]+)"`)
+
+// csrf reads the CSRF token off a page's forms.
+func (b *browser) csrf(path string) string {
+	b.e.t.Helper()
+	p := b.get(path)
+	require.Equal(b.e.t, http.StatusOK, p.Status, p.Body)
+	m := csrfField.FindStringSubmatch(p.Body)
+	require.NotNil(b.e.t, m, "no CSRF token on "+path)
+	return m[1]
+}
+
+// createWorkflow makes a workflow from a JSON or YAML document.
+func (e *env) createWorkflow(doc string) *catalog.Workflow {
+	e.t.Helper()
+	wf, err := e.catalog.Create(context.Background(), []byte(doc))
+	require.NoError(e.t, err)
+	return wf
+}

@@ -1,0 +1,152 @@
+package console
+
+import (
+	"bytes"
+	"embed"
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"path"
+	"strings"
+	"time"
+
+	"github.com/gorunner/gorunner/api"
+	"github.com/gorunner/gorunner/auth"
+	"github.com/gorunner/gorunner/schemas"
+)
+
+//go:embed templates/*.html
+var templateFS embed.FS
+
+//go:embed static
+var staticFS embed.FS
+
+// pages holds one template set per page, each with the shared layout.
+type pages struct {
+	sets map[string]*template.Template
+}
+
+func loadPages() (*pages, error) {
+	names, err := fs.Glob(templateFS, "templates/*.html")
+	if err != nil {
+		return nil, err
+	}
+	p := &pages{sets: map[string]*template.Template{}}
+	for _, name := range names {
+		base := strings.TrimSuffix(path.Base(name), ".html")
+		if base == "layout" {
+			continue
+		}
+		t, err := template.New(base).Funcs(funcs).ParseFS(templateFS, "templates/layout.html", name)
+		if err != nil {
+			return nil, fmt.Errorf("console: parsing %s: %w", name, err)
+		}
+		p.sets[base] = t
+	}
+	return p, nil
+}
+
+var funcs = template.FuncMap{
+	"when": func(t any) string {
+		switch v := t.(type) {
+		case time.Time:
+			if v.IsZero() {
+				return ""
+			}
+			return v.UTC().Format("2006-01-02 15:04:05Z")
+		case *time.Time:
+			if v == nil {
+				return ""
+			}
+			return v.UTC().Format("2006-01-02 15:04:05Z")
+		}
+		return ""
+	},
+	"iso": func(t *time.Time) string {
+		if t == nil {
+			return ""
+		}
+		return t.UTC().Format(time.RFC3339Nano)
+	},
+	"took": took,
+	"pretty": func(raw json.RawMessage) string {
+		if len(raw) == 0 || string(raw) == "null" {
+			return ""
+		}
+		var out bytes.Buffer
+		if json.Indent(&out, raw, "", "  ") != nil {
+			return string(raw)
+		}
+		return out.String()
+	},
+}
+
+// took is how long from start to end, for a timeline: "" while not started.
+func took(start, end *time.Time) string {
+	if start == nil || end == nil {
+		return ""
+	}
+	d := end.Sub(*start)
+	if d < time.Millisecond {
+		return d.Round(time.Microsecond).String()
+	}
+	return d.Round(time.Millisecond).String()
+}
+
+// layout is what every page's frame needs.
+type layout struct {
+	Title     string
+	Principal *auth.Principal
+	CSRF      string
+	Nav       string
+	Page      any
+}
+
+// render writes page name with data in the layout.
+func (c *Console) render(w http.ResponseWriter, r *http.Request, status int, name, title string, data any) {
+	l := layout{Title: title, Nav: strings.SplitN(strings.TrimPrefix(r.URL.Path, "/console/"), "/", 2)[0], Page: data}
+	if v := visitOf(r); v != nil {
+		l.Principal, l.CSRF = &v.principal, v.csrf
+	}
+	var buf bytes.Buffer
+	if err := c.pages.sets[name].ExecuteTemplate(&buf, "layout", l); err != nil {
+		c.log.ErrorContext(r.Context(), "console: rendering a page failed", slog.String("page", name), slog.Any("error", err))
+		http.Error(w, "internal error; the server log has the details", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_, _ = buf.WriteTo(w)
+}
+
+// errorPage is the error page's data.
+type errorPage struct {
+	Message  string
+	Problems []schemas.Problem
+}
+
+// problem says what went wrong in words a person may see, with the status to answer with;
+// an error that is not theirs to see is logged and summarised.
+func (c *Console) problem(r *http.Request, err error) (int, errorPage) {
+	e, ok := api.Classify(err)
+	if !ok {
+		c.log.ErrorContext(r.Context(), "console request failed", slog.String("path", r.URL.Path), slog.Any("error", err))
+		return http.StatusInternalServerError, errorPage{Message: "Something went wrong on the server; its log has the details."}
+	}
+	return e.Status, errorPage{Message: e.Message, Problems: e.Details}
+}
+
+// fail answers with the error page for err.
+func (c *Console) fail(w http.ResponseWriter, r *http.Request, err error) {
+	status, p := c.problem(r, err)
+	c.render(w, r, status, "error", http.StatusText(status), p)
+}
+
+func staticFiles() http.Handler {
+	sub, _ := fs.Sub(staticFS, "static")
+	return http.StripPrefix("/console/static/", http.FileServer(http.FS(sub)))
+}

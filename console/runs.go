@@ -1,0 +1,196 @@
+package console
+
+import (
+	"encoding/json"
+	"html/template"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/gorunner/gorunner/api"
+	"github.com/gorunner/gorunner/runner"
+)
+
+var runStatuses = []runner.Status{runner.StatusPending, runner.StatusRunning, runner.StatusWaiting,
+	runner.StatusCompleted, runner.StatusFailed, runner.StatusCancelled}
+
+type runsPage struct {
+	Runs     []*runner.Run
+	Workflow string
+	Status   string
+	Statuses []runner.Status
+	Next     template.URL // the next page's address, empty on the last
+}
+
+// listRuns lists runs, newest first, filtered by workflow and status.
+func (c *Console) listRuns(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	p := runsPage{Workflow: q.Get("workflow"), Status: q.Get("status"), Statuses: runStatuses}
+	params := runner.ListRunsParams{Status: runner.Status(p.Status), Limit: PageSize, Cursor: q.Get("cursor")}
+	if p.Status != "" && !slices.Contains(runStatuses, params.Status) {
+		c.render(w, r, http.StatusBadRequest, "error", "Bad request", errorPage{Message: "Unknown run status " + strconv.Quote(p.Status) + "."})
+		return
+	}
+	if p.Workflow != "" {
+		wf, err := c.cfg.Catalog.Get(r.Context(), p.Workflow)
+		if err != nil {
+			c.fail(w, r, err)
+			return
+		}
+		params.WorkflowID = wf.ID
+	}
+	runs, next, err := c.cfg.Engine.List(r.Context(), params)
+	if err != nil {
+		c.fail(w, r, err)
+		return
+	}
+	p.Runs = runs
+	if next != "" {
+		nq := url.Values{"cursor": {next}}
+		for _, k := range []string{"workflow", "status"} {
+			if v := q.Get(k); v != "" {
+				nq.Set(k, v)
+			}
+		}
+		p.Next = pageURL("/console/runs", nq)
+	}
+	c.render(w, r, http.StatusOK, "runs", "Runs", p)
+}
+
+type runPage struct {
+	Run     *runner.Run
+	Steps   []stepRow
+	EventID int64
+	Hook    *hookForm
+	Notice  string
+	Problem *errorPage
+	Payload string
+}
+
+// stepRow is one entry of a run's timeline.
+type stepRow struct {
+	Name string // the step's id in the definition
+	*runner.StepRecord
+}
+
+// hookForm is the resume form of a run waiting on a hook: the generic JSON payload form,
+// or the fields of the hook's ask when its definition has one.
+type hookForm struct {
+	Token       string
+	Environment string
+	Ask         *ask
+}
+
+func (c *Console) runPage(w http.ResponseWriter, r *http.Request) {
+	c.showRun(w, r, http.StatusOK, runPage{Notice: r.URL.Query().Get("notice"), Payload: "{}"})
+}
+
+func (c *Console) showRun(w http.ResponseWriter, r *http.Request, status int, p runPage) {
+	run, err := c.cfg.Engine.Get(r.Context(), chi.URLParam(r, "id"))
+	if err != nil {
+		c.fail(w, r, err)
+		return
+	}
+	steps := definitionSteps(run.Definition)
+	p.Run, p.EventID = run, api.EventID(run)
+	for i, rec := range run.Steps {
+		row := stepRow{StepRecord: rec}
+		if i < len(steps) {
+			row.Name = steps[i].ID
+		}
+		p.Steps = append(p.Steps, row)
+	}
+	if run.Status == runner.StatusWaiting && run.WaitingOn != nil && run.WaitingOn.Hook != "" {
+		p.Hook = &hookForm{Token: run.WaitingOn.Hook, Environment: run.Environment, Ask: waitingAsk(run, steps)}
+	}
+	c.render(w, r, status, "run", "Run "+run.ID, p)
+}
+
+// runEvents is the run's event stream for the run page's script, behind the session.
+// EventSource cannot set Last-Event-ID on its first request, so the page's event id comes
+// as ?after=; on a reconnect the browser's own header wins.
+func (c *Console) runEvents(w http.ResponseWriter, r *http.Request) {
+	if after := r.URL.Query().Get("after"); after != "" && r.Header.Get("Last-Event-ID") == "" {
+		r.Header.Set("Last-Event-ID", after)
+	}
+	if err := api.StreamRunEvents(w, r, c.cfg.Engine, chi.URLParam(r, "id"), 0); err != nil {
+		c.fail(w, r, err)
+	}
+}
+
+func (c *Console) cancelRun(w http.ResponseWriter, r *http.Request) {
+	run, err := c.cfg.Engine.Cancel(r.Context(), chi.URLParam(r, "id"))
+	if err != nil {
+		c.fail(w, r, err)
+		return
+	}
+	c.backToRun(w, r, run.ID, "Cancel requested; the run is "+string(run.Status)+".")
+}
+
+func (c *Console) backToRun(w http.ResponseWriter, r *http.Request, id, notice string) {
+	http.Redirect(w, r, "/console/runs/"+url.PathEscape(id)+"?notice="+url.QueryEscape(notice), http.StatusSeeOther)
+}
+
+// resumeHook sends the resume form's payload to the hook's token.
+func (c *Console) resumeHook(w http.ResponseWriter, r *http.Request) {
+	payload, err := formPayload(r)
+	runID := r.PostFormValue("run")
+	if err == nil {
+		_, err = c.cfg.Engine.Resume(r.Context(), r.PostFormValue("environment"), r.PostFormValue("token"), payload)
+	}
+	if err != nil {
+		status, p := c.problem(r, err)
+		rctx := chi.RouteContext(r.Context())
+		rctx.URLParams.Add("id", runID)
+		c.showRun(w, r, status, runPage{Problem: &p, Payload: r.PostFormValue("payload")})
+		return
+	}
+	c.backToRun(w, r, runID, "Payload sent to "+r.PostFormValue("token")+".")
+}
+
+// formPayload is the payload of a resume form: the JSON typed in the generic form, or an
+// object of the ask form's fields, each read as its schema type says.
+func formPayload(r *http.Request) (json.RawMessage, error) {
+	if r.PostFormValue("ask") == "" {
+		raw := strings.TrimSpace(r.PostFormValue("payload"))
+		if raw == "" {
+			raw = "null"
+		}
+		if !json.Valid([]byte(raw)) {
+			return nil, invalid("/payload", "the payload is not valid JSON")
+		}
+		return json.RawMessage(raw), nil
+	}
+	out := map[string]any{}
+	for key, values := range r.PostForm {
+		name, ok := strings.CutPrefix(key, "field.")
+		if !ok {
+			continue
+		}
+		v, err := fieldValue(r.PostFormValue("type."+name), values[0])
+		if err != nil {
+			return nil, invalid("/"+name, err.Error())
+		}
+		if v != nil {
+			out[name] = v
+		}
+	}
+	for key := range r.PostForm { // unchecked boxes are not posted: false
+		if name, ok := strings.CutPrefix(key, "type."); ok && r.PostFormValue(key) == "boolean" {
+			if _, set := out[name]; !set {
+				out[name] = false
+			}
+		}
+	}
+	return json.Marshal(out)
+}
+
+// pageURL is the address of a list page: the query is encoded here, so the template takes
+// it as a URL as it is.
+func pageURL(path string, q url.Values) template.URL {
+	return template.URL(path + "?" + q.Encode())
+}

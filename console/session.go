@@ -1,0 +1,128 @@
+package console
+
+import (
+	"crypto/aes"
+	"crypto/cipher"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+)
+
+// SessionTTL is how long a console sign-in lasts; the token's own revocation ends it sooner.
+const SessionTTL = 12 * time.Hour
+
+// cookieName is the session cookie.
+const cookieName = "gorunner_session"
+
+// errNoSession means no valid session cookie came with the request.
+var errNoSession = errors.New("console: not signed in")
+
+// session is what the sealed cookie holds: the API token the person signed in with (so that
+// revoking the token ends the session on every process at once), a random ID the CSRF
+// token is bound to, and when the session ends.
+type session struct {
+	Token   string `json:"t"`
+	ID      string `json:"i"`
+	Expires int64  `json:"e"`
+}
+
+// sessions seals sessions into cookies with AES-256-GCM and derives their CSRF tokens with
+// HMAC-SHA256, both keyed from the data directory's secret key, so every process sharing
+// it accepts the same cookies and no session table is needed.
+type sessions struct {
+	aead   cipher.AEAD
+	csrf   []byte
+	secure bool
+	now    func() time.Time
+}
+
+func newSessions(secret []byte, secure bool, now func() time.Time) (*sessions, error) {
+	if len(secret) < 32 {
+		return nil, errors.New("console: the secret key must be at least 32 bytes")
+	}
+	block, err := aes.NewCipher(derive(secret, "gorunner console session v1"))
+	if err != nil {
+		return nil, fmt.Errorf("console: session key: %w", err)
+	}
+	aead, err := cipher.NewGCM(block)
+	if err != nil {
+		return nil, fmt.Errorf("console: session key: %w", err)
+	}
+	return &sessions{aead: aead, csrf: derive(secret, "gorunner console csrf v1"), secure: secure, now: now}, nil
+}
+
+// derive makes a key for one purpose from the secret key.
+func derive(secret []byte, purpose string) []byte {
+	m := hmac.New(sha256.New, secret)
+	m.Write([]byte(purpose))
+	return m.Sum(nil)
+}
+
+// start makes a new session for token and sets its cookie.
+func (s *sessions) start(w http.ResponseWriter, token string) error {
+	id := make([]byte, 16)
+	if _, err := rand.Read(id); err != nil {
+		return fmt.Errorf("making a session ID: %w", err)
+	}
+	plain, err := json.Marshal(session{Token: token, ID: base64.RawURLEncoding.EncodeToString(id),
+		Expires: s.now().Add(SessionTTL).Unix()})
+	if err != nil {
+		return fmt.Errorf("encoding a session: %w", err)
+	}
+	nonce := make([]byte, s.aead.NonceSize())
+	if _, err := rand.Read(nonce); err != nil {
+		return fmt.Errorf("sealing a session: %w", err)
+	}
+	sealed := s.aead.Seal(nonce, nonce, plain, []byte(cookieName))
+	s.setCookie(w, base64.RawURLEncoding.EncodeToString(sealed), int(SessionTTL.Seconds()))
+	return nil
+}
+
+// end clears the session cookie.
+func (s *sessions) end(w http.ResponseWriter) { s.setCookie(w, "", -1) }
+
+func (s *sessions) setCookie(w http.ResponseWriter, value string, maxAge int) {
+	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: value, Path: "/", MaxAge: maxAge,
+		HttpOnly: true, Secure: s.secure, SameSite: http.SameSiteStrictMode})
+}
+
+// read opens the request's session cookie; missing, forged or expired → errNoSession.
+func (s *sessions) read(r *http.Request) (*session, error) {
+	c, err := r.Cookie(cookieName)
+	if err != nil {
+		return nil, errNoSession
+	}
+	sealed, err := base64.RawURLEncoding.DecodeString(c.Value)
+	n := s.aead.NonceSize()
+	if err != nil || len(sealed) < n {
+		return nil, errNoSession
+	}
+	plain, err := s.aead.Open(nil, sealed[:n], sealed[n:], []byte(cookieName))
+	if err != nil {
+		return nil, errNoSession
+	}
+	var sess session
+	if json.Unmarshal(plain, &sess) != nil || s.now().Unix() >= sess.Expires {
+		return nil, errNoSession
+	}
+	return &sess, nil
+}
+
+// csrfToken is the synchronizer token of a session: every form carries it.
+func (s *sessions) csrfToken(sess *session) string {
+	m := hmac.New(sha256.New, s.csrf)
+	m.Write([]byte(sess.ID))
+	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
+}
+
+// checkCSRF reports whether a form's token belongs to the session.
+func (s *sessions) checkCSRF(sess *session, token string) bool {
+	return subtle.ConstantTimeCompare([]byte(s.csrfToken(sess)), []byte(token)) == 1
+}

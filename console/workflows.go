@@ -1,0 +1,174 @@
+package console
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/gorunner/gorunner/catalog"
+	"github.com/gorunner/gorunner/runner"
+)
+
+type workflowsPage struct {
+	Workflows []*catalog.Workflow
+	Next      string
+	Draft     string // the new workflow form's text, kept when it had problems
+	Problem   *errorPage
+}
+
+const newWorkflowDraft = `name: hello
+input:
+  type: object
+  properties:
+    name: {type: string}
+steps:
+  - id: greet
+    set: {message: "Hello, ${{ input.name }}!"}
+`
+
+func (c *Console) listWorkflows(w http.ResponseWriter, r *http.Request) {
+	c.showWorkflows(w, r, http.StatusOK, workflowsPage{Draft: newWorkflowDraft})
+}
+
+func (c *Console) showWorkflows(w http.ResponseWriter, r *http.Request, status int, p workflowsPage) {
+	list, next, err := c.cfg.Catalog.List(r.Context(), catalog.ListWorkflowsParams{
+		Page: catalog.Page{Limit: PageSize, Cursor: r.URL.Query().Get("cursor")}})
+	if err != nil {
+		c.fail(w, r, err)
+		return
+	}
+	p.Workflows, p.Next = list, next
+	c.render(w, r, status, "workflows", "Workflows", p)
+}
+
+func (c *Console) createWorkflow(w http.ResponseWriter, r *http.Request) {
+	doc := r.PostFormValue("definition")
+	wf, err := c.cfg.Catalog.Create(r.Context(), []byte(doc))
+	if err != nil {
+		status, p := c.problem(r, err)
+		c.showWorkflows(w, r, status, workflowsPage{Draft: doc, Problem: &p})
+		return
+	}
+	http.Redirect(w, r, "/console/workflows/"+url.PathEscape(wf.Name), http.StatusSeeOther)
+}
+
+type workflowPage struct {
+	Workflow   *catalog.Workflow
+	Versions   []*catalog.Version
+	WebhookURL string
+	Draft      string
+	Input      string
+	Problem    *errorPage
+	Notice     string
+}
+
+func (c *Console) workflowPage(w http.ResponseWriter, r *http.Request) {
+	c.showWorkflow(w, r, http.StatusOK, workflowPage{Notice: r.URL.Query().Get("notice")})
+}
+
+// showWorkflow renders a workflow's page; p may carry a draft or input the person typed.
+func (c *Console) showWorkflow(w http.ResponseWriter, r *http.Request, status int, p workflowPage) {
+	wf, err := c.cfg.Catalog.Get(r.Context(), chi.URLParam(r, "id"))
+	if err != nil {
+		c.fail(w, r, err)
+		return
+	}
+	versions, err := c.cfg.Catalog.Versions(r.Context(), wf.ID)
+	if err != nil {
+		c.fail(w, r, err)
+		return
+	}
+	p.Workflow, p.Versions, p.WebhookURL = wf, versions, c.baseURL(r)+"/webhooks/"+wf.WebhookToken
+	if p.Draft == "" {
+		p.Draft = indent(wf.Definition)
+	}
+	if p.Input == "" {
+		p.Input = "{}"
+	}
+	c.render(w, r, status, "workflow", wf.Name, p)
+}
+
+func indent(raw json.RawMessage) string {
+	var out bytes.Buffer
+	if json.Indent(&out, raw, "", "  ") != nil {
+		return string(raw)
+	}
+	return out.String()
+}
+
+// baseURL is the public origin for webhook addresses, as the API gives them.
+func (c *Console) baseURL(r *http.Request) string {
+	if c.cfg.BaseURL != "" {
+		return strings.TrimSuffix(c.cfg.BaseURL, "/")
+	}
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	return scheme + "://" + r.Host
+}
+
+// saveDraft replaces the draft from the editor (JSON or YAML); problems are shown at
+// their JSON pointers beside the text as typed.
+func (c *Console) saveDraft(w http.ResponseWriter, r *http.Request) {
+	doc := r.PostFormValue("definition")
+	rev, _ := strconv.Atoi(r.PostFormValue("rev"))
+	wf, err := c.cfg.Catalog.Update(r.Context(), chi.URLParam(r, "id"), []byte(doc), rev)
+	if err != nil {
+		status, p := c.problem(r, err)
+		c.showWorkflow(w, r, status, workflowPage{Draft: doc, Problem: &p})
+		return
+	}
+	c.backToWorkflow(w, r, wf.Name, "Draft saved as rev "+strconv.Itoa(wf.Rev)+".")
+}
+
+func (c *Console) backToWorkflow(w http.ResponseWriter, r *http.Request, name, notice string) {
+	http.Redirect(w, r, "/console/workflows/"+url.PathEscape(name)+"?notice="+url.QueryEscape(notice), http.StatusSeeOther)
+}
+
+func (c *Console) publish(w http.ResponseWriter, r *http.Request) {
+	v, created, err := c.cfg.Catalog.Publish(r.Context(), chi.URLParam(r, "id"))
+	if err != nil {
+		c.fail(w, r, err)
+		return
+	}
+	notice := "Published version " + strconv.Itoa(v.Version) + "."
+	if !created {
+		notice = "The draft is unchanged since version " + strconv.Itoa(v.Version) + "; nothing new was published."
+	}
+	c.backToWorkflow(w, r, chi.URLParam(r, "id"), notice)
+}
+
+func (c *Console) unpublish(w http.ResponseWriter, r *http.Request) {
+	wf, err := c.cfg.Catalog.Unpublish(r.Context(), chi.URLParam(r, "id"))
+	if err != nil {
+		c.fail(w, r, err)
+		return
+	}
+	c.backToWorkflow(w, r, wf.Name, "Unpublished: its tool is withdrawn.")
+}
+
+// startRun starts a run with the input typed in the run form.
+func (c *Console) startRun(w http.ResponseWriter, r *http.Request) {
+	input := strings.TrimSpace(r.PostFormValue("input"))
+	if input == "" {
+		input = "{}"
+	}
+	if !json.Valid([]byte(input)) {
+		c.showWorkflow(w, r, http.StatusBadRequest, workflowPage{Input: input, Problem: &errorPage{Message: "The input is not valid JSON."}})
+		return
+	}
+	res, err := c.cfg.Engine.Submit(r.Context(), runner.SubmitParams{Workflow: chi.URLParam(r, "id"),
+		Environment: r.PostFormValue("environment"), Input: json.RawMessage(input)})
+	if err != nil {
+		status, p := c.problem(r, err)
+		c.showWorkflow(w, r, status, workflowPage{Input: input, Problem: &p})
+		return
+	}
+	http.Redirect(w, r, "/console/runs/"+url.PathEscape(res.Run.ID), http.StatusSeeOther)
+}

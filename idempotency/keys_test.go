@@ -1,0 +1,56 @@
+package idempotency_test
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gorunner/gorunner/idempotency"
+)
+
+// TestKeysNameTheRequestAndRun: a listed key says which request it was first used for and
+// which run its answer named, also when the answer was too big to keep.
+func TestKeysNameTheRequestAndRun(t *testing.T) {
+	h := newHarness(t, nil, func(c *idempotency.Config) { c.MaxBody = 200 })
+	ctx := context.Background()
+	tests := []struct {
+		key, path, body string
+		state           idempotency.State
+		runID           string
+	}{
+		{"run", "/api/workflows/greet/run", `{"data":{"id":"r1","workflowId":"w1","status":"pending"}}`, idempotency.StateDone, "r1"},
+		{"resume", "/api/hooks/t/resume", `{"data":{"token":"t","runId":"r2"}}`, idempotency.StateDone, "r2"},
+		{"create", "/api/workflows", `{"data":{"id":"w9","name":"x"}}`, idempotency.StateDone, ""},
+		{"big", "/api/workflows/greet/run", `{"data":{"id":"r3","workflowId":"w1","output":"` + strings.Repeat("x", 300) + `"}}`, idempotency.StateTaken, "r3"},
+	}
+	for _, tc := range tests {
+		_, err := h.svc.Do(ctx, idempotency.Request{Scope: "p:a", Key: tc.key, Method: "post", Path: tc.path},
+			func(context.Context) (*idempotency.Response, error) {
+				return &idempotency.Response{Status: http.StatusAccepted, Body: []byte(tc.body)}, nil
+			})
+		require.NoError(t, err)
+		h.clock.Advance(time.Second)
+	}
+	recs, next, err := h.svc.Keys(ctx, "p:a", "", 0)
+	require.NoError(t, err)
+	require.Empty(t, next)
+	require.Len(t, recs, len(tests))
+	for i, tc := range tests {
+		r := recs[len(tests)-1-i]
+		require.Equal(t, tc.key, r.Key)
+		require.Equal(t, tc.state, r.State, tc.key)
+		require.Equal(t, tc.runID, r.RunID, tc.key)
+		require.Equal(t, "POST", r.Method)
+		require.Equal(t, tc.path, r.Path)
+		require.True(t, epoch.Add(time.Duration(i)*time.Second).Equal(r.CreatedAt))
+	}
+	one, err := h.svc.Key(ctx, "p:a", "resume")
+	require.NoError(t, err)
+	require.JSONEq(t, tests[1].body, string(one.Body))
+	_, err = h.svc.Key(ctx, "p:b", "resume")
+	require.ErrorIs(t, err, idempotency.ErrNotFound)
+}

@@ -1,0 +1,145 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"strings"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/gorunner/gorunner/schemas"
+	"github.com/gorunner/gorunner/tools"
+)
+
+// view is one environment's workflow tools as calls and lists see them: a snapshot the
+// sync replaces whole, so readers never lock.
+type view struct {
+	byName map[string]*tools.Tool
+	sorted []*tools.Tool // by name
+	names  []string      // the same order
+}
+
+func newView(entries map[string]*entry) *view {
+	v := &view{byName: make(map[string]*tools.Tool, len(entries))}
+	for name, e := range entries {
+		v.byName[name] = e.tool
+		v.names = append(v.names, name)
+	}
+	slices.Sort(v.names)
+	for _, n := range v.names {
+		v.sorted = append(v.sorted, v.byName[n])
+	}
+	return v
+}
+
+// searchKey marks a request whose session asked for the search tools (/mcp?tools=search).
+type searchKey struct{}
+
+// withSearch marks ctx as asking for the search tools.
+func withSearch(ctx context.Context) context.Context {
+	return context.WithValue(ctx, searchKey{}, true)
+}
+
+// searching reports whether a request in env gets the search tools instead of one tool per
+// workflow: its session asked for them, or there are more workflows than the list limit.
+func (s *Server) searching(ctx context.Context, env string) bool {
+	asked, _ := ctx.Value(searchKey{}).(bool)
+	return asked || len(s.envs[env].view.Load().names) > s.cfg.ListLimit
+}
+
+// listed reports whether a session in search mode (or not) lists the tool called name.
+// Miss is never listed.
+func listed(name string, search bool) bool {
+	switch name {
+	case tools.Miss:
+		return false
+	case tools.FindWorkflows, tools.RunWorkflow:
+		return search
+	}
+	return !search || strings.HasPrefix(name, schemas.ReservedPrefix)
+}
+
+// listFilter is the tools/list filter of env: one tool per workflow, or the search tools.
+// mcp-go also runs it at call time with just the called tool; callHooks has by then sent
+// every call the session may not make to Miss, so a lone tool passes.
+func (s *Server) listFilter(env string) server.ToolFilterFunc {
+	return func(ctx context.Context, all []mcp.Tool) []mcp.Tool {
+		if len(all) == 1 {
+			return all
+		}
+		search := s.searching(ctx, env)
+		out := make([]mcp.Tool, 0, len(all))
+		for _, t := range all {
+			if listed(t.Name, search) {
+				out = append(out, t)
+			}
+		}
+		return out
+	}
+}
+
+// callHooks turn a call of a name the session may not call into a call of Miss, so that it
+// is answered with a tool error naming the closest tools, not a protocol error.
+func (s *Server) callHooks(env string) *server.Hooks {
+	h := &server.Hooks{}
+	h.AddBeforeCallTool(func(ctx context.Context, _ any, req *mcp.CallToolRequest) {
+		if s.callable(env, req.Params.Name) {
+			return
+		}
+		args := tools.MissArgs{Name: req.Params.Name}
+		raw, err := json.Marshal(args)
+		if err != nil {
+			return
+		}
+		req.Params.Name, req.Params.Arguments, req.Params.RawArguments = tools.Miss, map[string]any{"name": args.Name}, raw
+	})
+	return h
+}
+
+// callable reports whether a session of env may call the tool called name: GoRunner's own
+// tools (but Miss, which only callHooks calls) and the environment's workflows, listed or
+// found.
+func (s *Server) callable(env, name string) bool {
+	if _, ok := s.companionSchemas[name]; ok {
+		return name != tools.Miss
+	}
+	_, ok := s.envs[env].view.Load().byName[name]
+	return ok
+}
+
+// visibleNames are the tools a session may call and is told about, for suggestions: the
+// listed companions and every workflow (listed, or found by gorunner_find_workflows).
+func (s *Server) visibleNames(ctx context.Context, env string) []string {
+	search := s.searching(ctx, env)
+	var names []string
+	for name := range s.companionSchemas {
+		if listed(name, search) {
+			names = append(names, name)
+		}
+	}
+	return append(names, s.envs[env].view.Load().names...)
+}
+
+// miss answers a call of a tool the session may not call.
+func (s *Server) miss(ctx context.Context, env string, c *tools.Call) (*mcp.CallToolResult, error) {
+	var a tools.MissArgs
+	if err := json.Unmarshal(c.Input, &a); err != nil {
+		return nil, err
+	}
+	return tools.Unknown("tool", a.Name, tools.Closest(a.Name, s.visibleNames(ctx, env)), s.searching(ctx, env)), nil
+}
+
+// find answers gorunner_find_workflows.
+func (s *Server) find(_ context.Context, env string, c *tools.Call) (*mcp.CallToolResult, error) {
+	var a tools.FindArgs
+	if err := json.Unmarshal(c.Input, &a); err != nil {
+		return nil, err
+	}
+	if len(tools.Words(a.Query)) == 0 {
+		return tools.InvalidArguments(nil, []schemas.Problem{{Path: "/query", Message: "the query has no words; send words from a workflow's name, title or description, e.g. \"invoice\""}}), nil
+	}
+	found := tools.Find(s.envs[env].view.Load().sorted, a.Query, a.Tag, tools.MaxFound)
+	return tools.Structured(tools.FoundList{Workflows: found}), nil
+}

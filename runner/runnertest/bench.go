@@ -1,0 +1,59 @@
+package runnertest
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gorunner/gorunner/runner"
+)
+
+// The steps' outputs, and the commits made before measuring, in BenchStepCommit.
+const (
+	stepOutputSize = 10 * 1024
+	warmUp         = 10
+)
+
+// BenchStepCommit measures what committing one step costs in a run of 10 steps and in a run
+// of 1,000 steps, each step with a 10 KB output, interleaved in the same loop so that both
+// see the same machine; it reports both and their ratio, which must stay near 1: a commit
+// writes the step that changed, not the run's whole step list.
+func BenchStepCommit(b *testing.B, newStore func(b *testing.B) runner.Store) {
+	ctx := context.Background()
+	setup := func(id string, n int) (runner.Store, *runner.Run) {
+		s := newStore(b)
+		r := withSteps(newRun(id, 0, 0), n, stepOutputSize)
+		require.NoError(b, s.CreateRun(ctx, r, nil))
+		claimed, err := s.ClaimRuns(ctx, "bench", base, base.Add(time.Hour), 1)
+		require.NoError(b, err)
+		require.Len(b, claimed, 1)
+		return s, claimed[0]
+	}
+	commit := func(s runner.Store, r *runner.Run, i int) time.Duration {
+		last := len(r.Steps) - 1
+		r.Steps[last].Attempts = i
+		start := time.Now()
+		require.NoError(b, s.SaveRun(ctx, "bench", r, runner.SaveOptions{Steps: []int{last}}))
+		return time.Since(start)
+	}
+	smallStore, small := setup("small", 10)
+	largeStore, large := setup("large", 1000)
+	// A few commits first, so that what creating the run left to do (SQLite checkpoints the
+	// 10 MB it wrote to its log on the next commit) is not counted as a step's commit.
+	for i := range warmUp {
+		commit(smallStore, small, i)
+		commit(largeStore, large, i)
+	}
+	var atSmall, atLarge time.Duration
+	for i := 0; b.Loop(); i++ {
+		atSmall += commit(smallStore, small, i)
+		atLarge += commit(largeStore, large, i)
+	}
+	perSmall := float64(atSmall.Nanoseconds()) / float64(b.N)
+	perLarge := float64(atLarge.Nanoseconds()) / float64(b.N)
+	b.ReportMetric(perSmall, "ns/commit@10")
+	b.ReportMetric(perLarge, "ns/commit@1000")
+	b.ReportMetric(perLarge/perSmall, "ratio")
+}

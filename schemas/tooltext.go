@@ -1,0 +1,114 @@
+package schemas
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"unicode"
+)
+
+// What a definition shows an agent as an MCP tool — its title, description, the titles and
+// descriptions in its schemas, its annotations — must say what the workflow is, no more:
+// no control characters that hide text from a person reviewing it, no hint less cautious
+// than its steps.
+
+// badTextRune returns the first control character (C0 or C1 other than \n and \t, or DEL) or
+// bidirectional control (U+202A–U+202E, U+2066–U+2069) in s, and whether there is one.
+func badTextRune(s string) (rune, bool) {
+	for _, r := range s {
+		switch {
+		case r == '\n' || r == '\t':
+		case unicode.IsControl(r), r >= 0x202A && r <= 0x202E, r >= 0x2066 && r <= 0x2069:
+			return r, true
+		}
+	}
+	return 0, false
+}
+
+// text reports a tool text holding a character badTextRune refuses.
+func (v *validator) text(path, s string) {
+	if r, ok := badTextRune(s); ok {
+		v.add(path, "must not contain control or bidirectional formatting characters (found %U)", r)
+	}
+}
+
+// schemaTexts checks the title and description strings anywhere in the JSON Schema raw.
+func (v *validator) schemaTexts(path string, raw json.RawMessage) {
+	var doc any
+	if json.Unmarshal(raw, &doc) == nil {
+		v.walkTexts(path, doc)
+	}
+}
+
+func (v *validator) walkTexts(path string, doc any) {
+	switch x := doc.(type) {
+	case map[string]any:
+		for k, e := range x {
+			p := path + "/" + escapePointer(k)
+			if s, ok := e.(string); ok && (k == "title" || k == "description") {
+				v.text(p, s)
+				continue
+			}
+			v.walkTexts(p, e)
+		}
+	case []any:
+		for i, e := range x {
+			v.walkTexts(path+"/"+strconv.Itoa(i), e)
+		}
+	}
+}
+
+// annotations refuses hints that promise more than the steps keep: openWorld false with a
+// step that reaches outside GoRunner, readOnly true with a step that may change something.
+func (v *validator) annotations(d *Definition) {
+	a := d.Annotations
+	if a == nil {
+		return
+	}
+	if a.OpenWorld != nil && !*a.OpenWorld {
+		if i := slices.IndexFunc(d.Steps, reachesOut); i >= 0 {
+			v.add("/annotations/openWorld", "openWorld cannot be false: step %q (%s) reaches outside GoRunner",
+				d.Steps[i].ID, d.Steps[i].Kind())
+		}
+	}
+	if a.ReadOnly != nil && *a.ReadOnly {
+		if i := slices.IndexFunc(d.Steps, mayWrite); i >= 0 {
+			v.add("/annotations/readOnly", "readOnly cannot be true: step %q (%s) may change something",
+				d.Steps[i].ID, describeKind(&d.Steps[i]))
+		}
+	}
+}
+
+// ReachesOut reports whether a step can reach outside GoRunner: an http step, a child
+// workflow, an embedder's custom kind.
+func ReachesOut(steps []Step) bool {
+	return slices.IndexFunc(steps, reachesOut) >= 0
+}
+
+func reachesOut(s Step) bool {
+	switch s.Kind() {
+	case KindSet, KindHook, KindSleep, KindRun, KindFail:
+		return false
+	}
+	return true
+}
+
+// mayWrite reports whether a step may change something: an http request other than GET,
+// a run step, a child workflow, a hook (which consumes a payload), an embedder's custom kind.
+func mayWrite(s Step) bool {
+	switch s.Kind() {
+	case KindSet, KindSleep, KindFail:
+		return false
+	case KindHTTP:
+		return s.HTTP.Method != "" && s.HTTP.Method != "GET"
+	}
+	return true
+}
+
+func describeKind(s *Step) string {
+	if s.HTTP != nil && s.HTTP.Method != "" {
+		return fmt.Sprintf("http %s", s.HTTP.Method)
+	}
+	return s.Kind()
+}

@@ -1,0 +1,68 @@
+package sqlitestore_test
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gorunner/gorunner/runner"
+	"github.com/gorunner/gorunner/store/sqlitestore"
+)
+
+// TestMigrateStepsToRows opens a database made by the first schema, whose runs kept their
+// steps as one JSON array, and checks that the steps come back one row each and that a
+// partial save then works.
+func TestMigrateStepsToRows(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "v1.db")
+	initSQL, err := os.ReadFile("migrations/0001_init.sql")
+	require.NoError(t, err)
+	db, err := sql.Open("sqlite", "file:"+path)
+	require.NoError(t, err)
+	_, err = db.ExecContext(ctx, string(initSQL))
+	require.NoError(t, err)
+	_, err = db.ExecContext(ctx, `CREATE TABLE schema_migrations (
+		version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL);
+		INSERT INTO schema_migrations VALUES (1, '0001_init.sql', 0)`)
+	require.NoError(t, err)
+	steps := `[{"id":"a","stepId":"r/a","status":"completed","attempts":1,"output":{"n":1},"state":{"k":"v"}},
+		{"id":"b","stepId":"r/b","status":"pending","attempts":0}]`
+	_, err = db.ExecContext(ctx, `INSERT INTO runs (id, workflow_id, workflow, version, environment, status,
+		input, output, steps, created_at, wake_at) VALUES ('r', 'wf', 'wf', 1, 'production', 'running',
+		'{}', 'null', CAST(? AS BLOB), 1, 1), ('bare', 'wf', 'wf', 1, 'production', 'pending', '{}', 'null', NULL, 2, 0)`, steps)
+	require.NoError(t, err)
+	require.NoError(t, db.Close())
+
+	s := open(t, path)
+	r, err := s.GetRun(ctx, "r")
+	require.NoError(t, err)
+	require.Len(t, r.Steps, 2)
+	require.Equal(t, "a", r.Steps[0].ID)
+	require.JSONEq(t, `{"n":1}`, string(r.Steps[0].Output))
+	require.JSONEq(t, `{"k":"v"}`, string(r.Steps[0].State))
+	require.Equal(t, runner.StepPending, r.Steps[1].Status)
+	bare, err := s.GetRun(ctx, "bare")
+	require.NoError(t, err)
+	require.Empty(t, bare.Steps)
+
+	claimed, err := s.ClaimRuns(ctx, "A", time.Unix(0, 5), time.Now().Add(time.Hour), 1)
+	require.NoError(t, err)
+	require.Len(t, claimed, 1)
+	r = claimed[0]
+	r.Steps[1].Status, r.Steps[1].Output = runner.StepCompleted, json.RawMessage(`2`)
+	require.NoError(t, s.SaveRun(ctx, "A", r, runner.SaveOptions{Steps: []int{1}}))
+	r, err = s.GetRun(ctx, "r")
+	require.NoError(t, err)
+	require.JSONEq(t, `{"n":1}`, string(r.Steps[0].Output))
+	require.JSONEq(t, `2`, string(r.Steps[1].Output))
+
+	_, err = sqlitestore.Open(ctx, path)
+	require.NoError(t, err, "reopening applies nothing twice")
+}
