@@ -108,3 +108,27 @@ func TestTasksOverStdioNotifyStatus(t *testing.T) {
 	c.send(t, map[string]any{"id": 4, "method": "tools/list"})
 	require.NotEmpty(t, c.next(t, byID(4))["result"].(map[string]any)["tools"], "other requests still reach mcp-go")
 }
+
+// TestElicitationLegacyClient asks a 2025-11-25 client over stdio: mcp-go turns the
+// input_required result into an elicitation/create request, and the answer finishes the run.
+func TestElicitationLegacyClient(t *testing.T) {
+	f := newFixture(t, askDef)
+	c := f.stdio(t)
+	c.send(t, map[string]any{"id": 1, "method": "initialize", "params": map[string]any{
+		"protocolVersion": "2025-11-25", "capabilities": map[string]any{"elicitation": map[string]any{}}, "clientInfo": map[string]any{"name": "raw", "version": "1"}}})
+	c.next(t, byID(1))
+	c.send(t, map[string]any{"method": "notifications/initialized"})
+	c.send(t, map[string]any{"id": 2, "method": "tools/call", "params": map[string]any{"name": "ask", "arguments": map[string]any{"orderId": "legacy"}}})
+
+	isAsk := func(m map[string]any) bool { return m["method"] == "elicitation/create" }
+	first := c.next(t, isAsk)
+	require.Equal(t, "Charge order legacy?", first["params"].(map[string]any)["message"])
+	c.send(t, map[string]any{"id": first["id"], "result": map[string]any{"action": "accept", "content": map[string]any{"approved": 1}}})
+	second := c.next(t, isAsk)
+	require.Contains(t, second["params"].(map[string]any)["message"], "/approved")
+	c.send(t, map[string]any{"id": second["id"], "result": map[string]any{"action": "decline"}})
+
+	got := c.next(t, byID(2))["result"].(map[string]any)["structuredContent"].(map[string]any)
+	require.Equal(t, "completed", got["status"])
+	require.Equal(t, map[string]any{"declined": true, "action": "decline"}, got["output"])
+}
