@@ -6,6 +6,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/gorunner/gorunner/auth"
 	"github.com/gorunner/gorunner/runner"
 )
 
@@ -84,7 +85,11 @@ func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) {
 		}
 		p.WorkflowID = wf.ID
 	}
-	runs, next, err := s.cfg.Engine.List(r.Context(), p)
+	runs, next, err := boundedPage(p.Limit, func(limit int) ([]*runner.Run, string, error) {
+		p.Limit = limit
+		runs, next, err := s.cfg.Engine.List(r.Context(), p)
+		return listedRuns(runs), next, err
+	})
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -117,6 +122,16 @@ func (s *Server) getRun(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		wait = min(d, MaxWait)
+	}
+	if wait > 0 {
+		p, _ := auth.PrincipalFrom(r.Context())
+		release, err := s.cfg.Engine.ReserveWait(p.ID)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		defer release()
+		holdOpen(w)
 	}
 	run, err := s.cfg.Engine.Wait(r.Context(), id, wait)
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/gorunner/gorunner/api"
 	"github.com/gorunner/gorunner/auth"
 	"github.com/gorunner/gorunner/runner"
 	"github.com/gorunner/gorunner/schemas"
@@ -90,8 +91,16 @@ func (s *Server) getRun(ctx context.Context, _ string, c *tools.Call) (*mcp.Call
 	if err := json.Unmarshal(c.Input, &a); err != nil {
 		return nil, err
 	}
-	wait := time.Duration(a.WaitSeconds * float64(time.Second))
-	run, err := s.deps.Engine.Wait(ctx, a.RunID, min(wait, tools.MaxWaitSeconds*time.Second))
+	wait := min(time.Duration(a.WaitSeconds*float64(time.Second)), tools.MaxWaitSeconds*time.Second)
+	if wait > 0 {
+		p, _ := auth.PrincipalFrom(ctx) // companionHandler made sure there is one
+		release, err := s.deps.Engine.ReserveWait(p.ID)
+		if err != nil {
+			return nil, err
+		}
+		defer release()
+	}
+	run, err := s.deps.Engine.Wait(ctx, a.RunID, wait)
 	if err != nil {
 		return nil, err
 	}
@@ -117,7 +126,7 @@ func (s *Server) listRuns(ctx context.Context, _ string, c *tools.Call) (*mcp.Ca
 	}
 	list := tools.RunList{Runs: make([]tools.Result, len(runs))}
 	for i, r := range runs {
-		list.Runs[i] = tools.ResultOf(r)
+		list.Runs[i] = tools.ResultOf(api.ListedRun(r))
 	}
 	return tools.Structured(list), nil
 }

@@ -32,7 +32,10 @@ type fixture struct {
 	engine  *runner.Engine
 	mcp     *mcpserver.Server
 	srv     *httptest.Server
+	auth    *auth.Service
 	token   string
+	// principal is the ID of token's principal.
+	principal string
 }
 
 // newFixture starts the API and the MCP server after publishing defs, so that their tools
@@ -53,8 +56,10 @@ func newFixtureConfig(t testing.TB, cfg *mcpserver.Config, defs ...string) *fixt
 	f.catalog, err = catalog.New(st, nil)
 	require.NoError(t, err)
 	publishAll(t, f.catalog, defs)
-	_, f.token, err = auth.New(st, nil).Create(ctx, "agent")
+	f.auth = auth.New(st, nil)
+	tok, secret, err := f.auth.Create(ctx, "agent")
 	require.NoError(t, err)
+	f.token, f.principal = secret, tok.ID
 	f.serve(st, cfg)
 	return f
 }
@@ -66,7 +71,7 @@ func (f *fixture) twin() *fixture {
 	st, err := sqlitestore.Open(ctx, f.dbPath)
 	require.NoError(f.t, err)
 	f.t.Cleanup(func() { st.Close() })
-	g := &fixture{t: f.t, dbPath: f.dbPath, token: f.token}
+	g := &fixture{t: f.t, dbPath: f.dbPath, token: f.token, principal: f.principal, auth: auth.New(st, nil)}
 	g.catalog, err = catalog.New(st, nil)
 	require.NoError(f.t, err)
 	g.serve(st, &mcpserver.Config{PageSize: 2})
@@ -77,7 +82,6 @@ func (f *fixture) twin() *fixture {
 func (f *fixture) serve(st *sqlitestore.Store, cfg *mcpserver.Config) {
 	t := f.t
 	ctx := context.Background()
-	au := auth.New(st, nil)
 	idem, err := idempotency.New(st, nil)
 	require.NoError(t, err)
 	allow, err := runner.NewEgressPolicy("127.0.0.1")
@@ -86,14 +90,22 @@ func (f *fixture) serve(st *sqlitestore.Store, cfg *mcpserver.Config) {
 	require.NoError(t, err)
 	require.NoError(t, f.engine.Start(ctx))
 	t.Cleanup(func() { _ = f.engine.Stop(context.Background()) })
-	f.mcp, err = mcpserver.New(mcpserver.Deps{Catalog: f.catalog, Engine: f.engine, Idempotency: idem}, cfg)
+	f.srv = httptest.NewUnstartedServer(nil)
+	publicURL := "http://" + f.srv.Listener.Addr().String()
+	c := mcpserver.Config{}
+	if cfg != nil {
+		c = *cfg
+	}
+	c.PublicURL = publicURL
+	f.mcp, err = mcpserver.New(mcpserver.Deps{Catalog: f.catalog, Engine: f.engine, Idempotency: idem}, &c)
 	require.NoError(t, err)
 	require.NoError(t, f.mcp.Start(ctx))
 	t.Cleanup(func() { _ = f.mcp.Stop(context.Background()) })
-	a, err := api.New(api.Config{Catalog: f.catalog, Auth: au, Engine: f.engine, Idempotency: idem,
-		MCP: f.mcp.HTTPHandler(), Public: mcpserver.MetadataHandlers("")})
+	a, err := api.New(api.Config{Catalog: f.catalog, Auth: f.auth, Engine: f.engine, Idempotency: idem,
+		MCP: f.mcp.HTTPHandler(), Public: mcpserver.MetadataHandlers(publicURL), PublicURL: publicURL})
 	require.NoError(t, err)
-	f.srv = httptest.NewServer(a)
+	f.srv.Config.Handler = a
+	f.srv.Start()
 	t.Cleanup(f.srv.Close)
 }
 

@@ -56,6 +56,11 @@ type Config struct {
 	// sorts the whole tool set for every page, so a client paging through n tools costs
 	// n/PageSize such passes: large pages keep 10,000 tools cheap to list.
 	PageSize int
+	// PublicURL is the origin clients reach GoRunner at; browsers may call /mcp from it.
+	PublicURL string
+	// AllowedOrigins are further origins browsers may call /mcp from (--allowed-origins).
+	// A request with any other Origin header is refused with 403.
+	AllowedOrigins []string
 	// ListLimit is how many workflows a session may list as tools of their own (default
 	// 200): with more, or when the session asks for it (/mcp?tools=search), tools/list
 	// offers gorunner_find_workflows and gorunner_run_workflow instead.
@@ -120,6 +125,8 @@ type Server struct {
 	metrics *metrics
 	// companionSchemas are the compiled input schemas of the companion tools, by name.
 	companionSchemas map[string]*schemas.InputSchema
+	// origins are the normalised origins browsers may call /mcp from.
+	origins map[string]bool
 
 	mu       sync.Mutex
 	stopLoop context.CancelFunc
@@ -148,7 +155,8 @@ func New(deps Deps, cfg *Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{deps: deps, cfg: c, log: c.Logger, envs: map[string]*environment{}, companionSchemas: compiled, metrics: m}
+	s := &Server{deps: deps, cfg: c, log: c.Logger, envs: map[string]*environment{}, companionSchemas: compiled, metrics: m,
+		origins: allowedOrigins(c.PublicURL, c.AllowedOrigins)}
 	s.tasksCtx, s.stopTasks = context.WithCancel(context.Background())
 	for _, env := range []string{runner.EnvProduction, runner.EnvTest} {
 		s.envs[env] = s.newEnvironment(env)
@@ -206,11 +214,12 @@ func (s *Server) Stop(ctx context.Context) error {
 }
 
 // HTTPHandler serves MCP over streamable HTTP. It expects the caller's principal in the
-// request context (auth.WithPrincipal, as api's bearer middleware puts it).
-// ?environment=test serves the drafts' tools, anything else but production is a 400;
-// ?tools=search lists the search tools instead of one tool per workflow.
+// request context (auth.WithPrincipal, as api's bearer middleware puts it); sessions
+// belong to the principal that opened them (see guard). ?environment=test serves the
+// drafts' tools, anything else but production is a 400; ?tools=search lists the search
+// tools instead of one tool per workflow.
 func (s *Server) HTTPHandler() http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return s.guard(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Query().Get("tools") {
 		case "":
 		case "search":
@@ -229,7 +238,7 @@ func (s *Server) HTTPHandler() http.Handler {
 			return
 		}
 		env.tasksHTTP.ServeHTTP(w, r)
-	})
+	}))
 }
 
 // ServeStdio serves MCP over in and out (the production tools) as principal p until in

@@ -164,3 +164,21 @@ func TestTaskAnsweredByAnotherProcess(t *testing.T) {
 		return mine.ok(t, "tasks/get", map[string]any{"taskId": waiting["taskId"]})["status"] == "cancelled"
 	}, 20*time.Second, 50*time.Millisecond, "the process that created the task sees it cancelled")
 }
+
+func TestTaskRequestWithAForeignSessionIsRefused(t *testing.T) {
+	f := newFixture(t, napDef)
+	mine := f.openSession(t)
+	_, other, err := f.auth.Create(context.Background(), "other")
+	require.NoError(t, err)
+	raw := `{"jsonrpc":"2.0","id":1,"method":"tasks/list"}`
+	req, err := http.NewRequest(http.MethodPost, f.srv.URL+"/mcp", strings.NewReader(raw))
+	require.NoError(t, err)
+	req.Header = mine.header()
+	req.Header.Set("Authorization", "Bearer "+other)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	res, err := f.srv.Client().Do(req)
+	require.NoError(t, err)
+	res.Body.Close()
+	require.Equal(t, http.StatusNotFound, res.StatusCode, "another principal's session ID")
+}

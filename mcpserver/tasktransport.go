@@ -12,6 +12,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/gorunner/gorunner/auth"
 	"github.com/gorunner/gorunner/runner"
 )
 
@@ -41,7 +42,12 @@ func (s *Server) taskHTTP(env *environment) http.Handler {
 			env.http.ServeHTTP(w, r)
 			return
 		}
-		resp := s.answerTask(r.Context(), env, r.Header.Get(sessionHeader), &msg)
+		session := r.Header.Get(sessionHeader)
+		if p, _ := auth.PrincipalFrom(r.Context()); session != "" && !ownsSession(p, session) {
+			http.Error(w, "session not found", http.StatusNotFound) // as mcp-go answers a foreign session
+			return
+		}
+		resp := s.answerTask(r.Context(), env, session, &msg)
 		w.Header().Set("Content-Type", "application/json")
 		if err := json.NewEncoder(w).Encode(resp); err != nil {
 			s.log.Debug("mcp: writing a task answer failed", "err", err)
