@@ -187,13 +187,18 @@ func (s *Server) getTask(ctx context.Context, p auth.Principal, raw json.RawMess
 	return mcp.GetTaskResult{Task: taskOf(run)}, nil
 }
 
-// taskResult waits until the run has ended, then answers what a plain tool call whose
-// run ended gives, tied to the task.
+// taskResult waits until the run has ended (holding one of the principal's wait slots),
+// then answers what a plain tool call whose run ended gives, tied to the task.
 func (s *Server) taskResult(ctx context.Context, p auth.Principal, raw json.RawMessage) (any, error) {
 	run, err := s.taskRun(ctx, p, raw)
 	if err != nil {
 		return nil, err
 	}
+	release, err := s.deps.Engine.ReserveWait(p.ID)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	if run, err = s.awaitEnd(ctx, run); err != nil {
 		return nil, err
 	}

@@ -9,6 +9,9 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/gorunner/gorunner/mcpserver"
+	"github.com/gorunner/gorunner/runner"
 )
 
 const (
@@ -181,4 +184,19 @@ func TestTaskRequestWithAForeignSessionIsRefused(t *testing.T) {
 	require.NoError(t, err)
 	res.Body.Close()
 	require.Equal(t, http.StatusNotFound, res.StatusCode, "another principal's session ID")
+}
+
+func TestTaskListPages(t *testing.T) {
+	f := newFixture(t, greetDef)
+	for range mcpserver.TaskListPage + 1 {
+		_, err := f.engine.Submit(context.Background(), runner.SubmitParams{Workflow: "greet", Environment: runner.EnvProduction, Input: json.RawMessage(`{"name":"Ada"}`)})
+		require.NoError(t, err)
+	}
+	s := f.openSession(t)
+	first := s.ok(t, "tasks/list", nil)
+	require.Len(t, first["tasks"], mcpserver.TaskListPage)
+	require.NotEmpty(t, first["nextCursor"])
+	second := s.ok(t, "tasks/list", map[string]any{"cursor": first["nextCursor"]})
+	require.Len(t, second["tasks"], 1)
+	require.NotContains(t, second, "nextCursor")
 }

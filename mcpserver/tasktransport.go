@@ -12,13 +12,10 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/gorunner/gorunner/api"
 	"github.com/gorunner/gorunner/auth"
 	"github.com/gorunner/gorunner/runner"
 )
-
-// MaxMessageBytes bounds one JSON-RPC message the task layer reads (the API refuses larger
-// bodies before).
-const MaxMessageBytes = 1 << 20
 
 // sessionHeader is the streamable HTTP session header.
 const sessionHeader = "Mcp-Session-Id"
@@ -31,7 +28,7 @@ func (s *Server) taskHTTP(env *environment) http.Handler {
 			env.http.ServeHTTP(w, r)
 			return
 		}
-		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxMessageBytes))
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, api.MaxBodyBytes))
 		if err != nil {
 			http.Error(w, "reading the request: "+err.Error(), http.StatusRequestEntityTooLarge)
 			return
