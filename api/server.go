@@ -19,6 +19,7 @@ import (
 	"github.com/gorunner/gorunner/auth"
 	"github.com/gorunner/gorunner/catalog"
 	"github.com/gorunner/gorunner/idempotency"
+	"github.com/gorunner/gorunner/oauth"
 	"github.com/gorunner/gorunner/runner"
 	"github.com/gorunner/gorunner/schemas"
 )
@@ -47,6 +48,9 @@ type Config struct {
 	Console http.Handler
 	// Public are extra unauthenticated routes (e.g. /.well-known/…), by path.
 	Public map[string]http.Handler
+	// OAuth, when set, is the authorization server: its endpoints are mounted and
+	// /api/oauth/grants answers.
+	OAuth *oauth.Server
 	// PublicURL is the origin clients reach GoRunner at (e.g. https://runner.example):
 	// every absolute URL GoRunner writes starts with it. Required; the Host header of a
 	// request is never used.
@@ -56,6 +60,7 @@ type Config struct {
 // Server is the HTTP API.
 type Server struct {
 	cfg    Config
+	guard  *Guard
 	log    *slog.Logger
 	router chi.Router
 
@@ -77,7 +82,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	s := &Server{cfg: cfg, log: slog.New(LogHandler(cfg.Logger.Handler()))}
+	s := &Server{cfg: cfg, guard: NewGuard(cfg.Catalog, cfg.Engine), log: slog.New(LogHandler(cfg.Logger.Handler()))}
 	s.router = s.routes()
 	return s, nil
 }
@@ -85,10 +90,14 @@ func New(cfg Config) (*Server, error) {
 // ServeHTTP serves the API.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.router.ServeHTTP(w, r) }
 
-// authenticate puts the caller's principal in the context or answers 401.
+// authenticate puts the caller's principal in the context or answers 401. A token limited
+// to an audience (an OAuth access token: /mcp) is refused everywhere else.
 func (s *Server) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p, err := s.cfg.Auth.FromRequest(r)
+		if err == nil && !p.ValidFor(resourceOf(r)) {
+			err = auth.ErrUnauthorized
+		}
 		if err != nil {
 			w.Header().Set("WWW-Authenticate", s.challenge(r))
 			if errors.Is(err, auth.ErrUnauthorized) {
@@ -99,6 +108,20 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r.WithContext(auth.WithPrincipal(r.Context(), p)))
 	})
+}
+
+// resourceOf is the resource a request is for, as token audiences name it: /mcp, else /api.
+func resourceOf(r *http.Request) string {
+	if r.URL.Path == auth.AudienceMCP {
+		return auth.AudienceMCP
+	}
+	return "/api"
+}
+
+// principalOf returns the authenticated caller of r.
+func principalOf(r *http.Request) auth.Principal {
+	p, _ := auth.PrincipalFrom(r.Context())
+	return p
 }
 
 // challenge is the WWW-Authenticate value of a 401. At /mcp it also points MCP clients to

@@ -3,6 +3,7 @@ package api
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strconv"
 
@@ -43,6 +44,7 @@ func (s *Server) listWorkflows(w http.ResponseWriter, r *http.Request) {
 	views, next, err := boundedPage(page.Limit, func(limit int) ([]workflowView, string, error) {
 		page.Limit = limit
 		list, next, err := s.cfg.Catalog.List(r.Context(), catalog.ListWorkflowsParams{Page: page})
+		list = ReadableWorkflows(principalOf(r), list)
 		views := make([]workflowView, len(list))
 		for i, wf := range list {
 			views[i] = s.workflowView(wf)
@@ -188,13 +190,16 @@ func (s *Server) rotateWebhook(w http.ResponseWriter, r *http.Request) {
 	writeData(w, http.StatusCreated, webhookView{URL: s.webhookURL(wf.WebhookToken), Token: wf.WebhookToken})
 }
 
-// pageOf reads ?limit= (1–1000, default 100) and ?cursor=.
+// MaxPageLimit is the largest ?limit= of a list.
+const MaxPageLimit = 1000
+
+// pageOf reads ?limit= (1–MaxPageLimit, default 100) and ?cursor=.
 func pageOf(r *http.Request) (catalog.Page, error) {
 	p := catalog.Page{Limit: 100, Cursor: r.URL.Query().Get("cursor")}
 	if v := r.URL.Query().Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > 1000 {
-			return p, badRequest("/limit", "limit must be an integer from 1 to 1000")
+		if err != nil || n < 1 || n > MaxPageLimit {
+			return p, badRequest("/limit", fmt.Sprintf("limit must be an integer from 1 to %d", MaxPageLimit))
 		}
 		p.Limit = n
 	}

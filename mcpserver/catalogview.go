@@ -80,18 +80,21 @@ func listed(name string, search bool) bool {
 	return !search || strings.HasPrefix(name, schemas.ReservedPrefix)
 }
 
-// listFilter is the tools/list filter of env: one tool per workflow, or the search tools.
-// mcp-go also runs it at call time with just the called tool; hooks has by then sent
-// every call the session may not make to Miss, so a lone tool passes.
+// listFilter is the tools/list filter of env: one tool per workflow the session may call
+// (callScope), or the search tools. mcp-go also runs it at call time with just the called
+// tool; hooks have by then sent every call the session may not make to Miss, so a lone
+// tool passes.
 func (s *Server) listFilter(env string) server.ToolFilterFunc {
 	return func(ctx context.Context, all []mcp.Tool) []mcp.Tool {
 		if len(all) == 1 {
 			return all
 		}
 		search := s.searching(ctx, env)
+		scope, byName := callScopeOf(ctx, env), s.envs[env].view.Load().byName
 		out := make([]mcp.Tool, 0, len(all))
 		for _, t := range all {
-			if listed(t.Name, search) {
+			wf, isWorkflow := byName[t.Name]
+			if listed(t.Name, search) && (!isWorkflow || scope.allows(wf)) {
 				out = append(out, t)
 			}
 		}
@@ -111,7 +114,7 @@ func (s *Server) hooks(env string) *server.Hooks {
 		if _, companion := s.companionSchemas[name]; companion && name != tools.Miss {
 			return
 		}
-		if s.callable(env, name) || s.lookUp(ctx, env, name) {
+		if s.callable(ctx, env, name) || s.lookUp(ctx, env, name) {
 			dispatchTo(req, name)
 			return
 		}
@@ -127,14 +130,14 @@ func (s *Server) hooks(env string) *server.Hooks {
 }
 
 // callable reports whether a session of env may call the tool called name: GoRunner's own
-// tools (but Miss, which only hooks calls) and the environment's workflows, listed or
-// found.
-func (s *Server) callable(env, name string) bool {
+// tools (but Miss, which only hooks calls) and the environment's workflows its scopes
+// allow, listed or found.
+func (s *Server) callable(ctx context.Context, env, name string) bool {
 	if _, ok := s.companionSchemas[name]; ok {
 		return name != tools.Miss
 	}
-	_, ok := s.envs[env].view.Load().byName[name]
-	return ok
+	t, ok := s.envs[env].view.Load().byName[name]
+	return ok && callScopeOf(ctx, env).allows(t)
 }
 
 // lookUp reads the workflow called name, which env's tool set lacks, from the catalog and
@@ -162,11 +165,12 @@ func (s *Server) lookUp(ctx context.Context, env, name string) bool {
 		s.log.Warn("mcp: adding a tool looked up in the catalog failed", "name", name, "err", err)
 		return false
 	}
-	return s.callable(env, name)
+	return s.callable(ctx, env, name)
 }
 
 // visibleNames are the tools a session may call and is told about, for suggestions: the
-// listed companions and every workflow (listed, or found by gorunner_find_workflows).
+// listed companions and every workflow it may call (listed, or found by
+// gorunner_find_workflows).
 func (s *Server) visibleNames(ctx context.Context, env string) []string {
 	search := s.searching(ctx, env)
 	var names []string
@@ -175,7 +179,7 @@ func (s *Server) visibleNames(ctx context.Context, env string) []string {
 			names = append(names, name)
 		}
 	}
-	return append(names, s.envs[env].view.Load().names...)
+	return append(names, callScopeOf(ctx, env).names(s.envs[env].view.Load())...)
 }
 
 // miss answers a call of a tool the session may not call.
@@ -187,8 +191,8 @@ func (s *Server) miss(ctx context.Context, env string, c *tools.Call) (*mcp.Call
 	return s.unknown(ctx, env, a.Name), nil
 }
 
-// find answers gorunner_find_workflows.
-func (s *Server) find(_ context.Context, env string, c *tools.Call) (*mcp.CallToolResult, error) {
+// find answers gorunner_find_workflows with the workflows the session may call.
+func (s *Server) find(ctx context.Context, env string, c *tools.Call) (*mcp.CallToolResult, error) {
 	var a tools.FindArgs
 	if err := json.Unmarshal(c.Input, &a); err != nil {
 		return nil, err
@@ -196,6 +200,6 @@ func (s *Server) find(_ context.Context, env string, c *tools.Call) (*mcp.CallTo
 	if len(tools.Words(a.Query)) == 0 {
 		return tools.InvalidArguments(nil, []schemas.Problem{{Path: "/query", Message: "the query has no words; send words from a workflow's name, title or description, e.g. \"invoice\""}}), nil
 	}
-	found := tools.Find(s.envs[env].view.Load().sorted, a.Query, a.Tag, tools.MaxFound)
+	found := tools.Find(callScopeOf(ctx, env).tools(s.envs[env].view.Load().sorted), a.Query, a.Tag, tools.MaxFound)
 	return tools.Structured(tools.FoundList{Workflows: found}), nil
 }

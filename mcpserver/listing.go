@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"context"
 	"encoding/base64"
+	"fmt"
 	"slices"
 	"sort"
 	"strings"
@@ -113,15 +114,13 @@ func (s *Server) listing(ctx context.Context, env string) []*mcp.Tool {
 	})
 }
 
-// listKey names everything listFilter may read of a request's context: whether the session
-// lists the search tools, and who calls (a principal's token, and so what it may call,
-// never changes), so that two requests with the same key list the same tools.
+// listKey names everything listFilter reads of a request's context: whether the session
+// lists the search tools, and the caller's scope set (callScope), so that two requests
+// with the same key list the same tools, and one listing serves every token with the same
+// scopes.
 func (s *Server) listKey(ctx context.Context, env string) string {
-	p, _ := auth.PrincipalFrom(ctx)
-	if s.searching(ctx, env) {
-		return "search\x00" + p.ID
-	}
-	return "workflows\x00" + p.ID
+	p, _ := auth.PrincipalFrom(ctx) // none has no scopes: it lists no workflow, as callScopeOf says
+	return fmt.Sprintf("%t %q", s.searching(ctx, env), p.Scopes)
 }
 
 // unknown answers a call of a tool called name that the session may not call: a tool error

@@ -25,6 +25,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/gorunner/gorunner/api"
 	"github.com/gorunner/gorunner/auth"
 	"github.com/gorunner/gorunner/catalog"
 	"github.com/gorunner/gorunner/idempotency"
@@ -121,8 +122,10 @@ func (c *Config) validate() error {
 type Server struct {
 	deps Deps
 	cfg  Config
-	log  *slog.Logger
-	envs map[string]*environment
+	// access checks what the session's principal may do with runs and hooks.
+	access *api.Guard
+	log    *slog.Logger
+	envs   map[string]*environment
 	// metrics count the tool calls of every environment.
 	metrics *metrics
 	// companionSchemas are the compiled input schemas of the companion tools, by name.
@@ -137,6 +140,11 @@ type Server struct {
 	stopLoop   context.CancelFunc
 	loopDone   chan struct{}
 	unregister func() // the catalog change hook
+
+	// tasks are the goroutines sending notifications/tasks/status; tasksCtx ends them.
+	tasks     sync.WaitGroup
+	tasksCtx  context.Context
+	stopTasks context.CancelFunc
 }
 
 // New builds the Server. Its tool set is empty until Start.
@@ -156,8 +164,10 @@ func New(deps Deps, cfg *Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{deps: deps, cfg: c, log: c.Logger, envs: map[string]*environment{}, companionSchemas: compiled, metrics: m,
+	s := &Server{deps: deps, cfg: c, access: api.NewGuard(deps.Catalog, deps.Engine), log: c.Logger,
+		envs: map[string]*environment{}, companionSchemas: compiled, metrics: m,
 		origins: allowedOrigins(c.PublicURL, c.AllowedOrigins)}
+	s.tasksCtx, s.stopTasks = context.WithCancel(context.Background())
 	for _, env := range []string{runner.EnvProduction, runner.EnvTest} {
 		s.envs[env] = s.newEnvironment(env)
 	}
@@ -210,6 +220,8 @@ func (s *Server) Stop(ctx context.Context) error {
 			return ctx.Err()
 		}
 	}
+	s.stopTasks()
+	s.tasks.Wait()
 	for _, env := range s.envs {
 		env.http.CloseSessions(ctx)
 	}
@@ -240,14 +252,18 @@ func (s *Server) HTTPHandler() http.Handler {
 			http.Error(w, "environment must be production or test", http.StatusBadRequest)
 			return
 		}
-		env.http.ServeHTTP(w, r)
+		env.tasksHTTP.ServeHTTP(w, r)
 	}))
 }
 
 // ServeStdio serves MCP over in and out (the production tools) as principal p until in
 // ends or ctx is done. Nothing else may write to out.
 func (s *Server) ServeStdio(ctx context.Context, p auth.Principal, in io.Reader, out io.Writer) error {
-	std := server.NewStdioServer(s.envs[runner.EnvProduction].mcp)
+	env := s.envs[runner.EnvProduction]
+	std := server.NewStdioServer(env.mcp)
 	std.SetErrorLogger(slog.NewLogLogger(s.log.Handler(), slog.LevelError))
-	return std.Listen(auth.WithPrincipal(ctx, p), in, out)
+	ctx, cancel := context.WithCancel(auth.WithPrincipal(ctx, p))
+	defer cancel()
+	w := &lineWriter{out: out}
+	return std.Listen(ctx, s.taskStdio(ctx, env, in, w), w)
 }

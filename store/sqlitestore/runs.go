@@ -13,7 +13,7 @@ import (
 
 const runCols = `id, workflow_id, workflow, version, environment, status, input, output, error,
 	waiting_on, rerun_of, created_at, started_at, finished_at, definition, wake_at, cancel_requested,
-	start_token, parent_run_id, depth, claims`
+	start_token, parent_run_id, depth, claims, started_by`
 
 // notTerminal is the SQL condition for a run that has not ended.
 const notTerminal = `status NOT IN ('completed', 'failed', 'cancelled')`
@@ -32,7 +32,7 @@ func scanRun(row scanner) (*runner.Run, error) {
 	err := row.Scan(&r.ID, &r.WorkflowID, &r.Workflow, &r.Version, &r.Environment, &r.Status,
 		&x.input, &x.output, &x.errJSON, &x.waiting, &r.RerunOf, &x.created, &x.started,
 		&x.finished, &x.definition, &x.wake, &r.CancelRequested, &r.StartToken, &r.ParentRunID,
-		&r.Depth, &r.Claims)
+		&r.Depth, &r.Claims, &r.StartedBy)
 	if err != nil {
 		return nil, err
 	}
@@ -124,11 +124,11 @@ func (s *Store) CreateRun(ctx context.Context, r *runner.Run, start *runner.Hook
 	}
 	return s.write(ctx, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO runs (`+runCols+`)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0)`,
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?)`,
 			r.ID, r.WorkflowID, r.Workflow, r.Version, r.Environment, r.Status, []byte(r.Input),
 			[]byte(r.Output), st.Error, st.WaitingOn, r.RerunOf, nanos(r.CreatedAt),
 			nanosPtr(r.StartedAt), nanosPtr(r.FinishedAt), []byte(r.Definition), nanos(r.WakeAt),
-			r.CancelRequested, r.StartToken, r.ParentRunID, r.Depth)
+			r.CancelRequested, r.StartToken, r.ParentRunID, r.Depth, r.StartedBy)
 		if err != nil {
 			return fmt.Errorf("creating run %s: %w", r.ID, err)
 		}
@@ -174,11 +174,15 @@ type runCursor struct {
 	ID        string `json:"i"`
 }
 
-// ListRuns lists runs newest first (created_at, then ID, descending), filtered by workflow
-// and status.
+// ListRuns lists runs newest first (created_at, then ID, descending), filtered by workflow,
+// status and readability.
 func (s *Store) ListRuns(ctx context.Context, p runner.ListRunsParams) ([]*runner.Run, string, error) {
 	var where []string
 	var args []any
+	if p.Readable != nil {
+		cond, cargs := readableCond(p.Readable)
+		where, args = append(where, cond), append(args, cargs...)
+	}
 	if p.WorkflowID != "" {
 		where, args = append(where, "workflow_id = ?"), append(args, p.WorkflowID)
 	}
@@ -219,4 +223,24 @@ func (s *Store) ListRuns(ctx context.Context, p runner.ListRunsParams) ([]*runne
 	last := runs[limit-1]
 	next, err := storecodec.EncodeCursor(runCursor{CreatedAt: nanos(last.CreatedAt), ID: last.ID})
 	return runs, next, err
+}
+
+// readableCond is the SQL condition of a runner.Readable: started by the principal, or of
+// one of the workflows.
+func readableCond(f *runner.Readable) (string, []any) {
+	var conds []string
+	var args []any
+	if f.StartedBy != "" {
+		conds, args = append(conds, "started_by = ?"), append(args, f.StartedBy)
+	}
+	if len(f.WorkflowIDs) > 0 {
+		conds = append(conds, "workflow_id IN (?"+strings.Repeat(", ?", len(f.WorkflowIDs)-1)+")")
+		for _, id := range f.WorkflowIDs {
+			args = append(args, id)
+		}
+	}
+	if len(conds) == 0 {
+		return "0", nil
+	}
+	return "(" + strings.Join(conds, " OR ") + ")", args
 }
