@@ -131,3 +131,20 @@ func TestDraftIsATestToolAtOnce(t *testing.T) {
 	require.False(t, out.IsError, text(out))
 	require.Equal(t, "updated", sc["output"])
 }
+
+// TestTaskCallOutsideTheTokensScopes: a task-augmented call of a workflow the token may not
+// call is refused as a tool that does not exist, and starts no run; one it may call works.
+func TestTaskCallOutsideTheTokensScopes(t *testing.T) {
+	f := newFixture(t, greetDef, napDef)
+	f.token = f.mint("runs:write:workflow=greet")
+	s := f.openSession(t)
+	_, rpcErr := s.do(t, "tools/call", map[string]any{"name": "nap", "arguments": map[string]any{"n": 1}, "task": map[string]any{"ttl": 60000}})
+	require.NotNil(t, rpcErr, "a forbidden workflow is no task tool")
+	require.Contains(t, rpcErr["message"], "not found")
+	runs, _, err := f.engine.List(context.Background(), runnerAll())
+	require.NoError(t, err)
+	require.Empty(t, runs)
+
+	created := s.ok(t, "tools/call", map[string]any{"name": "greet", "arguments": map[string]any{"name": "ada"}, "task": map[string]any{"ttl": 60000}})
+	require.NotEmpty(t, created["task"])
+}

@@ -142,9 +142,9 @@ func (s *Server) createTask(ctx context.Context, env *environment, p auth.Princi
 	if err := json.Unmarshal(raw, &params); err != nil {
 		return nil, &rpcError{Code: codeInvalidParams, Message: "invalid tools/call params: " + err.Error()}
 	}
-	t := env.lookup(params.Name)
-	if t == nil && s.lookUp(ctx, env.name, params.Name) {
-		t = env.lookup(params.Name)
+	var t *tools.Tool
+	if s.callable(ctx, env.name, params.Name) || s.lookUp(ctx, env.name, params.Name) {
+		t = env.lookup(params.Name) // nil for a companion tool
 	}
 	if t == nil {
 		return nil, &rpcError{Code: codeInvalidParams, Message: fmt.Sprintf("tool %q not found or it does not support tasks", params.Name)}
