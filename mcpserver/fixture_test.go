@@ -197,7 +197,7 @@ func (f *fixture) connectAs(token, query string) (*mcp.ClientSession, *events) {
 	return f.connectClient(client, token, query), ev
 }
 
-// connectClient connects client over streamable HTTP at /mcp+query with token.
+// connectClient connects client with token over streamable HTTP at /mcp+query.
 func (f *fixture) connectClient(client *mcp.Client, token, query string) *mcp.ClientSession {
 	f.t.Helper()
 	transport := &mcp.StreamableClientTransport{
