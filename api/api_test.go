@@ -29,48 +29,80 @@ type env struct {
 	srv   *httptest.Server
 	token string
 	store *sqlitestore.Store
+	auth  *auth.Service
 	stop  func() // stops the server, its engine and its store, as a process exit would
 }
 
 func newEnv(t testing.TB) *env {
 	t.Helper()
-	return newEnvAt(t, filepath.Join(t.TempDir(), "gorunner.db"))
+	return newEnvConfig(t, envConfig{})
 }
 
 // newEnvAt is newEnv over the SQLite file at path: a second env on one path is the server
 // restarted, or a second process.
 func newEnvAt(t testing.TB, path string) *env {
 	t.Helper()
-	return newEnvWith(t, path, api.Config{})
+	return newEnvConfig(t, envConfig{path: path})
 }
 
 // newEnvWith is newEnvAt with the API settings of cfg (the services are filled in).
 func newEnvWith(t testing.TB, path string, cfg api.Config) *env {
 	t.Helper()
+	return newEnvConfig(t, envConfig{path: path, api: cfg})
+}
+
+// envConfig varies the server newEnvConfig starts; the zero value is newEnv's.
+type envConfig struct {
+	path   string                          // the SQLite file (default: a new one)
+	api    api.Config                      // the services and PublicURL are filled in
+	kinds  map[string]runner.StepHandler   // custom step kinds, registered with the catalog too
+	runs   func(runner.Store) runner.Store // wraps the engine's store
+	runner runner.Config                   // Kinds is set from kinds
+	limits *api.HTTPLimits
+}
+
+func newEnvConfig(t testing.TB, c envConfig) *env {
+	t.Helper()
 	ctx := context.Background()
-	st, err := sqlitestore.Open(ctx, path)
+	if c.path == "" {
+		c.path = filepath.Join(t.TempDir(), "gorunner.db")
+	}
+	st, err := sqlitestore.Open(ctx, c.path)
 	require.NoError(t, err)
-	cat, err := catalog.New(st, &catalog.Config{SecretKey: bytes.Repeat([]byte{7}, 32), Templates: examples.Workflows()})
+	custom := map[string]bool{}
+	for k := range c.kinds {
+		custom[k] = true
+	}
+	cat, err := catalog.New(st, &catalog.Config{SecretKey: bytes.Repeat([]byte{7}, 32), Templates: examples.Workflows(), CustomKinds: custom})
 	require.NoError(t, err)
 	au := auth.New(st, nil)
 	_, secret, err := au.Issue(ctx, auth.IssueParams{Name: "admin", Scopes: auth.AdminScopes()})
 	require.NoError(t, err)
 	idem, err := idempotency.New(st, nil)
 	require.NoError(t, err)
-	eng, err := runner.New(st, cat, cat, nil)
+	var runs runner.Store = st
+	if c.runs != nil {
+		runs = c.runs(st)
+	}
+	c.runner.Kinds = c.kinds
+	eng, err := runner.New(runs, cat, cat, &c.runner)
 	require.NoError(t, err)
 	require.NoError(t, eng.Start(ctx))
+	srv := httptest.NewUnstartedServer(nil)
+	cfg := c.api
 	cfg.Catalog, cfg.Auth, cfg.Engine, cfg.Idempotency, cfg.Ready = cat, au, eng, idem, st.Ping
+	cfg.PublicURL = "http://" + srv.Listener.Addr().String()
 	s, err := api.New(cfg)
 	require.NoError(t, err)
-	srv := httptest.NewServer(s)
+	srv.Config = api.NewHTTPServer(s, c.limits)
+	srv.Start()
 	stop := sync.OnceFunc(func() {
 		srv.Close()
 		_ = eng.Stop(context.Background())
 		st.Close()
 	})
 	t.Cleanup(stop)
-	return &env{t: t, srv: srv, token: secret, store: st, stop: stop}
+	return &env{t: t, srv: srv, token: secret, store: st, auth: au, stop: stop}
 }
 
 // answer is one HTTP answer, decoded.
@@ -119,6 +151,9 @@ func (e *env) doAs(token, method, path string, body any, header ...string) answe
 	}
 	for i := 0; i+1 < len(header); i += 2 {
 		req.Header.Set(header[i], header[i+1])
+	}
+	if h := req.Header.Get("Host"); h != "" {
+		req.Host = h
 	}
 	res, err := e.srv.Client().Do(req)
 	require.NoError(e.t, err)

@@ -94,6 +94,11 @@ func Classify(err error) (e *Error, ok bool) {
 		e.RetryAfter = max(time.Second, le.RetryAfter)
 		return e, true
 	}
+	if errors.Is(err, runner.ErrTooManyWaits) {
+		e := errorf(http.StatusTooManyRequests, CodeRateLimited, err.Error())
+		e.RetryAfter = time.Second
+		return e, true
+	}
 	type rule struct {
 		target error
 		status int

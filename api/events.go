@@ -35,8 +35,8 @@ func StreamRunEvents(w http.ResponseWriter, r *http.Request, engine *runner.Engi
 	if err != nil {
 		return err
 	}
+	holdOpen(w) // a stream outlives the read and write timeouts
 	rc := http.NewResponseController(w)
-	_ = rc.SetWriteDeadline(time.Time{}) // a stream outlives any write timeout
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-store")

@@ -101,13 +101,14 @@ func (s *Server) routes() chi.Router {
 		}
 	}
 	if s.cfg.MCP != nil {
-		r.With(s.authenticate).Handle("/mcp", s.cfg.MCP)
+		r.With(s.authenticate, s.streaming).Handle("/mcp", s.cfg.MCP)
 	}
 	for _, rt := range s.table() {
 		var mw []func(http.Handler) http.Handler
 		if !rt.public {
 			mw = append(mw, s.authenticate, s.authorize(rt.access))
 		}
+		mw = append(mw, s.checkBody)
 		if rt.prepare != nil {
 			mw = append(mw, rt.prepare)
 		}

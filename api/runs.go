@@ -89,7 +89,11 @@ func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	runs, next, err := s.cfg.Engine.List(r.Context(), p)
+	runs, next, err := boundedPage(p.Limit, func(limit int) ([]*runner.Run, string, error) {
+		p.Limit = limit
+		runs, next, err := s.cfg.Engine.List(r.Context(), p)
+		return listedRuns(runs), next, err
+	})
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -122,6 +126,16 @@ func (s *Server) getRun(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		wait = min(d, MaxWait)
+	}
+	if wait > 0 {
+		p, _ := auth.PrincipalFrom(r.Context())
+		release, err := s.cfg.Engine.ReserveWait(p.ID)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		defer release()
+		holdOpen(w)
 	}
 	run, err := s.cfg.Engine.Wait(r.Context(), id, wait)
 	if err != nil {

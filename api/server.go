@@ -12,7 +12,6 @@ import (
 	"net/http"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
@@ -48,9 +47,10 @@ type Config struct {
 	Console http.Handler
 	// Public are extra unauthenticated routes (e.g. /.well-known/…), by path.
 	Public map[string]http.Handler
-	// BaseURL, when set, is the public origin used in webhook URLs; otherwise the
-	// request's own scheme and host.
-	BaseURL string
+	// PublicURL is the origin clients reach GoRunner at (e.g. https://runner.example):
+	// every absolute URL GoRunner writes starts with it. Required; the Host header of a
+	// request is never used.
+	PublicURL string
 }
 
 // Server is the HTTP API.
@@ -70,6 +70,11 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Catalog == nil || cfg.Auth == nil || cfg.Engine == nil || cfg.Idempotency == nil {
 		return nil, errors.New("api: Catalog, Auth, Engine and Idempotency are required")
 	}
+	publicURL, err := PublicOrigin(cfg.PublicURL)
+	if err != nil {
+		return nil, err
+	}
+	cfg.PublicURL = publicURL
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
@@ -121,7 +126,7 @@ func (s *Server) challenge(r *http.Request) string {
 	if _, ok := s.cfg.Public[metadata]; !ok || r.URL.Path != "/mcp" {
 		return `Bearer realm="gorunner"`
 	}
-	return `Bearer realm="gorunner", resource_metadata="` + s.baseURL(r) + metadata + `"`
+	return `Bearer realm="gorunner", resource_metadata="` + s.cfg.PublicURL + metadata + `"`
 }
 
 // limitBody refuses bodies over MaxBodyBytes: at once when Content-Length says so, else
@@ -171,14 +176,11 @@ type listBody struct {
 
 func writeData(w http.ResponseWriter, status int, v any) { writeJSON(w, status, dataBody{Data: v}) }
 
-// readBody reads the whole request body and refuses invalid UTF-8.
+// readBody reads the whole request body (checkBody has already read and checked it).
 func readBody(r *http.Request) ([]byte, error) {
 	var buf bytes.Buffer
 	if _, err := buf.ReadFrom(r.Body); err != nil {
 		return nil, err
-	}
-	if !utf8.Valid(buf.Bytes()) {
-		return nil, badRequest("", "request body is not valid UTF-8")
 	}
 	return buf.Bytes(), nil
 }

@@ -2,7 +2,8 @@ package api
 
 import (
 	"encoding/json"
-	"net/http"
+	"fmt"
+	"net/url"
 	"strings"
 	"time"
 
@@ -116,26 +117,24 @@ type rerunManyBody struct {
 	Status   runner.Status `json:"status,omitempty"`
 }
 
-// baseURL is the public origin for links: the configured one, else the request's.
-func (s *Server) baseURL(r *http.Request) string {
-	if s.cfg.BaseURL != "" {
-		return strings.TrimSuffix(s.cfg.BaseURL, "/")
+// PublicOrigin checks a public URL (an absolute http or https URL with a host, no query)
+// and returns it without a trailing slash.
+func PublicOrigin(raw string) (string, error) {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+		return "", fmt.Errorf("public URL %q: want an absolute http(s) URL such as https://runner.example", raw)
 	}
-	scheme := "http"
-	if r.TLS != nil || r.Header.Get("X-Forwarded-Proto") == "https" {
-		scheme = "https"
-	}
-	return scheme + "://" + r.Host
+	return strings.TrimSuffix(u.String(), "/"), nil
 }
 
-func (s *Server) webhookURL(r *http.Request, token string) string {
-	return s.baseURL(r) + "/webhooks/" + token
+func (s *Server) webhookURL(token string) string {
+	return s.cfg.PublicURL + "/webhooks/" + token
 }
 
-func (s *Server) workflowView(r *http.Request, w *catalog.Workflow) workflowView {
+func (s *Server) workflowView(w *catalog.Workflow) workflowView {
 	v := workflowView{
 		ID: w.ID, Name: w.Name, Title: w.Title, Description: w.Description, Rev: w.Rev,
-		Definition: w.Definition, Published: w.Published, WebhookURL: s.webhookURL(r, w.WebhookToken),
+		Definition: w.Definition, Published: w.Published, WebhookURL: s.webhookURL(w.WebhookToken),
 		CreatedAt: w.CreatedAt, UpdatedAt: w.UpdatedAt,
 	}
 	if w.LatestVersion > 0 {

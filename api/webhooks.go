@@ -46,6 +46,7 @@ func (s *Server) callWebhook(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
+	holdOpen(w)
 	run, err := s.cfg.Engine.Wait(r.Context(), res.Run.ID, WebhookWait)
 	if err != nil {
 		s.writeError(w, r, err)

@@ -31,7 +31,7 @@ func (s *Server) created(w http.ResponseWriter, r *http.Request) func(*catalog.W
 			s.writeError(w, r, err)
 			return
 		}
-		writeData(w, http.StatusCreated, s.workflowView(r, wf))
+		writeData(w, http.StatusCreated, s.workflowView(wf))
 	}
 }
 
@@ -41,15 +41,19 @@ func (s *Server) listWorkflows(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	list, next, err := s.cfg.Catalog.List(r.Context(), catalog.ListWorkflowsParams{Page: page})
+	views, next, err := boundedPage(page.Limit, func(limit int) ([]workflowView, string, error) {
+		page.Limit = limit
+		list, next, err := s.cfg.Catalog.List(r.Context(), catalog.ListWorkflowsParams{Page: page})
+		list = ReadableWorkflows(principalOf(r), list)
+		views := make([]workflowView, len(list))
+		for i, wf := range list {
+			views[i] = s.workflowView(wf)
+		}
+		return views, next, err
+	})
 	if err != nil {
 		s.writeError(w, r, err)
 		return
-	}
-	list = ReadableWorkflows(principalOf(r), list)
-	views := make([]workflowView, len(list))
-	for i, wf := range list {
-		views[i] = s.workflowView(r, wf)
 	}
 	writeJSON(w, http.StatusOK, listBody{Data: views, NextCursor: next})
 }
@@ -60,7 +64,7 @@ func (s *Server) getWorkflow(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	writeData(w, http.StatusOK, s.workflowView(r, wf))
+	writeData(w, http.StatusOK, s.workflowView(wf))
 }
 
 func (s *Server) exportWorkflow(w http.ResponseWriter, r *http.Request) {
@@ -103,7 +107,7 @@ func (s *Server) updateWorkflow(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	writeData(w, http.StatusOK, s.workflowView(r, wf))
+	writeData(w, http.StatusOK, s.workflowView(wf))
 }
 
 // splitExpectedRev takes the optional top-level expectedRev out of a JSON definition.
@@ -161,7 +165,7 @@ func (s *Server) unpublishWorkflow(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	writeData(w, http.StatusOK, s.workflowView(r, wf))
+	writeData(w, http.StatusOK, s.workflowView(wf))
 }
 
 func (s *Server) listVersions(w http.ResponseWriter, r *http.Request) {
@@ -183,7 +187,7 @@ func (s *Server) rotateWebhook(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	writeData(w, http.StatusCreated, webhookView{URL: s.webhookURL(r, wf.WebhookToken), Token: wf.WebhookToken})
+	writeData(w, http.StatusCreated, webhookView{URL: s.webhookURL(wf.WebhookToken), Token: wf.WebhookToken})
 }
 
 // MaxPageLimit is the largest ?limit= of a list.

@@ -59,9 +59,15 @@ func newEnvWith(t testing.TB, cfg console.Config) *env {
 	cfg.Catalog, cfg.Auth, cfg.Engine, cfg.Idempotency, cfg.SecretKey = cat, au, eng, idem, key
 	web, err := console.New(cfg)
 	require.NoError(t, err)
-	s, err := api.New(api.Config{Catalog: cat, Auth: au, Engine: eng, Idempotency: idem, Console: web})
+	srv := httptest.NewUnstartedServer(nil)
+	publicURL := cfg.BaseURL
+	if publicURL == "" {
+		publicURL = "http://" + srv.Listener.Addr().String()
+	}
+	s, err := api.New(api.Config{Catalog: cat, Auth: au, Engine: eng, Idempotency: idem, Console: web, PublicURL: publicURL})
 	require.NoError(t, err)
-	srv := httptest.NewServer(s)
+	srv.Config.Handler = s
+	srv.Start()
 	t.Cleanup(func() {
 		srv.Close()
 		_ = eng.Stop(context.Background())

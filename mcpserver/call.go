@@ -44,6 +44,11 @@ func (s *Server) runTool(ctx context.Context, req mcp.CallToolRequest, env strin
 	if !ok {
 		return nil, errUnauthenticated
 	}
+	release, err := s.deps.Engine.ReserveWait(p.ID) // before the run starts: a refused call does nothing
+	if err != nil {
+		return s.errorResult(ctx, err)
+	}
+	defer release()
 	run, replayed, err := s.start(ctx, p, env, t.Definition.Name, call)
 	if err != nil {
 		return s.errorResult(ctx, err)

@@ -9,6 +9,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/gorunner/gorunner/api"
 	"github.com/gorunner/gorunner/auth"
 	"github.com/gorunner/gorunner/runner"
 	"github.com/gorunner/gorunner/schemas"
@@ -90,11 +91,19 @@ func (s *Server) getRun(ctx context.Context, _ string, c *tools.Call) (*mcp.Call
 	if err := json.Unmarshal(c.Input, &a); err != nil {
 		return nil, err
 	}
-	if _, err := s.guard.Run(ctx, principal(ctx), auth.RunsRead, a.RunID); err != nil {
+	if _, err := s.access.Run(ctx, principal(ctx), auth.RunsRead, a.RunID); err != nil {
 		return nil, err
 	}
-	wait := time.Duration(a.WaitSeconds * float64(time.Second))
-	run, err := s.deps.Engine.Wait(ctx, a.RunID, min(wait, tools.MaxWaitSeconds*time.Second))
+	wait := min(time.Duration(a.WaitSeconds*float64(time.Second)), tools.MaxWaitSeconds*time.Second)
+	if wait > 0 {
+		p, _ := auth.PrincipalFrom(ctx) // companionHandler made sure there is one
+		release, err := s.deps.Engine.ReserveWait(p.ID)
+		if err != nil {
+			return nil, err
+		}
+		defer release()
+	}
+	run, err := s.deps.Engine.Wait(ctx, a.RunID, wait)
 	if err != nil {
 		return nil, err
 	}
@@ -114,7 +123,7 @@ func (s *Server) listRuns(ctx context.Context, _ string, c *tools.Call) (*mcp.Ca
 		}
 		p.WorkflowID = w.ID
 	}
-	readable, err := s.guard.ReadableRuns(ctx, principal(ctx))
+	readable, err := s.access.ReadableRuns(ctx, principal(ctx))
 	if err != nil {
 		return nil, err
 	}
@@ -125,7 +134,7 @@ func (s *Server) listRuns(ctx context.Context, _ string, c *tools.Call) (*mcp.Ca
 	}
 	list := tools.RunList{Runs: make([]tools.Result, len(runs))}
 	for i, r := range runs {
-		list.Runs[i] = tools.ResultOf(r)
+		list.Runs[i] = tools.ResultOf(api.ListedRun(r))
 	}
 	return tools.Structured(list), nil
 }
@@ -135,7 +144,7 @@ func (s *Server) cancelRun(ctx context.Context, _ string, c *tools.Call) (*mcp.C
 	if err := json.Unmarshal(c.Input, &a); err != nil {
 		return nil, err
 	}
-	if _, err := s.guard.Run(ctx, principal(ctx), auth.RunsWrite, a.RunID); err != nil {
+	if _, err := s.access.Run(ctx, principal(ctx), auth.RunsWrite, a.RunID); err != nil {
 		return nil, err
 	}
 	run, err := s.deps.Engine.Cancel(context.WithoutCancel(ctx), a.RunID)
@@ -152,7 +161,7 @@ func (s *Server) resumeHook(ctx context.Context, env string, c *tools.Call) (*mc
 	if err := json.Unmarshal(c.Input, &a); err != nil {
 		return nil, err
 	}
-	if err := s.guard.Hook(ctx, principal(ctx), auth.RunsWrite, env, a.Token); err != nil {
+	if err := s.access.Hook(ctx, principal(ctx), auth.RunsWrite, env, a.Token); err != nil {
 		return nil, err
 	}
 	runID, err := s.deps.Engine.Resume(context.WithoutCancel(ctx), env, a.Token, a.Payload)

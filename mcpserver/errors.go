@@ -68,6 +68,7 @@ var advice = []struct {
 	{idempotency.ErrInvalidKey, "idempotencyKey must be 1 to 255 characters"},
 	{runner.ErrWorkflowNotFound, "the workflow no longer exists; list the tools again"},
 	{runner.ErrNotPublished, "the workflow has no published version any more; list the tools again"},
+	{runner.ErrTooManyWaits, "call gorunner_get_run without waitSeconds, or wait for one of your other calls to answer"},
 	{runner.ErrNotFound, "no such run, or no run waits on that hook token (it may not be registered yet: retry shortly); " +
 		"runIds come from a workflow tool's answer or gorunner_list_runs, hook tokens from a waiting run's waitingOn.hook"},
 	{runner.ErrFinished, "the run has already finished, so there is nothing to cancel; read its outcome with gorunner_get_run"},

@@ -31,9 +31,11 @@ type fixture struct {
 	catalog *catalog.Service
 	engine  *runner.Engine
 	mcp     *mcpserver.Server
-	auth    *auth.Service
 	srv     *httptest.Server
+	auth    *auth.Service
 	token   string
+	// principal is the ID of token's principal.
+	principal string
 }
 
 // newFixture starts the API and the MCP server after publishing defs, so that their tools
@@ -54,10 +56,10 @@ func newFixtureConfig(t testing.TB, cfg *mcpserver.Config, defs ...string) *fixt
 	f.catalog, err = catalog.New(st, nil)
 	require.NoError(t, err)
 	publishAll(t, f.catalog, defs)
-	au := auth.New(st, nil)
-	f.auth = au
-	_, f.token, err = au.Issue(ctx, auth.IssueParams{Name: "agent", Scopes: auth.AdminScopes()})
+	f.auth = auth.New(st, nil)
+	tok, secret, err := f.auth.Issue(ctx, auth.IssueParams{Name: "agent", Scopes: auth.AdminScopes()})
 	require.NoError(t, err)
+	f.token, f.principal = secret, tok.ID
 	idem, err := idempotency.New(st, nil)
 	require.NoError(t, err)
 	allow, err := runner.NewEgressPolicy("127.0.0.1")
@@ -66,14 +68,22 @@ func newFixtureConfig(t testing.TB, cfg *mcpserver.Config, defs ...string) *fixt
 	require.NoError(t, err)
 	require.NoError(t, f.engine.Start(ctx))
 	t.Cleanup(func() { _ = f.engine.Stop(context.Background()) })
-	f.mcp, err = mcpserver.New(mcpserver.Deps{Catalog: f.catalog, Engine: f.engine, Idempotency: idem}, cfg)
+	f.srv = httptest.NewUnstartedServer(nil)
+	publicURL := "http://" + f.srv.Listener.Addr().String()
+	c := mcpserver.Config{}
+	if cfg != nil {
+		c = *cfg
+	}
+	c.PublicURL = publicURL
+	f.mcp, err = mcpserver.New(mcpserver.Deps{Catalog: f.catalog, Engine: f.engine, Idempotency: idem}, &c)
 	require.NoError(t, err)
 	require.NoError(t, f.mcp.Start(ctx))
 	t.Cleanup(func() { _ = f.mcp.Stop(context.Background()) })
-	a, err := api.New(api.Config{Catalog: f.catalog, Auth: au, Engine: f.engine, Idempotency: idem,
-		MCP: f.mcp.HTTPHandler(), Public: mcpserver.MetadataHandlers("")})
+	a, err := api.New(api.Config{Catalog: f.catalog, Auth: f.auth, Engine: f.engine, Idempotency: idem,
+		MCP: f.mcp.HTTPHandler(), Public: mcpserver.MetadataHandlers(publicURL), PublicURL: publicURL})
 	require.NoError(t, err)
-	f.srv = httptest.NewServer(a)
+	f.srv.Config.Handler = a
+	f.srv.Start()
 	t.Cleanup(f.srv.Close)
 	return f
 }

@@ -2,7 +2,6 @@ package mcpserver
 
 import (
 	"net/http"
-	"strings"
 
 	"github.com/mark3labs/mcp-go/server"
 )
@@ -12,27 +11,13 @@ import (
 const MetadataPath = server.WellKnownProtectedResourcePath + "/mcp"
 
 // MetadataHandlers serve /mcp's protected resource metadata (RFC 9728) by path, to mount
-// without authentication: the resource is baseURL + "/mcp" (the request's own origin when
-// baseURL is empty) and tokens go in the Authorization header.
-func MetadataHandlers(baseURL string) map[string]http.Handler {
-	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		server.NewProtectedResourceMetadataHandler(server.ProtectedResourceMetadataConfig{
-			Resource:               origin(baseURL, r) + "/mcp",
-			BearerMethodsSupported: []string{"header"},
-			ResourceName:           "GoRunner",
-		}).ServeHTTP(w, r)
+// without authentication: the resource is publicURL + "/mcp" (publicURL as api.PublicOrigin
+// returns it; the request's Host is never used) and tokens go in the Authorization header.
+func MetadataHandlers(publicURL string) map[string]http.Handler {
+	h := server.NewProtectedResourceMetadataHandler(server.ProtectedResourceMetadataConfig{
+		Resource:               publicURL + "/mcp",
+		BearerMethodsSupported: []string{"header"},
+		ResourceName:           "GoRunner",
 	})
 	return map[string]http.Handler{server.WellKnownProtectedResourcePath: h, MetadataPath: h}
-}
-
-// origin is baseURL without a trailing slash, or the request's scheme and host.
-func origin(baseURL string, r *http.Request) string {
-	if baseURL != "" {
-		return strings.TrimSuffix(baseURL, "/")
-	}
-	scheme := "http"
-	if r.TLS != nil || r.Header.Get("X-Forwarded-Proto") == "https" {
-		scheme = "https"
-	}
-	return scheme + "://" + r.Host
 }

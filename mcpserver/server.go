@@ -57,6 +57,11 @@ type Config struct {
 	// sorts the whole tool set for every page, so a client paging through n tools costs
 	// n/PageSize such passes: large pages keep 10,000 tools cheap to list.
 	PageSize int
+	// PublicURL is the origin clients reach GoRunner at; browsers may call /mcp from it.
+	PublicURL string
+	// AllowedOrigins are further origins browsers may call /mcp from (--allowed-origins).
+	// A request with any other Origin header is refused with 403.
+	AllowedOrigins []string
 	// ListLimit is how many workflows a session may list as tools of their own (default
 	// 200): with more, or when the session asks for it (/mcp?tools=search), tools/list
 	// offers gorunner_find_workflows and gorunner_run_workflow instead.
@@ -115,14 +120,16 @@ func (c *Config) validate() error {
 type Server struct {
 	deps Deps
 	cfg  Config
-	// guard checks what the session's principal may do with runs and hooks.
-	guard *api.Guard
-	log   *slog.Logger
-	envs  map[string]*environment
+	// access checks what the session's principal may do with runs and hooks.
+	access *api.Guard
+	log    *slog.Logger
+	envs   map[string]*environment
 	// metrics count the tool calls of every environment.
 	metrics *metrics
 	// companionSchemas are the compiled input schemas of the companion tools, by name.
 	companionSchemas map[string]*schemas.InputSchema
+	// origins are the normalised origins browsers may call /mcp from.
+	origins map[string]bool
 
 	mu       sync.Mutex
 	stopLoop context.CancelFunc
@@ -146,8 +153,9 @@ func New(deps Deps, cfg *Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{deps: deps, cfg: c, guard: api.NewGuard(deps.Catalog, deps.Engine), log: c.Logger,
-		envs: map[string]*environment{}, companionSchemas: compiled, metrics: m}
+	s := &Server{deps: deps, cfg: c, access: api.NewGuard(deps.Catalog, deps.Engine), log: c.Logger,
+		envs: map[string]*environment{}, companionSchemas: compiled, metrics: m,
+		origins: allowedOrigins(c.PublicURL, c.AllowedOrigins)}
 	for _, env := range []string{runner.EnvProduction, runner.EnvTest} {
 		s.envs[env] = s.newEnvironment(env)
 	}
@@ -202,11 +210,12 @@ func (s *Server) Stop(ctx context.Context) error {
 }
 
 // HTTPHandler serves MCP over streamable HTTP. It expects the caller's principal in the
-// request context (auth.WithPrincipal, as api's bearer middleware puts it).
-// ?environment=test serves the drafts' tools, anything else but production is a 400;
-// ?tools=search lists the search tools instead of one tool per workflow.
+// request context (auth.WithPrincipal, as api's bearer middleware puts it); sessions
+// belong to the principal that opened them (see guard). ?environment=test serves the
+// drafts' tools, anything else but production is a 400; ?tools=search lists the search
+// tools instead of one tool per workflow.
 func (s *Server) HTTPHandler() http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return s.guard(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Query().Get("tools") {
 		case "":
 		case "search":
@@ -225,7 +234,7 @@ func (s *Server) HTTPHandler() http.Handler {
 			return
 		}
 		env.http.ServeHTTP(w, r)
-	})
+	}))
 }
 
 // ServeStdio serves MCP over in and out (the production tools) as principal p until in

@@ -46,7 +46,8 @@ func (s *Server) newEnvironment(name string) *environment {
 	)
 	env := &environment{name: name, mcp: m, tools: map[string]*entry{}}
 	env.view.Store(newView(nil))
-	env.http = server.NewStreamableHTTPServer(m, server.WithStreamableHTTPLogger(s.log))
+	env.http = server.NewStreamableHTTPServer(m, server.WithStreamableHTTPLogger(s.log),
+		server.WithSessionIdManagerResolver(sessionIDs{}))
 	m.SetTools(s.companionTools(env)...)
 	return env
 }

@@ -30,21 +30,21 @@ func (e *Engine) Cancel(ctx context.Context, id string) (*Run, error) {
 	if err := e.requestCancel(ctx, id); err != nil {
 		return nil, err
 	}
-	changed, unsubscribe := e.broker.subscribe(id)
-	defer unsubscribe()
+	f, leave := e.broker.follow(id)
+	defer leave()
 	ctx, cancel := context.WithTimeout(ctx, cancelWait)
 	defer cancel()
-	poll := time.NewTicker(e.cfg.PollInterval)
-	defer poll.Stop()
 	for {
-		r, err := e.store.GetRun(ctx, id)
-		if err != nil || r.Status.Terminal() {
+		r, err, changed := f.latest()
+		if err != nil || (r != nil && r.Status.Terminal()) {
 			return r, err
 		}
 		select {
 		case <-changed:
-		case <-poll.C:
 		case <-ctx.Done():
+			if r == nil {
+				return e.Get(context.WithoutCancel(ctx), id)
+			}
 			return r, nil
 		}
 	}

@@ -2,78 +2,175 @@ package runner
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"sync"
 	"time"
 )
 
-// broker tells in-process waiters that a run changed. Local workers publish after every
-// save; runs worked by other processes are seen by the waiters' own cheap store poll.
+// MaxWaitsPerPrincipal is how many waits (GET /api/runs/{id}?wait=, MCP tool-call and
+// gorunner_get_run waits) one principal may hold open at once in a process; one more is
+// refused with ErrTooManyWaits.
+const MaxWaitsPerPrincipal = 64
+
+// ErrTooManyWaits means the principal already holds MaxWaitsPerPrincipal waits open.
+var ErrTooManyWaits = errors.New("too many concurrent waits")
+
+// broker shares the reading of a run among everything in this process that waits on it:
+// each watched run has one feed, which reads the run once per change (local workers
+// publish after every save) or per poll tick (runs worked by other processes) and hands
+// the state it read to all its followers. N waiters on one run cost one read per change.
 type broker struct {
-	mu   sync.Mutex
-	subs map[string]map[chan struct{}]struct{}
+	load func(ctx context.Context, id string) (*Run, error)
+	poll time.Duration
+
+	mu    sync.Mutex
+	feeds map[string]*feed
+	waits map[string]int // open waits by principal
 }
 
-func newBroker() *broker {
-	return &broker{subs: map[string]map[chan struct{}]struct{}{}}
+func newBroker(load func(ctx context.Context, id string) (*Run, error), poll time.Duration) *broker {
+	return &broker{load: load, poll: poll, feeds: map[string]*feed{}, waits: map[string]int{}}
 }
 
-// subscribe returns a channel that receives a signal (coalesced) whenever runID changes.
-func (b *broker) subscribe(runID string) (<-chan struct{}, func()) {
-	ch := make(chan struct{}, 1)
+// feed is the one reader of a run that its followers share.
+type feed struct {
+	kick      chan struct{} // a change was published; coalesced
+	stop      context.CancelFunc
+	followers int // guarded by broker.mu
+
+	mu      sync.Mutex
+	state   *Run
+	err     error
+	changed chan struct{} // closed when state or err is replaced
+}
+
+// latest returns the last state read (nil before the first read), the error of that read,
+// and a channel closed when a newer one is read.
+func (f *feed) latest() (*Run, error, <-chan struct{}) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.state, f.err, f.changed
+}
+
+func (f *feed) set(r *Run, err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.state, f.err = r, err
+	close(f.changed)
+	f.changed = make(chan struct{})
+}
+
+// follow joins the feed of runID, starting it if nobody follows the run yet; the returned
+// func leaves it, and the last to leave stops it.
+func (b *broker) follow(runID string) (*feed, func()) {
 	b.mu.Lock()
-	if b.subs[runID] == nil {
-		b.subs[runID] = map[chan struct{}]struct{}{}
+	defer b.mu.Unlock()
+	f := b.feeds[runID]
+	if f == nil {
+		ctx, stop := context.WithCancel(context.Background())
+		f = &feed{kick: make(chan struct{}, 1), stop: stop, changed: make(chan struct{})}
+		b.feeds[runID] = f
+		go b.read(ctx, runID, f)
 	}
-	b.subs[runID][ch] = struct{}{}
-	b.mu.Unlock()
-	return ch, func() {
+	f.followers++
+	return f, func() {
 		b.mu.Lock()
 		defer b.mu.Unlock()
-		delete(b.subs[runID], ch)
-		if len(b.subs[runID]) == 0 {
-			delete(b.subs, runID)
+		if f.followers--; f.followers == 0 {
+			delete(b.feeds, runID)
+			f.stop()
 		}
 	}
 }
 
+// read reads run id into f once at start, then once per published change or poll tick,
+// until the run is finished (it changes no more) or nobody follows it.
+func (b *broker) read(ctx context.Context, id string, f *feed) {
+	tick := time.NewTicker(b.poll)
+	defer tick.Stop()
+	for {
+		r, err := b.load(ctx, id)
+		if ctx.Err() != nil {
+			return
+		}
+		f.set(r, err)
+		if err == nil && r.Status.Terminal() {
+			return
+		}
+		select {
+		case <-f.kick:
+		case <-tick.C:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// publish tells the feed of runID, if any, that the run changed.
 func (b *broker) publish(runID string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	for ch := range b.subs[runID] {
+	if f := b.feeds[runID]; f != nil {
 		select {
-		case ch <- struct{}{}:
+		case f.kick <- struct{}{}:
 		default:
 		}
 	}
 }
 
+// takeWait opens one of principal's waits; release closes it.
+func (b *broker) takeWait(principal string) (release func(), err error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.waits[principal] >= MaxWaitsPerPrincipal {
+		return nil, fmt.Errorf("%w: at most %d at once per caller; retry when one has answered", ErrTooManyWaits, MaxWaitsPerPrincipal)
+	}
+	b.waits[principal]++
+	return func() {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		if b.waits[principal]--; b.waits[principal] == 0 {
+			delete(b.waits, principal)
+		}
+	}, nil
+}
+
 // Wait returns run id once it is no longer pending or running, or when maxWait (capped by
 // Config.MaxWait) elapses, with its state at that moment. When ctx ends first it returns the
-// last state seen and ctx's error.
+// last state seen and ctx's error. Waiters of one run share its reads (see broker), so the
+// returned run may be shared with other callers: it must not be modified.
 func (e *Engine) Wait(ctx context.Context, id string, maxWait time.Duration) (*Run, error) {
-	changed, unsubscribe := e.broker.subscribe(id)
-	defer unsubscribe()
+	if maxWait <= 0 {
+		return e.Get(ctx, id)
+	}
+	f, leave := e.broker.follow(id)
+	defer leave()
 	timer := time.NewTimer(min(maxWait, e.cfg.MaxWait))
 	defer timer.Stop()
-	poll := time.NewTicker(e.cfg.PollInterval)
-	defer poll.Stop()
+	expired := false
 	for {
-		r, err := e.store.GetRun(ctx, id)
-		if err != nil {
+		r, err, changed := f.latest()
+		switch {
+		case err != nil:
 			return nil, err
-		}
-		if r.Status != StatusPending && r.Status != StatusRunning {
+		case r != nil && (expired || (r.Status != StatusPending && r.Status != StatusRunning)):
 			return r, nil
 		}
 		select {
 		case <-changed:
-		case <-poll.C:
 		case <-timer.C:
-			return r, nil
+			expired = true
 		case <-ctx.Done():
 			return r, ctx.Err()
 		}
 	}
+}
+
+// ReserveWait opens one of principal's MaxWaitsPerPrincipal waits, to hold while
+// waiting on runs (Wait) on its behalf; release closes it. One more → ErrTooManyWaits.
+func (e *Engine) ReserveWait(principal string) (release func(), err error) {
+	return e.broker.takeWait(principal)
 }
 
 // Watch streams the states of run id, one for every change seen (a step that starts or
@@ -90,30 +187,29 @@ func (e *Engine) Watch(id string) (<-chan *Run, func()) {
 }
 
 func (e *Engine) watch(ctx context.Context, id string, out chan<- *Run) {
-	changed, unsubscribe := e.broker.subscribe(id)
-	defer unsubscribe()
-	poll := time.NewTicker(e.cfg.PollInterval)
-	defer poll.Stop()
+	f, leave := e.broker.follow(id)
+	defer leave()
 	last := ""
 	for {
-		r, err := e.store.GetRun(ctx, id)
+		r, err, changed := f.latest()
 		if err != nil {
 			return
 		}
-		if fp := fingerprint(r); fp != last {
-			last = fp
-			select {
-			case out <- r:
-			case <-ctx.Done():
+		if r != nil {
+			if fp := fingerprint(r); fp != last {
+				last = fp
+				select {
+				case out <- r:
+				case <-ctx.Done():
+					return
+				}
+			}
+			if r.Status.Terminal() {
 				return
 			}
 		}
-		if r.Status.Terminal() {
-			return
-		}
 		select {
 		case <-changed:
-		case <-poll.C:
 		case <-ctx.Done():
 			return
 		}

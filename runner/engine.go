@@ -87,6 +87,7 @@ func New(store Store, workflows Workflows, creds Credentials, cfg *Config) (*Eng
 		return nil, err
 	}
 	return &Engine{
+		broker:    newBroker(store.GetRun, c.PollInterval),
 		store:     store,
 		workflows: workflows,
 		creds:     creds,
@@ -94,7 +95,6 @@ func New(store Store, workflows Workflows, creds Credentials, cfg *Config) (*Eng
 		client:    newHTTPClient(c.Egress),
 		log:       c.Logger,
 		defs:      newDefCache(),
-		broker:    newBroker(),
 		metrics:   m,
 		poke:      make(chan struct{}, 1),
 		shout:     make(chan struct{}, 1),

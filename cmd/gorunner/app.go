@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"net/url"
@@ -134,6 +135,9 @@ func secretKey(dataDir string) ([]byte, error) {
 		if len(key) != 32 {
 			return nil, fmt.Errorf("%s must hold exactly 32 bytes", path)
 		}
+		if err := os.Chmod(path, 0o600); err != nil {
+			return nil, fmt.Errorf("making %s private: %w", path, err)
+		}
 		return key, nil
 	}
 	if !errors.Is(err, fs.ErrNotExist) {
@@ -157,9 +161,10 @@ func secretKey(dataDir string) ([]byte, error) {
 	return key, f.Close()
 }
 
-// ensureAdminToken creates the admin token on a store with no token, prints it once and
-// writes it to <data-dir>/admin-token (mode 0600).
-func (a *app) ensureAdminToken(ctx context.Context, out func(string)) error {
+// ensureAdminToken creates the admin token on a store with no token and writes it to
+// <data-dir>/admin-token (mode 0600). It prints the token to out only when out is a
+// terminal, so that it never lands in a log file; the log says where the file is.
+func (a *app) ensureAdminToken(ctx context.Context, out io.Writer) error {
 	n, err := a.auth.Count(ctx)
 	if err != nil || n > 0 {
 		return err
@@ -169,9 +174,30 @@ func (a *app) ensureAdminToken(ctx context.Context, out func(string)) error {
 		return err
 	}
 	path := filepath.Join(a.dataDir, "admin-token")
-	if err := os.WriteFile(path, []byte(secret+"\n"), 0o600); err != nil {
+	if err := writePrivate(path, []byte(secret+"\n")); err != nil {
+		return err
+	}
+	a.log.Info("admin token created", "file", path)
+	if isTerminal(out) {
+		fmt.Fprintf(out, "Admin token (shown once, also written to %s):\n%s\n", path, secret)
+	}
+	return nil
+}
+
+// writePrivate writes data to path with mode 0600, whatever the umask or the mode an
+// existing file had.
+func writePrivate(path string, data []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
-	out(fmt.Sprintf("Admin token (shown once, also written to %s):\n%s", path, secret))
-	return nil
+	if err := f.Chmod(0o600); err != nil {
+		f.Close()
+		return fmt.Errorf("making %s private: %w", path, err)
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return f.Close()
 }

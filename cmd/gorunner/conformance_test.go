@@ -46,17 +46,22 @@ func npmCommand(ctx context.Context, tools, name string, args ...string) *exec.C
 func TestMCPConformance(t *testing.T) {
 	t.Parallel()
 	tools := mcpTools(t)
-	s := startServe(t, t.TempDir(), "--examples")
+	proxy := httptest.NewUnstartedServer(nil)
+	defer proxy.Close()
+	proxyURL := "http://" + proxy.Listener.Addr().String()
+	// The suite reaches GoRunner through the proxy, so that is its public URL: the origin
+	// the valid requests of dns-rebinding-protection come from.
+	s := startServe(t, t.TempDir(), "--examples", "--public-url", proxyURL)
 	token := s.adminToken(t)
 	target, err := url.Parse(s.url)
 	require.NoError(t, err)
 	rp := httputil.NewSingleHostReverseProxy(target)
 	rp.FlushInterval = -1
-	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	proxy.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		r.Header.Set("Authorization", "Bearer "+token)
 		rp.ServeHTTP(w, r)
-	}))
-	defer proxy.Close()
+	})
+	proxy.Start()
 
 	for _, scenario := range []string{"server-initialize", "ping", "tools-list", "server-sse-multiple-streams", "dns-rebinding-protection"} {
 		t.Run(scenario, func(t *testing.T) {

@@ -66,11 +66,22 @@ func startServe(t *testing.T, dataDir string, args ...string) *server {
 // startServeLogging is startServe with the server's log (its stderr) going to logs.
 func startServeLogging(t *testing.T, dataDir string, logs io.Writer, args ...string) *server {
 	t.Helper()
-	cmd := exec.Command(binary(t), append([]string{"serve", "--addr", "127.0.0.1:0", "--data-dir", dataDir}, args...)...)
+	cmd := exec.Command(binary(t), serveArgs(dataDir, args...)...)
 	cmd.Env = append(os.Environ(), "GORUNNER_LOG_LEVEL=warn")
+	cmd.Stderr = logs
+	return startServeCmd(t, cmd, dataDir)
+}
+
+// serveArgs are the arguments of `gorunner serve` on a free port over dataDir.
+func serveArgs(dataDir string, args ...string) []string {
+	return append([]string{"serve", "--addr", "127.0.0.1:0", "--data-dir", dataDir}, args...)
+}
+
+// startServeCmd starts cmd, a `gorunner serve`, and waits until it listens.
+func startServeCmd(t *testing.T, cmd *exec.Cmd, dataDir string) *server {
+	t.Helper()
 	pipe, err := cmd.StdoutPipe()
 	require.NoError(t, err)
-	cmd.Stderr = logs
 	require.NoError(t, cmd.Start())
 	s := &server{cmd: cmd, dataDir: dataDir, stdout: &bytes.Buffer{}}
 	t.Cleanup(func() { s.stop() })
@@ -122,6 +133,7 @@ func call(t *testing.T, token, method, url, body string, header ...string) (int,
 	for i := 0; i+1 < len(header); i += 2 {
 		req.Header.Set(header[i], header[i+1])
 	}
+	req.Host = req.Header.Get("Host") // the Host header is sent from req.Host; empty means the URL's
 	res, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
 	defer res.Body.Close()
@@ -140,7 +152,7 @@ func TestReadmeWalkthrough(t *testing.T) {
 	dir := t.TempDir()
 	s := startServe(t, dir, "--examples")
 	token := s.adminToken(t)
-	require.Contains(t, s.stdout.String(), token, "the admin token is printed once on first start")
+	require.NotContains(t, s.stdout.String(), token, "the admin token is not printed: stdout is a pipe, not a terminal")
 	info, err := os.Stat(filepath.Join(dir, "admin-token"))
 	require.NoError(t, err)
 	require.Equal(t, os.FileMode(0o600), info.Mode().Perm())

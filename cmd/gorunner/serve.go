@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -24,7 +25,8 @@ import (
 type serveFlags struct {
 	addr            string
 	examples        bool
-	baseURL         string
+	publicURL       string
+	allowedOrigins  []string
 	httpAllow       []string
 	shutdownTimeout time.Duration
 	leaseTTL        time.Duration
@@ -38,7 +40,7 @@ func newServeCommand(g *globals) *cobra.Command {
 		Use:   "serve",
 		Short: "Serve the REST API, /mcp and webhooks, and work runs",
 		Long: "Serve the REST API, the MCP endpoint (/mcp), webhooks and a worker pool over one store.\n" +
-			"On first start with no token it creates an admin token, prints it once and writes it to <data-dir>/admin-token.",
+			"On first start with no token it creates an admin token, writes it to <data-dir>/admin-token (0600) and prints it once when stdout is a terminal.",
 		Example: "  gorunner serve --examples\n  gorunner serve --http-allow 127.0.0.1:9000   # let steps call a local service\n  gorunner serve --addr 0.0.0.0:8080 --store sqlite:/var/lib/gorunner/gorunner.db",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -48,7 +50,8 @@ func newServeCommand(g *globals) *cobra.Command {
 	fl := cmd.Flags()
 	fl.StringVar(&f.addr, "addr", "127.0.0.1:8080", "listen address (env GORUNNER_ADDR)")
 	fl.BoolVar(&f.examples, "examples", false, "create and publish the example workflows (env GORUNNER_EXAMPLES)")
-	fl.StringVar(&f.baseURL, "base-url", "", "public origin for webhook URLs, e.g. https://runner.example (env GORUNNER_BASE_URL)")
+	fl.StringVar(&f.publicURL, "public-url", "", "URL clients reach this server at, used in every absolute URL it writes (webhook URLs, /mcp resource metadata); default http://<addr> (env GORUNNER_PUBLIC_URL)")
+	fl.StringSliceVar(&f.allowedOrigins, "allowed-origins", nil, "further browser origins allowed to call /mcp besides the public URL's, comma-separated (env GORUNNER_ALLOWED_ORIGINS)")
 	httpAllowFlag(fl, &f.httpAllow)
 	fl.DurationVar(&f.leaseTTL, "lease-ttl", 30*time.Second, "how long a run stays claimed by a process that stops renewing it (env GORUNNER_LEASE_TTL)")
 	addMaxDepthFlag(fl, &f.maxDepth)
@@ -76,7 +79,7 @@ func serve(cmd *cobra.Command, g *globals, f *serveFlags) error {
 	defer a.Close()
 	a.log = slog.New(api.LogHandler(a.log.Handler()))
 	out := func(s string) { fmt.Fprintln(cmd.OutOrStdout(), s) }
-	if err := a.ensureAdminToken(ctx, out); err != nil {
+	if err := a.ensureAdminToken(ctx, cmd.OutOrStdout()); err != nil {
 		return fmt.Errorf("creating the admin token: %w", err)
 	}
 	if f.examples {
@@ -103,46 +106,49 @@ func serve(cmd *cobra.Command, g *globals, f *serveFlags) error {
 	if err != nil {
 		return err
 	}
+	ln, err := net.Listen("tcp", f.addr)
+	if err != nil {
+		return fmt.Errorf("listening on %s: %w", f.addr, err)
+	}
+	defer ln.Close() // also closed by Shutdown; this covers the early returns
+	publicURL, err := publicURLOf(f.publicURL, ln.Addr())
+	if err != nil {
+		return err
+	}
 	mcpSrv, err := mcpserver.New(mcpserver.Deps{Catalog: a.catalog, Engine: engine, Idempotency: idem},
-		&mcpserver.Config{Version: version(), Logger: a.log, Registerer: reg, CatalogSignal: a.catalogs, ListLimit: f.listLimit})
+		&mcpserver.Config{Version: version(), Logger: a.log, Registerer: reg, CatalogSignal: a.catalogs, ListLimit: f.listLimit,
+			PublicURL: publicURL, AllowedOrigins: f.allowedOrigins})
 	if err != nil {
 		return err
 	}
 	web, err := console.New(console.Config{Catalog: a.catalog, Auth: a.auth, Engine: engine, Idempotency: idem,
-		SecretKey: a.secretKey, BaseURL: f.baseURL, Logger: a.log})
+		SecretKey: a.secretKey, BaseURL: publicURL, Logger: a.log})
 	if err != nil {
 		return err
 	}
 	srv, err := api.New(api.Config{
 		Catalog: a.catalog, Auth: a.auth, Engine: engine, Idempotency: idem, Logger: a.log,
-		Ready: a.store.Ping, Metrics: promhttp.HandlerFor(reg, promhttp.HandlerOpts{}), BaseURL: f.baseURL,
-		MCP: mcpSrv.HTTPHandler(), Public: mcpserver.MetadataHandlers(f.baseURL), Console: web,
+		Ready: a.store.Ping, Metrics: promhttp.HandlerFor(reg, promhttp.HandlerOpts{}), PublicURL: publicURL,
+		MCP: mcpSrv.HTTPHandler(), Public: mcpserver.MetadataHandlers(publicURL), Console: web,
 	})
 	if err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", f.addr)
-	if err != nil {
-		return fmt.Errorf("listening on %s: %w", f.addr, err)
-	}
 	if err := idem.Start(ctx); err != nil {
-		ln.Close()
 		return err
 	}
 	defer func() { _ = idem.Stop(context.WithoutCancel(ctx)) }()
 	if err := engine.Start(ctx); err != nil {
-		ln.Close()
 		return err
 	}
 	if err := mcpSrv.Start(ctx); err != nil {
-		ln.Close()
 		return errors.Join(err, engine.Stop(context.WithoutCancel(ctx)))
 	}
-	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}
+	hs := api.NewHTTPServer(srv, nil)
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	out("GoRunner listening on http://" + ln.Addr().String())
-	a.log.Info("serving", "addr", ln.Addr().String(), "data_dir", a.dataDir)
+	a.log.Info("serving", "addr", ln.Addr().String(), "public_url", publicURL, "data_dir", a.dataDir)
 
 	select {
 	case err = <-errc:
@@ -158,4 +164,21 @@ func serve(cmd *cobra.Command, g *globals, f *serveFlags) error {
 		err = nil
 	}
 	return errors.Join(err, merr, herr, eerr)
+}
+
+// publicURLOf is the --public-url checked, or else http:// and the listen address
+// (loopback for an unspecified address such as 0.0.0.0).
+func publicURLOf(flag string, addr net.Addr) (string, error) {
+	if flag != "" {
+		return api.PublicOrigin(flag)
+	}
+	tcp, ok := addr.(*net.TCPAddr)
+	if !ok {
+		return "", fmt.Errorf("listening on %s: not a TCP address; set --public-url", addr)
+	}
+	ip := tcp.IP
+	if ip.IsUnspecified() {
+		ip = net.IPv4(127, 0, 0, 1)
+	}
+	return "http://" + net.JoinHostPort(ip.String(), strconv.Itoa(tcp.Port)), nil
 }

@@ -75,8 +75,11 @@ type Store struct {
 }
 
 // Open opens (creating if needed) the SQLite database at path and brings its schema up to
-// date.
+// date. The file and its -wal and -shm are made 0600 (see privateFiles).
 func Open(ctx context.Context, path string) (*Store, error) {
+	if err := privateFiles(path); err != nil {
+		return nil, err
+	}
 	dsn := "file:" + (&url.URL{Path: path}).EscapedPath() + "?" + dsnParams
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {

@@ -1,0 +1,155 @@
+package mcpserver
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/gorunner/gorunner/api"
+	"github.com/gorunner/gorunner/auth"
+	"github.com/gorunner/gorunner/tools"
+)
+
+// guard checks what mcp-go does not before a request reaches it: the Origin (403 unless
+// it is the public URL's or an allowed one), the session (another principal's
+// Mcp-Session-Id is unknown: 404), and the body (invalid UTF-8 → a VALIDATION_ERROR tool
+// result for tools/call, else a JSON-RPC parse error; nothing reaches a handler).
+func (s *Server) guard(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if o := r.Header.Get("Origin"); o != "" && !s.origins[normalOrigin(o)] {
+			http.Error(w, "Forbidden: origin "+o+" is not allowed (see --allowed-origins)", http.StatusForbidden)
+			return
+		}
+		p, ok := auth.PrincipalFrom(r.Context())
+		if !ok {
+			http.Error(w, errUnauthenticated.Error(), http.StatusUnauthorized)
+			return
+		}
+		if id := r.Header.Get(server.HeaderKeySessionID); id != "" && !ownsSession(p, id) {
+			http.Error(w, "Invalid session ID", http.StatusNotFound)
+			return
+		}
+		if r.Method == http.MethodPost {
+			body, err := io.ReadAll(r.Body)
+			if err != nil {
+				http.Error(w, "reading the request body failed", http.StatusBadRequest)
+				return
+			}
+			if !utf8.Valid(body) {
+				refuseInvalidUTF8(w, body)
+				return
+			}
+			r.Body = io.NopCloser(bytes.NewReader(body))
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// allowedOrigins is the set of origins a browser may call /mcp from.
+func allowedOrigins(publicURL string, extra []string) map[string]bool {
+	set := map[string]bool{}
+	for _, o := range append([]string{publicURL}, extra...) {
+		if o != "" {
+			set[normalOrigin(o)] = true
+		}
+	}
+	return set
+}
+
+// normalOrigin is an origin (or URL) as scheme://host[:port], lower case, without its
+// scheme's default port, so that equal origins compare equal.
+func normalOrigin(raw string) string {
+	u, err := url.Parse(strings.TrimSpace(raw))
+	if err != nil || u.Scheme == "" || u.Host == "" {
+		return strings.ToLower(raw)
+	}
+	scheme, host := strings.ToLower(u.Scheme), strings.ToLower(u.Host)
+	if (scheme == "http" && u.Port() == "80") || (scheme == "https" && u.Port() == "443") {
+		host = strings.ToLower(u.Hostname())
+	}
+	return scheme + "://" + host
+}
+
+// sessionPrefix starts every session ID GoRunner mints.
+const sessionPrefix = "mcp-session-"
+
+// sessionIDs mints session IDs bound to the principal of the request: the ID carries a
+// digest of the principal and a random part, so any process sharing the store can tell,
+// without state, whether a session ID belongs to the caller. Guessing another principal's
+// ID is as hard as guessing its random part; presenting a stolen one with one's own token
+// fails the digest.
+type sessionIDs struct{}
+
+// ResolveSessionIdManager binds the session IDs of r to r's principal (none for the
+// sweeper's nil request, which can only end sessions).
+func (sessionIDs) ResolveSessionIdManager(r *http.Request) server.SessionIdManager {
+	var p auth.Principal
+	if r != nil {
+		p, _ = auth.PrincipalFrom(r.Context())
+	}
+	return boundSessions{p}
+}
+
+// boundSessions is the session ID manager of one principal.
+type boundSessions struct{ p auth.Principal }
+
+func (b boundSessions) Generate() string {
+	nonce := uuid.NewString()
+	return sessionPrefix + nonce + "." + sessionDigest(b.p, nonce)
+}
+
+func (b boundSessions) Validate(id string) (bool, error) {
+	if !ownsSession(b.p, id) {
+		return false, errForeignSession
+	}
+	return false, nil
+}
+
+func (b boundSessions) Terminate(id string) (bool, error) { return b.Validate(id) }
+
+// errForeignSession: the session ID was not minted for the caller.
+var errForeignSession = errors.New("invalid session ID")
+
+// ownsSession reports whether session ID id was minted for p.
+func ownsSession(p auth.Principal, id string) bool {
+	nonce, digest, ok := strings.Cut(strings.TrimPrefix(id, sessionPrefix), ".")
+	return ok && strings.HasPrefix(id, sessionPrefix) && p.ID != "" && digest == sessionDigest(p, nonce)
+}
+
+func sessionDigest(p auth.Principal, nonce string) string {
+	sum := sha256.Sum256([]byte("gorunner-mcp-session\x00" + p.ID + "\x00" + nonce))
+	return hex.EncodeToString(sum[:16])
+}
+
+// refuseInvalidUTF8 answers a POST whose body is not valid UTF-8: a tools/call gets an
+// isError result with VALIDATION_ERROR (the agent can correct itself), anything else a
+// JSON-RPC parse error.
+func refuseInvalidUTF8(w http.ResponseWriter, body []byte) {
+	const msg = "the request is not valid UTF-8"
+	var env struct {
+		ID     any    `json:"id"`
+		Method string `json:"method"`
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if json.Unmarshal(body, &env) != nil || env.ID == nil || env.Method != string(mcp.MethodToolsCall) {
+		w.WriteHeader(http.StatusBadRequest)
+		_ = json.NewEncoder(w).Encode(map[string]any{
+			"jsonrpc": mcp.JSONRPC_VERSION, "id": env.ID,
+			"error": map[string]any{"code": mcp.PARSE_ERROR, "message": msg},
+		})
+		return
+	}
+	res := tools.Problem{Status: http.StatusBadRequest, Code: api.CodeValidation, Message: msg + "; send the arguments as UTF-8 text"}.Result()
+	_ = json.NewEncoder(w).Encode(map[string]any{"jsonrpc": mcp.JSONRPC_VERSION, "id": env.ID, "result": res})
+}
