@@ -113,7 +113,11 @@ func (s *Server) listTokens(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) revokeToken(w http.ResponseWriter, r *http.Request) {
-	if err := s.cfg.Auth.Revoke(r.Context(), chi.URLParam(r, "id")); err != nil {
+	revoke := s.cfg.Auth.Revoke
+	if s.cfg.OAuth != nil {
+		revoke = s.cfg.OAuth.RevokeToken // and the grants it approved
+	}
+	if err := revoke(r.Context(), chi.URLParam(r, "id")); err != nil {
 		s.writeError(w, r, err)
 		return
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/gorunner/gorunner/auth"
 	"github.com/gorunner/gorunner/catalog"
 	"github.com/gorunner/gorunner/idempotency"
+	"github.com/gorunner/gorunner/oauth"
 	"github.com/gorunner/gorunner/runner"
 	"github.com/gorunner/gorunner/schemas"
 )
@@ -107,6 +108,8 @@ func Classify(err error) (e *Error, ok bool) {
 	for _, r := range []rule{
 		{auth.ErrUnauthorized, http.StatusUnauthorized, CodeUnauthorized},
 		{auth.ErrForbidden, http.StatusForbidden, CodeForbidden},
+		{oauth.ErrForbidden, http.StatusForbidden, CodeForbidden},
+		{oauth.ErrNotFound, http.StatusNotFound, CodeNotFound},
 		{auth.ErrScopeNotHeld, http.StatusForbidden, CodeForbidden},
 		{auth.ErrInvalidName, http.StatusBadRequest, CodeValidation},
 		{auth.ErrInvalidScope, http.StatusBadRequest, CodeValidation},

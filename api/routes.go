@@ -70,6 +70,8 @@ func (s *Server) table() []route {
 		{method: "POST", pattern: "/api/tokens", id: "createToken", summary: "Create an API token; the secret is shown once", access: need(auth.Admin, onEvery), body: createTokenBody{}, status: 201, data: newTokenView{}, handler: s.createToken},
 		{method: "GET", pattern: "/api/tokens", id: "listTokens", summary: "List API tokens (no secrets)", access: need(auth.Admin, onEvery), status: 200, data: tokenView{}, list: true, handler: s.listTokens},
 		{method: "DELETE", pattern: "/api/tokens/{id}", id: "revokeToken", summary: "Revoke an API token", access: need(auth.Admin, onEvery), status: 204, handler: s.revokeToken},
+		{method: "GET", pattern: "/api/oauth/grants", id: "listGrants", summary: "List OAuth grants: all for an admin, else the caller's own", access: authenticated, status: 200, data: grantView{}, list: true, handler: s.listGrants},
+		{method: "DELETE", pattern: "/api/oauth/grants/{id}", id: "revokeGrant", summary: "Revoke an OAuth grant and every token issued under it (admin or the approving principal)", access: authenticated, status: 204, handler: s.revokeGrant},
 		{method: "GET", pattern: "/api/idempotency-keys", id: "listIdempotencyKeys", summary: "List the caller's idempotency keys, newest first (?cursor=&limit=)", access: authenticated, status: 200, data: keyView{}, list: true, handler: s.listKeys},
 		{method: "GET", pattern: "/api/idempotency-keys/{key}", id: "getIdempotencyKey", summary: "Get one of the caller's idempotency keys", access: authenticated, status: 200, data: keyView{}, handler: s.getKey},
 		{method: "POST", pattern: "/webhooks/{token}", id: "callWebhook", summary: "Run the published version: 200 with the finished run, or 202 if not finished after 30 s", public: true, keyed: webhookKeyed, body: anyObject{}, status: 200, data: runView{}, prepare: s.webhookWorkflow, handler: s.callWebhook},
@@ -95,6 +97,11 @@ func (s *Server) routes() chi.Router {
 	for path, h := range s.cfg.Public {
 		r.Handle(path, h)
 	}
+	if s.cfg.OAuth != nil {
+		for path, h := range s.cfg.OAuth.Handlers() {
+			r.Handle(path, h)
+		}
+	}
 	if s.cfg.Console != nil {
 		for _, path := range []string{"/", "/console", "/console/*"} {
 			r.Handle(path, s.cfg.Console)
@@ -106,9 +113,12 @@ func (s *Server) routes() chi.Router {
 	for _, rt := range s.table() {
 		var mw []func(http.Handler) http.Handler
 		if !rt.public {
-			mw = append(mw, s.authenticate, s.authorize(rt.access))
+			mw = append(mw, s.authenticate)
 		}
-		mw = append(mw, s.checkBody)
+		mw = append(mw, s.checkBody) // a malformed body is a 400 before any lookup
+		if !rt.public {
+			mw = append(mw, s.authorize(rt.access))
+		}
 		if rt.prepare != nil {
 			mw = append(mw, rt.prepare)
 		}

@@ -129,6 +129,8 @@ func TestRouteScopes(t *testing.T) {
 		{"POST", "/api/tokens", map[string]any{"name": "x"}, 201, []string{A}},
 		{"GET", "/api/tokens", nil, 200, []string{A}},
 		{"DELETE", "/api/tokens/nope", nil, 404, []string{A}},
+		{"GET", "/api/oauth/grants", nil, 404, all}, // OAuth off here: oauth tests cover them on
+		{"DELETE", "/api/oauth/grants/nope", nil, 404, all},
 		{"GET", "/api/idempotency-keys", nil, 200, all},
 		{"GET", "/api/idempotency-keys/nope", nil, 404, all},
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/gorunner/gorunner/auth"
 	"github.com/gorunner/gorunner/catalog"
 	"github.com/gorunner/gorunner/idempotency"
+	"github.com/gorunner/gorunner/oauth"
 	"github.com/gorunner/gorunner/runner"
 	"github.com/gorunner/gorunner/schemas"
 )
@@ -47,6 +48,9 @@ type Config struct {
 	Console http.Handler
 	// Public are extra unauthenticated routes (e.g. /.well-known/…), by path.
 	Public map[string]http.Handler
+	// OAuth, when set, is the authorization server: its endpoints are mounted and
+	// /api/oauth/grants answers.
+	OAuth *oauth.Server
 	// PublicURL is the origin clients reach GoRunner at (e.g. https://runner.example):
 	// every absolute URL GoRunner writes starts with it. Required; the Host header of a
 	// request is never used.
@@ -86,7 +90,8 @@ func New(cfg Config) (*Server, error) {
 // ServeHTTP serves the API.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.router.ServeHTTP(w, r) }
 
-// authenticate puts the caller's principal in the context or answers 401.
+// authenticate puts the caller's principal in the context or answers 401. A token limited
+// to an audience (an OAuth access token: /mcp) is refused everywhere else.
 func (s *Server) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p, err := s.cfg.Auth.FromRequest(r)

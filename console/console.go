@@ -36,7 +36,8 @@ type Config struct {
 	// SecretKey (≥ 32 bytes, shared by every process on the store: the data directory's
 	// secret.key) keys the session cookies and CSRF tokens.
 	SecretKey []byte
-	// BaseURL is the public origin; an https one makes the session cookie Secure.
+	// BaseURL is the public origin (required): webhook addresses are written with it, never
+	// with the Host header, and an https one makes the session cookie Secure.
 	BaseURL string
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
@@ -56,8 +57,8 @@ type Console struct {
 
 // New builds the console.
 func New(cfg Config) (*Console, error) {
-	if cfg.Catalog == nil || cfg.Auth == nil || cfg.Engine == nil || cfg.Idempotency == nil {
-		return nil, errors.New("console: Catalog, Auth, Engine and Idempotency are required")
+	if cfg.Catalog == nil || cfg.Auth == nil || cfg.Engine == nil || cfg.Idempotency == nil || cfg.BaseURL == "" {
+		return nil, errors.New("console: Catalog, Auth, Engine, Idempotency and BaseURL are required")
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()

@@ -56,15 +56,14 @@ func newEnvWith(t testing.TB, cfg console.Config) *env {
 	eng, err := runner.New(st, cat, cat, nil)
 	require.NoError(t, err)
 	require.NoError(t, eng.Start(ctx))
+	srv := httptest.NewUnstartedServer(nil)
+	if cfg.BaseURL == "" {
+		cfg.BaseURL = "http://" + srv.Listener.Addr().String()
+	}
 	cfg.Catalog, cfg.Auth, cfg.Engine, cfg.Idempotency, cfg.SecretKey = cat, au, eng, idem, key
 	web, err := console.New(cfg)
 	require.NoError(t, err)
-	srv := httptest.NewUnstartedServer(nil)
-	publicURL := cfg.BaseURL
-	if publicURL == "" {
-		publicURL = "http://" + srv.Listener.Addr().String()
-	}
-	s, err := api.New(api.Config{Catalog: cat, Auth: au, Engine: eng, Idempotency: idem, Console: web, PublicURL: publicURL})
+	s, err := api.New(api.Config{Catalog: cat, Auth: au, Engine: eng, Idempotency: idem, Console: web, PublicURL: cfg.BaseURL})
 	require.NoError(t, err)
 	srv.Config.Handler = s
 	srv.Start()

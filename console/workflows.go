@@ -84,7 +84,7 @@ func (c *Console) showWorkflow(w http.ResponseWriter, r *http.Request, status in
 		c.fail(w, r, err)
 		return
 	}
-	p.Workflow, p.Versions, p.WebhookURL = wf, versions, c.baseURL(r)+"/webhooks/"+wf.WebhookToken
+	p.Workflow, p.Versions, p.WebhookURL = wf, versions, c.baseURL()+"/webhooks/"+wf.WebhookToken
 	if p.Draft == "" {
 		p.Draft = indent(wf.Definition)
 	}
@@ -103,16 +103,7 @@ func indent(raw json.RawMessage) string {
 }
 
 // baseURL is the public origin for webhook addresses, as the API gives them.
-func (c *Console) baseURL(r *http.Request) string {
-	if c.cfg.BaseURL != "" {
-		return strings.TrimSuffix(c.cfg.BaseURL, "/")
-	}
-	scheme := "http"
-	if r.TLS != nil {
-		scheme = "https"
-	}
-	return scheme + "://" + r.Host
-}
+func (c *Console) baseURL() string { return strings.TrimSuffix(c.cfg.BaseURL, "/") }
 
 // saveDraft replaces the draft from the editor (JSON or YAML); problems are shown at
 // their JSON pointers beside the text as typed.

@@ -91,9 +91,6 @@ func (s *Server) getRun(ctx context.Context, _ string, c *tools.Call) (*mcp.Call
 	if err := json.Unmarshal(c.Input, &a); err != nil {
 		return nil, err
 	}
-	if err := s.access.Run(ctx, principal(ctx), auth.RunsRead, a.RunID); err != nil {
-		return nil, err
-	}
 	wait := min(time.Duration(a.WaitSeconds*float64(time.Second)), tools.MaxWaitSeconds*time.Second)
 	if wait > 0 {
 		p, _ := auth.PrincipalFrom(ctx) // companionHandler made sure there is one
@@ -102,6 +99,9 @@ func (s *Server) getRun(ctx context.Context, _ string, c *tools.Call) (*mcp.Call
 			return nil, err
 		}
 		defer release()
+	}
+	if err := s.access.Run(ctx, principal(ctx), auth.RunsRead, a.RunID); err != nil {
+		return nil, err
 	}
 	run, err := s.deps.Engine.Wait(ctx, a.RunID, wait)
 	if err != nil {

@@ -134,6 +134,11 @@ type Server struct {
 	mu       sync.Mutex
 	stopLoop context.CancelFunc
 	loopDone chan struct{}
+
+	// tasks are the goroutines sending notifications/tasks/status; tasksCtx ends them.
+	tasks     sync.WaitGroup
+	tasksCtx  context.Context
+	stopTasks context.CancelFunc
 }
 
 // New builds the Server. Its tool set is empty until Start.
@@ -156,6 +161,7 @@ func New(deps Deps, cfg *Config) (*Server, error) {
 	s := &Server{deps: deps, cfg: c, access: api.NewGuard(deps.Catalog, deps.Engine), log: c.Logger,
 		envs: map[string]*environment{}, companionSchemas: compiled, metrics: m,
 		origins: allowedOrigins(c.PublicURL, c.AllowedOrigins)}
+	s.tasksCtx, s.stopTasks = context.WithCancel(context.Background())
 	for _, env := range []string{runner.EnvProduction, runner.EnvTest} {
 		s.envs[env] = s.newEnvironment(env)
 	}
@@ -203,6 +209,8 @@ func (s *Server) Stop(ctx context.Context) error {
 			return ctx.Err()
 		}
 	}
+	s.stopTasks()
+	s.tasks.Wait()
 	for _, env := range s.envs {
 		env.http.CloseSessions(ctx)
 	}
@@ -233,14 +241,18 @@ func (s *Server) HTTPHandler() http.Handler {
 			http.Error(w, "environment must be production or test", http.StatusBadRequest)
 			return
 		}
-		env.http.ServeHTTP(w, r)
+		env.tasksHTTP.ServeHTTP(w, r)
 	}))
 }
 
 // ServeStdio serves MCP over in and out (the production tools) as principal p until in
 // ends or ctx is done. Nothing else may write to out.
 func (s *Server) ServeStdio(ctx context.Context, p auth.Principal, in io.Reader, out io.Writer) error {
-	std := server.NewStdioServer(s.envs[runner.EnvProduction].mcp)
+	env := s.envs[runner.EnvProduction]
+	std := server.NewStdioServer(env.mcp)
 	std.SetErrorLogger(slog.NewLogLogger(s.log.Handler(), slog.LevelError))
-	return std.Listen(auth.WithPrincipal(ctx, p), in, out)
+	ctx, cancel := context.WithCancel(auth.WithPrincipal(ctx, p))
+	defer cancel()
+	w := &lineWriter{out: out}
+	return std.Listen(ctx, s.taskStdio(ctx, env, in, w), w)
 }

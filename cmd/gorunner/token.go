@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gorunner/gorunner/auth"
+	"github.com/gorunner/gorunner/oauth"
 )
 
 func newTokenCommand(g *globals) *cobra.Command {
@@ -34,10 +35,10 @@ func newTokenCommand(g *globals) *cobra.Command {
 		}),
 	}, &cobra.Command{
 		Use:   "revoke ID",
-		Short: "Revoke a token; the next request with it is refused",
+		Short: "Revoke a token, and the OAuth grants it approved; the next request with any of them is refused",
 		Args:  cobra.ExactArgs(1),
 		RunE: withApp(g, func(cmd *cobra.Command, args []string, a *app) error {
-			return a.auth.Revoke(cmd.Context(), args[0])
+			return oauth.RevokeToken(cmd.Context(), a.store, a.auth, args[0])
 		}),
 	})
 	return cmd

@@ -18,6 +18,8 @@ import (
 	"github.com/gorunner/gorunner/catalog/catalogtest"
 	"github.com/gorunner/gorunner/idempotency"
 	"github.com/gorunner/gorunner/idempotency/idemtest"
+	"github.com/gorunner/gorunner/oauth"
+	"github.com/gorunner/gorunner/oauth/oauthtest"
 	"github.com/gorunner/gorunner/runner"
 	"github.com/gorunner/gorunner/runner/runnertest"
 	"github.com/gorunner/gorunner/store/redisstore"
@@ -108,6 +110,11 @@ func TestIdempotencyStore(t *testing.T) {
 func TestRunnerStore(t *testing.T) {
 	t.Parallel()
 	runnertest.Run(t, func(t *testing.T) runner.Store { return fresh(t) })
+}
+
+func TestOAuthStore(t *testing.T) {
+	t.Parallel()
+	oauthtest.Run(t, func(t *testing.T) oauth.Store { return fresh(t) })
 }
 
 // TestLegacyStepsField reads a run stored before steps had a hash field each (one 'steps'
