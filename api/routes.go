@@ -5,6 +5,8 @@ import (
 
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
+
+	"github.com/gorunner/gorunner/problem"
 )
 
 // keyed says how a route takes part in keyed replay (SPEC §4).
@@ -76,10 +78,10 @@ func (s *Server) routes() chi.Router {
 	r := chi.NewRouter()
 	r.Use(middleware.RequestID, s.requestLogger, middleware.Recoverer, s.limitBody)
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
-		s.writeError(w, r, errorf(http.StatusNotFound, CodeNotFound, "no such endpoint: "+r.Method+" "+r.URL.Path))
+		s.writeError(w, r, problem.New(http.StatusNotFound, problem.CodeNotFound, "no such endpoint: "+r.Method+" "+r.URL.Path))
 	})
 	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
-		s.writeError(w, r, errorf(http.StatusMethodNotAllowed, CodeNotFound, "method "+r.Method+" not allowed on "+r.URL.Path))
+		s.writeError(w, r, problem.New(http.StatusMethodNotAllowed, problem.CodeNotFound, "method "+r.Method+" not allowed on "+r.URL.Path))
 	})
 	r.Get("/healthz", s.healthz)
 	r.Get("/readyz", s.readyz)

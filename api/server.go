@@ -19,6 +19,7 @@ import (
 	"github.com/gorunner/gorunner/auth"
 	"github.com/gorunner/gorunner/catalog"
 	"github.com/gorunner/gorunner/idempotency"
+	"github.com/gorunner/gorunner/problem"
 	"github.com/gorunner/gorunner/runner"
 	"github.com/gorunner/gorunner/schemas"
 )
@@ -92,7 +93,7 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 		if err != nil {
 			w.Header().Set("WWW-Authenticate", s.challenge(r))
 			if errors.Is(err, auth.ErrUnauthorized) {
-				err = errorf(http.StatusUnauthorized, CodeUnauthorized, "a valid bearer token is required: Authorization: Bearer gr_…")
+				err = problem.New(http.StatusUnauthorized, problem.CodeUnauthorized, "a valid bearer token is required: Authorization: Bearer gr_…")
 			}
 			s.writeError(w, r, err)
 			return
@@ -204,8 +205,8 @@ func readObject(r *http.Request) (json.RawMessage, error) {
 	return json.RawMessage(bytes.TrimSpace(body)), nil
 }
 
-func badRequest(path, msg string) *Error {
-	e := errorf(http.StatusBadRequest, CodeValidation, msg)
+func badRequest(path, msg string) *problem.Error {
+	e := problem.New(http.StatusBadRequest, problem.CodeValidation, msg)
 	if path != "" {
 		e.Details = []schemas.Problem{{Path: path, Message: msg}}
 	}

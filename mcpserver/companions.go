@@ -9,7 +9,6 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
-	"github.com/gorunner/gorunner/api"
 	"github.com/gorunner/gorunner/auth"
 	"github.com/gorunner/gorunner/runner"
 	"github.com/gorunner/gorunner/schemas"
@@ -126,7 +125,7 @@ func (s *Server) listRuns(ctx context.Context, _ string, c *tools.Call) (*mcp.Ca
 	}
 	list := tools.RunList{Runs: make([]tools.Result, len(runs))}
 	for i, r := range runs {
-		list.Runs[i] = tools.ResultOf(api.ListedRun(r))
+		list.Runs[i] = tools.ResultOf(r.Listed())
 	}
 	return tools.Structured(list), nil
 }

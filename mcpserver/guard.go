@@ -16,8 +16,8 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
-	"github.com/gorunner/gorunner/api"
 	"github.com/gorunner/gorunner/auth"
+	"github.com/gorunner/gorunner/problem"
 	"github.com/gorunner/gorunner/tools"
 )
 
@@ -150,6 +150,6 @@ func refuseInvalidUTF8(w http.ResponseWriter, body []byte) {
 		})
 		return
 	}
-	res := tools.Problem{Status: http.StatusBadRequest, Code: api.CodeValidation, Message: msg + "; send the arguments as UTF-8 text"}.Result()
+	res := tools.Problem{Status: http.StatusBadRequest, Code: problem.CodeValidation, Message: msg + "; send the arguments as UTF-8 text"}.Result()
 	_ = json.NewEncoder(w).Encode(map[string]any{"jsonrpc": mcp.JSONRPC_VERSION, "id": env.ID, "result": res})
 }
