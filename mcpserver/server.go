@@ -30,9 +30,19 @@ import (
 	"github.com/gorunner/gorunner/schemas"
 )
 
+// CatalogReader is what the MCP server reads from the catalog; *catalog.Service has it.
+type CatalogReader interface {
+	Get(ctx context.Context, idOrName string) (*catalog.Workflow, error)
+	List(ctx context.Context, p catalog.ListWorkflowsParams) ([]*catalog.Workflow, string, error)
+	// Version returns one version of a workflow; version 0 means the latest.
+	Version(ctx context.Context, workflowID string, version int) (*catalog.Version, error)
+	// CatalogVersion moves whenever the set of tools may have changed.
+	CatalogVersion(ctx context.Context) (int64, error)
+}
+
 // Deps are the services the MCP server works with; all are required.
 type Deps struct {
-	Catalog     *catalog.Service
+	Catalog     CatalogReader
 	Engine      *runner.Engine
 	Idempotency *idempotency.Service
 }
