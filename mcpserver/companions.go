@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -111,7 +112,7 @@ func (s *Server) listRuns(ctx context.Context, _ string, c *tools.Call) (*mcp.Ca
 	if err := json.Unmarshal(c.Input, &a); err != nil {
 		return nil, err
 	}
-	p := runner.ListRunsParams{Status: runner.Status(a.Status), Limit: cmpOr(a.Limit, tools.DefaultListLimit)}
+	p := runner.ListRunsParams{Status: runner.Status(a.Status), Limit: cmp.Or(a.Limit, tools.DefaultListLimit)}
 	if a.Workflow != "" {
 		w, err := s.deps.Catalog.Get(ctx, a.Workflow)
 		if err != nil {

@@ -11,6 +11,7 @@
 package mcpserver
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -98,23 +99,15 @@ func (c *Config) withDefaults() Config {
 	if out.Version == "" {
 		out.Version = "dev"
 	}
-	out.ToolTimeout = cmpOr(out.ToolTimeout, DefaultToolTimeout)
-	out.MaxToolTimeout = cmpOr(out.MaxToolTimeout, DefaultMaxToolTimeout)
-	out.WatchInterval = cmpOr(out.WatchInterval, DefaultWatchInterval)
-	out.PageSize = cmpOr(out.PageSize, DefaultPageSize)
-	out.ListLimit = cmpOr(out.ListLimit, DefaultListLimit)
+	out.ToolTimeout = cmp.Or(out.ToolTimeout, DefaultToolTimeout)
+	out.MaxToolTimeout = cmp.Or(out.MaxToolTimeout, DefaultMaxToolTimeout)
+	out.WatchInterval = cmp.Or(out.WatchInterval, DefaultWatchInterval)
+	out.PageSize = cmp.Or(out.PageSize, DefaultPageSize)
+	out.ListLimit = cmp.Or(out.ListLimit, DefaultListLimit)
 	if out.Logger == nil {
 		out.Logger = slog.Default()
 	}
 	return out
-}
-
-func cmpOr[T comparable](v, def T) T {
-	var zero T
-	if v == zero {
-		return def
-	}
-	return v
 }
 
 func (c *Config) validate() error {
