@@ -67,7 +67,7 @@ func newRunsListCommand(o *clientOpts) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&workflow, "workflow", "", "only runs of this workflow (name or ID)")
-	cmd.Flags().StringVar(&status, "status", "", "only runs in this status: pending, running, waiting, completed, failed or cancelled")
+	cmd.Flags().StringVar(&status, "status", "", "only runs in this status: "+runner.StatusList())
 	cmd.Flags().IntVar(&limit, "limit", 20, "how many runs at most (1–1000)")
 	return cmd
 }
