@@ -3,6 +3,7 @@ package api
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strconv"
 
@@ -10,6 +11,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/gorunner/gorunner/catalog"
+	"github.com/gorunner/gorunner/internal/page"
 )
 
 // createWorkflow creates a workflow from a definition document, JSON or YAML; it serves
@@ -188,13 +190,13 @@ func (s *Server) rotateWebhook(w http.ResponseWriter, r *http.Request) {
 	writeData(w, http.StatusCreated, webhookView{URL: s.webhookURL(wf.WebhookToken), Token: wf.WebhookToken})
 }
 
-// pageOf reads ?limit= (1–1000, default 100) and ?cursor=.
+// pageOf reads ?limit= (1 to page.MaxLimit, default page.DefaultLimit) and ?cursor=.
 func pageOf(r *http.Request) (catalog.Page, error) {
-	p := catalog.Page{Limit: 100, Cursor: r.URL.Query().Get("cursor")}
+	p := catalog.Page{Limit: page.DefaultLimit, Cursor: r.URL.Query().Get("cursor")}
 	if v := r.URL.Query().Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > 1000 {
-			return p, badRequest("/limit", "limit must be an integer from 1 to 1000")
+		if err != nil || n < 1 || n > page.MaxLimit {
+			return p, badRequest("/limit", fmt.Sprintf("limit must be an integer from 1 to %d", page.MaxLimit))
 		}
 		p.Limit = n
 	}

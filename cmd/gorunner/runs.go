@@ -1,11 +1,13 @@
 package main
 
 import (
+	"fmt"
 	"net/url"
 	"strconv"
 
 	"github.com/spf13/cobra"
 
+	"github.com/gorunner/gorunner/internal/page"
 	"github.com/gorunner/gorunner/runner"
 )
 
@@ -68,7 +70,7 @@ func newRunsListCommand(o *clientOpts) *cobra.Command {
 	}
 	cmd.Flags().StringVar(&workflow, "workflow", "", "only runs of this workflow (name or ID)")
 	cmd.Flags().StringVar(&status, "status", "", "only runs in this status: "+runner.StatusList())
-	cmd.Flags().IntVar(&limit, "limit", 20, "how many runs at most (1–1000)")
+	cmd.Flags().IntVar(&limit, "limit", 20, fmt.Sprintf("how many runs at most (1–%d)", page.MaxLimit))
 	return cmd
 }
 
