@@ -1,8 +1,8 @@
 package api
 
 import (
-	"errors"
 	"net/http"
+	"time"
 
 	"github.com/go-chi/chi/v5"
 
@@ -59,20 +59,44 @@ func (s *Server) useTemplate(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) createToken(w http.ResponseWriter, r *http.Request) {
-	var body tokenBody
+	var body createTokenBody
 	if err := decodeJSON(r, &body, false); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	t, secret, err := s.cfg.Auth.Create(r.Context(), body.Name)
-	if errors.Is(err, auth.ErrInvalidName) {
-		err = badRequest("/name", err.Error())
-	}
+	p, err := s.issueParams(r, body)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	writeData(w, http.StatusCreated, newTokenView{ID: t.ID, Name: t.Name, Token: secret})
+	t, secret, err := s.cfg.Auth.Issue(r.Context(), p)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeData(w, http.StatusCreated, newTokenView{ID: t.ID, Name: t.Name, Scopes: t.Scopes.Strings(), ExpiresAt: t.ExpiresAt, Token: secret})
+}
+
+// issueParams reads a token body: scopes default to the caller's own, expiresIn is a
+// positive Go duration.
+func (s *Server) issueParams(r *http.Request, body createTokenBody) (auth.IssueParams, error) {
+	by := principalOf(r)
+	p := auth.IssueParams{Name: body.Name, Scopes: by.Scopes, By: &by}
+	if body.Scopes != nil {
+		scopes, err := auth.ParseScopes(body.Scopes)
+		if err != nil {
+			return p, badRequest("/scopes", err.Error())
+		}
+		p.Scopes = scopes
+	}
+	if body.ExpiresIn != "" {
+		d, err := time.ParseDuration(body.ExpiresIn)
+		if err != nil || d <= 0 {
+			return p, badRequest("/expiresIn", "expiresIn must be a positive Go duration such as 720h")
+		}
+		p.ExpiresIn = d
+	}
+	return p, nil
 }
 
 func (s *Server) listTokens(w http.ResponseWriter, r *http.Request) {
@@ -83,13 +107,17 @@ func (s *Server) listTokens(w http.ResponseWriter, r *http.Request) {
 	}
 	views := make([]tokenView, len(list))
 	for i, t := range list {
-		views[i] = tokenView{ID: t.ID, Name: t.Name, CreatedAt: t.CreatedAt}
+		views[i] = newTokenViewOf(t)
 	}
 	writeJSON(w, http.StatusOK, listBody{Data: views})
 }
 
 func (s *Server) revokeToken(w http.ResponseWriter, r *http.Request) {
-	if err := s.cfg.Auth.Revoke(r.Context(), chi.URLParam(r, "id")); err != nil {
+	revoke := s.cfg.Auth.Revoke
+	if s.cfg.OAuth != nil {
+		revoke = s.cfg.OAuth.RevokeToken // and the grants it approved
+	}
+	if err := revoke(r.Context(), chi.URLParam(r, "id")); err != nil {
 		s.writeError(w, r, err)
 		return
 	}

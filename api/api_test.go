@@ -76,7 +76,7 @@ func newEnvConfig(t testing.TB, c envConfig) *env {
 	cat, err := catalog.New(st, &catalog.Config{SecretKey: bytes.Repeat([]byte{7}, 32), Templates: examples.Workflows(), CustomKinds: custom})
 	require.NoError(t, err)
 	au := auth.New(st, nil)
-	_, secret, err := au.Create(ctx, "admin")
+	_, secret, err := au.Issue(ctx, auth.IssueParams{Name: "admin", Scopes: auth.AdminScopes()})
 	require.NoError(t, err)
 	idem, err := idempotency.New(st, nil)
 	require.NoError(t, err)

@@ -53,7 +53,7 @@ func NewHTTPServer(h http.Handler, limits *HTTPLimits) *http.Server {
 }
 
 // bufferBody reads the whole request body (under the server's read deadline and
-// MaxBodyBytes) before the handler runs, so that nothing after it reads from a slow
+// limits.MaxBodyBytes) before the handler runs, so that nothing after it reads from a slow
 // client.
 func bufferBody(r *http.Request) ([]byte, error) {
 	var buf bytes.Buffer

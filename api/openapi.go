@@ -117,6 +117,9 @@ func (b *specBuilder) operation(rt route) map[string]any {
 	}
 	if rt.public {
 		op["security"] = []any{}
+	} else {
+		op["description"] = "Needs: " + rt.access.String() + ". Beyond the token's scopes: 403 FORBIDDEN naming the missing scope."
+		op["x-gorunner-scope"] = rt.access.String()
 	}
 	if rt.body != nil {
 		op["requestBody"] = map[string]any{"content": map[string]any{"application/json": map[string]any{"schema": b.schemaOf(rt.body)}}}

@@ -45,7 +45,7 @@ func (s *Server) submit(r *http.Request, workflow, env string) (*runner.SubmitRe
 	if err != nil {
 		return nil, err
 	}
-	return s.cfg.Engine.Submit(r.Context(), runner.SubmitParams{Workflow: workflow, Environment: env, Input: input})
+	return s.cfg.Engine.Submit(r.Context(), runner.SubmitParams{Workflow: workflow, Environment: env, Input: input, StartedBy: principalOf(r).ID})
 }
 
 // writeSubmitted answers a run admission: 202 with the new run, or 200 with the owner's
@@ -84,6 +84,10 @@ func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		p.WorkflowID = wf.ID
+	}
+	if p.Readable, err = s.guard.ReadableRuns(r.Context(), principalOf(r)); err != nil {
+		s.writeError(w, r, err)
+		return
 	}
 	runs, next, err := boundedPage(p.Limit, func(limit int) ([]*runner.Run, string, error) {
 		p.Limit = limit
@@ -143,7 +147,7 @@ func (s *Server) cancelRun(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) rerunRun(w http.ResponseWriter, r *http.Request) {
-	run, err := s.cfg.Engine.Rerun(r.Context(), chi.URLParam(r, "id"))
+	run, err := s.cfg.Engine.Rerun(r.Context(), chi.URLParam(r, "id"), principalOf(r).ID)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -157,7 +161,7 @@ func (s *Server) rerunMany(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	p := runner.RerunManyParams{RunIDs: body.RunIDs, Status: body.Status}
+	p := runner.RerunManyParams{RunIDs: body.RunIDs, Status: body.Status, StartedBy: principalOf(r).ID}
 	if body.Workflow != "" {
 		wf, err := s.cfg.Catalog.Get(r.Context(), body.Workflow)
 		if err != nil {
@@ -165,6 +169,10 @@ func (s *Server) rerunMany(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		p.Workflow = wf.ID
+	}
+	if err := s.mayRerun(r, p); err != nil {
+		s.writeError(w, r, err)
+		return
 	}
 	runs, err := s.cfg.Engine.RerunMany(r.Context(), p)
 	if err != nil {
@@ -206,4 +214,22 @@ func (s *Server) resumeHook(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeData(w, http.StatusAccepted, resumeView{Token: token, RunID: runID})
+}
+
+// mayRerun checks runs:write on the workflow of every run a bulk rerun would start, before
+// any starts.
+func (s *Server) mayRerun(r *http.Request, p runner.RerunManyParams) error {
+	pr := principalOf(r)
+	if pr.Scopes.AllowsAll(auth.RunsWrite) || len(p.RunIDs) > runner.MaxBulkRerun {
+		return nil
+	}
+	if len(p.RunIDs) == 0 {
+		return s.guard.Workflow(r.Context(), pr, auth.RunsWrite, p.Workflow, runner.EnvProduction)
+	}
+	for _, id := range p.RunIDs {
+		if _, err := s.guard.Run(r.Context(), pr, auth.RunsWrite, id); err != nil {
+			return err
+		}
+	}
+	return nil
 }

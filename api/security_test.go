@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gorunner/gorunner/api"
+	"github.com/gorunner/gorunner/auth"
 	"github.com/gorunner/gorunner/runner"
 )
 
@@ -221,7 +222,7 @@ func TestWaitsPerPrincipalAreLimited(t *testing.T) {
 	require.Equal(t, "RATE_LIMITED", over.errorCode())
 	require.Equal(t, "1", over.Header.Get("Retry-After"))
 	require.Equal(t, http.StatusOK, e.do("GET", "/api/runs/"+id, nil).Status, "a GET without wait holds no wait")
-	_, other, err := e.auth.Create(context.Background(), "other")
+	_, other, err := e.auth.Issue(context.Background(), auth.IssueParams{Name: "other", Scopes: auth.AdminScopes()})
 	require.NoError(t, err)
 	require.Equal(t, http.StatusOK, e.doAs(other, "GET", "/api/runs/"+id+"?wait=1ms", nil).Status)
 	release()

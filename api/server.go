@@ -18,14 +18,14 @@ import (
 
 	"github.com/gorunner/gorunner/auth"
 	"github.com/gorunner/gorunner/catalog"
+	"github.com/gorunner/gorunner/guard"
 	"github.com/gorunner/gorunner/idempotency"
+	"github.com/gorunner/gorunner/internal/limits"
+	"github.com/gorunner/gorunner/oauth"
 	"github.com/gorunner/gorunner/problem"
 	"github.com/gorunner/gorunner/runner"
 	"github.com/gorunner/gorunner/schemas"
 )
-
-// MaxBodyBytes is the largest request body accepted (SPEC §3).
-const MaxBodyBytes = 1 << 20
 
 // Config wires a Server. Catalog, Auth, Engine and Idempotency are required.
 type Config struct {
@@ -48,6 +48,9 @@ type Config struct {
 	Console http.Handler
 	// Public are extra unauthenticated routes (e.g. /.well-known/…), by path.
 	Public map[string]http.Handler
+	// OAuth, when set, is the authorization server: its endpoints are mounted and
+	// /api/oauth/grants answers.
+	OAuth *oauth.Server
 	// PublicURL is the origin clients reach GoRunner at (e.g. https://runner.example):
 	// every absolute URL GoRunner writes starts with it. Required; the Host header of a
 	// request is never used.
@@ -57,6 +60,7 @@ type Config struct {
 // Server is the HTTP API.
 type Server struct {
 	cfg    Config
+	guard  *guard.Guard
 	log    *slog.Logger
 	router chi.Router
 
@@ -78,7 +82,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	s := &Server{cfg: cfg, log: slog.New(LogHandler(cfg.Logger.Handler()))}
+	s := &Server{cfg: cfg, guard: guard.New(cfg.Catalog, cfg.Engine), log: slog.New(LogHandler(cfg.Logger.Handler()))}
 	s.router = s.routes()
 	return s, nil
 }
@@ -86,10 +90,14 @@ func New(cfg Config) (*Server, error) {
 // ServeHTTP serves the API.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.router.ServeHTTP(w, r) }
 
-// authenticate puts the caller's principal in the context or answers 401.
+// authenticate puts the caller's principal in the context or answers 401. A token limited
+// to an audience (an OAuth access token: /mcp) is refused everywhere else.
 func (s *Server) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p, err := s.cfg.Auth.FromRequest(r)
+		if err == nil && !p.ValidFor(resourceOf(r)) {
+			err = auth.ErrUnauthorized
+		}
 		if err != nil {
 			w.Header().Set("WWW-Authenticate", s.challenge(r))
 			if errors.Is(err, auth.ErrUnauthorized) {
@@ -102,6 +110,20 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 	})
 }
 
+// resourceOf is the resource a request is for, as token audiences name it: /mcp, else /api.
+func resourceOf(r *http.Request) string {
+	if r.URL.Path == auth.AudienceMCP {
+		return auth.AudienceMCP
+	}
+	return "/api"
+}
+
+// principalOf returns the authenticated caller of r.
+func principalOf(r *http.Request) auth.Principal {
+	p, _ := auth.PrincipalFrom(r.Context())
+	return p
+}
+
 // challenge is the WWW-Authenticate value of a 401. At /mcp it also points MCP clients to
 // the protected resource metadata (RFC 9728) when a Public route serves it.
 func (s *Server) challenge(r *http.Request) string {
@@ -112,15 +134,15 @@ func (s *Server) challenge(r *http.Request) string {
 	return `Bearer realm="gorunner", resource_metadata="` + s.cfg.PublicURL + metadata + `"`
 }
 
-// limitBody refuses bodies over MaxBodyBytes: at once when Content-Length says so, else
+// limitBody refuses bodies over limits.MaxBodyBytes: at once when Content-Length says so, else
 // when the handler reads past the limit.
 func (s *Server) limitBody(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.ContentLength > MaxBodyBytes {
-			s.writeError(w, r, &http.MaxBytesError{Limit: MaxBodyBytes})
+		if r.ContentLength > limits.MaxBodyBytes {
+			s.writeError(w, r, &http.MaxBytesError{Limit: limits.MaxBodyBytes})
 			return
 		}
-		r.Body = http.MaxBytesReader(w, r.Body, MaxBodyBytes)
+		r.Body = http.MaxBytesReader(w, r.Body, limits.MaxBodyBytes)
 		next.ServeHTTP(w, r)
 	})
 }

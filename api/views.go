@@ -9,6 +9,7 @@ import (
 
 	"github.com/invopop/jsonschema"
 
+	"github.com/gorunner/gorunner/auth"
 	"github.com/gorunner/gorunner/catalog"
 	"github.com/gorunner/gorunner/runner"
 )
@@ -80,19 +81,30 @@ type connectionBody = catalog.ConnectionParams
 type templateView = catalog.Template
 
 type tokenView struct {
-	ID        string    `json:"id"`
-	Name      string    `json:"name"`
-	CreatedAt time.Time `json:"createdAt"`
+	ID        string     `json:"id"`
+	Name      string     `json:"name"`
+	Scopes    []string   `json:"scopes" jsonschema:"description=admin | workflows:write | runs:write | runs:read; runs:* may end in :workflow=NAME or :tag=TAG."`
+	ExpiresAt *time.Time `json:"expiresAt" jsonschema:"description=null for a token that does not expire."`
+	Audience  string     `json:"audience,omitempty" jsonschema:"description=The one resource the token is valid at (/mcp for OAuth access tokens)."`
+	CreatedAt time.Time  `json:"createdAt"`
+}
+
+func newTokenViewOf(t *auth.Token) tokenView {
+	return tokenView{ID: t.ID, Name: t.Name, Scopes: t.Scopes.Strings(), ExpiresAt: t.ExpiresAt, Audience: t.Audience, CreatedAt: t.CreatedAt}
 }
 
 type newTokenView struct {
-	ID    string `json:"id"`
-	Name  string `json:"name"`
-	Token string `json:"token" jsonschema:"description=The secret; shown once."`
+	ID        string     `json:"id"`
+	Name      string     `json:"name"`
+	Scopes    []string   `json:"scopes"`
+	ExpiresAt *time.Time `json:"expiresAt"`
+	Token     string     `json:"token" jsonschema:"description=The secret; shown once."`
 }
 
-type tokenBody struct {
-	Name string `json:"name"`
+type createTokenBody struct {
+	Name      string   `json:"name"`
+	Scopes    []string `json:"scopes,omitempty" jsonschema:"description=Default: the creator's own scopes. A token cannot be given scopes its creator does not hold."`
+	ExpiresIn string   `json:"expiresIn,omitempty" jsonschema:"description=Go duration (720h); default: never expires."`
 }
 
 type nameBody struct {

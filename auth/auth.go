@@ -27,16 +27,33 @@ var (
 	ErrUnauthorized = errors.New("unauthorized")
 	// ErrInvalidName means a token name that is empty or longer than 100 characters.
 	ErrInvalidName = errors.New("token name must be 1 to 100 characters")
+	// ErrInvalidExpiry means a token lifetime that is not positive.
+	ErrInvalidExpiry = errors.New("a token's lifetime must be positive")
+	// ErrScopeNotHeld means minting a token with a scope the minting principal does not hold.
+	ErrScopeNotHeld = errors.New("a token can only be given scopes its creator holds")
 )
 
-// Principal is who calls. Idempotency keys belong to a principal.
+// AudienceMCP is the audience of tokens valid only at the /mcp resource (OAuth access
+// tokens).
+const AudienceMCP = "/mcp"
+
+// Principal is who calls. Idempotency keys belong to a principal, and runs remember the
+// principal that started them.
 type Principal struct {
-	ID   string
-	Name string
+	ID     string
+	Name   string
+	Scopes Scopes
+	// Audience, when set, is the only resource the principal's token is valid at
+	// (e.g. AudienceMCP); empty means everywhere.
+	Audience string
 }
 
+// ValidFor reports whether the principal's token may be used at resource (e.g. "/api",
+// AudienceMCP).
+func (p Principal) ValidFor(resource string) bool { return p.Audience == "" || p.Audience == resource }
+
 // Local returns the built-in principal of `gorunner mcp` over stdio without GORUNNER_TOKEN.
-func Local() Principal { return Principal{ID: "local", Name: "local"} }
+func Local() Principal { return Principal{ID: "local", Name: "local", Scopes: AdminScopes()} }
 
 // Service issues, checks and revokes tokens.
 type Service struct {
@@ -59,18 +76,45 @@ func Hash(secret string) []byte {
 	return h[:]
 }
 
-// Create issues a token named name and returns it with its secret, which is shown once.
-func (s *Service) Create(ctx context.Context, name string) (*Token, string, error) {
-	name = strings.TrimSpace(name)
-	if name == "" || len(name) > 100 {
+// IssueParams describes a token to issue.
+type IssueParams struct {
+	// Name is 1 to 100 characters.
+	Name string
+	// Scopes are what the token may do; at least one (AdminScopes for an admin token).
+	Scopes Scopes
+	// ExpiresIn is the token's lifetime; zero means it does not expire.
+	ExpiresIn time.Duration
+	// Audience, when set, restricts the token to one resource (AudienceMCP).
+	Audience string
+	// By, when set, is the principal minting the token: it must hold every scope given.
+	By *Principal
+}
+
+// Issue mints a token and returns it with its secret, which is shown once.
+func (s *Service) Issue(ctx context.Context, p IssueParams) (*Token, string, error) {
+	name := strings.TrimSpace(p.Name)
+	switch {
+	case name == "" || len(name) > 100:
 		return nil, "", ErrInvalidName
+	case p.ExpiresIn < 0:
+		return nil, "", ErrInvalidExpiry
+	case len(p.Scopes) == 0 || len(p.Scopes) > MaxScopes:
+		return nil, "", fmt.Errorf("%w: a token needs 1 to %d scopes", ErrInvalidScope, MaxScopes)
+	case p.By != nil && !p.By.Scopes.Covers(p.Scopes):
+		return nil, "", fmt.Errorf("%w: %s holds %q, asked for %q", ErrScopeNotHeld, p.By.Name, p.By.Scopes, p.Scopes)
 	}
 	b := make([]byte, 32)
 	if _, err := rand.Read(b); err != nil {
 		return nil, "", fmt.Errorf("making token: %w", err)
 	}
 	secret := TokenPrefix + base64.RawURLEncoding.EncodeToString(b)
-	t := &Token{ID: uuid.Must(uuid.NewV7()).String(), Name: name, Hash: Hash(secret), CreatedAt: s.now().UTC()}
+	now := s.now().UTC()
+	t := &Token{ID: uuid.Must(uuid.NewV7()).String(), Name: name, Hash: Hash(secret),
+		Scopes: p.Scopes, Audience: p.Audience, CreatedAt: now}
+	if p.ExpiresIn > 0 {
+		exp := now.Add(p.ExpiresIn)
+		t.ExpiresAt = &exp
+	}
 	if err := s.store.CreateToken(ctx, t); err != nil {
 		return nil, "", fmt.Errorf("storing token: %w", err)
 	}
@@ -96,11 +140,11 @@ func (s *Service) Authenticate(ctx context.Context, secret string) (Principal, e
 		}
 		return Principal{}, fmt.Errorf("looking up token: %w", err)
 	}
-	if subtle.ConstantTimeCompare(t.Hash, want) != 1 {
+	if subtle.ConstantTimeCompare(t.Hash, want) != 1 || t.Expired(s.now()) {
 		return Principal{}, ErrUnauthorized
 	}
-	p := Principal{ID: t.ID, Name: t.Name}
-	s.known.remember(want, p, s.now())
+	p := Principal{ID: t.ID, Name: t.Name, Scopes: t.Scopes, Audience: t.Audience}
+	s.known.remember(want, p, t.ExpiresAt, s.now())
 	return p, nil
 }
 

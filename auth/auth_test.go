@@ -43,11 +43,11 @@ func TestAuthenticate(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	s, _, _ := newService(t)
-	tok, secret, err := s.Create(ctx, "ci")
+	tok, secret, err := s.Issue(ctx, auth.IssueParams{Name: "ci", Scopes: auth.AdminScopes()})
 	require.NoError(t, err)
 	p, err := s.Authenticate(ctx, secret)
 	require.NoError(t, err)
-	require.Equal(t, auth.Principal{ID: tok.ID, Name: "ci"}, p)
+	require.Equal(t, auth.Principal{ID: tok.ID, Name: "ci", Scopes: auth.AdminScopes()}, p)
 	for _, bad := range []string{"", "gr_", secret + "x", "Bearer " + secret, "xx_" + secret[3:]} {
 		_, err := s.Authenticate(ctx, bad)
 		require.ErrorIs(t, err, auth.ErrUnauthorized, bad)
@@ -55,7 +55,7 @@ func TestAuthenticate(t *testing.T) {
 	require.NoError(t, s.Revoke(ctx, tok.ID))
 	_, err = s.Authenticate(ctx, secret)
 	require.ErrorIs(t, err, auth.ErrUnauthorized, "revoked: refused on the next request")
-	_, _, err = s.Create(ctx, " ")
+	_, _, err = s.Issue(ctx, auth.IssueParams{Name: " ", Scopes: auth.AdminScopes()})
 	require.ErrorIs(t, err, auth.ErrInvalidName)
 }
 
@@ -63,11 +63,11 @@ func TestAuthenticateWhileTheStoreIsDown(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	s, f, now := newService(t)
-	seen, seenSecret, err := s.Create(ctx, "seen")
+	seen, seenSecret, err := s.Issue(ctx, auth.IssueParams{Name: "seen", Scopes: auth.AdminScopes()})
 	require.NoError(t, err)
-	_, unseenSecret, err := s.Create(ctx, "unseen")
+	_, unseenSecret, err := s.Issue(ctx, auth.IssueParams{Name: "unseen", Scopes: auth.AdminScopes()})
 	require.NoError(t, err)
-	revoked, revokedSecret, err := s.Create(ctx, "revoked")
+	revoked, revokedSecret, err := s.Issue(ctx, auth.IssueParams{Name: "revoked", Scopes: auth.AdminScopes()})
 	require.NoError(t, err)
 	for _, secret := range []string{seenSecret, revokedSecret} {
 		_, err := s.Authenticate(ctx, secret)

@@ -23,11 +23,12 @@ type known struct {
 }
 
 type knownEntry struct {
-	p    Principal
-	seen time.Time
+	p       Principal
+	seen    time.Time
+	expires *time.Time
 }
 
-func (k *known) remember(hash []byte, p Principal, now time.Time) {
+func (k *known) remember(hash []byte, p Principal, expires *time.Time, now time.Time) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.entries == nil {
@@ -39,14 +40,14 @@ func (k *known) remember(hash []byte, p Principal, now time.Time) {
 			break
 		}
 	}
-	k.entries[string(hash)] = knownEntry{p: p, seen: now}
+	k.entries[string(hash)] = knownEntry{p: p, seen: now, expires: expires}
 }
 
 func (k *known) recall(hash []byte, now time.Time) (Principal, bool) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	e, ok := k.entries[string(hash)]
-	if !ok || now.Sub(e.seen) > KnownFor {
+	if !ok || now.Sub(e.seen) > KnownFor || (e.expires != nil && !now.Before(*e.expires)) {
 		return Principal{}, false
 	}
 	return e.p, true

@@ -11,15 +11,24 @@ var ErrNotFound = errors.New("not found")
 
 // Token is an API token as stored: never the secret, only its SHA-256 hash.
 type Token struct {
-	ID        string    `json:"id"`
-	Name      string    `json:"name"`
-	Hash      []byte    `json:"-"` // SHA-256 of the secret
+	ID     string `json:"id"`
+	Name   string `json:"name"`
+	Hash   []byte `json:"-"` // SHA-256 of the secret
+	Scopes Scopes `json:"scopes"`
+	// ExpiresAt is nil for a token that does not expire.
+	ExpiresAt *time.Time `json:"expiresAt"`
+	// Audience is empty, or the one resource the token is valid at (AudienceMCP).
+	Audience  string    `json:"audience,omitempty"`
 	CreatedAt time.Time `json:"createdAt"`
 }
 
+// Expired reports whether the token has expired at now.
+func (t *Token) Expired(now time.Time) bool { return t.ExpiresAt != nil && !now.Before(*t.ExpiresAt) }
+
 // Store is what auth needs from a backend. auth/authtest is its conformance suite.
 type Store interface {
-	// CreateToken inserts t.
+	// CreateToken inserts t with its scopes, expiry and audience. A token stored before
+	// scopes existed reads back with AdminScopes.
 	CreateToken(ctx context.Context, t *Token) error
 	// TokenByHash finds a token by the SHA-256 of its secret; none → ErrNotFound.
 	TokenByHash(ctx context.Context, hash []byte) (*Token, error)

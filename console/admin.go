@@ -5,7 +5,6 @@ import (
 	"html/template"
 	"net/http"
 	"net/url"
-	"strings"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -71,7 +70,8 @@ func (c *Console) showTokens(w http.ResponseWriter, r *http.Request, status int,
 // createToken creates a token and shows its secret on the answer page, once; the page is
 // not cached and the secret is never in a URL.
 func (c *Console) createToken(w http.ResponseWriter, r *http.Request) {
-	tok, secret, err := c.cfg.Auth.Create(r.Context(), strings.TrimSpace(r.PostFormValue("name")))
+	by := visitOf(r).principal
+	tok, secret, err := c.cfg.Auth.Issue(r.Context(), auth.IssueParams{Name: r.PostFormValue("name"), Scopes: by.Scopes, By: &by})
 	if errors.Is(err, auth.ErrInvalidName) {
 		err = invalid("/name", err.Error())
 	}

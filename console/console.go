@@ -19,6 +19,7 @@ import (
 
 	"github.com/gorunner/gorunner/auth"
 	"github.com/gorunner/gorunner/catalog"
+	"github.com/gorunner/gorunner/guard"
 	"github.com/gorunner/gorunner/idempotency"
 	"github.com/gorunner/gorunner/runner"
 )
@@ -51,6 +52,7 @@ type Console struct {
 	sessions *sessions
 	pages    *pages
 	router   chi.Router
+	guard    *guard.Guard
 }
 
 // New builds the console.
@@ -72,7 +74,7 @@ func New(cfg Config) (*Console, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Console{cfg: cfg, log: cfg.Logger, sessions: sess, pages: p}
+	c := &Console{cfg: cfg, log: cfg.Logger, sessions: sess, pages: p, guard: guard.New(cfg.Catalog, cfg.Engine)}
 	c.router = c.routes()
 	return c, nil
 }
@@ -91,22 +93,22 @@ func (c *Console) routes() chi.Router {
 		r.Get("/", c.home)
 		r.Get("/console", c.home)
 		r.Post("/console/signout", c.signout)
-		r.Get("/console/workflows", c.listWorkflows)
-		r.Post("/console/workflows", c.createWorkflow)
-		r.Get("/console/workflows/{id}", c.workflowPage)
-		r.Post("/console/workflows/{id}", c.saveDraft)
-		r.Post("/console/workflows/{id}/publish", c.publish)
-		r.Post("/console/workflows/{id}/unpublish", c.unpublish)
-		r.Post("/console/workflows/{id}/run", c.startRun)
+		r.With(c.allow(some(auth.RunsRead))).Get("/console/workflows", c.listWorkflows)
+		r.With(c.allow(every(auth.WorkflowsWrite))).Post("/console/workflows", c.createWorkflow)
+		r.With(c.allow(c.readWorkflow)).Get("/console/workflows/{id}", c.workflowPage)
+		r.With(c.allow(every(auth.WorkflowsWrite))).Post("/console/workflows/{id}", c.saveDraft)
+		r.With(c.allow(every(auth.WorkflowsWrite))).Post("/console/workflows/{id}/publish", c.publish)
+		r.With(c.allow(every(auth.WorkflowsWrite))).Post("/console/workflows/{id}/unpublish", c.unpublish)
+		r.With(c.allow(c.runWorkflow)).Post("/console/workflows/{id}/run", c.startRun)
 		r.Get("/console/runs", c.listRuns)
-		r.Get("/console/runs/{id}", c.runPage)
-		r.Get("/console/runs/{id}/events", c.runEvents)
-		r.Post("/console/runs/{id}/cancel", c.cancelRun)
-		r.Post("/console/hooks/resume", c.resumeHook)
+		r.With(c.allow(c.onRun(auth.RunsRead))).Get("/console/runs/{id}", c.runPage)
+		r.With(c.allow(c.onRun(auth.RunsRead))).Get("/console/runs/{id}/events", c.runEvents)
+		r.With(c.allow(c.onRun(auth.RunsWrite))).Post("/console/runs/{id}/cancel", c.cancelRun)
+		r.With(c.allow(c.resume)).Post("/console/hooks/resume", c.resumeHook)
 		r.Get("/console/keys", c.listKeys)
-		r.Get("/console/tokens", c.listTokens)
-		r.Post("/console/tokens", c.createToken)
-		r.Post("/console/tokens/{id}/revoke", c.revokeToken)
+		r.With(c.allow(every(auth.Admin))).Get("/console/tokens", c.listTokens)
+		r.With(c.allow(every(auth.Admin))).Post("/console/tokens", c.createToken)
+		r.With(c.allow(every(auth.Admin))).Post("/console/tokens/{id}/revoke", c.revokeToken)
 	})
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
 		c.render(w, r, http.StatusNotFound, "error", "Not found", errorPage{Message: "There is no console page at " + r.URL.Path + "."})

@@ -49,7 +49,7 @@ func newEnvWith(t testing.TB, cfg console.Config) *env {
 	cat, err := catalog.New(st, &catalog.Config{SecretKey: key})
 	require.NoError(t, err)
 	au := auth.New(st, nil)
-	_, secret, err := au.Create(ctx, "admin")
+	_, secret, err := au.Issue(ctx, auth.IssueParams{Name: "admin", Scopes: auth.AdminScopes()})
 	require.NoError(t, err)
 	idem, err := idempotency.New(st, nil)
 	require.NoError(t, err)

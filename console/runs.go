@@ -39,6 +39,12 @@ func (c *Console) listRuns(w http.ResponseWriter, r *http.Request) {
 		}
 		params.WorkflowID = wf.ID
 	}
+	readable, err := c.guard.ReadableRuns(r.Context(), visitOf(r).principal)
+	if err != nil {
+		c.fail(w, r, err)
+		return
+	}
+	params.Readable = readable
 	runs, next, err := c.cfg.Engine.List(r.Context(), params)
 	if err != nil {
 		c.fail(w, r, err)

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/gorunner/gorunner/auth"
 )
 
 const greetYAML = `name: greet
@@ -107,7 +109,7 @@ func TestSessions(t *testing.T) {
 	forged.client.Jar.SetCookies(u, []*http.Cookie{{Name: "gorunner_session", Value: "AAAA" + strings.Repeat("B", 80)}})
 	require.Equal(t, http.StatusSeeOther, forged.get("/console/runs").Status, "a forged cookie is no session")
 
-	tok, secret, err := e.auth.Create(context.Background(), "short-lived")
+	tok, secret, err := e.auth.Issue(context.Background(), auth.IssueParams{Name: "short-lived", Scopes: auth.AdminScopes()})
 	require.NoError(t, err)
 	other := e.browser()
 	other.signIn(secret)

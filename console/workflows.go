@@ -11,6 +11,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/gorunner/gorunner/catalog"
+	"github.com/gorunner/gorunner/guard"
 	"github.com/gorunner/gorunner/runner"
 )
 
@@ -42,7 +43,7 @@ func (c *Console) showWorkflows(w http.ResponseWriter, r *http.Request, status i
 		c.fail(w, r, err)
 		return
 	}
-	p.Workflows, p.Next = list, next
+	p.Workflows, p.Next = guard.ReadableWorkflows(visitOf(r).principal, list), next
 	c.render(w, r, status, "workflows", "Workflows", p)
 }
 
@@ -155,7 +156,7 @@ func (c *Console) startRun(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	res, err := c.cfg.Engine.Submit(r.Context(), runner.SubmitParams{Workflow: chi.URLParam(r, "id"),
-		Environment: r.PostFormValue("environment"), Input: json.RawMessage(input)})
+		Environment: r.PostFormValue("environment"), Input: json.RawMessage(input), StartedBy: visitOf(r).principal.ID})
 	if err != nil {
 		status, p := c.problem(r, err)
 		c.showWorkflow(w, r, status, workflowPage{Input: input, Problem: &p})

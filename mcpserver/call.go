@@ -37,8 +37,8 @@ func (s *Server) workflowHandler(env string, t *tools.Tool) server.ToolHandlerFu
 }
 
 // runTool starts (or replays) a run of t's workflow for a valid call and answers with its
-// state once it stops running or the tool's timeout passes: the one path of a workflow's
-// own tool and of gorunner_run_workflow.
+// state once it stops running or the tool's timeout passes (or a question for the person,
+// see answer): the one path of a workflow's own tool and of gorunner_run_workflow.
 func (s *Server) runTool(ctx context.Context, req mcp.CallToolRequest, env string, t *tools.Tool, call *tools.Call) (*mcp.CallToolResult, error) {
 	p, ok := auth.PrincipalFrom(ctx)
 	if !ok {
@@ -49,6 +49,9 @@ func (s *Server) runTool(ctx context.Context, req mcp.CallToolRequest, env strin
 		return s.errorResult(ctx, err)
 	}
 	defer release()
+	if st, ok := askStateOf(req); ok {
+		return s.continueAsk(ctx, req, t, st) // the person's answer to a question of the run's
+	}
 	run, replayed, err := s.start(ctx, p, env, t.Definition.Name, call)
 	if err != nil {
 		return s.errorResult(ctx, err)
@@ -57,7 +60,7 @@ func (s *Server) runTool(ctx context.Context, req mcp.CallToolRequest, env strin
 	if err != nil {
 		return s.errorResult(ctx, err)
 	}
-	return tools.ResultOf(run).Replay(replayed).CallResult(), nil
+	return s.answer(ctx, run, replayed), nil
 }
 
 // rawArguments are the call's arguments as sent, so that big integers keep their digits.
@@ -88,7 +91,7 @@ func (s *Server) toolTimeout(t *tools.Tool) time.Duration {
 func (s *Server) start(ctx context.Context, p auth.Principal, env, name string, c *tools.Call) (*runner.Run, bool, error) {
 	var fresh *runner.Run
 	submit := func(ctx context.Context) (*idempotency.Response, error) {
-		res, err := s.deps.Engine.Submit(context.WithoutCancel(ctx), runner.SubmitParams{Workflow: name, Environment: env, Input: c.Input})
+		res, err := s.deps.Engine.Submit(context.WithoutCancel(ctx), runner.SubmitParams{Workflow: name, Environment: env, Input: c.Input, StartedBy: p.ID})
 		if err != nil {
 			return nil, err
 		}

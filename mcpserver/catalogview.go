@@ -61,18 +61,21 @@ func listed(name string, search bool) bool {
 	return !search || strings.HasPrefix(name, schemas.ReservedPrefix)
 }
 
-// listFilter is the tools/list filter of env: one tool per workflow, or the search tools.
-// mcp-go also runs it at call time with just the called tool; callHooks has by then sent
-// every call the session may not make to Miss, so a lone tool passes.
+// listFilter is the tools/list filter of env: one tool per workflow the session may call
+// (callScope), or the search tools. mcp-go also runs it at call time with just the called
+// tool; callHooks has by then sent every call the session may not make to Miss, so a lone
+// tool passes.
 func (s *Server) listFilter(env string) server.ToolFilterFunc {
 	return func(ctx context.Context, all []mcp.Tool) []mcp.Tool {
 		if len(all) == 1 {
 			return all
 		}
 		search := s.searching(ctx, env)
+		scope, byName := callScopeOf(ctx, env), s.envs[env].view.Load().byName
 		out := make([]mcp.Tool, 0, len(all))
 		for _, t := range all {
-			if listed(t.Name, search) {
+			wf, isWorkflow := byName[t.Name]
+			if listed(t.Name, search) && (!isWorkflow || scope.allows(wf)) {
 				out = append(out, t)
 			}
 		}
@@ -85,7 +88,7 @@ func (s *Server) listFilter(env string) server.ToolFilterFunc {
 func (s *Server) callHooks(env string) *server.Hooks {
 	h := &server.Hooks{}
 	h.AddBeforeCallTool(func(ctx context.Context, _ any, req *mcp.CallToolRequest) {
-		if s.callable(env, req.Params.Name) {
+		if s.callable(ctx, env, req.Params.Name) {
 			return
 		}
 		args := tools.MissArgs{Name: req.Params.Name}
@@ -99,18 +102,19 @@ func (s *Server) callHooks(env string) *server.Hooks {
 }
 
 // callable reports whether a session of env may call the tool called name: GoRunner's own
-// tools (but Miss, which only callHooks calls) and the environment's workflows, listed or
-// found.
-func (s *Server) callable(env, name string) bool {
+// tools (but Miss, which only callHooks calls) and the environment's workflows its scopes
+// allow, listed or found.
+func (s *Server) callable(ctx context.Context, env, name string) bool {
 	if _, ok := s.companionSchemas[name]; ok {
 		return name != tools.Miss
 	}
-	_, ok := s.envs[env].view.Load().byName[name]
-	return ok
+	t, ok := s.envs[env].view.Load().byName[name]
+	return ok && callScopeOf(ctx, env).allows(t)
 }
 
 // visibleNames are the tools a session may call and is told about, for suggestions: the
-// listed companions and every workflow (listed, or found by gorunner_find_workflows).
+// listed companions and every workflow it may call (listed, or found by
+// gorunner_find_workflows).
 func (s *Server) visibleNames(ctx context.Context, env string) []string {
 	search := s.searching(ctx, env)
 	var names []string
@@ -119,7 +123,7 @@ func (s *Server) visibleNames(ctx context.Context, env string) []string {
 			names = append(names, name)
 		}
 	}
-	return append(names, s.envs[env].view.Load().names...)
+	return append(names, callScopeOf(ctx, env).names(s.envs[env].view.Load())...)
 }
 
 // miss answers a call of a tool the session may not call.
@@ -131,8 +135,8 @@ func (s *Server) miss(ctx context.Context, env string, c *tools.Call) (*mcp.Call
 	return tools.Unknown("tool", a.Name, tools.Closest(a.Name, s.visibleNames(ctx, env)), s.searching(ctx, env)), nil
 }
 
-// find answers gorunner_find_workflows.
-func (s *Server) find(_ context.Context, env string, c *tools.Call) (*mcp.CallToolResult, error) {
+// find answers gorunner_find_workflows with the workflows the session may call.
+func (s *Server) find(ctx context.Context, env string, c *tools.Call) (*mcp.CallToolResult, error) {
 	var a tools.FindArgs
 	if err := json.Unmarshal(c.Input, &a); err != nil {
 		return nil, err
@@ -140,6 +144,6 @@ func (s *Server) find(_ context.Context, env string, c *tools.Call) (*mcp.CallTo
 	if len(tools.Words(a.Query)) == 0 {
 		return tools.InvalidArguments(nil, []schemas.Problem{{Path: "/query", Message: "the query has no words; send words from a workflow's name, title or description, e.g. \"invoice\""}}), nil
 	}
-	found := tools.Find(s.envs[env].view.Load().sorted, a.Query, a.Tag, tools.MaxFound)
+	found := tools.Find(callScopeOf(ctx, env).tools(s.envs[env].view.Load().sorted), a.Query, a.Tag, tools.MaxFound)
 	return tools.Structured(tools.FoundList{Workflows: found}), nil
 }

@@ -100,6 +100,9 @@ func (s *Server) getRun(ctx context.Context, _ string, c *tools.Call) (*mcp.Call
 		}
 		defer release()
 	}
+	if _, err := s.access.Run(ctx, principal(ctx), auth.RunsRead, a.RunID); err != nil {
+		return nil, err
+	}
 	run, err := s.deps.Engine.Wait(ctx, a.RunID, wait)
 	if err != nil {
 		return nil, err
@@ -120,6 +123,11 @@ func (s *Server) listRuns(ctx context.Context, _ string, c *tools.Call) (*mcp.Ca
 		}
 		p.WorkflowID = w.ID
 	}
+	readable, err := s.access.ReadableRuns(ctx, principal(ctx))
+	if err != nil {
+		return nil, err
+	}
+	p.Readable = readable
 	runs, _, err := s.deps.Engine.List(ctx, p)
 	if err != nil {
 		return nil, err
@@ -136,6 +144,9 @@ func (s *Server) cancelRun(ctx context.Context, _ string, c *tools.Call) (*mcp.C
 	if err := json.Unmarshal(c.Input, &a); err != nil {
 		return nil, err
 	}
+	if _, err := s.access.Run(ctx, principal(ctx), auth.RunsWrite, a.RunID); err != nil {
+		return nil, err
+	}
 	run, err := s.deps.Engine.Cancel(context.WithoutCancel(ctx), a.RunID)
 	if err != nil {
 		return nil, err
@@ -144,10 +155,13 @@ func (s *Server) cancelRun(ctx context.Context, _ string, c *tools.Call) (*mcp.C
 }
 
 // resumeHook sends the payload to the hook token in the session's environment and answers
-// with the state of the run that owns it.
+// with the state of the run that owns it. It needs runs:write on that run's workflow.
 func (s *Server) resumeHook(ctx context.Context, env string, c *tools.Call) (*mcp.CallToolResult, error) {
 	var a tools.ResumeHookArgs
 	if err := json.Unmarshal(c.Input, &a); err != nil {
+		return nil, err
+	}
+	if err := s.access.Hook(ctx, principal(ctx), auth.RunsWrite, env, a.Token); err != nil {
 		return nil, err
 	}
 	runID, err := s.deps.Engine.Resume(context.WithoutCancel(ctx), env, a.Token, a.Payload)

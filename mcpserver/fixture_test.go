@@ -31,8 +31,8 @@ type fixture struct {
 	catalog *catalog.Service
 	engine  *runner.Engine
 	mcp     *mcpserver.Server
-	srv     *httptest.Server
 	auth    *auth.Service
+	srv     *httptest.Server
 	token   string
 	// principal is the ID of token's principal.
 	principal string
@@ -57,9 +57,31 @@ func newFixtureConfig(t testing.TB, cfg *mcpserver.Config, defs ...string) *fixt
 	require.NoError(t, err)
 	publishAll(t, f.catalog, defs)
 	f.auth = auth.New(st, nil)
-	tok, secret, err := f.auth.Create(ctx, "agent")
+	tok, secret, err := f.auth.Issue(ctx, auth.IssueParams{Name: "agent", Scopes: auth.AdminScopes()})
 	require.NoError(t, err)
 	f.token, f.principal = secret, tok.ID
+	f.serve(st, cfg)
+	return f
+}
+
+// twin is another process on f's store: its own engine, MCP server and API.
+func (f *fixture) twin() *fixture {
+	f.t.Helper()
+	ctx := context.Background()
+	st, err := sqlitestore.Open(ctx, f.dbPath)
+	require.NoError(f.t, err)
+	f.t.Cleanup(func() { st.Close() })
+	g := &fixture{t: f.t, dbPath: f.dbPath, token: f.token, principal: f.principal, auth: auth.New(st, nil)}
+	g.catalog, err = catalog.New(st, nil)
+	require.NoError(f.t, err)
+	g.serve(st, &mcpserver.Config{PageSize: 2})
+	return g
+}
+
+// serve starts the engine, the MCP server and the API over st.
+func (f *fixture) serve(st *sqlitestore.Store, cfg *mcpserver.Config) {
+	t := f.t
+	ctx := context.Background()
 	idem, err := idempotency.New(st, nil)
 	require.NoError(t, err)
 	allow, err := runner.NewEgressPolicy("127.0.0.1")
@@ -80,12 +102,11 @@ func newFixtureConfig(t testing.TB, cfg *mcpserver.Config, defs ...string) *fixt
 	require.NoError(t, f.mcp.Start(ctx))
 	t.Cleanup(func() { _ = f.mcp.Stop(context.Background()) })
 	a, err := api.New(api.Config{Catalog: f.catalog, Auth: f.auth, Engine: f.engine, Idempotency: idem,
-		MCP: f.mcp.HTTPHandler(), Public: mcpserver.MetadataHandlers(publicURL), PublicURL: publicURL})
+		MCP: f.mcp.HTTPHandler(), Public: mcpserver.MetadataHandlers(publicURL, nil), PublicURL: publicURL})
 	require.NoError(t, err)
 	f.srv.Config.Handler = a
 	f.srv.Start()
 	t.Cleanup(f.srv.Close)
-	return f
 }
 
 // publish creates and publishes a workflow on c.
@@ -154,6 +175,12 @@ func (e *events) progressMessages() []string {
 // connect opens an MCP session over streamable HTTP at /mcp+query.
 func (f *fixture) connect(query string) (*mcp.ClientSession, *events) {
 	f.t.Helper()
+	return f.connectAs(f.token, query)
+}
+
+// connectAs is connect with another token.
+func (f *fixture) connectAs(token, query string) (*mcp.ClientSession, *events) {
+	f.t.Helper()
 	ev := &events{}
 	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, &mcp.ClientOptions{
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
@@ -167,15 +194,21 @@ func (f *fixture) connect(query string) (*mcp.ClientSession, *events) {
 			ev.mu.Unlock()
 		},
 	})
+	return f.connectClient(client, query), ev
+}
+
+// connectClient connects client over streamable HTTP at /mcp+query.
+func (f *fixture) connectClient(client *mcp.Client, query string) *mcp.ClientSession {
+	f.t.Helper()
 	transport := &mcp.StreamableClientTransport{
 		Endpoint:   f.srv.URL + "/mcp" + query,
-		HTTPClient: &http.Client{Transport: bearer{token: f.token, next: http.DefaultTransport}},
+		HTTPClient: &http.Client{Transport: bearer{token: token, next: http.DefaultTransport}},
 		MaxRetries: -1,
 	}
 	session, err := client.Connect(context.Background(), transport, nil)
 	require.NoError(f.t, err)
 	f.t.Cleanup(func() { _ = session.Close() })
-	return session, ev
+	return session
 }
 
 // rest sends a REST request with the fixture's token.
@@ -236,3 +269,11 @@ const (
 
 // runnerAll lists every run.
 func runnerAll() runner.ListRunsParams { return runner.ListRunsParams{Limit: 100} }
+
+// engineRun reads a run straight from the engine.
+func (f *fixture) engineRun(t testing.TB, id string) *runner.Run {
+	t.Helper()
+	r, err := f.engine.Get(context.Background(), id)
+	require.NoError(t, err)
+	return r
+}

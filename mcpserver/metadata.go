@@ -13,11 +13,24 @@ const MetadataPath = server.WellKnownProtectedResourcePath + "/mcp"
 // MetadataHandlers serve /mcp's protected resource metadata (RFC 9728) by path, to mount
 // without authentication: the resource is publicURL + "/mcp" (publicURL as api.PublicOrigin
 // returns it; the request's Host is never used) and tokens go in the Authorization header.
-func MetadataHandlers(publicURL string) map[string]http.Handler {
-	h := server.NewProtectedResourceMetadataHandler(server.ProtectedResourceMetadataConfig{
+// With an OAuth authorization server (serve --public-url), the metadata names its issuer
+// and the scopes a client may ask for.
+func MetadataHandlers(publicURL string, oauth *AuthorizationServer) map[string]http.Handler {
+	cfg := server.ProtectedResourceMetadataConfig{
 		Resource:               publicURL + "/mcp",
 		BearerMethodsSupported: []string{"header"},
 		ResourceName:           "GoRunner",
-	})
+	}
+	if oauth != nil {
+		cfg.AuthorizationServers = []string{oauth.Issuer}
+		cfg.ScopesSupported = oauth.Scopes
+	}
+	h := server.NewProtectedResourceMetadataHandler(cfg)
 	return map[string]http.Handler{server.WellKnownProtectedResourcePath: h, MetadataPath: h}
+}
+
+// AuthorizationServer is the OAuth authorization server the metadata names.
+type AuthorizationServer struct {
+	Issuer string
+	Scopes []string
 }

@@ -31,10 +31,10 @@ func (s *Server) runWorkflowHandler(env string, own mcp.Tool) server.ToolHandler
 		if err := json.Unmarshal(outer.Input, &a); err != nil {
 			return nil, err
 		}
-		v := s.envs[env].view.Load()
+		v, scope := s.envs[env].view.Load(), callScopeOf(ctx, env)
 		wf, ok := v.byName[a.Workflow]
-		if !ok {
-			return tools.Unknown("workflow", a.Workflow, tools.Closest(a.Workflow, v.names), true), nil
+		if !ok || !scope.allows(wf) {
+			return tools.Unknown("workflow", a.Workflow, tools.Closest(a.Workflow, scope.names(v)), true), nil
 		}
 		call, problems := workflowArguments(a.Arguments, wf)
 		if problems != nil {

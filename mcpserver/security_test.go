@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/gorunner/gorunner/auth"
 	"github.com/gorunner/gorunner/mcpserver"
 	"github.com/gorunner/gorunner/runner"
 )
@@ -76,7 +77,7 @@ func rpcBody(t *testing.T, res *http.Response) map[string]any {
 // POST and DELETE gets 404 and none of its notifications; the owner keeps the session.
 func TestSessionBelongsToItsPrincipal(t *testing.T) {
 	f := newFixture(t, greetDef)
-	_, thief, err := f.auth.Create(context.Background(), "thief")
+	_, thief, err := f.auth.Issue(context.Background(), auth.IssueParams{Name: "thief", Scopes: auth.AdminScopes()})
 	require.NoError(t, err)
 	victim := f.open(f.token)
 

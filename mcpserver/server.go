@@ -26,6 +26,7 @@ import (
 
 	"github.com/gorunner/gorunner/auth"
 	"github.com/gorunner/gorunner/catalog"
+	"github.com/gorunner/gorunner/guard"
 	"github.com/gorunner/gorunner/idempotency"
 	"github.com/gorunner/gorunner/runner"
 	"github.com/gorunner/gorunner/schemas"
@@ -33,6 +34,7 @@ import (
 
 // CatalogReader is what the MCP server reads from the catalog; *catalog.Service has it.
 type CatalogReader interface {
+	guard.Catalog
 	Get(ctx context.Context, idOrName string) (*catalog.Workflow, error)
 	List(ctx context.Context, p catalog.ListWorkflowsParams) ([]*catalog.Workflow, string, error)
 	// Version returns one version of a workflow; version 0 means the latest.
@@ -122,8 +124,10 @@ func (c *Config) validate() error {
 type Server struct {
 	deps Deps
 	cfg  Config
-	log  *slog.Logger
-	envs map[string]*environment
+	// access checks what the session's principal may do with runs and hooks.
+	access *guard.Guard
+	log    *slog.Logger
+	envs   map[string]*environment
 	// metrics count the tool calls of every environment.
 	metrics *metrics
 	// companionSchemas are the compiled input schemas of the companion tools, by name.
@@ -134,6 +138,11 @@ type Server struct {
 	mu       sync.Mutex
 	stopLoop context.CancelFunc
 	loopDone chan struct{}
+
+	// tasks are the goroutines sending notifications/tasks/status; tasksCtx ends them.
+	tasks     sync.WaitGroup
+	tasksCtx  context.Context
+	stopTasks context.CancelFunc
 }
 
 // New builds the Server. Its tool set is empty until Start.
@@ -153,8 +162,10 @@ func New(deps Deps, cfg *Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{deps: deps, cfg: c, log: c.Logger, envs: map[string]*environment{}, companionSchemas: compiled, metrics: m,
+	s := &Server{deps: deps, cfg: c, access: guard.New(deps.Catalog, deps.Engine), log: c.Logger,
+		envs: map[string]*environment{}, companionSchemas: compiled, metrics: m,
 		origins: allowedOrigins(c.PublicURL, c.AllowedOrigins)}
+	s.tasksCtx, s.stopTasks = context.WithCancel(context.Background())
 	for _, env := range []string{runner.EnvProduction, runner.EnvTest} {
 		s.envs[env] = s.newEnvironment(env)
 	}
@@ -202,6 +213,8 @@ func (s *Server) Stop(ctx context.Context) error {
 			return ctx.Err()
 		}
 	}
+	s.stopTasks()
+	s.tasks.Wait()
 	for _, env := range s.envs {
 		env.http.CloseSessions(ctx)
 	}
@@ -232,14 +245,18 @@ func (s *Server) HTTPHandler() http.Handler {
 			http.Error(w, "environment must be production or test", http.StatusBadRequest)
 			return
 		}
-		env.http.ServeHTTP(w, r)
+		env.tasksHTTP.ServeHTTP(w, r)
 	}))
 }
 
 // ServeStdio serves MCP over in and out (the production tools) as principal p until in
 // ends or ctx is done. Nothing else may write to out.
 func (s *Server) ServeStdio(ctx context.Context, p auth.Principal, in io.Reader, out io.Writer) error {
-	std := server.NewStdioServer(s.envs[runner.EnvProduction].mcp)
+	env := s.envs[runner.EnvProduction]
+	std := server.NewStdioServer(env.mcp)
 	std.SetErrorLogger(slog.NewLogLogger(s.log.Handler(), slog.LevelError))
-	return std.Listen(auth.WithPrincipal(ctx, p), in, out)
+	ctx, cancel := context.WithCancel(auth.WithPrincipal(ctx, p))
+	defer cancel()
+	w := &lineWriter{out: out}
+	return std.Listen(ctx, s.taskStdio(ctx, env, in, w), w)
 }

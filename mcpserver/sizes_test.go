@@ -11,8 +11,10 @@ import (
 	"github.com/gorunner/gorunner/tools"
 )
 
-// maxGreetBytes is the issue's budget for a one-property workflow's tool in tools/list.
-const maxGreetBytes = 700
+// maxGreetBytes is the budget for a one-property workflow's tool in tools/list: the compact
+// shape's 700 bytes plus the 39 of `"execution":{"taskSupport":"optional"}`, which every
+// workflow tool carries since tasks (SPEC §5).
+const maxGreetBytes = 740
 
 // exampleDefs are the shipped example workflows.
 func exampleDefs(t testing.TB) []string {
@@ -63,6 +65,6 @@ func TestToolSizes(t *testing.T) {
 			t.Logf("%-22s %5d bytes (listed in search mode)", c.Name, len(raw))
 		}
 	}
-	require.Len(t, sizes, 4+4, "four examples and four companions")
+	require.Len(t, sizes, 5+4, "five examples and four companions")
 	require.LessOrEqual(t, sizes["greet"], maxGreetBytes)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"sync/atomic"
 	"time"
 
@@ -26,6 +27,13 @@ type environment struct {
 	tools map[string]*entry // by tool name; touched by the sync only, which is serialised
 	// view is what calls and lists read of the workflow tools, replaced whole by the sync.
 	view atomic.Pointer[view]
+	// tasksHTTP serves /mcp: the task layer in front of http.
+	tasksHTTP http.Handler
+}
+
+// lookup is the workflow tool called name, or nil.
+func (env *environment) lookup(name string) *tools.Tool {
+	return env.view.Load().byName[name]
 }
 
 // entry is one registered workflow tool and the catalog state it was built from.
@@ -43,12 +51,16 @@ func (s *Server) newEnvironment(name string) *environment {
 		server.WithInstructions(tools.Instructions),
 		server.WithToolFilter(s.listFilter(name)),
 		server.WithHooks(s.callHooks(name)),
+		server.WithResourceCapabilities(false, false),
+		server.WithTaskCapabilities(true, true, true),
 	)
 	env := &environment{name: name, mcp: m, tools: map[string]*entry{}}
 	env.view.Store(newView(nil))
 	env.http = server.NewStreamableHTTPServer(m, server.WithStreamableHTTPLogger(s.log),
 		server.WithSessionIdManagerResolver(sessionIDs{}))
+	env.tasksHTTP = s.taskHTTP(env)
 	m.SetTools(s.companionTools(env)...)
+	m.AddResourceTemplates(s.runTemplate())
 	return env
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/gorunner/gorunner/auth"
 	"github.com/gorunner/gorunner/catalog"
 	"github.com/gorunner/gorunner/idempotency"
+	"github.com/gorunner/gorunner/oauth"
 	"github.com/gorunner/gorunner/runner"
 	"github.com/gorunner/gorunner/schemas"
 )
@@ -105,6 +106,13 @@ var rules = []struct {
 	code   string
 }{
 	{auth.ErrUnauthorized, http.StatusUnauthorized, CodeUnauthorized},
+	{auth.ErrForbidden, http.StatusForbidden, CodeForbidden},
+	{oauth.ErrForbidden, http.StatusForbidden, CodeForbidden},
+	{oauth.ErrNotFound, http.StatusNotFound, CodeNotFound},
+	{auth.ErrScopeNotHeld, http.StatusForbidden, CodeForbidden},
+	{auth.ErrInvalidName, http.StatusBadRequest, CodeValidation},
+	{auth.ErrInvalidScope, http.StatusBadRequest, CodeValidation},
+	{auth.ErrInvalidExpiry, http.StatusBadRequest, CodeValidation},
 	{idempotency.ErrInvalidKey, http.StatusBadRequest, CodeValidation},
 	{idempotency.ErrKeyMismatch, http.StatusUnprocessableEntity, CodeValidation},
 	{idempotency.ErrInProgress, http.StatusConflict, CodeConflict},

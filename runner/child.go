@@ -89,7 +89,7 @@ func (s *stepExec) startChild(ctx context.Context, id string) (string, error) {
 		return "", permanent(CodeValidation, "step %q: workflow %q: %v", s.st.ID, ws.Name, err)
 	}
 	child := e.newRun(t, parent.Environment, input)
-	child.ID, child.ParentRunID, child.Depth = id, parent.ID, parent.Depth+1
+	child.ID, child.ParentRunID, child.Depth, child.StartedBy = id, parent.ID, parent.Depth+1, parent.StartedBy
 	res, err := e.admit(ctx, c, child)
 	var conflict *TokenConflictError
 	if errors.As(err, &conflict) {

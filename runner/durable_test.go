@@ -171,7 +171,7 @@ input: {type: object}
 steps: [{id: a, set: "${{ input.x }}"}]
 `)
 	first := h.run(e, name, `{"x": 1}`, runner.StatusCompleted)
-	second, err := e.Rerun(ctx, first.ID)
+	second, err := e.Rerun(ctx, first.ID, "")
 	require.NoError(t, err)
 	require.Equal(t, first.ID, second.RerunOf)
 	require.JSONEq(t, string(first.Input), string(second.Input))

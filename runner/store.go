@@ -154,6 +154,9 @@ type Run struct {
 	StartToken string `json:"-"`
 	// ParentRunID is the run whose workflow step started this one; its end wakes the parent.
 	ParentRunID string `json:"-"`
+	// StartedBy is the ID of the principal that started the run (a child run inherits its
+	// parent's); empty for webhook runs. That principal may read the run (SPEC §9).
+	StartedBy string `json:"-"`
 	// Depth is how many workflow steps nest this run: 0 for a run started from outside, its
 	// parent's Depth + 1 for a child. Fixed at admission.
 	Depth int `json:"-"`
@@ -185,6 +188,22 @@ type ListRunsParams struct {
 	Status     Status
 	Limit      int
 	Cursor     string
+	// Readable, when set, keeps only the runs it admits.
+	Readable *Readable
+}
+
+// Readable selects the runs a principal may read: those it started and those of some
+// workflows.
+type Readable struct {
+	// StartedBy is the principal's ID.
+	StartedBy string
+	// WorkflowIDs are the workflows whose runs it may read.
+	WorkflowIDs []string
+}
+
+// Admits reports whether r passes the filter.
+func (f *Readable) Admits(r *Run) bool {
+	return f == nil || (f.StartedBy != "" && r.StartedBy == f.StartedBy) || slices.Contains(f.WorkflowIDs, r.WorkflowID)
 }
 
 // SaveOptions rides along with SaveRun.

@@ -23,6 +23,8 @@ type SubmitParams struct {
 	Input json.RawMessage
 	// RerunOf is the run this one reruns, if any.
 	RerunOf string
+	// StartedBy is the ID of the principal starting the run; empty for a webhook.
+	StartedBy string
 }
 
 // SubmitResult is the run a submission answers with.
@@ -61,7 +63,7 @@ func (e *Engine) Submit(ctx context.Context, p SubmitParams) (*SubmitResult, err
 		return nil, err
 	}
 	r := e.newRun(t, env, input)
-	r.RerunOf = p.RerunOf
+	r.RerunOf, r.StartedBy = p.RerunOf, p.StartedBy
 	return e.admit(ctx, c, r)
 }
 
@@ -220,13 +222,13 @@ func runEnv(r *Run) map[string]any {
 }
 
 // Rerun starts a new run with the same input and environment as run id, on the workflow's
-// current version, with RerunOf set.
-func (e *Engine) Rerun(ctx context.Context, id string) (*Run, error) {
+// current version, with RerunOf set, started by the principal startedBy.
+func (e *Engine) Rerun(ctx context.Context, id, startedBy string) (*Run, error) {
 	old, err := e.store.GetRun(ctx, id)
 	if err != nil {
 		return nil, fmt.Errorf("reading run %s: %w", id, err)
 	}
-	res, err := e.Submit(ctx, SubmitParams{Workflow: old.WorkflowID, Environment: old.Environment, Input: old.Input, RerunOf: id})
+	res, err := e.Submit(ctx, SubmitParams{Workflow: old.WorkflowID, Environment: old.Environment, Input: old.Input, RerunOf: id, StartedBy: startedBy})
 	if err != nil {
 		return nil, err
 	}
@@ -242,6 +244,8 @@ type RerunManyParams struct {
 	RunIDs   []string
 	Workflow string
 	Status   Status
+	// StartedBy is the ID of the principal starting the new runs.
+	StartedBy string
 }
 
 // RerunMany reruns up to MaxBulkRerun runs and returns the new runs in order.
@@ -252,7 +256,7 @@ func (e *Engine) RerunMany(ctx context.Context, p RerunManyParams) ([]*Run, erro
 	}
 	out := make([]*Run, 0, len(ids))
 	for _, id := range ids {
-		r, err := e.Rerun(ctx, id)
+		r, err := e.Rerun(ctx, id, p.StartedBy)
 		if err != nil {
 			return out, fmt.Errorf("rerunning run %s: %w", id, err)
 		}

@@ -104,6 +104,8 @@ type HookStep struct {
 	OnConflict string   `json:"onConflict,omitempty" jsonschema:"enum=fail,enum=reject,enum=adopt,enum=forward,enum=supersede,enum=continue"`
 	Timeout    Duration `json:"timeout,omitempty"`
 	Payload    any      `json:"payload,omitempty"`
+	// Ask, when set, asks the person for the payload through the MCP client (SPEC §5).
+	Ask *HookAsk `json:"ask,omitempty"`
 }
 
 // SleepStep waits for a duration or until a time (RFC 3339, may be an expression).

@@ -104,6 +104,9 @@ func (v *validator) hook(p string, h *HookStep, i int) {
 	if h.Payload != nil {
 		v.template(p+"/payload", h.Payload, i)
 	}
+	if h.Ask != nil {
+		v.ask(p+"/ask", h.Ask, i)
+	}
 }
 
 func (v *validator) sleep(p string, s *SleepStep, i int) {

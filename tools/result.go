@@ -52,10 +52,12 @@ func (r Result) Replay(replayed bool) Result {
 
 // CallResult is the tool result of a run: its state as structuredContent and as JSON
 // text. A failed or cancelled run is an error result; a pending, running or waiting one is
-// not — its status tells the agent to continue with gorunner_get_run.
+// not — its status tells the agent to continue with gorunner_get_run. It links the run as
+// a resource, which the client may read or subscribe to later.
 func (r Result) CallResult() *mcp.CallToolResult {
 	res := Structured(r)
 	res.IsError = r.Status == runner.StatusFailed || r.Status == runner.StatusCancelled
+	res.Content = append(res.Content, RunLink(r.RunID))
 	return res
 }
 

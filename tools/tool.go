@@ -58,6 +58,8 @@ func FromDefinition(def *schemas.Definition) (*Tool, error) {
 		return nil, fmt.Errorf("tool %q: %w", def.Name, err)
 	}
 	t.Annotations = Annotations(def)
+	// A run is durable, so every call may run as a task (SPEC §5, Tasks).
+	t.Execution = &mcp.ToolExecution{TaskSupport: mcp.TaskSupportOptional}
 	return &Tool{Tool: t, Input: compiled, Definition: def, terms: termsOf(def)}, nil
 }
 

@@ -24,6 +24,7 @@ func Run(t *testing.T, newStore func(t *testing.T) auth.Store) {
 		{"CreateAndFind", testCreateAndFind},
 		{"ListOldestFirst", testListOldestFirst},
 		{"DeleteAndCount", testDeleteAndCount},
+		{"ScopesExpiryAudience", testScopesExpiryAudience},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -35,7 +36,7 @@ func Run(t *testing.T, newStore func(t *testing.T) auth.Store) {
 
 func newToken(id string, at time.Time) *auth.Token {
 	h := sha256.Sum256([]byte("gr_secret_" + id))
-	return &auth.Token{ID: id, Name: "name-" + id, Hash: h[:], CreatedAt: at}
+	return &auth.Token{ID: id, Name: "name-" + id, Hash: h[:], Scopes: auth.AdminScopes(), CreatedAt: at}
 }
 
 func hashOf(secret string) []byte {
@@ -98,4 +99,35 @@ func testDeleteAndCount(t *testing.T, s auth.Store) {
 	require.NoError(t, err)
 	require.Len(t, ts, 1)
 	require.Equal(t, "t2", ts[0].ID)
+}
+
+func testScopesExpiryAudience(t *testing.T, s auth.Store) {
+	ctx := context.Background()
+	scopes, err := auth.ParseScopes([]string{"runs:write:tag=billing", "runs:read:workflow=greet", "workflows:write"})
+	require.NoError(t, err)
+	exp := base.Add(time.Hour)
+	want := newToken("scoped", base)
+	want.Scopes, want.ExpiresAt, want.Audience = scopes, &exp, auth.AudienceMCP
+	require.NoError(t, s.CreateToken(ctx, want))
+	require.NoError(t, s.CreateToken(ctx, newToken("plain", base)))
+
+	got, err := s.TokenByHash(ctx, hashOf("gr_secret_scoped"))
+	require.NoError(t, err)
+	require.Equal(t, scopes, got.Scopes)
+	require.Equal(t, auth.AudienceMCP, got.Audience)
+	require.NotNil(t, got.ExpiresAt)
+	require.Truef(t, exp.Equal(*got.ExpiresAt), "expires at %v, want %v", got.ExpiresAt, exp)
+
+	ts, err := s.ListTokens(ctx)
+	require.NoError(t, err)
+	require.Len(t, ts, 2)
+	for _, tok := range ts {
+		if tok.ID == "plain" {
+			require.Equal(t, auth.AdminScopes(), tok.Scopes)
+			require.Nil(t, tok.ExpiresAt, "a token without expiry reads back without one")
+			require.Empty(t, tok.Audience)
+		} else {
+			require.Equal(t, scopes, tok.Scopes)
+		}
+	}
 }

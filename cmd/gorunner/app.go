@@ -17,6 +17,7 @@ import (
 	"github.com/gorunner/gorunner/catalog"
 	"github.com/gorunner/gorunner/examples"
 	"github.com/gorunner/gorunner/idempotency"
+	"github.com/gorunner/gorunner/oauth"
 	"github.com/gorunner/gorunner/runner"
 	"github.com/gorunner/gorunner/store/redisstore"
 	"github.com/gorunner/gorunner/store/sqlitestore"
@@ -44,6 +45,7 @@ type store interface {
 	auth.Store
 	idempotency.Store
 	runner.Store
+	oauth.Store
 	Ping(ctx context.Context) error
 	Close() error
 }
@@ -169,7 +171,7 @@ func (a *app) ensureAdminToken(ctx context.Context, out io.Writer) error {
 	if err != nil || n > 0 {
 		return err
 	}
-	_, secret, err := a.auth.Create(ctx, "admin")
+	_, secret, err := a.auth.Issue(ctx, auth.IssueParams{Name: "admin", Scopes: auth.AdminScopes()})
 	if err != nil {
 		return err
 	}

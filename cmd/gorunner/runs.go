@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/gorunner/gorunner/internal/page"
+	"github.com/gorunner/gorunner/internal/limits"
 	"github.com/gorunner/gorunner/runner"
 )
 
@@ -70,7 +70,7 @@ func newRunsListCommand(o *clientOpts) *cobra.Command {
 	}
 	cmd.Flags().StringVar(&workflow, "workflow", "", "only runs of this workflow (name or ID)")
 	cmd.Flags().StringVar(&status, "status", "", "only runs in this status: "+runner.StatusList())
-	cmd.Flags().IntVar(&limit, "limit", 20, fmt.Sprintf("how many runs at most (1–%d)", page.MaxLimit))
+	cmd.Flags().IntVar(&limit, "limit", 20, fmt.Sprintf("how many runs at most (1–%d)", limits.MaxPage))
 	return cmd
 }
 

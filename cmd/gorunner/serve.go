@@ -50,7 +50,7 @@ func newServeCommand(g *globals) *cobra.Command {
 	fl := cmd.Flags()
 	fl.StringVar(&f.addr, "addr", "127.0.0.1:8080", "listen address (env GORUNNER_ADDR)")
 	fl.BoolVar(&f.examples, "examples", false, "create and publish the example workflows (env GORUNNER_EXAMPLES)")
-	fl.StringVar(&f.publicURL, "public-url", "", "URL clients reach this server at, used in every absolute URL it writes (webhook URLs, /mcp resource metadata); default http://<addr> (env GORUNNER_PUBLIC_URL)")
+	fl.StringVar(&f.publicURL, "public-url", "", "URL clients reach this server at, used in every absolute URL it writes (webhook URLs, /mcp resource metadata); default http://<addr>; set, it turns on the OAuth authorization server for /mcp (env GORUNNER_PUBLIC_URL)")
 	fl.StringSliceVar(&f.allowedOrigins, "allowed-origins", nil, "further browser origins allowed to call /mcp besides the public URL's, comma-separated (env GORUNNER_ALLOWED_ORIGINS)")
 	httpAllowFlag(fl, &f.httpAllow)
 	fl.DurationVar(&f.leaseTTL, "lease-ttl", 30*time.Second, "how long a run stays claimed by a process that stops renewing it (env GORUNNER_LEASE_TTL)")
@@ -126,10 +126,14 @@ func serve(cmd *cobra.Command, g *globals, f *serveFlags) error {
 	if err != nil {
 		return err
 	}
+	oa, as, err := newOAuth(a, f.publicURL != "", publicURL)
+	if err != nil {
+		return err
+	}
 	srv, err := api.New(api.Config{
 		Catalog: a.catalog, Auth: a.auth, Engine: engine, Idempotency: idem, Logger: a.log,
 		Ready: a.store.Ping, Metrics: promhttp.HandlerFor(reg, promhttp.HandlerOpts{}), PublicURL: publicURL,
-		MCP: mcpSrv.HTTPHandler(), Public: mcpserver.MetadataHandlers(publicURL), Console: web,
+		MCP: mcpSrv.HTTPHandler(), Public: mcpserver.MetadataHandlers(publicURL, as), OAuth: oa, Console: web,
 	})
 	if err != nil {
 		return err

@@ -6,24 +6,14 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/gorunner/gorunner/auth"
+	"github.com/gorunner/gorunner/oauth"
 )
 
 func newTokenCommand(g *globals) *cobra.Command {
 	cmd := &cobra.Command{Use: "token", Short: "Create, list and revoke API tokens"}
-	cmd.AddCommand(&cobra.Command{
-		Use:     "create NAME",
-		Short:   "Create a token and print it alone on one line (it is shown once)",
-		Example: "  export GORUNNER_TOKEN=$(gorunner token create ci)",
-		Args:    cobra.ExactArgs(1),
-		RunE: withApp(g, func(cmd *cobra.Command, args []string, a *app) error {
-			_, secret, err := a.auth.Create(cmd.Context(), args[0])
-			if err != nil {
-				return err
-			}
-			fmt.Fprintln(cmd.OutOrStdout(), secret)
-			return nil
-		}),
-	}, &cobra.Command{
+	cmd.AddCommand(newTokenCreateCommand(g), &cobra.Command{
 		Use:   "list",
 		Short: "List tokens (never their secrets)",
 		Args:  cobra.NoArgs,
@@ -33,20 +23,57 @@ func newTokenCommand(g *globals) *cobra.Command {
 				return err
 			}
 			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "ID\tNAME\tCREATED")
+			fmt.Fprintln(tw, "ID\tNAME\tSCOPES\tEXPIRES\tCREATED")
 			for _, t := range list {
-				fmt.Fprintf(tw, "%s\t%s\t%s\n", t.ID, t.Name, t.CreatedAt.Format(time.RFC3339))
+				expires := "never"
+				if t.ExpiresAt != nil {
+					expires = t.ExpiresAt.Format(time.RFC3339)
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", t.ID, t.Name, t.Scopes, expires, t.CreatedAt.Format(time.RFC3339))
 			}
 			return tw.Flush()
 		}),
 	}, &cobra.Command{
 		Use:   "revoke ID",
-		Short: "Revoke a token; the next request with it is refused",
+		Short: "Revoke a token, and the OAuth grants it approved; the next request with any of them is refused",
 		Args:  cobra.ExactArgs(1),
 		RunE: withApp(g, func(cmd *cobra.Command, args []string, a *app) error {
-			return a.auth.Revoke(cmd.Context(), args[0])
+			return oauth.RevokeToken(cmd.Context(), a.store, a.auth, args[0])
 		}),
 	})
+	return cmd
+}
+
+func newTokenCreateCommand(g *globals) *cobra.Command {
+	var scopes []string
+	var expires time.Duration
+	cmd := &cobra.Command{
+		Use:   "create NAME",
+		Short: "Create a token and print it alone on one line (it is shown once)",
+		Example: "  export GORUNNER_TOKEN=$(gorunner token create ci)\n" +
+			"  gorunner token create billing-agent --scope runs:write:tag=billing --scope runs:read:tag=billing --expires 720h",
+		Args: cobra.ExactArgs(1),
+		RunE: withApp(g, func(cmd *cobra.Command, args []string, a *app) error {
+			p := auth.IssueParams{Name: args[0], Scopes: auth.AdminScopes(), ExpiresIn: expires}
+			if len(scopes) > 0 {
+				var err error
+				if p.Scopes, err = auth.ParseScopes(scopes); err != nil {
+					return err
+				}
+			}
+			if cmd.Flags().Changed("expires") && expires <= 0 {
+				return fmt.Errorf("%w: --expires %s", auth.ErrInvalidExpiry, expires)
+			}
+			_, secret, err := a.auth.Issue(cmd.Context(), p)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintln(cmd.OutOrStdout(), secret)
+			return nil
+		}),
+	}
+	cmd.Flags().StringArrayVar(&scopes, "scope", nil, "a scope the token carries (repeatable): admin, workflows:write, runs:write, runs:read, runs:*:workflow=NAME, runs:*:tag=TAG (default admin)")
+	cmd.Flags().DurationVar(&expires, "expires", 0, "the token's lifetime as a Go duration, e.g. 720h (default: never expires)")
 	return cmd
 }
 

@@ -27,6 +27,7 @@ func fullRun() *runner.Run {
 	r.CancelRequested = true
 	r.StartToken = "order:1"
 	r.ParentRunID = "parent"
+	r.StartedBy = "principal-1"
 	r.Depth = 3
 	r.Steps = []*runner.StepRecord{{
 		ID: "st-1", StepID: "run-full/call/1", Status: runner.StepCompleted, Attempts: 2,
@@ -55,6 +56,7 @@ func requireRun(t *testing.T, want, got *runner.Run) {
 	require.Equal(t, want.CancelRequested, got.CancelRequested)
 	require.Equal(t, want.StartToken, got.StartToken)
 	require.Equal(t, want.ParentRunID, got.ParentRunID)
+	require.Equal(t, want.StartedBy, got.StartedBy)
 	require.Equal(t, want.Depth, got.Depth)
 	requireTime(t, want.CreatedAt, got.CreatedAt)
 	requireTimePtr(t, want.StartedAt, got.StartedAt)
@@ -116,17 +118,17 @@ func testCreateAndGet(t *testing.T, s runner.Store) {
 
 func testList(t *testing.T, s runner.Store) {
 	ctx := context.Background()
-	mk := func(id string, created time.Duration, wf string, st runner.Status) *runner.Run {
+	mk := func(id string, created time.Duration, wf string, st runner.Status, by string) *runner.Run {
 		r := newRun(id, created, -1)
-		r.WorkflowID, r.Status = wf, st
+		r.WorkflowID, r.Status, r.StartedBy = wf, st, by
 		return r
 	}
 	create(t, s,
-		mk("r1", 1*time.Second, "wf-a", runner.StatusCompleted),
-		mk("r2", 2*time.Second, "wf-b", runner.StatusFailed),
-		mk("r3", 3*time.Second, "wf-a", runner.StatusFailed),
-		mk("r4", 4*time.Second, "wf-b", runner.StatusPending),
-		mk("r5", 5*time.Second, "wf-a", runner.StatusFailed),
+		mk("r1", 1*time.Second, "wf-a", runner.StatusCompleted, "alice"),
+		mk("r2", 2*time.Second, "wf-b", runner.StatusFailed, "bob"),
+		mk("r3", 3*time.Second, "wf-a", runner.StatusFailed, ""),
+		mk("r4", 4*time.Second, "wf-b", runner.StatusPending, "alice"),
+		mk("r5", 5*time.Second, "wf-a", runner.StatusFailed, "bob"),
 	)
 	tests := []struct {
 		name string
@@ -138,6 +140,11 @@ func testList(t *testing.T, s runner.Store) {
 		{"status", runner.ListRunsParams{Status: runner.StatusFailed}, []string{"r5", "r3", "r2"}},
 		{"both", runner.ListRunsParams{WorkflowID: "wf-b", Status: runner.StatusFailed}, []string{"r2"}},
 		{"none", runner.ListRunsParams{WorkflowID: "wf-z"}, []string{}},
+		{"own", runner.ListRunsParams{Readable: &runner.Readable{StartedBy: "alice"}}, []string{"r4", "r1"}},
+		{"own or workflow", runner.ListRunsParams{Readable: &runner.Readable{StartedBy: "bob", WorkflowIDs: []string{"wf-a"}}}, []string{"r5", "r3", "r2", "r1"}},
+		{"workflows only", runner.ListRunsParams{Readable: &runner.Readable{WorkflowIDs: []string{"wf-b", "wf-z"}}}, []string{"r4", "r2"}},
+		{"nothing readable", runner.ListRunsParams{Readable: &runner.Readable{}}, []string{}},
+		{"readable and status", runner.ListRunsParams{Status: runner.StatusFailed, Readable: &runner.Readable{StartedBy: "bob"}}, []string{"r5", "r2"}},
 	}
 	for _, tc := range tests {
 		runs, next, err := s.ListRuns(ctx, tc.p)

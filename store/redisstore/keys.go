@@ -60,6 +60,21 @@ func (k keys) queuePrefix() string             { return k.p + "pq:" } // zset of
 func (k keys) queue(env, token string) string  { return k.queuePrefix() + hookMember(env, token) }
 func (k keys) payloadSeq() string              { return k.p + "payload:seq" }
 
+// OAuth. Secrets' SHA-256 appear in key names as hex.
+
+func (k keys) oauthClient(id string) string       { return k.p + "oauth:client:" + id }
+func (k keys) oauthCode(hexHash string) string    { return k.p + "oauth:code:" + hexHash }
+func (k keys) oauthSignIn(hexHash string) string  { return k.p + "oauth:signin:" + hexHash }
+func (k keys) oauthGrantPrefix() string           { return k.p + "oauth:grant:" }
+func (k keys) oauthGrant(id string) string        { return k.oauthGrantPrefix() + id }
+func (k keys) oauthGrantTokens(id string) string  { return k.p + "oauth:granttokens:" + id }  // list of token IDs
+func (k keys) oauthGrantRefresh(id string) string { return k.p + "oauth:grantrefresh:" + id } // set of refresh hashes
+func (k keys) oauthRefresh() string               { return k.p + "oauth:refresh" }            // hash: refresh hash → grant ID
+func (k keys) oauthGrants() string                { return k.p + "oauth:grants" }             // lex zset of created:ID
+func (k keys) oauthGrantsOf(principal string) string {
+	return k.p + "oauth:grants:p:" + principal
+}
+
 // hookMember names a token within its environment; environments hold no colon.
 func hookMember(env, token string) string { return env + ":" + token }
 

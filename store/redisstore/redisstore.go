@@ -51,6 +51,7 @@ import (
 	"github.com/gorunner/gorunner/auth"
 	"github.com/gorunner/gorunner/catalog"
 	"github.com/gorunner/gorunner/idempotency"
+	"github.com/gorunner/gorunner/oauth"
 	"github.com/gorunner/gorunner/runner"
 )
 
@@ -59,6 +60,7 @@ var (
 	_ auth.Store        = (*Store)(nil)
 	_ idempotency.Store = (*Store)(nil)
 	_ runner.Store      = (*Store)(nil)
+	_ oauth.Store       = (*Store)(nil)
 )
 
 // DefaultPrefix is the key prefix when Config.Prefix is empty.
@@ -142,6 +144,7 @@ type scripts struct {
 	claimKey, completeKey, releaseKey                                              *redis.Script
 	createRun, claimRuns, renewLeases, saveRun, releaseRun, requestCancel, wakeRun *redis.Script
 	claimToken, enqueuePayload, nextPayload                                        *redis.Script
+	exchangeCode, rotateRefresh, deleteGrant                                       *redis.Script
 }
 
 func loadScripts() (*scripts, error) {
@@ -167,6 +170,7 @@ func loadScripts() (*scripts, error) {
 		renewLeases: load("renew_leases"), saveRun: load("save_run"), releaseRun: load("release_run"),
 		requestCancel: load("request_cancel"), wakeRun: load("wake_run"), claimToken: load("claim_token"),
 		enqueuePayload: load("enqueue_payload"), nextPayload: load("next_payload"),
+		exchangeCode: load("exchange_code"), rotateRefresh: load("rotate_refresh"), deleteGrant: load("delete_grant"),
 	}
 	return sc, firstErr
 }
@@ -178,6 +182,7 @@ const (
 	replyLeaseLost = "GR_LEASELOST"
 	replyFinished  = "GR_FINISHED"
 	replyToken     = "GR_TOKEN" // followed by the owner's run ID
+	replyUsed      = "GR_USED"
 	replyAllSteps  = "GR_ALLSTEPS"
 )
 

@@ -18,6 +18,8 @@ import (
 	"github.com/gorunner/gorunner/catalog/catalogtest"
 	"github.com/gorunner/gorunner/idempotency"
 	"github.com/gorunner/gorunner/idempotency/idemtest"
+	"github.com/gorunner/gorunner/oauth"
+	"github.com/gorunner/gorunner/oauth/oauthtest"
 	"github.com/gorunner/gorunner/runner"
 	"github.com/gorunner/gorunner/runner/runnertest"
 	"github.com/gorunner/gorunner/store/redisstore"
@@ -41,6 +43,13 @@ func redisURL(t testing.TB) string {
 // when the test ends.
 func fresh(t testing.TB) *redisstore.Store {
 	t.Helper()
+	s, _, _ := freshAt(t)
+	return s
+}
+
+// freshAt is fresh, also answering the Redis URL and the store's key prefix.
+func freshAt(t testing.TB) (*redisstore.Store, string, string) {
+	t.Helper()
 	url := redisURL(t)
 	prefix := "gorunner-test:" + randomHex(t) + ":"
 	s, err := redisstore.Open(context.Background(), url, &redisstore.Config{Prefix: prefix})
@@ -49,7 +58,7 @@ func fresh(t testing.TB) *redisstore.Store {
 		require.NoError(t, s.Close())
 		deletePrefix(t, url, prefix)
 	})
-	return s
+	return s, url, prefix
 }
 
 func randomHex(t testing.TB) string {
@@ -101,6 +110,11 @@ func TestIdempotencyStore(t *testing.T) {
 func TestRunnerStore(t *testing.T) {
 	t.Parallel()
 	runnertest.Run(t, func(t *testing.T) runner.Store { return fresh(t) })
+}
+
+func TestOAuthStore(t *testing.T) {
+	t.Parallel()
+	oauthtest.Run(t, func(t *testing.T) oauth.Store { return fresh(t) })
 }
 
 // TestLegacyStepsField reads a run stored before steps had a hash field each (one 'steps'

@@ -10,7 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/gorunner/gorunner/internal/page"
+	"github.com/gorunner/gorunner/internal/limits"
 	"github.com/gorunner/gorunner/runner"
 	"github.com/gorunner/gorunner/store/storecodec"
 )
@@ -34,7 +34,7 @@ func runFields(r *runner.Run, st storecodec.RunState) []any {
 		"rerun_of", r.RerunOf, "created_at", ts(r.CreatedAt), "started_at", tsPtr(r.StartedAt),
 		"finished_at", tsPtr(r.FinishedAt), "definition", []byte(r.Definition), "wake_at", ts(r.WakeAt),
 		"poke_at", ts(time.Time{}), "cancel_requested", boolArg(r.CancelRequested), "start_token", r.StartToken,
-		"parent_run_id", r.ParentRunID, "depth", r.Depth, "claims", 0, "lease_owner", "",
+		"parent_run_id", r.ParentRunID, "depth", r.Depth, "claims", 0, "started_by", r.StartedBy, "lease_owner", "",
 		"lease_until", ts(time.Time{}), "sort_key", sortKey(r.CreatedAt, r.ID),
 	}
 	return append(f, stepFields(st.Steps)...)
@@ -85,7 +85,7 @@ func decodeRun(m map[string]string) (*runner.Run, error) {
 		Output: f.bytes("output"), RerunOf: f.str("rerun_of"), CreatedAt: f.time("created_at"),
 		StartedAt: f.timePtr("started_at"), FinishedAt: f.timePtr("finished_at"), Definition: f.bytes("definition"),
 		WakeAt: f.time("wake_at"), CancelRequested: f.bool("cancel_requested"), StartToken: f.str("start_token"),
-		ParentRunID: f.str("parent_run_id"), Depth: f.int("depth"), Claims: f.int("claims"),
+		ParentRunID: f.str("parent_run_id"), Depth: f.int("depth"), Claims: f.int("claims"), StartedBy: f.str("started_by"),
 	}
 	var err error
 	if r.Error, err = unmarshalOrNil[runner.Error](f.str("error")); err != nil {
@@ -187,9 +187,9 @@ func (s *Store) ListRuns(ctx context.Context, p runner.ListRunsParams) ([]*runne
 	case p.Status != "":
 		index = s.k.runsByStatus(string(p.Status))
 	}
-	limit := page.Clamp(p.Limit)
+	limit := limits.Page(p.Limit)
 	runs, err := s.collectRuns(ctx, index, upper, limit+1, func(r *runner.Run) bool {
-		return p.Status == "" || r.Status == p.Status
+		return (p.Status == "" || r.Status == p.Status) && p.Readable.Admits(r)
 	})
 	if err != nil {
 		return nil, "", fmt.Errorf("listing runs: %w", err)

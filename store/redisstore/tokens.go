@@ -18,8 +18,16 @@ func decodeToken(m map[string]string) (*auth.Token, error) {
 	if f.str("id") == "" {
 		return nil, nil
 	}
-	t := &auth.Token{ID: f.str("id"), Name: f.str("name"), Hash: f.bytes("hash"), CreatedAt: f.time("created_at")}
-	return t, f.err
+	t := &auth.Token{ID: f.str("id"), Name: f.str("name"), Hash: f.bytes("hash"), Audience: f.str("audience"),
+		CreatedAt: f.time("created_at"), ExpiresAt: f.timePtr("expires_at")}
+	if f.err != nil {
+		return nil, f.err
+	}
+	var err error
+	if t.Scopes, err = auth.StoredScopes(f.str("scopes")); err != nil {
+		return nil, fmt.Errorf("token %q: %w", t.ID, err)
+	}
+	return t, nil
 }
 
 // CreateToken inserts t. A duplicate ID or hash is an error.
@@ -28,6 +36,7 @@ func (s *Store) CreateToken(ctx context.Context, t *auth.Token) error {
 	_, err := s.run(ctx, s.scripts.createToken, map[string]error{replyConflict: errDuplicate},
 		[]string{s.k.token(t.ID), s.k.tokenHashes(), s.k.tokensByCreated()},
 		t.ID, t.Hash, member, "id", t.ID, "name", t.Name, "hash", t.Hash,
+		"scopes", t.Scopes.String(), "expires_at", tsPtr(t.ExpiresAt), "audience", t.Audience,
 		"created_at", ts(t.CreatedAt), "sort_key", member)
 	return wrapErr(fmt.Sprintf("creating token %q", t.Name), err)
 }

@@ -80,5 +80,11 @@ func loadMigrations() ([]migration, error) {
 		ms = append(ms, migration{version: v, name: base, sql: string(b)})
 	}
 	sort.Slice(ms, func(i, j int) bool { return ms[i].version < ms[j].version })
+	for i := 1; i < len(ms); i++ {
+		if ms[i].version == ms[i-1].version {
+			// Two branches picked one number: the second would be skipped silently.
+			return nil, fmt.Errorf("migrations %s and %s share version %d", ms[i-1].name, ms[i].name, ms[i].version)
+		}
+	}
 	return ms, nil
 }

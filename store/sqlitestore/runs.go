@@ -7,14 +7,14 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/gorunner/gorunner/internal/page"
+	"github.com/gorunner/gorunner/internal/limits"
 	"github.com/gorunner/gorunner/runner"
 	"github.com/gorunner/gorunner/store/storecodec"
 )
 
 const runCols = `id, workflow_id, workflow, version, environment, status, input, output, error,
 	waiting_on, rerun_of, created_at, started_at, finished_at, definition, wake_at, cancel_requested,
-	start_token, parent_run_id, depth, claims`
+	start_token, parent_run_id, depth, claims, started_by`
 
 // notTerminal is the SQL condition for a run that has not ended.
 const notTerminal = `status NOT IN ('completed', 'failed', 'cancelled')`
@@ -33,7 +33,7 @@ func scanRun(row scanner) (*runner.Run, error) {
 	err := row.Scan(&r.ID, &r.WorkflowID, &r.Workflow, &r.Version, &r.Environment, &r.Status,
 		&x.input, &x.output, &x.errJSON, &x.waiting, &r.RerunOf, &x.created, &x.started,
 		&x.finished, &x.definition, &x.wake, &r.CancelRequested, &r.StartToken, &r.ParentRunID,
-		&r.Depth, &r.Claims)
+		&r.Depth, &r.Claims, &r.StartedBy)
 	if err != nil {
 		return nil, err
 	}
@@ -125,11 +125,11 @@ func (s *Store) CreateRun(ctx context.Context, r *runner.Run, start *runner.Hook
 	}
 	return s.write(ctx, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO runs (`+runCols+`)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0)`,
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?)`,
 			r.ID, r.WorkflowID, r.Workflow, r.Version, r.Environment, r.Status, []byte(r.Input),
 			[]byte(r.Output), st.Error, st.WaitingOn, r.RerunOf, nanos(r.CreatedAt),
 			nanosPtr(r.StartedAt), nanosPtr(r.FinishedAt), []byte(r.Definition), nanos(r.WakeAt),
-			r.CancelRequested, r.StartToken, r.ParentRunID, r.Depth)
+			r.CancelRequested, r.StartToken, r.ParentRunID, r.Depth, r.StartedBy)
 		if err != nil {
 			return fmt.Errorf("creating run %s: %w", r.ID, err)
 		}
@@ -175,11 +175,15 @@ type runCursor struct {
 	ID        string `json:"i"`
 }
 
-// ListRuns lists runs newest first (created_at, then ID, descending), filtered by workflow
-// and status.
+// ListRuns lists runs newest first (created_at, then ID, descending), filtered by workflow,
+// status and readability.
 func (s *Store) ListRuns(ctx context.Context, p runner.ListRunsParams) ([]*runner.Run, string, error) {
 	var where []string
 	var args []any
+	if p.Readable != nil {
+		cond, cargs := readableCond(p.Readable)
+		where, args = append(where, cond), append(args, cargs...)
+	}
 	if p.WorkflowID != "" {
 		where, args = append(where, "workflow_id = ?"), append(args, p.WorkflowID)
 	}
@@ -198,7 +202,7 @@ func (s *Store) ListRuns(ctx context.Context, p runner.ListRunsParams) ([]*runne
 	if len(where) > 0 {
 		query += ` WHERE ` + strings.Join(where, " AND ")
 	}
-	limit := page.Clamp(p.Limit)
+	limit := limits.Page(p.Limit)
 	var runs []*runner.Run
 	err := s.read(ctx, func(q querier) error {
 		rows, err := q.QueryContext(ctx, query+` ORDER BY created_at DESC, id DESC LIMIT ?`, append(args, limit+1)...)
@@ -220,4 +224,24 @@ func (s *Store) ListRuns(ctx context.Context, p runner.ListRunsParams) ([]*runne
 	last := runs[limit-1]
 	next, err := storecodec.EncodeCursor(runCursor{CreatedAt: nanos(last.CreatedAt), ID: last.ID})
 	return runs, next, err
+}
+
+// readableCond is the SQL condition of a runner.Readable: started by the principal, or of
+// one of the workflows.
+func readableCond(f *runner.Readable) (string, []any) {
+	var conds []string
+	var args []any
+	if f.StartedBy != "" {
+		conds, args = append(conds, "started_by = ?"), append(args, f.StartedBy)
+	}
+	if len(f.WorkflowIDs) > 0 {
+		conds = append(conds, "workflow_id IN (?"+strings.Repeat(", ?", len(f.WorkflowIDs)-1)+")")
+		for _, id := range f.WorkflowIDs {
+			args = append(args, id)
+		}
+	}
+	if len(conds) == 0 {
+		return "0", nil
+	}
+	return "(" + strings.Join(conds, " OR ") + ")", args
 }

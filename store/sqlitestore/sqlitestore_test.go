@@ -17,6 +17,8 @@ import (
 	"github.com/gorunner/gorunner/catalog/catalogtest"
 	"github.com/gorunner/gorunner/idempotency"
 	"github.com/gorunner/gorunner/idempotency/idemtest"
+	"github.com/gorunner/gorunner/oauth"
+	"github.com/gorunner/gorunner/oauth/oauthtest"
 	"github.com/gorunner/gorunner/runner"
 	"github.com/gorunner/gorunner/runner/runnertest"
 	"github.com/gorunner/gorunner/store/sqlitestore"
@@ -152,6 +154,11 @@ func TestConcurrentFirstOpen(t *testing.T) {
 	v, err := open(t, path).CatalogVersion(ctx)
 	require.NoError(t, err)
 	require.Zero(t, v, "the schema was created once")
+}
+
+func TestOAuthStore(t *testing.T) {
+	t.Parallel()
+	oauthtest.Run(t, func(t *testing.T) oauth.Store { return fresh(t) })
 }
 
 // TestConnectionsBeforeHostsAreBoundToNoHost rolls a file back to the schema before

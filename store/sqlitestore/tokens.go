@@ -8,23 +8,28 @@ import (
 	"github.com/gorunner/gorunner/auth"
 )
 
-const tokenCols = `id, name, hash, created_at`
+const tokenCols = `id, name, hash, scopes, expires_at, audience, created_at`
 
 func scanToken(row scanner) (*auth.Token, error) {
 	var t auth.Token
-	var created int64
-	if err := row.Scan(&t.ID, &t.Name, &t.Hash, &created); err != nil {
+	var scopes string
+	var created, expires int64
+	if err := row.Scan(&t.ID, &t.Name, &t.Hash, &scopes, &expires, &t.Audience, &created); err != nil {
 		return nil, err
 	}
-	t.CreatedAt = fromNanos(created)
+	var err error
+	if t.Scopes, err = auth.StoredScopes(scopes); err != nil {
+		return nil, fmt.Errorf("token %q: %w", t.ID, err)
+	}
+	t.CreatedAt, t.ExpiresAt = fromNanos(created), fromNanosPtr(expires)
 	return &t, nil
 }
 
 // CreateToken inserts t. A duplicate ID or hash is an error.
 func (s *Store) CreateToken(ctx context.Context, t *auth.Token) error {
 	return s.write(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO api_tokens (`+tokenCols+`) VALUES (?, ?, ?, ?)`,
-			t.ID, t.Name, t.Hash, nanos(t.CreatedAt))
+		_, err := tx.ExecContext(ctx, `INSERT INTO api_tokens (`+tokenCols+`) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+			t.ID, t.Name, t.Hash, t.Scopes.String(), nanosPtr(t.ExpiresAt), t.Audience, nanos(t.CreatedAt))
 		if err != nil {
 			return fmt.Errorf("creating token %q: %w", t.Name, err)
 		}

@@ -1,0 +1,112 @@
+package main_test
+
+import (
+	"bufio"
+	"encoding/json"
+	"io"
+	"os"
+	"os/exec"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// rawMCP is `gorunner mcp` driven with raw JSON-RPC lines, as a client without an SDK.
+type rawMCP struct {
+	cmd  *exec.Cmd
+	in   io.WriteCloser
+	msgs chan map[string]any
+}
+
+func startRawMCP(t *testing.T, dataDir, token string) *rawMCP {
+	t.Helper()
+	cmd := exec.Command(binary(t), "mcp", "--data-dir", dataDir)
+	cmd.Env = append(os.Environ(), "GORUNNER_LOG_LEVEL=warn", "GORUNNER_TOKEN="+token)
+	cmd.Stderr = os.Stderr
+	in, err := cmd.StdinPipe()
+	require.NoError(t, err)
+	out, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	m := &rawMCP{cmd: cmd, in: in, msgs: make(chan map[string]any, 64)}
+	t.Cleanup(func() {
+		in.Close()
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	go func() {
+		defer close(m.msgs)
+		sc := bufio.NewScanner(out)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for sc.Scan() {
+			var msg map[string]any
+			if json.Unmarshal(sc.Bytes(), &msg) == nil {
+				m.msgs <- msg
+			}
+		}
+	}()
+	m.request(t, 0, "initialize", map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "raw", "version": "1"}}, time.Minute)
+	m.send(t, map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized"})
+	return m
+}
+
+func (m *rawMCP) send(t *testing.T, msg map[string]any) {
+	t.Helper()
+	raw, err := json.Marshal(msg)
+	require.NoError(t, err)
+	_, err = m.in.Write(append(raw, '\n'))
+	require.NoError(t, err)
+}
+
+// request sends a request and returns its result.
+func (m *rawMCP) request(t *testing.T, id int, method string, params map[string]any, wait time.Duration) map[string]any {
+	t.Helper()
+	m.send(t, map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+	timeout := time.After(wait)
+	for {
+		select {
+		case msg, ok := <-m.msgs:
+			require.True(t, ok, "gorunner mcp closed its stdout")
+			if msg["id"] == float64(id) {
+				require.Nil(t, msg["error"], "%v", msg)
+				return msg["result"].(map[string]any)
+			}
+		case <-timeout:
+			require.FailNow(t, "no answer to "+method)
+		}
+	}
+}
+
+// TestTaskSurvivesSIGKILL creates a task on one `gorunner mcp` process, kills it with
+// SIGKILL mid-run, and reads the task to its end from a new process on the same store.
+func TestTaskSurvivesSIGKILL(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	s := startServe(t, dir)
+	token := s.adminToken(t)
+	def := `{"name": "slow", "input": {"type": "object"}, "steps": [
+	  {"id": "nap", "sleep": {"duration": "2s"}},
+	  {"id": "done", "set": {"slept": true}}]}`
+	status, body := call(t, token, "POST", s.url+"/api/workflows", def)
+	require.Equal(t, 201, status, body)
+	status, _ = call(t, token, "POST", s.url+"/api/workflows/slow/publish", "")
+	require.Equal(t, 201, status)
+	s.stop()
+
+	first := startRawMCP(t, dir, token)
+	created := first.request(t, 1, "tools/call", map[string]any{"name": "slow", "arguments": map[string]any{}, "task": map[string]any{}}, time.Minute)
+	taskID := created["task"].(map[string]any)["taskId"].(string)
+	require.NoError(t, first.cmd.Process.Kill())
+	_ = first.cmd.Wait()
+
+	second := startRawMCP(t, dir, token)
+	got := second.request(t, 2, "tasks/get", map[string]any{"taskId": taskID}, time.Minute)
+	require.Equal(t, taskID, got["taskId"])
+	result := second.request(t, 3, "tasks/result", map[string]any{"taskId": taskID}, 2*time.Minute)
+	content := result["structuredContent"].(map[string]any)
+	require.Equal(t, "completed", content["status"])
+	require.Equal(t, map[string]any{"slept": true}, content["output"])
+	listed := second.request(t, 4, "tasks/list", nil, time.Minute)
+	require.Equal(t, taskID, listed["tasks"].([]any)[0].(map[string]any)["taskId"])
+}

@@ -1,0 +1,57 @@
+package console_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gorunner/gorunner/auth"
+	"github.com/gorunner/gorunner/runner"
+)
+
+// mint issues a token with scopes.
+func (e *env) mint(scopes ...string) string {
+	e.t.Helper()
+	ss, err := auth.ParseScopes(scopes)
+	require.NoError(e.t, err)
+	_, secret, err := e.auth.Issue(context.Background(), auth.IssueParams{Name: strings.Join(scopes, " "), Scopes: ss})
+	require.NoError(e.t, err)
+	return secret
+}
+
+// TestConsoleFollowsScopes performs the attacks of issue 12 through the console: a
+// non-admin token signed in cannot see, create or revoke tokens, nor read or cancel
+// another principal's run.
+func TestConsoleFollowsScopes(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, "")
+	wf := e.createWorkflow(greetYAML)
+	_, _, err := e.catalog.Publish(context.Background(), wf.ID)
+	require.NoError(t, err)
+	res, err := e.engine.Submit(context.Background(), runner.SubmitParams{Workflow: "greet", Input: json.RawMessage(`{"name":"Ada"}`), StartedBy: "someone-else"})
+	require.NoError(t, err)
+	admins, err := e.auth.List(context.Background())
+	require.NoError(t, err)
+
+	b := e.browser()
+	require.Equal(t, http.StatusSeeOther, b.signIn(e.mint("runs:write:workflow=other")).Status)
+	csrf := b.csrf("/console/keys")
+	p := b.get("/console/tokens")
+	require.Equal(t, http.StatusForbidden, p.Status)
+	require.Contains(t, p.Body, "lacks the scope admin")
+	require.Equal(t, http.StatusForbidden, b.post("/console/tokens", url.Values{"csrf": {csrf}, "name": {"mine"}}).Status)
+	require.Equal(t, http.StatusForbidden, b.post("/console/tokens/"+admins[0].ID+"/revoke", url.Values{"csrf": {csrf}}).Status)
+	require.Equal(t, http.StatusForbidden, b.get("/console/runs/"+res.Run.ID).Status)
+	require.Equal(t, http.StatusForbidden, b.post("/console/runs/"+res.Run.ID+"/cancel", url.Values{"csrf": {csrf}}).Status)
+	require.NotContains(t, b.get("/console/runs").Body, res.Run.ID, "the list holds only readable runs")
+	require.Equal(t, http.StatusForbidden, b.post("/console/workflows", url.Values{"csrf": {csrf}, "definition": {greetYAML}}).Status)
+
+	list, err := e.auth.List(context.Background())
+	require.NoError(t, err)
+	require.Len(t, list, 2, "no token created, none revoked")
+}

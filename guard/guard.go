@@ -1,0 +1,132 @@
+// Package guard decides what a principal may do with workflows, runs and hooks (SPEC §9),
+// below every face: REST, MCP and the console ask the same Guard.
+package guard
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/gorunner/gorunner/auth"
+	"github.com/gorunner/gorunner/catalog"
+	"github.com/gorunner/gorunner/internal/limits"
+	"github.com/gorunner/gorunner/runner"
+)
+
+// Guard decides what a principal may do with workflows, runs and hooks (SPEC §9). REST
+// routes and MCP companion tools both ask it, so the two faces cannot disagree.
+type Guard struct {
+	catalog Catalog
+	engine  *runner.Engine
+}
+
+// Catalog is what a Guard reads from the catalog; *catalog.Service has it.
+type Catalog interface {
+	Resolve(ctx context.Context, idOrName, env string) (*runner.Target, error)
+	List(ctx context.Context, p catalog.ListWorkflowsParams) ([]*catalog.Workflow, string, error)
+}
+
+// New returns a Guard over the catalog and the engine.
+func New(cat Catalog, engine *runner.Engine) *Guard {
+	return &Guard{catalog: cat, engine: engine}
+}
+
+// Workflow checks perm on workflow idOrName as env runs it: its tags are those of the
+// latest published version in production (of the draft when there is none), of the draft
+// in test, where running also needs workflows:write. An unknown workflow is its error.
+func (g *Guard) Workflow(ctx context.Context, p auth.Principal, perm auth.Permission, idOrName, env string) error {
+	if env == runner.EnvTest && perm == auth.RunsWrite {
+		if err := p.Scopes.Require(auth.WorkflowsWrite, auth.Target{}); err != nil {
+			return err
+		}
+	}
+	if p.Scopes.AllowsAll(perm) {
+		return nil
+	}
+	t, err := g.catalog.Resolve(ctx, idOrName, env)
+	if err != nil && errors.Is(err, runner.ErrNotPublished) {
+		t, err = g.catalog.Resolve(ctx, idOrName, runner.EnvTest)
+	}
+	if err != nil {
+		return err
+	}
+	return p.Scopes.Require(perm, auth.TargetOf(t.Name, t.Definition))
+}
+
+// Run returns run id if p may act on it with perm: runs:write on its workflow, or for
+// runs:read that, or having started it.
+func (g *Guard) Run(ctx context.Context, p auth.Principal, perm auth.Permission, id string) (*runner.Run, error) {
+	r, err := g.engine.Get(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return r, g.runAllowed(p, perm, r)
+}
+
+func (g *Guard) runAllowed(p auth.Principal, perm auth.Permission, r *runner.Run) error {
+	if perm == auth.RunsRead && r.StartedBy != "" && r.StartedBy == p.ID {
+		return nil
+	}
+	return p.Scopes.Require(perm, auth.TargetOf(r.Workflow, r.Definition))
+}
+
+// Hook checks perm on the run owning the active hook token in env; no active hook →
+// runner.ErrNotFound.
+func (g *Guard) Hook(ctx context.Context, p auth.Principal, perm auth.Permission, env, token string) error {
+	h, err := g.engine.Hook(ctx, env, token)
+	if err != nil {
+		return err
+	}
+	_, err = g.Run(ctx, p, perm, h.RunID)
+	return err
+}
+
+// ReadableRuns is the filter of the runs p may list: nil when it reads every run, else its
+// own and those of the workflows its runs:read scopes name.
+func (g *Guard) ReadableRuns(ctx context.Context, p auth.Principal) (*runner.Readable, error) {
+	if p.Scopes.AllowsAll(auth.RunsRead) {
+		return nil, nil
+	}
+	f := &runner.Readable{StartedBy: p.ID}
+	if !p.Scopes.AllowsAny(auth.RunsRead) {
+		return f, nil
+	}
+	err := g.eachWorkflow(ctx, func(w *catalog.Workflow) {
+		if p.Scopes.Allows(auth.RunsRead, auth.TargetOf(w.Name, w.Definition)) {
+			f.WorkflowIDs = append(f.WorkflowIDs, w.ID)
+		}
+	})
+	return f, err
+}
+
+// ReadableWorkflows keeps the workflows of list whose drafts p may read.
+func ReadableWorkflows(p auth.Principal, list []*catalog.Workflow) []*catalog.Workflow {
+	if p.Scopes.AllowsAll(auth.RunsRead) {
+		return list
+	}
+	out := make([]*catalog.Workflow, 0, len(list))
+	for _, w := range list {
+		if p.Scopes.Allows(auth.RunsRead, auth.TargetOf(w.Name, w.Definition)) {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// eachWorkflow calls fn with every workflow, page by page.
+func (g *Guard) eachWorkflow(ctx context.Context, fn func(*catalog.Workflow)) error {
+	p := catalog.ListWorkflowsParams{Page: catalog.Page{Limit: limits.MaxPage}}
+	for {
+		list, next, err := g.catalog.List(ctx, p)
+		if err != nil {
+			return fmt.Errorf("listing workflows: %w", err)
+		}
+		for _, w := range list {
+			fn(w)
+		}
+		if next == "" {
+			return nil
+		}
+		p.Cursor = next
+	}
+}

@@ -1,0 +1,263 @@
+package mcpserver
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/gorunner/gorunner/auth"
+	"github.com/gorunner/gorunner/expression"
+	"github.com/gorunner/gorunner/runner"
+	"github.com/gorunner/gorunner/schemas"
+	"github.com/gorunner/gorunner/tools"
+)
+
+// MaxAskAttempts is how many times one hook's ask is put to the person while the answers
+// do not fit its schema; then the call answers with the waiting run, as for a client
+// without elicitation.
+const MaxAskAttempts = 3
+
+// pendingAsk is the ask of the hook a waiting run waits on.
+type pendingAsk struct {
+	step    int // index of the hook step
+	token   string
+	message string
+	schema  json.RawMessage
+	input   *schemas.InputSchema
+}
+
+// askOf is the ask of the hook run waits on, or nil when it waits on none that asks.
+func askOf(run *runner.Run) (*pendingAsk, error) {
+	if run.Status != runner.StatusWaiting || run.WaitingOn == nil || run.WaitingOn.Hook == "" {
+		return nil, nil
+	}
+	i := currentIndex(run)
+	def, err := schemas.Decode(run.Definition)
+	if err != nil || i >= len(def.Steps) || def.Steps[i].Hook == nil || def.Steps[i].Hook.Ask == nil {
+		return nil, err
+	}
+	ask := def.Steps[i].Hook.Ask
+	compiled, err := schemas.CompileInput(ask.Schema)
+	if err != nil {
+		return nil, fmt.Errorf("compiling the ask schema of step %s: %w", def.Steps[i].ID, err)
+	}
+	msg, err := askMessage(run, ask.Message)
+	if err != nil {
+		return nil, fmt.Errorf("evaluating the ask message of step %s: %w", def.Steps[i].ID, err)
+	}
+	return &pendingAsk{step: i, token: run.WaitingOn.Hook, message: msg, schema: ask.Schema, input: compiled}, nil
+}
+
+// askMessage evaluates an ask message template over what the run's steps see.
+func askMessage(run *runner.Run, src string) (string, error) {
+	t, err := expression.Compile(src)
+	if err != nil {
+		return "", err
+	}
+	input, err := decodeNumbers(run.Input)
+	if err != nil {
+		return "", err
+	}
+	steps := map[string]any{}
+	for _, st := range run.Steps {
+		out, _ := decodeNumbers(st.Output)
+		conflict, _ := decodeNumbers(st.Conflict)
+		steps[st.ID] = map[string]any{"output": out, "conflict": conflict}
+	}
+	v, err := t.Eval(expression.Env{"input": input, "steps": steps, "run": map[string]any{
+		"id": run.ID, "workflow": run.Workflow, "version": run.Version, "environment": run.Environment,
+	}})
+	if err != nil {
+		return "", err
+	}
+	if s, ok := v.(string); ok {
+		return s, nil
+	}
+	b, err := json.Marshal(v)
+	return string(b), err
+}
+
+// decodeNumbers decodes JSON keeping numbers exact; empty is nil.
+func decodeNumbers(raw []byte) (any, error) {
+	if len(raw) == 0 {
+		return nil, nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	err := dec.Decode(&v)
+	return v, err
+}
+
+// canElicit reports whether the client of the request in ctx declared elicitation.
+func canElicit(ctx context.Context) bool {
+	session, ok := server.ClientSessionFromContext(ctx).(server.SessionWithClientInfo)
+	return ok && session.GetClientCapabilities().Elicitation != nil
+}
+
+// askInputID keys the elicitation input request of a hook's ask.
+const askInputID = "hook"
+
+// askState is the requestState of an input_required tool result: which run and hook step
+// the question is about, and how many times it has been asked. The client echoes it back
+// with the answer; it is checked against the caller's runs, never trusted.
+type askState struct {
+	RunID    string `json:"runId"`
+	Step     int    `json:"step"`
+	Attempt  int    `json:"attempt"`
+	Replayed bool   `json:"replayed,omitempty"`
+}
+
+// askStateOf is the askState a call answering a question carries.
+func askStateOf(req mcp.CallToolRequest) (askState, bool) {
+	var st askState
+	if req.Params.RequestState == "" || json.Unmarshal([]byte(req.Params.RequestState), &st) != nil || st.RunID == "" {
+		return askState{}, false
+	}
+	return st, true
+}
+
+// answer is the tool result for run: when it waits on a hook that asks and the client can
+// elicit, an input_required result asking the person (mcp-go turns it into
+// elicitation/create for clients before 2026-07-28); else the run's state.
+func (s *Server) answer(ctx context.Context, run *runner.Run, replayed bool) *mcp.CallToolResult {
+	if canElicit(ctx) {
+		ask, err := askOf(run)
+		if err != nil {
+			s.log.WarnContext(ctx, "mcp: cannot ask through elicitation", "run", run.ID, "err", err)
+		}
+		if ask != nil {
+			return askResult(askState{RunID: run.ID, Step: ask.step, Attempt: 1, Replayed: replayed}, ask.message, ask)
+		}
+	}
+	return tools.ResultOf(run).Replay(replayed).CallResult()
+}
+
+// askResult is the input_required result putting ask to the person.
+func askResult(st askState, message string, ask *pendingAsk) *mcp.CallToolResult {
+	state, err := json.Marshal(st)
+	if err != nil {
+		return tools.Problem{Status: http.StatusInternalServerError, Code: "INTERNAL", Message: "encoding the request state: " + err.Error()}.Result()
+	}
+	return server.NewInputRequestBuilder(string(state)).
+		Elicit(askInputID, mcp.ElicitationParams{Message: message, RequestedSchema: ask.schema}).
+		ToolResult()
+}
+
+// continueAsk handles a tool call that brings the person's answer to a question asked
+// before: it resumes the hook with the answer through the engine's normal resume (so
+// whichever answer comes first — this one, a REST resume, gorunner_resume_hook — is the
+// one the hook takes), asks again when the answer does not fit the schema (at most
+// MaxAskAttempts times), then waits for the run as a first call does.
+func (s *Server) continueAsk(ctx context.Context, req mcp.CallToolRequest, t *tools.Tool, st askState) (*mcp.CallToolResult, error) {
+	p, ok := auth.PrincipalFrom(ctx)
+	if !ok {
+		return nil, errUnauthenticated
+	}
+	run, err := s.ownRun(ctx, p, st.RunID)
+	if err != nil {
+		return s.errorResult(ctx, err)
+	}
+	if run.Workflow != t.Definition.Name {
+		return s.errorResult(ctx, fmt.Errorf("run %s is not a run of %s: %w", st.RunID, t.Definition.Name, runner.ErrNotFound))
+	}
+	ask, err := askOf(run)
+	if err != nil {
+		return s.errorResult(ctx, err)
+	}
+	if ask != nil && ask.step == st.Step {
+		if res := server.ElicitationResponse(req.Params.InputResponses, askInputID); res != nil {
+			payload, problems := answerPayload(res, ask)
+			if len(problems) > 0 {
+				if st.Attempt >= MaxAskAttempts {
+					return tools.ResultOf(run).Replay(st.Replayed).CallResult(), nil
+				}
+				st.Attempt++
+				return askResult(st, retryMessage(ask.message, problems), ask), nil
+			}
+			if err := s.resumeAsked(ctx, run, ask, payload); err != nil {
+				return s.errorResult(ctx, err)
+			}
+		}
+	}
+	if run, err = s.await(ctx, req, run, s.toolTimeout(t)); err != nil {
+		return s.errorResult(ctx, err)
+	}
+	return s.answer(ctx, run, st.Replayed), nil
+}
+
+// answerPayload is the hook payload of the person's answer: the content accepted (which
+// must fit the schema), or {"declined": true, "action": …} for decline and cancel.
+func answerPayload(res *mcp.ElicitationResult, ask *pendingAsk) (json.RawMessage, []schemas.Problem) {
+	if res.Action != mcp.ElicitationResponseActionAccept {
+		payload, err := json.Marshal(map[string]any{"declined": true, "action": res.Action})
+		if err != nil {
+			return nil, []schemas.Problem{{Message: err.Error()}}
+		}
+		return payload, nil
+	}
+	content, err := json.Marshal(res.Content)
+	if err != nil {
+		return nil, []schemas.Problem{{Message: "the answer is not valid JSON"}}
+	}
+	v, err := decodeNumbers(content)
+	if err != nil {
+		return nil, []schemas.Problem{{Message: "the answer is not valid JSON"}}
+	}
+	if problems := ask.input.Validate(v); len(problems) > 0 {
+		return nil, problems
+	}
+	return content, nil
+}
+
+// resumeAsked resumes the hook with the answer unless it was answered meanwhile, then
+// waits until the run has left that hook step, so that one hook is never asked twice.
+func (s *Server) resumeAsked(ctx context.Context, run *runner.Run, ask *pendingAsk, payload json.RawMessage) error {
+	now, err := s.deps.Engine.Get(ctx, run.ID)
+	if err != nil {
+		return err
+	}
+	if !stillAsking(now, ask) {
+		return nil
+	}
+	if _, err := s.deps.Engine.Resume(context.WithoutCancel(ctx), run.Environment, ask.token, payload); err != nil {
+		if errors.Is(err, runner.ErrNotFound) {
+			return nil // the run released the hook: it moved on without this answer
+		}
+		return err
+	}
+	states, stop := s.deps.Engine.Watch(run.ID)
+	defer stop()
+	for {
+		select {
+		case r, ok := <-states:
+			if !ok || !stillAsking(r, ask) {
+				return nil
+			}
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// stillAsking reports whether run still waits on the hook step ask was made for.
+func stillAsking(run *runner.Run, ask *pendingAsk) bool {
+	return run.Status == runner.StatusWaiting && run.WaitingOn != nil && run.WaitingOn.Hook == ask.token &&
+		currentIndex(run) == ask.step
+}
+
+// retryMessage is the ask again, saying what was wrong with the last answer.
+func retryMessage(message string, problems []schemas.Problem) string {
+	lines := make([]string, len(problems))
+	for i, p := range problems {
+		lines[i] = strings.TrimSpace(p.Path + " " + p.Message)
+	}
+	return "The last answer did not fit (" + strings.Join(lines, "; ") + "). " + message
+}

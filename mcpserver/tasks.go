@@ -1,0 +1,345 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/gorunner/gorunner/auth"
+	"github.com/gorunner/gorunner/runner"
+	"github.com/gorunner/gorunner/schemas"
+	"github.com/gorunner/gorunner/tools"
+)
+
+// Tasks (SPEC §5, protocol 2025-11-25) are runs: taskId is the run ID and the state is the
+// run's, read from the store. mcp-go keeps tasks in its process's memory, so the task
+// methods and task-augmented tool calls are answered here, in front of it (see
+// taskTransport), and any process sharing the store answers for any task.
+
+// Task limits and hints.
+const (
+	// TaskTTL is the ttl every task reports: its view (tasks/get, tasks/result, tasks/list)
+	// ends TaskTTL after the run was created. The run itself is kept.
+	TaskTTL = 24 * time.Hour
+	// TaskPollInterval is the pollInterval suggested to clients.
+	TaskPollInterval = 2 * time.Second
+	// TaskListPage is how many tasks one tasks/list page holds.
+	TaskListPage = 50
+)
+
+// JSON-RPC error codes of the task methods.
+const (
+	codeInvalidParams = -32602
+	codeInternal      = -32603
+	codeMethod        = -32601
+)
+
+// rpcMessage is one JSON-RPC request as the task layer reads it.
+type rpcMessage struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id,omitempty"`
+	Method  string          `json:"method"`
+	Params  json.RawMessage `json:"params,omitempty"`
+}
+
+// rpcError is a JSON-RPC error object.
+type rpcError struct {
+	Code    int    `json:"code"`
+	Message string `json:"message"`
+	Data    any    `json:"data,omitempty"`
+}
+
+func (e *rpcError) Error() string { return e.Message }
+
+// rpcResponse is the answer to one request.
+type rpcResponse struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Result  any             `json:"result,omitempty"`
+	Error   *rpcError       `json:"error,omitempty"`
+}
+
+// toolCallParams are the params of a tools/call the task layer reads.
+type toolCallParams struct {
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
+	Task      json.RawMessage `json:"task"`
+}
+
+// taskParams are the params of tasks/get, tasks/result and tasks/cancel.
+type taskParams struct {
+	TaskID string `json:"taskId"`
+}
+
+// isTaskRequest reports whether the task layer answers msg: a task method, or a tools/call
+// asking to run as a task.
+func isTaskRequest(msg *rpcMessage) bool {
+	switch mcp.MCPMethod(msg.Method) {
+	case mcp.MethodTasksGet, mcp.MethodTasksResult, mcp.MethodTasksList, mcp.MethodTasksCancel:
+		return len(msg.ID) > 0
+	case mcp.MethodToolsCall:
+		var p toolCallParams
+		return len(msg.ID) > 0 && json.Unmarshal(msg.Params, &p) == nil && len(p.Task) > 0 && string(p.Task) != "null"
+	}
+	return false
+}
+
+// answerTask answers a task request for the principal in ctx, in env, from the client
+// session sessionID ("" when there is none): who gets notifications/tasks/status.
+func (s *Server) answerTask(ctx context.Context, env *environment, sessionID string, msg *rpcMessage) rpcResponse {
+	resp := rpcResponse{JSONRPC: "2.0", ID: msg.ID}
+	p, ok := auth.PrincipalFrom(ctx)
+	if !ok {
+		resp.Error = &rpcError{Code: codeInternal, Message: errUnauthenticated.Error()}
+		return resp
+	}
+	var err error
+	switch mcp.MCPMethod(msg.Method) {
+	case mcp.MethodToolsCall:
+		resp.Result, err = s.createTask(ctx, env, p, sessionID, msg.Params)
+	case mcp.MethodTasksGet:
+		resp.Result, err = s.getTask(ctx, p, msg.Params)
+	case mcp.MethodTasksResult:
+		resp.Result, err = s.taskResult(ctx, p, msg.Params)
+	case mcp.MethodTasksList:
+		resp.Result, err = s.listTasks(ctx, p, msg.Params)
+	case mcp.MethodTasksCancel:
+		resp.Result, err = s.cancelTask(ctx, p, msg.Params)
+	default:
+		err = &rpcError{Code: codeMethod, Message: "method not found: " + msg.Method}
+	}
+	if err != nil {
+		resp.Result, resp.Error = nil, s.rpcErrorOf(ctx, err)
+	}
+	return resp
+}
+
+// rpcErrorOf turns a failure into a JSON-RPC error: a task or run that is not there (or not
+// the caller's) is invalid params, an unexpected failure is logged and not described.
+func (s *Server) rpcErrorOf(ctx context.Context, err error) *rpcError {
+	var re *rpcError
+	switch {
+	case errors.As(err, &re):
+		return re
+	case errors.Is(err, runner.ErrNotFound):
+		return &rpcError{Code: codeInvalidParams, Message: "task not found"}
+	}
+	if pr, ok := problemOf(err); ok {
+		return &rpcError{Code: codeInvalidParams, Message: pr.Message, Data: pr}
+	}
+	s.log.ErrorContext(ctx, "mcp: task request failed", "err", err)
+	return &rpcError{Code: codeInternal, Message: errInternal.Error()}
+}
+
+// createTask starts the run of a task-augmented tools/call and answers at once with its
+// task. A replayed idempotencyKey answers with the first call's task.
+func (s *Server) createTask(ctx context.Context, env *environment, p auth.Principal, sessionID string, raw json.RawMessage) (any, error) {
+	var params toolCallParams
+	if err := json.Unmarshal(raw, &params); err != nil {
+		return nil, &rpcError{Code: codeInvalidParams, Message: "invalid tools/call params: " + err.Error()}
+	}
+	t := env.lookup(params.Name)
+	if t == nil {
+		return nil, &rpcError{Code: codeInvalidParams, Message: fmt.Sprintf("tool %q not found or it does not support tasks", params.Name)}
+	}
+	call, problems := tools.ParseCall(params.Arguments)
+	if problems == nil {
+		problems = t.Input.Validate(call.Arguments)
+	}
+	if len(problems) > 0 {
+		return nil, &rpcError{Code: codeInvalidParams, Message: "the arguments do not match the tool's input schema", Data: problems}
+	}
+	run, _, err := s.start(ctx, p, env.name, t.Definition.Name, call)
+	if err != nil {
+		return nil, err
+	}
+	if sessionID != "" {
+		s.notifyTaskStatus(env, sessionID, run)
+	}
+	return mcp.CreateTaskResult{Task: taskOf(run)}, nil
+}
+
+// taskRun reads the run of a task request for p; an expired task view is not found.
+func (s *Server) taskRun(ctx context.Context, p auth.Principal, raw json.RawMessage) (*runner.Run, error) {
+	var params taskParams
+	if err := json.Unmarshal(raw, &params); err != nil || params.TaskID == "" {
+		return nil, &rpcError{Code: codeInvalidParams, Message: "taskId is required"}
+	}
+	run, err := s.ownRun(ctx, p, params.TaskID)
+	if err != nil {
+		return nil, err
+	}
+	if time.Since(run.CreatedAt) > TaskTTL {
+		return nil, &rpcError{Code: codeInvalidParams, Message: "task not found: its ttl has expired (the run is still readable with gorunner_get_run)"}
+	}
+	return run, nil
+}
+
+func (s *Server) getTask(ctx context.Context, p auth.Principal, raw json.RawMessage) (any, error) {
+	run, err := s.taskRun(ctx, p, raw)
+	if err != nil {
+		return nil, err
+	}
+	return mcp.GetTaskResult{Task: taskOf(run)}, nil
+}
+
+// taskResult waits until the run has ended (holding one of the principal's wait slots),
+// then answers what a plain tool call whose run ended gives, tied to the task.
+func (s *Server) taskResult(ctx context.Context, p auth.Principal, raw json.RawMessage) (any, error) {
+	run, err := s.taskRun(ctx, p, raw)
+	if err != nil {
+		return nil, err
+	}
+	release, err := s.deps.Engine.ReserveWait(p.ID)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	if run, err = s.awaitEnd(ctx, run); err != nil {
+		return nil, err
+	}
+	res := tools.ResultOf(run).Replay(false).CallResult()
+	res.Meta = mcp.WithRelatedTask(run.ID)
+	return res, nil
+}
+
+// awaitEnd returns run once it has completed, failed or been cancelled.
+func (s *Server) awaitEnd(ctx context.Context, run *runner.Run) (*runner.Run, error) {
+	if run.Status.Terminal() {
+		return run, nil
+	}
+	states, stop := s.deps.Engine.Watch(run.ID)
+	defer stop()
+	for {
+		select {
+		case r, ok := <-states:
+			if !ok {
+				return s.deps.Engine.Get(ctx, run.ID)
+			}
+			if r.Status.Terminal() {
+				return r, nil
+			}
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+func (s *Server) cancelTask(ctx context.Context, p auth.Principal, raw json.RawMessage) (any, error) {
+	run, err := s.taskRun(ctx, p, raw)
+	if err != nil {
+		return nil, err
+	}
+	if run.Status.Terminal() {
+		return nil, &rpcError{Code: codeInvalidParams, Message: fmt.Sprintf("task %s is already %s", run.ID, run.Status)}
+	}
+	if run, err = s.deps.Engine.Cancel(context.WithoutCancel(ctx), run.ID); err != nil {
+		return nil, err
+	}
+	return mcp.CancelTaskResult{Task: taskOf(run)}, nil
+}
+
+// listTasks lists the caller's runs as tasks, newest first.
+func (s *Server) listTasks(ctx context.Context, _ auth.Principal, raw json.RawMessage) (any, error) {
+	var params struct {
+		Cursor string `json:"cursor"`
+	}
+	if len(raw) > 0 {
+		if err := json.Unmarshal(raw, &params); err != nil {
+			return nil, &rpcError{Code: codeInvalidParams, Message: "invalid tasks/list params: " + err.Error()}
+		}
+	}
+	runs, next, err := s.deps.Engine.List(ctx, runner.ListRunsParams{Limit: TaskListPage, Cursor: params.Cursor})
+	if err != nil {
+		return nil, err
+	}
+	out := mcp.ListTasksResult{Tasks: make([]mcp.Task, 0, len(runs))}
+	for _, r := range runs {
+		if time.Since(r.CreatedAt) <= TaskTTL {
+			out.Tasks = append(out.Tasks, taskOf(r))
+		}
+	}
+	out.NextCursor = mcp.Cursor(next)
+	return out, nil
+}
+
+// taskOf is run as a task (SPEC §5): pending and running are working; waiting on a hook
+// that asks is input_required, other waiting is working with a message naming the hook;
+// the end states keep their names. statusMessage names the step at hand.
+func taskOf(run *runner.Run) mcp.Task {
+	t := mcp.NewTask(run.ID,
+		mcp.WithTaskCreatedAt(run.CreatedAt.UTC().Format(time.RFC3339)),
+		mcp.WithTaskTTL(TaskTTL.Milliseconds()),
+		mcp.WithTaskPollInterval(TaskPollInterval.Milliseconds()))
+	t.LastUpdatedAt = lastUpdate(run).UTC().Format(time.RFC3339)
+	step, ask := currentStep(run)
+	switch run.Status {
+	case runner.StatusCompleted:
+		t.Status = mcp.TaskStatusCompleted
+	case runner.StatusFailed:
+		t.Status = mcp.TaskStatusFailed
+		if run.Error != nil {
+			t.StatusMessage = run.Error.Message
+		}
+	case runner.StatusCancelled:
+		t.Status = mcp.TaskStatusCancelled
+	case runner.StatusWaiting:
+		t.Status = mcp.TaskStatusWorking
+		if ask {
+			t.Status = mcp.TaskStatusInputRequired
+		}
+		t.StatusMessage = step
+		if run.WaitingOn != nil && run.WaitingOn.Hook != "" {
+			t.StatusMessage = fmt.Sprintf("%s: waiting on hook %s", step, run.WaitingOn.Hook)
+		}
+	default:
+		t.StatusMessage = step
+	}
+	return t
+}
+
+// lastUpdate is the latest time the run records.
+func lastUpdate(run *runner.Run) time.Time {
+	last := run.CreatedAt
+	for _, t := range []*time.Time{run.StartedAt, run.FinishedAt} {
+		if t != nil && t.After(last) {
+			last = *t
+		}
+	}
+	for _, st := range run.Steps {
+		for _, t := range []*time.Time{st.StartedAt, st.FinishedAt} {
+			if t != nil && t.After(last) {
+				last = *t
+			}
+		}
+	}
+	return last
+}
+
+// currentStep describes the step a run is at, "step 3/7 charge (http)", and whether it is
+// a hook that asks the person.
+func currentStep(run *runner.Run) (string, bool) {
+	i := currentIndex(run)
+	if i == len(run.Steps) {
+		return "", false
+	}
+	kind, ask := "", false
+	if def, err := schemas.Decode(run.Definition); err == nil && i < len(def.Steps) {
+		st := &def.Steps[i]
+		kind, ask = st.Kind(), st.Hook != nil && st.Hook.Ask != nil
+	}
+	return fmt.Sprintf("step %d/%d %s (%s)", i+1, len(run.Steps), run.Steps[i].ID, kind), ask
+}
+
+// currentIndex is the index of the first step of run that has not finished.
+func currentIndex(run *runner.Run) int {
+	i := 0
+	for i < len(run.Steps) && stepFinished(run.Steps[i].Status) {
+		i++
+	}
+	return i
+}

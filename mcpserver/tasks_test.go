@@ -1,0 +1,202 @@
+package mcpserver_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gorunner/gorunner/mcpserver"
+	"github.com/gorunner/gorunner/runner"
+)
+
+const (
+	napDef = `{"name":"nap","input":{"type":"object","properties":{"n":{"type":"integer"}}},
+		"steps":[{"id":"rest","sleep":{"duration":"300ms"}},{"id":"done","set":{"n":"${{ input.n }}"}}]}`
+	askDef = `{"name":"ask","input":{"type":"object","properties":{"orderId":{"type":"string"}},"required":["orderId"]},
+		"steps":[{"id":"approve","hook":{"token":"ask:${{ input.orderId }}","ask":{"message":"Charge order ${{ input.orderId }}?",
+		"schema":{"type":"object","properties":{"approved":{"type":"boolean"},"note":{"type":"string","maxLength":5}},"required":["approved"]}}}},
+		{"id":"done","set":"${{ steps.approve.output }}"}]}`
+)
+
+// rpcSession is a raw streamable HTTP session: what a client without an SDK sends.
+type rpcSession struct {
+	f  *fixture
+	id string
+	n  int
+}
+
+// openSession initializes a session over raw JSON-RPC (protocol 2025-11-25).
+func (f *fixture) openSession(t *testing.T) *rpcSession {
+	t.Helper()
+	res, err := f.post(context.Background(), rpcRequest{body: map[string]any{"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": map[string]any{
+		"protocolVersion": "2025-11-25", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "raw", "version": "1"},
+	}}})
+	require.NoError(t, err)
+	payload := readMessage(t, res)
+	res.Body.Close()
+	var init struct {
+		Result struct {
+			Capabilities map[string]any `json:"capabilities"`
+		} `json:"result"`
+	}
+	require.NoError(t, json.Unmarshal(payload, &init))
+	tasks := init.Result.Capabilities["tasks"].(map[string]any)
+	require.Contains(t, tasks, "list")
+	require.Contains(t, tasks, "cancel")
+	require.Equal(t, map[string]any{"tools": map[string]any{"call": map[string]any{}}}, tasks["requests"])
+	s := &rpcSession{f: f, id: res.Header.Get("Mcp-Session-Id")}
+	require.NotEmpty(t, s.id)
+	res, err = f.post(context.Background(), rpcRequest{header: s.header(), body: map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized"}})
+	require.NoError(t, err)
+	res.Body.Close()
+	return s
+}
+
+func (s *rpcSession) header() http.Header {
+	return http.Header{"Mcp-Session-Id": {s.id}, "Mcp-Protocol-Version": {"2025-11-25"}}
+}
+
+// do sends one request and returns its result, or its error object.
+func (s *rpcSession) do(t *testing.T, method string, params map[string]any) (map[string]any, map[string]any) {
+	t.Helper()
+	s.n++
+	res, err := s.f.post(context.Background(), rpcRequest{header: s.header(), body: map[string]any{"jsonrpc": "2.0", "id": s.n, "method": method, "params": params}})
+	require.NoError(t, err)
+	defer res.Body.Close()
+	var msg struct {
+		Result map[string]any `json:"result"`
+		Error  map[string]any `json:"error"`
+	}
+	payload := readMessage(t, res)
+	require.NoError(t, json.Unmarshal(payload, &msg), "%s", payload)
+	return msg.Result, msg.Error
+}
+
+func (s *rpcSession) ok(t *testing.T, method string, params map[string]any) map[string]any {
+	t.Helper()
+	res, rpcErr := s.do(t, method, params)
+	require.Nil(t, rpcErr)
+	return res
+}
+
+func TestTasksOverHTTP(t *testing.T) {
+	f := newFixture(t, napDef, approveDef)
+	s := f.openSession(t)
+
+	listed := s.ok(t, "tools/list", nil)
+	for _, tool := range listed["tools"].([]any) {
+		tool := tool.(map[string]any)
+		if tool["name"] == "nap" {
+			require.Equal(t, map[string]any{"taskSupport": "optional"}, tool["execution"])
+		}
+	}
+
+	created := s.ok(t, "tools/call", map[string]any{"name": "nap", "arguments": map[string]any{"n": 7}, "task": map[string]any{"ttl": 60000}})
+	task := created["task"].(map[string]any)
+	taskID := task["taskId"].(string)
+	require.Equal(t, "working", task["status"])
+	require.Equal(t, float64(24*time.Hour/time.Millisecond), task["ttl"])
+	require.Equal(t, float64(2000), task["pollInterval"])
+	require.NotEmpty(t, task["createdAt"])
+	_, rest := f.rest("GET", "/api/runs/"+taskID, nil, http.Header{})
+	require.Equal(t, "nap", rest["data"].(map[string]any)["workflow"], "taskId is the run ID")
+
+	got := s.ok(t, "tasks/get", map[string]any{"taskId": taskID})
+	require.Equal(t, taskID, got["taskId"])
+	require.Contains(t, []any{"working", "completed"}, got["status"])
+
+	result := s.ok(t, "tasks/result", map[string]any{"taskId": taskID})
+	require.Equal(t, map[string]any{"n": float64(7)}, result["structuredContent"].(map[string]any)["output"])
+	require.Equal(t, map[string]any{"taskId": taskID}, result["_meta"].(map[string]any)["io.modelcontextprotocol/related-task"])
+	require.Equal(t, "completed", s.ok(t, "tasks/get", map[string]any{"taskId": taskID})["status"])
+
+	waiting := s.ok(t, "tools/call", map[string]any{"name": "approve", "arguments": map[string]any{"orderId": "t1"}, "task": map[string]any{}})["task"].(map[string]any)
+	require.Eventually(t, func() bool {
+		got := s.ok(t, "tasks/get", map[string]any{"taskId": waiting["taskId"]})
+		return got["status"] == "working" && got["statusMessage"] == "step 1/2 confirm (hook): waiting on hook order:t1"
+	}, 5*time.Second, 20*time.Millisecond)
+
+	page := s.ok(t, "tasks/list", nil)
+	var ids []any
+	for _, tk := range page["tasks"].([]any) {
+		ids = append(ids, tk.(map[string]any)["taskId"])
+	}
+	require.Equal(t, []any{waiting["taskId"], taskID}, ids, "newest first")
+
+	cancelled := s.ok(t, "tasks/cancel", map[string]any{"taskId": waiting["taskId"]})
+	require.Equal(t, "cancelled", cancelled["status"])
+	_, rpcErr := s.do(t, "tasks/cancel", map[string]any{"taskId": waiting["taskId"]})
+	require.Equal(t, float64(-32602), rpcErr["code"])
+	require.Contains(t, rpcErr["message"], "already cancelled")
+
+	_, rpcErr = s.do(t, "tasks/get", map[string]any{"taskId": "0190c0de-0000-7000-8000-000000000000"})
+	require.Equal(t, float64(-32602), rpcErr["code"])
+	_, rpcErr = s.do(t, "tools/call", map[string]any{"name": "nap", "arguments": map[string]any{"n": "x"}, "task": map[string]any{}})
+	require.Equal(t, float64(-32602), rpcErr["code"])
+	require.True(t, strings.Contains(rpcErr["message"].(string), "input schema"))
+}
+
+func TestTaskReplayedKeyIsTheSameTask(t *testing.T) {
+	f := newFixture(t, approveDef)
+	s := f.openSession(t)
+	args := map[string]any{"orderId": "k1", "idempotencyKey": "key-1"}
+	first := s.ok(t, "tools/call", map[string]any{"name": "approve", "arguments": args, "task": map[string]any{}})["task"].(map[string]any)
+	again := s.ok(t, "tools/call", map[string]any{"name": "approve", "arguments": args, "task": map[string]any{}})["task"].(map[string]any)
+	require.Equal(t, first["taskId"], again["taskId"])
+}
+
+func TestTaskAnsweredByAnotherProcess(t *testing.T) {
+	f := newFixture(t, napDef, approveDef)
+	g := f.twin()
+	created := f.openSession(t).ok(t, "tools/call", map[string]any{"name": "nap", "arguments": map[string]any{"n": 1}, "task": map[string]any{}})
+	taskID := created["task"].(map[string]any)["taskId"]
+	other := g.openSession(t)
+	require.Equal(t, taskID, other.ok(t, "tasks/get", map[string]any{"taskId": taskID})["taskId"])
+	result := other.ok(t, "tasks/result", map[string]any{"taskId": taskID})
+	require.Equal(t, map[string]any{"n": float64(1)}, result["structuredContent"].(map[string]any)["output"])
+
+	mine := f.openSession(t)
+	waiting := mine.ok(t, "tools/call", map[string]any{"name": "approve", "arguments": map[string]any{"orderId": "x"}, "task": map[string]any{}})["task"].(map[string]any)
+	require.Contains(t, []any{"working", "cancelled"}, other.ok(t, "tasks/cancel", map[string]any{"taskId": waiting["taskId"]})["status"])
+	require.Eventually(t, func() bool {
+		return mine.ok(t, "tasks/get", map[string]any{"taskId": waiting["taskId"]})["status"] == "cancelled"
+	}, 20*time.Second, 50*time.Millisecond, "the process that created the task sees it cancelled")
+}
+
+func TestTaskRequestWithAForeignSessionIsRefused(t *testing.T) {
+	f := newFixture(t, napDef)
+	mine := f.openSession(t)
+	_, other, err := f.auth.Create(context.Background(), "other")
+	require.NoError(t, err)
+	raw := `{"jsonrpc":"2.0","id":1,"method":"tasks/list"}`
+	req, err := http.NewRequest(http.MethodPost, f.srv.URL+"/mcp", strings.NewReader(raw))
+	require.NoError(t, err)
+	req.Header = mine.header()
+	req.Header.Set("Authorization", "Bearer "+other)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	res, err := f.srv.Client().Do(req)
+	require.NoError(t, err)
+	res.Body.Close()
+	require.Equal(t, http.StatusNotFound, res.StatusCode, "another principal's session ID")
+}
+
+func TestTaskListPages(t *testing.T) {
+	f := newFixture(t, greetDef)
+	for range mcpserver.TaskListPage + 1 {
+		_, err := f.engine.Submit(context.Background(), runner.SubmitParams{Workflow: "greet", Environment: runner.EnvProduction, Input: json.RawMessage(`{"name":"Ada"}`)})
+		require.NoError(t, err)
+	}
+	s := f.openSession(t)
+	first := s.ok(t, "tasks/list", nil)
+	require.Len(t, first["tasks"], mcpserver.TaskListPage)
+	require.NotEmpty(t, first["nextCursor"])
+	second := s.ok(t, "tasks/list", map[string]any{"cursor": first["nextCursor"]})
+	require.Len(t, second["tasks"], 1)
+	require.NotContains(t, second, "nextCursor")
+}

@@ -1,0 +1,134 @@
+package mcpserver_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gorunner/gorunner/auth"
+)
+
+// stdioLines is a raw stdio client: it writes JSON-RPC lines and reads what comes back.
+type stdioLines struct {
+	w    io.Writer
+	msgs chan map[string]any
+}
+
+func (f *fixture) stdio(t *testing.T) *stdioLines {
+	t.Helper()
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = f.mcp.ServeStdio(ctx, auth.Local(), inR, outW)
+		outW.Close()
+	}()
+	c := &stdioLines{w: inW, msgs: make(chan map[string]any, 64)}
+	go func() {
+		defer close(c.msgs)
+		sc := bufio.NewScanner(outR)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for sc.Scan() {
+			var m map[string]any
+			if json.Unmarshal(sc.Bytes(), &m) == nil {
+				c.msgs <- m
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		cancel()
+		inW.Close()
+		<-done
+	})
+	return c
+}
+
+func (c *stdioLines) send(t *testing.T, msg map[string]any) {
+	t.Helper()
+	msg["jsonrpc"] = "2.0"
+	raw, err := json.Marshal(msg)
+	require.NoError(t, err)
+	_, err = c.w.Write(append(raw, '\n'))
+	require.NoError(t, err)
+}
+
+// next reads messages until one satisfies match.
+func (c *stdioLines) next(t *testing.T, match func(map[string]any) bool) map[string]any {
+	t.Helper()
+	timeout := time.After(10 * time.Second)
+	for {
+		select {
+		case m, ok := <-c.msgs:
+			require.True(t, ok, "the server closed stdout")
+			if match(m) {
+				return m
+			}
+		case <-timeout:
+			require.FailNow(t, "no matching message")
+		}
+	}
+}
+
+func byID(id float64) func(map[string]any) bool {
+	return func(m map[string]any) bool { return m["id"] == id }
+}
+
+func TestTasksOverStdioNotifyStatus(t *testing.T) {
+	f := newFixture(t, napDef)
+	c := f.stdio(t)
+	c.send(t, map[string]any{"id": 1, "method": "initialize", "params": map[string]any{
+		"protocolVersion": "2025-11-25", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "raw", "version": "1"}}})
+	c.next(t, byID(1))
+	c.send(t, map[string]any{"method": "notifications/initialized"})
+
+	c.send(t, map[string]any{"id": 2, "method": "tools/call", "params": map[string]any{"name": "nap", "arguments": map[string]any{"n": 3}, "task": map[string]any{}}})
+	task := c.next(t, byID(2))["result"].(map[string]any)["task"].(map[string]any)
+	require.Equal(t, "working", task["status"])
+
+	done := c.next(t, func(m map[string]any) bool {
+		if m["method"] != "notifications/tasks/status" {
+			return false
+		}
+		p := m["params"].(map[string]any)
+		return p["taskId"] == task["taskId"] && p["status"] == "completed"
+	})
+	require.NotEmpty(t, done["params"].(map[string]any)["lastUpdatedAt"])
+
+	c.send(t, map[string]any{"id": 3, "method": "tasks/result", "params": map[string]any{"taskId": task["taskId"]}})
+	result := c.next(t, byID(3))["result"].(map[string]any)
+	require.Equal(t, map[string]any{"n": float64(3)}, result["structuredContent"].(map[string]any)["output"])
+
+	c.send(t, map[string]any{"id": 4, "method": "tools/list"})
+	require.NotEmpty(t, c.next(t, byID(4))["result"].(map[string]any)["tools"], "other requests still reach mcp-go")
+}
+
+// TestElicitationLegacyClient asks a 2025-11-25 client over stdio: mcp-go turns the
+// input_required result into an elicitation/create request, and the answer finishes the run.
+func TestElicitationLegacyClient(t *testing.T) {
+	f := newFixture(t, askDef)
+	c := f.stdio(t)
+	c.send(t, map[string]any{"id": 1, "method": "initialize", "params": map[string]any{
+		"protocolVersion": "2025-11-25", "capabilities": map[string]any{"elicitation": map[string]any{}}, "clientInfo": map[string]any{"name": "raw", "version": "1"}}})
+	c.next(t, byID(1))
+	c.send(t, map[string]any{"method": "notifications/initialized"})
+	c.send(t, map[string]any{"id": 2, "method": "tools/call", "params": map[string]any{"name": "ask", "arguments": map[string]any{"orderId": "legacy"}}})
+
+	isAsk := func(m map[string]any) bool { return m["method"] == "elicitation/create" }
+	first := c.next(t, isAsk)
+	require.Equal(t, "Charge order legacy?", first["params"].(map[string]any)["message"])
+	c.send(t, map[string]any{"id": first["id"], "result": map[string]any{"action": "accept", "content": map[string]any{"approved": 1}}})
+	second := c.next(t, isAsk)
+	require.Contains(t, second["params"].(map[string]any)["message"], "/approved")
+	c.send(t, map[string]any{"id": second["id"], "result": map[string]any{"action": "decline"}})
+
+	got := c.next(t, byID(2))["result"].(map[string]any)["structuredContent"].(map[string]any)
+	require.Equal(t, "completed", got["status"])
+	require.Equal(t, map[string]any{"declined": true, "action": "decline"}, got["output"])
+}

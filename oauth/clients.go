@@ -1,0 +1,270 @@
+package oauth
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"path"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/gorunner/gorunner/runner"
+)
+
+// Limits on clients (README "Connect a remote assistant").
+const (
+	// ClientDocumentTimeout bounds fetching a Client ID Metadata Document.
+	ClientDocumentTimeout = 5 * time.Second
+	// MaxClientDocumentBytes bounds a Client ID Metadata Document.
+	MaxClientDocumentBytes = 64 << 10
+	// MaxRegistrationBytes bounds a dynamic registration request.
+	MaxRegistrationBytes = 16 << 10
+	// MaxRedirectURIs bounds the redirect URIs of one client.
+	MaxRedirectURIs = 10
+	// MaxRedirectURIBytes bounds one redirect URI (and a client_id URL).
+	MaxRedirectURIBytes = 2000
+	// MaxClientNameBytes bounds a client's name.
+	MaxClientNameBytes = 200
+	// DefaultRegistrationsPerMinute is how many dynamic registrations one client address
+	// may make per minute.
+	DefaultRegistrationsPerMinute = 10
+)
+
+const (
+	grantAuthorizationCode = "authorization_code"
+	grantRefreshToken      = "refresh_token"
+)
+
+// errClient is why a client cannot be used: its text is shown to the person (the
+// authorize page) or sent as error_description.
+// redirect marks a problem with the redirect URIs (RFC 7591's invalid_redirect_uri).
+type errClient struct {
+	msg      string
+	redirect bool
+}
+
+func (e *errClient) Error() string { return e.msg }
+
+func clientErrorf(format string, args ...any) error {
+	return &errClient{msg: fmt.Sprintf(format, args...)}
+}
+
+func redirectErrorf(format string, args ...any) error {
+	return &errClient{msg: fmt.Sprintf(format, args...), redirect: true}
+}
+
+// clientInfo is a client as resolved: registered, or described by its metadata document.
+type clientInfo struct {
+	Client
+	document bool // identified by a Client ID Metadata Document
+}
+
+func (c *Client) allows(grantType string) bool { return slices.Contains(c.GrantTypes, grantType) }
+
+// isDocumentID reports whether a client_id is a URL, naming a metadata document.
+func isDocumentID(id string) bool {
+	return strings.HasPrefix(id, "https://") || strings.HasPrefix(id, "http://")
+}
+
+// resolveClient finds a client by its client_id: it fetches the metadata document of a
+// URL client_id, or looks a registered client up. An unusable client is an *errClient.
+func (s *Server) resolveClient(ctx context.Context, id string) (*clientInfo, error) {
+	if id == "" {
+		return nil, clientErrorf("the request names no client_id")
+	}
+	if isDocumentID(id) {
+		return s.fetchClientDocument(ctx, id)
+	}
+	c, err := s.store.ClientByID(ctx, id)
+	if errors.Is(err, ErrNotFound) {
+		return nil, clientErrorf("client %q is not registered", id)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &clientInfo{Client: *c}, nil
+}
+
+// checkDocumentID checks a client_id URL as Client ID Metadata Documents require: https
+// (or http on loopback when serving on loopback), a path, no fragment, credentials or
+// dot segments.
+func (s *Server) checkDocumentID(id string) (*url.URL, error) {
+	u, err := url.Parse(id)
+	switch {
+	case err != nil || len(id) > MaxRedirectURIBytes:
+		return nil, clientErrorf("client_id %q is not a valid URL", id)
+	case u.Scheme == "http" && !(s.loopback && isLoopbackHost(u.Hostname())):
+		return nil, clientErrorf("client_id %q must be an https URL (http is allowed only on loopback when GoRunner serves on loopback)", id)
+	case u.Scheme != "https" && u.Scheme != "http":
+		return nil, clientErrorf("client_id %q must be an https URL", id)
+	case u.Fragment != "" || u.User != nil || u.Host == "":
+		return nil, clientErrorf("client_id %q must have a host and no fragment or credentials", id)
+	case u.Path == "" || u.Path == "/" || path.Clean(u.Path) != u.Path:
+		return nil, clientErrorf("client_id %q must have a path without dot segments", id)
+	}
+	return u, nil
+}
+
+// clientDocument is the part of a Client ID Metadata Document (or of an RFC 7591
+// registration request) GoRunner reads.
+type clientDocument struct {
+	ClientID                string   `json:"client_id"`
+	ClientName              string   `json:"client_name"`
+	RedirectURIs            []string `json:"redirect_uris"`
+	GrantTypes              []string `json:"grant_types"`
+	ResponseTypes           []string `json:"response_types"`
+	TokenEndpointAuthMethod string   `json:"token_endpoint_auth_method"`
+}
+
+// fetchClientDocument fetches and checks the metadata document a client_id URL names.
+func (s *Server) fetchClientDocument(ctx context.Context, id string) (*clientInfo, error) {
+	u, err := s.checkDocumentID(id)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, ClientDocumentTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, id, nil)
+	if err != nil {
+		return nil, clientErrorf("client_id %q is not a valid URL", id)
+	}
+	req.Header.Set("Accept", "application/json")
+	resp, err := s.fetch.Do(req)
+	if err != nil {
+		return nil, clientErrorf("fetching the client's metadata document %s failed: %v", id, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, clientErrorf("the client's metadata document %s answered %s (redirects are not followed)", id, resp.Status)
+	}
+	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != "application/json" && !strings.HasSuffix(mt, "+json") {
+		return nil, clientErrorf("the client's metadata document %s is not JSON", id)
+	}
+	body, err := io.ReadAll(io.LimitReader(resp.Body, MaxClientDocumentBytes+1))
+	if err != nil {
+		return nil, clientErrorf("reading the client's metadata document %s failed: %v", id, err)
+	}
+	if len(body) > MaxClientDocumentBytes {
+		return nil, clientErrorf("the client's metadata document %s is larger than %d bytes", id, MaxClientDocumentBytes)
+	}
+	var doc clientDocument
+	if err := json.Unmarshal(body, &doc); err != nil {
+		return nil, clientErrorf("the client's metadata document %s is not a valid JSON object: %v", id, err)
+	}
+	if doc.ClientID != id {
+		return nil, clientErrorf("the client's metadata document names client_id %q, not %q", doc.ClientID, id)
+	}
+	if m := doc.TokenEndpointAuthMethod; m != "" && m != "none" {
+		return nil, clientErrorf("the client's metadata document asks for token_endpoint_auth_method %q; GoRunner supports public clients (none)", m)
+	}
+	c, err := s.checkMetadata(doc, u.Host)
+	if err != nil {
+		return nil, err
+	}
+	c.ID = id
+	return &clientInfo{Client: *c, document: true}, nil
+}
+
+// checkMetadata checks the redirect URIs, name and grant types of a client and fills in
+// the defaults: the name falls back to fallbackName, the grant types to both.
+func (s *Server) checkMetadata(doc clientDocument, fallbackName string) (*Client, error) {
+	if len(doc.RedirectURIs) == 0 || len(doc.RedirectURIs) > MaxRedirectURIs {
+		return nil, redirectErrorf("a client needs 1 to %d redirect_uris", MaxRedirectURIs)
+	}
+	for _, r := range doc.RedirectURIs {
+		if err := checkRedirectURI(r); err != nil {
+			return nil, err
+		}
+	}
+	name := strings.TrimSpace(doc.ClientName)
+	if len(name) > MaxClientNameBytes {
+		return nil, clientErrorf("client_name is longer than %d bytes", MaxClientNameBytes)
+	}
+	if name == "" {
+		name = fallbackName
+	}
+	grants := doc.GrantTypes
+	if len(grants) == 0 {
+		grants = []string{grantAuthorizationCode, grantRefreshToken}
+	}
+	for _, g := range grants {
+		if g != grantAuthorizationCode && g != grantRefreshToken {
+			return nil, clientErrorf("grant type %q is not supported (authorization_code, refresh_token)", g)
+		}
+	}
+	if !slices.Contains(grants, grantAuthorizationCode) {
+		return nil, clientErrorf("grant_types must include authorization_code")
+	}
+	for _, rt := range doc.ResponseTypes {
+		if rt != "code" {
+			return nil, clientErrorf("response type %q is not supported (code)", rt)
+		}
+	}
+	return &Client{Name: name, RedirectURIs: doc.RedirectURIs, GrantTypes: grants}, nil
+}
+
+// checkRedirectURI accepts https URIs, http on a loopback host (native apps, RFC 8252
+// §7.3) and private-use schemes (RFC 8252 §7.1); never a fragment, nor a scheme a
+// browser would run or read locally.
+func checkRedirectURI(r string) error {
+	u, err := url.Parse(r)
+	if err != nil || len(r) > MaxRedirectURIBytes || !u.IsAbs() {
+		return redirectErrorf("redirect URI %q is not an absolute URI", r)
+	}
+	if u.Fragment != "" || strings.Contains(r, "#") {
+		return redirectErrorf("redirect URI %q must not have a fragment", r)
+	}
+	switch strings.ToLower(u.Scheme) {
+	case "https":
+	case "http":
+		if !isLoopbackHost(u.Hostname()) {
+			return redirectErrorf("redirect URI %q: http is allowed only on a loopback host; use https", r)
+		}
+	case "javascript", "data", "file", "vbscript", "about", "blob", "filesystem":
+		return redirectErrorf("redirect URI %q has a scheme that is not allowed", r)
+	}
+	return nil
+}
+
+// errEgressDenied is a metadata document fetch to an address that is not public.
+var errEgressDenied = errors.New("the address is not public")
+
+// newFetchClient is the client that fetches metadata documents: no redirects, no proxy,
+// a time limit, and the addresses runner's egress policy calls public (checked at dial
+// time, so a name resolving to a private address is caught too), plus loopback when
+// GoRunner itself serves on loopback (a developer machine, tests).
+func newFetchClient(allowLoopback bool) *http.Client {
+	var policy *runner.EgressPolicy
+	if allowLoopback {
+		policy = loopbackPolicy
+	}
+	dialer := &net.Dialer{Timeout: ClientDocumentTimeout, Control: func(_, address string, _ syscall.RawConn) error {
+		ap, err := netip.ParseAddrPort(address)
+		if err != nil || policy.Check("", ap) != nil {
+			return fmt.Errorf("dialing %s: %w", address, errEgressDenied)
+		}
+		return nil
+	}}
+	tr := &http.Transport{DialContext: dialer.DialContext, TLSHandshakeTimeout: ClientDocumentTimeout,
+		ResponseHeaderTimeout: ClientDocumentTimeout, MaxIdleConns: 10, IdleConnTimeout: 30 * time.Second}
+	return &http.Client{Transport: tr, Timeout: ClientDocumentTimeout,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+}
+
+// loopbackPolicy allows loopback addresses besides public ones.
+var loopbackPolicy = func() *runner.EgressPolicy {
+	p, err := runner.NewEgressPolicy("127.0.0.0/8", "::1/128")
+	if err != nil {
+		panic(err)
+	}
+	return p
+}()

@@ -1,0 +1,256 @@
+package oauth_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/oauth2"
+
+	"github.com/gorunner/gorunner/api"
+	"github.com/gorunner/gorunner/auth"
+	"github.com/gorunner/gorunner/catalog"
+	"github.com/gorunner/gorunner/idempotency"
+	"github.com/gorunner/gorunner/mcpserver"
+	"github.com/gorunner/gorunner/oauth"
+	"github.com/gorunner/gorunner/oauth/oauthtest"
+	"github.com/gorunner/gorunner/runner"
+	"github.com/gorunner/gorunner/store/sqlitestore"
+)
+
+const greetDef = `{"name":"greet","title":"Greet","description":"Says hello.",
+	"input":{"type":"object","properties":{"name":{"type":"string","minLength":1}},"required":["name"]},
+	"steps":[{"id":"hello","set":"hello ${{ input.name }}"}]}`
+
+// clock is the test's movable time.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *clock) advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+// env is GoRunner serving the API, /mcp and the authorization server on loopback over a
+// fresh SQLite store, with an admin token.
+type env struct {
+	t       *testing.T
+	url     string // the public URL
+	store   *sqlitestore.Store
+	auth    *auth.Service
+	oauth   *oauth.Server
+	clock   *clock
+	admin   string // an admin token
+	clients *httptest.Server
+	docs    map[string]string // client metadata documents by path
+	docsMu  sync.Mutex
+}
+
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	ctx := context.Background()
+	e := &env{t: t, clock: &clock{t: time.Now()}, docs: map[string]string{}}
+	st, err := sqlitestore.Open(ctx, filepath.Join(t.TempDir(), "gorunner.db"))
+	require.NoError(t, err)
+	t.Cleanup(func() { st.Close() })
+	e.store = st
+	cat, err := catalog.New(st, nil)
+	require.NoError(t, err)
+	w, err := cat.Create(ctx, []byte(greetDef))
+	require.NoError(t, err)
+	_, _, err = cat.Publish(ctx, w.ID)
+	require.NoError(t, err)
+	e.auth = auth.New(st, e.clock.now)
+	_, e.admin, err = e.auth.Issue(ctx, auth.IssueParams{Name: "admin", Scopes: auth.AdminScopes()})
+	require.NoError(t, err)
+	idem, err := idempotency.New(st, nil)
+	require.NoError(t, err)
+	eng, err := runner.New(st, cat, cat, &runner.Config{PollInterval: 20 * time.Millisecond})
+	require.NoError(t, err)
+	require.NoError(t, eng.Start(ctx))
+	t.Cleanup(func() { _ = eng.Stop(context.Background()) })
+	m, err := mcpserver.New(mcpserver.Deps{Catalog: cat, Engine: eng, Idempotency: idem}, nil)
+	require.NoError(t, err)
+	require.NoError(t, m.Start(ctx))
+	t.Cleanup(func() { _ = m.Stop(context.Background()) })
+
+	srv := httptest.NewUnstartedServer(nil)
+	e.url = "http://" + srv.Listener.Addr().String()
+	e.oauth, err = oauth.New(st, e.auth, &oauth.Config{PublicURL: e.url, Now: e.clock.now})
+	require.NoError(t, err)
+	a, err := api.New(api.Config{Catalog: cat, Auth: e.auth, Engine: eng, Idempotency: idem, MCP: m.HTTPHandler(),
+		Public: mcpserver.MetadataHandlers(e.url, &mcpserver.AuthorizationServer{Issuer: e.oauth.Issuer(), Scopes: oauth.ResourceScopes()}),
+		OAuth:  e.oauth, PublicURL: e.url})
+	require.NoError(t, err)
+	srv.Config.Handler = a
+	srv.Start()
+	t.Cleanup(srv.Close)
+
+	e.clients = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		e.docsMu.Lock()
+		doc, ok := e.docs[r.URL.Path]
+		e.docsMu.Unlock()
+		if !ok {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, doc)
+	}))
+	t.Cleanup(e.clients.Close)
+	return e
+}
+
+// redirectURI is where test clients say they want the person back; nothing serves it,
+// the test reads the Location header instead.
+const redirectURI = "http://127.0.0.1:1/callback"
+
+// documentClient serves a Client ID Metadata Document on loopback and returns its URL.
+func (e *env) documentClient(name string, redirects ...string) string {
+	if len(redirects) == 0 {
+		redirects = []string{redirectURI}
+	}
+	id := e.clients.URL + "/" + strings.ReplaceAll(strings.ToLower(name), " ", "-") + ".json"
+	b, err := json.Marshal(map[string]any{"client_id": id, "client_name": name, "redirect_uris": redirects,
+		"token_endpoint_auth_method": "none"})
+	require.NoError(e.t, err)
+	e.serveDocument(strings.TrimPrefix(id, e.clients.URL), string(b))
+	return id
+}
+
+func (e *env) serveDocument(path, doc string) {
+	e.docsMu.Lock()
+	defer e.docsMu.Unlock()
+	e.docs[path] = doc
+}
+
+// config is an x/oauth2 client of e for clientID.
+func (e *env) config(clientID string, scopes ...string) *oauth2.Config {
+	return &oauth2.Config{ClientID: clientID, RedirectURL: redirectURI, Scopes: scopes,
+		Endpoint: oauth2.Endpoint{AuthURL: e.url + oauth.AuthorizePath, TokenURL: e.url + oauth.TokenPath,
+			AuthStyle: oauth2.AuthStyleInParams}}
+}
+
+// consent is the authorize page as the person sees it.
+type consent = oauthtest.Page
+
+func (e *env) browser() *http.Client { return oauthtest.Browser(e.t) }
+
+func (e *env) open(b *http.Client, authURL string) consent { return oauthtest.Open(e.t, b, authURL) }
+
+func (e *env) submit(b *http.Client, c consent, credential, action string, scopes ...string) consent {
+	return oauthtest.Submit(e.t, b, c, credential, action, scopes...)
+}
+
+// callback reads the redirect back to the client.
+func callback(t *testing.T, c consent) url.Values {
+	t.Helper()
+	to, q := oauthtest.Callback(t, c)
+	require.Equal(t, redirectURI, to)
+	return q
+}
+
+// authorize runs the browser part of the flow: it approves scopes (all asked when none
+// given) with credential and returns the code.
+func (e *env) authorize(conf *oauth2.Config, verifier, credential string, scopes ...string) string {
+	e.t.Helper()
+	b := e.browser()
+	page := e.open(b, conf.AuthCodeURL("st4te", oauth2.S256ChallengeOption(verifier),
+		oauth2.SetAuthURLParam("resource", e.url+"/mcp")))
+	require.Equal(e.t, http.StatusOK, page.Status, page.Body)
+	if scopes == nil {
+		scopes = page.Scopes
+	}
+	q := callback(e.t, e.submit(b, page, credential, "approve", scopes...))
+	require.Equal(e.t, "st4te", q.Get("state"))
+	require.Equal(e.t, e.url, q.Get("iss"))
+	require.NotEmpty(e.t, q.Get("code"))
+	return q.Get("code")
+}
+
+// connect opens an MCP session at /mcp with an HTTP client and lists its tools.
+func (e *env) mcpTools(hc *http.Client) ([]string, error) {
+	client := mcp.NewClient(&mcp.Implementation{Name: "oauth-test", Version: "1"}, nil)
+	s, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: e.url + "/mcp", HTTPClient: hc, MaxRetries: -1}, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
+	var names []string
+	for tool, err := range s.Tools(context.Background(), nil) {
+		if err != nil {
+			return nil, err
+		}
+		names = append(names, tool.Name)
+	}
+	return names, nil
+}
+
+// bearerClient sends token on every request.
+func bearerClient(token string) *http.Client {
+	return oauth2.NewClient(context.Background(), oauth2.StaticTokenSource(&oauth2.Token{AccessToken: token}))
+}
+
+// status answers the status of method url with token.
+func status(t *testing.T, method, u, token string) int {
+	t.Helper()
+	req, err := http.NewRequest(method, u, nil)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// postForm posts a form to the server and decodes the JSON answer.
+func (e *env) postForm(path string, form url.Values) (int, map[string]any) {
+	e.t.Helper()
+	resp, err := http.PostForm(e.url+path, form)
+	require.NoError(e.t, err)
+	defer resp.Body.Close()
+	var out map[string]any
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(e.t, err)
+	if len(b) > 0 {
+		require.NoError(e.t, json.Unmarshal(b, &out), string(b))
+	}
+	return resp.StatusCode, out
+}
+
+// newRedirectServer answers every request with a redirect to target.
+func newRedirectServer(target string) *httptest.Server {
+	return httptest.NewServer(http.RedirectHandler(target, http.StatusFound))
+}
+
+// newPublicOnly serves s alone on loopback (as if behind a proxy at its public URL) and
+// returns the local address.
+func newPublicOnly(t *testing.T, s *oauth.Server) string {
+	t.Helper()
+	mux := http.NewServeMux()
+	for path, h := range s.Handlers() {
+		mux.Handle(path, h)
+	}
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return srv.URL
+}

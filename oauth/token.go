@@ -1,0 +1,350 @@
+package oauth
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"mime"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+
+	"github.com/gorunner/gorunner/auth"
+)
+
+// RefreshPrefix starts every refresh token.
+const RefreshPrefix = "grr_"
+
+// verifierRE is a PKCE code_verifier (RFC 7636 §4.1).
+var verifierRE = regexp.MustCompile(`^[A-Za-z0-9._~-]{43,128}$`)
+
+// tokenResponse is RFC 6749 §5.1.
+type tokenResponse struct {
+	AccessToken  string `json:"access_token"`
+	TokenType    string `json:"token_type"`
+	ExpiresIn    int    `json:"expires_in"`
+	RefreshToken string `json:"refresh_token"`
+	Scope        string `json:"scope"`
+}
+
+// readForm reads an application/x-www-form-urlencoded POST body of at most MaxFormBytes
+// and refuses repeated parameters (RFC 6749 §3.2).
+func readForm(w http.ResponseWriter, r *http.Request) (url.Values, *oauthError) {
+	if r.Method != http.MethodPost {
+		e := newError(errInvalidRequest, "use POST")
+		e.status = http.StatusMethodNotAllowed
+		return nil, e
+	}
+	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt != "application/x-www-form-urlencoded" {
+		return nil, newError(errInvalidRequest, "the body must be application/x-www-form-urlencoded")
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, MaxFormBytes)
+	if err := r.ParseForm(); err != nil {
+		return nil, newError(errInvalidRequest, "the form could not be read (at most 65536 bytes)")
+	}
+	for k, vs := range r.PostForm {
+		if len(vs) > 1 {
+			return nil, newError(errInvalidRequest, "the request repeats "+k)
+		}
+	}
+	return r.PostForm, nil
+}
+
+// clientOf is the client_id of a request to the token or revoke endpoint: in the form,
+// or as the user name of HTTP Basic authentication (clients that always send it; the
+// password is ignored, every client is public). Both, and different → invalid_request.
+func clientOf(r *http.Request, form url.Values) (string, *oauthError) {
+	id := form.Get("client_id")
+	if user, _, ok := r.BasicAuth(); ok {
+		user, err := url.QueryUnescape(user)
+		if err != nil || (id != "" && user != id) {
+			return "", newError(errInvalidRequest, "client_id in the form and in the Authorization header differ")
+		}
+		id = user
+	}
+	if id == "" {
+		return "", newError(errInvalidRequest, "client_id is required")
+	}
+	return id, nil
+}
+
+// checkClientID refuses a client_id that names no client: a registered client not in the
+// store, or a URL that is not a valid Client ID Metadata Document address.
+func (s *Server) checkClientID(ctx context.Context, r *http.Request, id string) (*Client, *oauthError) {
+	invalid := func(msg string) *oauthError {
+		e := newError(errInvalidClient, msg)
+		if _, _, ok := r.BasicAuth(); ok {
+			e.status = http.StatusUnauthorized
+		}
+		return e
+	}
+	if isDocumentID(id) {
+		if _, err := s.checkDocumentID(id); err != nil {
+			return nil, invalid(err.Error())
+		}
+		return nil, nil
+	}
+	c, err := s.store.ClientByID(ctx, id)
+	if errors.Is(err, ErrNotFound) {
+		return nil, invalid(fmt.Sprintf("client %q is not registered", id))
+	}
+	if err != nil {
+		return nil, internal(err)
+	}
+	return c, nil
+}
+
+// token is the token endpoint: authorization_code (with PKCE) and refresh_token grants.
+func (s *Server) token(w http.ResponseWriter, r *http.Request) {
+	resp, e := s.grant(w, r)
+	if e != nil {
+		s.writeError(w, r, e)
+		return
+	}
+	writeJSON(w, http.StatusOK, resp)
+}
+
+func (s *Server) grant(w http.ResponseWriter, r *http.Request) (*tokenResponse, *oauthError) {
+	form, e := readForm(w, r)
+	if e != nil {
+		return nil, e
+	}
+	grantType := form.Get("grant_type")
+	if grantType == "" {
+		return nil, newError(errInvalidRequest, "grant_type is required")
+	}
+	if grantType != grantAuthorizationCode && grantType != grantRefreshToken {
+		return nil, newError(errUnsupportedGrantType, "grant_type must be authorization_code or refresh_token")
+	}
+	clientID, e := clientOf(r, form)
+	if e != nil {
+		return nil, e
+	}
+	client, e := s.checkClientID(r.Context(), r, clientID)
+	if e != nil {
+		return nil, e
+	}
+	if client != nil && !client.allows(grantType) {
+		return nil, newError(errUnauthorizedClient, "the client did not register the "+grantType+" grant")
+	}
+	if res := form.Get("resource"); res != "" && res != s.resource {
+		return nil, newError(errInvalidTarget, "resource must be "+s.resource)
+	}
+	if grantType == grantAuthorizationCode {
+		return s.exchange(r.Context(), form, clientID)
+	}
+	return s.refresh(r.Context(), form, clientID)
+}
+
+// exchange trades an authorization code for tokens. The code is used up by the first
+// attempt, right or wrong; a second attempt revokes what the first one got.
+func (s *Server) exchange(ctx context.Context, form url.Values, clientID string) (*tokenResponse, *oauthError) {
+	code, verifier := form.Get("code"), form.Get("code_verifier")
+	switch {
+	case code == "":
+		return nil, newError(errInvalidRequest, "code is required")
+	case verifier == "":
+		return nil, newError(errInvalidRequest, "code_verifier is required (PKCE)")
+	case !verifierRE.MatchString(verifier):
+		return nil, newError(errInvalidRequest, "code_verifier must be 43 to 128 unreserved characters")
+	}
+	grantID := newID()
+	c, err := s.store.ExchangeCode(ctx, hash(code), grantID)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return nil, newError(errInvalidGrant, "the authorization code is not valid")
+	case errors.Is(err, ErrCodeUsed):
+		if rerr := s.revokeGrant(ctx, c.GrantID); rerr != nil && !errors.Is(rerr, ErrNotFound) {
+			return nil, internal(rerr)
+		}
+		return nil, newError(errInvalidGrant, "the authorization code was already used; the tokens it gave are revoked")
+	case err != nil:
+		return nil, internal(err)
+	}
+	sum := sha256.Sum256([]byte(verifier))
+	switch {
+	case !s.cfg.Now().Before(c.ExpiresAt):
+		return nil, newError(errInvalidGrant, "the authorization code expired")
+	case c.ClientID != clientID:
+		return nil, newError(errInvalidGrant, "the authorization code was issued to another client")
+	case form.Has("redirect_uri") && form.Get("redirect_uri") != c.RedirectURI:
+		return nil, newError(errInvalidGrant, "redirect_uri differs from the authorization request's")
+	case subtle.ConstantTimeCompare([]byte(base64.RawURLEncoding.EncodeToString(sum[:])), []byte(c.Challenge)) != 1:
+		return nil, newError(errInvalidGrant, "code_verifier does not match the code_challenge")
+	}
+	scopes, err := auth.ParseScopeList(c.Scope)
+	if err != nil {
+		return nil, internal(fmt.Errorf("reading a code's scopes: %w", err))
+	}
+	access, tok, err := s.issueAccess(ctx, c.ClientName, scopes)
+	if err != nil {
+		return nil, internal(err)
+	}
+	refresh, err := secret(RefreshPrefix)
+	if err != nil {
+		return nil, internal(err)
+	}
+	now := s.cfg.Now().UTC()
+	g := &Grant{ID: grantID, ClientID: c.ClientID, ClientName: c.ClientName, PrincipalID: c.PrincipalID,
+		PrincipalName: c.PrincipalName, Scope: c.Scope, CreatedAt: now, RefreshHash: hash(refresh),
+		RefreshExpiresAt: now.Add(RefreshTTL), TokenIDs: []string{tok.ID}}
+	if err := s.store.CreateGrant(ctx, g); err != nil {
+		return nil, internal(errors.Join(err, s.tokens.Revoke(ctx, tok.ID)))
+	}
+	return s.tokenResponse(access, refresh, scopes), nil
+}
+
+// refresh rotates a refresh token: a new access token and a new refresh token. A refresh
+// token used before (stolen, or replayed) revokes the whole grant.
+func (s *Server) refresh(ctx context.Context, form url.Values, clientID string) (*tokenResponse, *oauthError) {
+	old := form.Get("refresh_token")
+	if old == "" {
+		return nil, newError(errInvalidRequest, "refresh_token is required")
+	}
+	g, err := s.store.GrantByRefresh(ctx, hash(old))
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return nil, newError(errInvalidGrant, "the refresh token is not valid")
+	case err != nil:
+		return nil, internal(err)
+	case g.ClientID != clientID:
+		return nil, newError(errInvalidGrant, "the refresh token was issued to another client")
+	case subtle.ConstantTimeCompare(g.RefreshHash, hash(old)) != 1:
+		return nil, s.reused(ctx, g.ID)
+	case !s.cfg.Now().Before(g.RefreshExpiresAt):
+		return nil, newError(errInvalidGrant, "the refresh token expired")
+	}
+	scopes, e := narrow(g.Scope, form.Get("scope"))
+	if e != nil {
+		return nil, e
+	}
+	access, tok, err := s.issueAccess(ctx, g.ClientName, scopes)
+	if err != nil {
+		return nil, internal(err)
+	}
+	next, err := secret(RefreshPrefix)
+	if err != nil {
+		return nil, internal(err)
+	}
+	_, err = s.store.RotateRefresh(ctx, RotateParams{Old: hash(old), New: hash(next),
+		ExpiresAt: s.cfg.Now().UTC().Add(RefreshTTL), TokenID: tok.ID})
+	if err != nil {
+		if rerr := s.revokeTokens(ctx, []string{tok.ID}); rerr != nil {
+			s.log.ErrorContext(ctx, "revoking an access token not handed out failed", "error", rerr)
+		}
+		switch {
+		case errors.Is(err, ErrRefreshReused):
+			return nil, s.reused(ctx, g.ID)
+		case errors.Is(err, ErrNotFound):
+			return nil, newError(errInvalidGrant, "the refresh token is not valid")
+		}
+		return nil, internal(err)
+	}
+	// The new access token replaces the grant's older ones; they would expire within
+	// AccessTTL anyway, so a failure here is only logged.
+	if err := s.revokeTokens(ctx, g.TokenIDs); err != nil {
+		s.log.ErrorContext(ctx, "revoking replaced access tokens failed", "grant", g.ID, "error", err)
+	}
+	return s.tokenResponse(access, next, scopes), nil
+}
+
+// reused revokes a grant whose old refresh token came back.
+func (s *Server) reused(ctx context.Context, grantID string) *oauthError {
+	if err := s.revokeGrant(ctx, grantID); err != nil && !errors.Is(err, ErrNotFound) {
+		return internal(err)
+	}
+	s.log.WarnContext(ctx, "a rotated-away refresh token was used: grant revoked", "grant", grantID)
+	return newError(errInvalidGrant, "the refresh token was already used; the grant is revoked")
+}
+
+// narrow is the grant's scopes, or the subset a refresh request asks for (RFC 6749 §6).
+func narrow(granted, asked string) (auth.Scopes, *oauthError) {
+	held, err := auth.ParseScopeList(granted)
+	if err != nil {
+		return nil, internal(fmt.Errorf("reading a grant's scopes: %w", err))
+	}
+	if strings.TrimSpace(asked) == "" {
+		return held, nil
+	}
+	want, err := auth.ParseScopeList(asked)
+	if err != nil {
+		return nil, newError(errInvalidScope, err.Error())
+	}
+	if !held.Covers(want) {
+		return nil, newError(errInvalidScope, fmt.Sprintf("the grant holds %q, not %q", held.String(), want.String()))
+	}
+	return want, nil
+}
+
+// issueAccess mints an access token: a GoRunner token for /mcp only, for AccessTTL.
+func (s *Server) issueAccess(ctx context.Context, clientName string, scopes auth.Scopes) (string, *auth.Token, error) {
+	name := "oauth: " + clientName
+	if len(name) > 100 {
+		name = name[:100]
+	}
+	tok, secret, err := s.tokens.Issue(ctx, auth.IssueParams{Name: strings.ToValidUTF8(name, ""), Scopes: scopes,
+		ExpiresIn: AccessTTL, Audience: auth.AudienceMCP})
+	if err != nil {
+		return "", nil, fmt.Errorf("issuing an access token: %w", err)
+	}
+	return secret, tok, nil
+}
+
+func (s *Server) tokenResponse(access, refresh string, scopes auth.Scopes) *tokenResponse {
+	return &tokenResponse{AccessToken: access, TokenType: "Bearer", ExpiresIn: int(AccessTTL.Seconds()),
+		RefreshToken: refresh, Scope: scopes.String()}
+}
+
+// revoke is RFC 7009: a refresh token revokes its grant (every token of it); an access
+// token issued by this server is revoked alone. Unknown tokens are answered 200 too.
+func (s *Server) revoke(w http.ResponseWriter, r *http.Request) {
+	if e := s.revokeToken(w, r); e != nil {
+		s.writeError(w, r, e)
+		return
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusOK)
+}
+
+func (s *Server) revokeToken(w http.ResponseWriter, r *http.Request) *oauthError {
+	form, e := readForm(w, r)
+	if e != nil {
+		return e
+	}
+	token := form.Get("token")
+	if token == "" {
+		return newError(errInvalidRequest, "token is required")
+	}
+	clientID, e := clientOf(r, form)
+	if e != nil {
+		return e
+	}
+	ctx := r.Context()
+	if strings.HasPrefix(token, auth.TokenPrefix) {
+		p, err := s.tokens.Authenticate(ctx, token)
+		if err != nil || p.Audience != auth.AudienceMCP {
+			return nil // unknown, expired, or not one this server issued: nothing to revoke
+		}
+		if err := s.tokens.Revoke(ctx, p.ID); err != nil && !errors.Is(err, auth.ErrNotFound) {
+			return internal(err)
+		}
+		return nil
+	}
+	g, err := s.store.GrantByRefresh(ctx, hash(token))
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return nil
+	case err != nil:
+		return internal(err)
+	case g.ClientID != clientID:
+		return newError(errInvalidClient, "the token was issued to another client")
+	}
+	if err := s.revokeGrant(ctx, g.ID); err != nil && !errors.Is(err, ErrNotFound) {
+		return internal(err)
+	}
+	return nil
+}
