@@ -161,7 +161,7 @@ func (s *Server) continueAsk(ctx context.Context, req mcp.CallToolRequest, t *to
 	if !ok {
 		return nil, errUnauthenticated
 	}
-	run, err := s.ownRun(ctx, p, st.RunID)
+	run, err := s.ownRun(ctx, p, auth.RunsWrite, st.RunID)
 	if err != nil {
 		return s.errorResult(ctx, err)
 	}

@@ -36,7 +36,7 @@ func (a *asker) handle(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitRe
 func (f *fixture) connectAsker(a *asker) *mcp.ClientSession {
 	f.t.Helper()
 	client := mcp.NewClient(&mcp.Implementation{Name: "asker", Version: "1"}, &mcp.ClientOptions{ElicitationHandler: a.handle})
-	return f.connectClient(client, "")
+	return f.connectClient(client, f.token, "")
 }
 
 func TestElicitation(t *testing.T) {
@@ -138,7 +138,7 @@ func TestElicitationRacesRESTResume(t *testing.T) {
 			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"approved": true, "note": "mcp"}}, nil
 		},
 	})
-	session := f.connectClient(client, "")
+	session := f.connectClient(client, f.token, "")
 	for i := range 100 {
 		trial.Store(int64(i))
 		_, got := call(t, session, "ask", map[string]any{"orderId": fmt.Sprint("race", i)})

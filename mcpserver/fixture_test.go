@@ -194,11 +194,11 @@ func (f *fixture) connectAs(token, query string) (*mcp.ClientSession, *events) {
 			ev.mu.Unlock()
 		},
 	})
-	return f.connectClient(client, query), ev
+	return f.connectClient(client, token, query), ev
 }
 
-// connectClient connects client over streamable HTTP at /mcp+query.
-func (f *fixture) connectClient(client *mcp.Client, query string) *mcp.ClientSession {
+// connectClient connects client with token over streamable HTTP at /mcp+query.
+func (f *fixture) connectClient(client *mcp.Client, token, query string) *mcp.ClientSession {
 	f.t.Helper()
 	transport := &mcp.StreamableClientTransport{
 		Endpoint:   f.srv.URL + "/mcp" + query,

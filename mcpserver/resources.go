@@ -49,17 +49,20 @@ func (s *Server) readRunResource(ctx context.Context, req mcp.ReadResourceReques
 
 // readableRun reads the run a resource URI names, for p.
 func (s *Server) readableRun(ctx context.Context, p auth.Principal, id string) (*runner.Run, error) {
-	run, err := s.ownRun(ctx, p, id)
+	run, err := s.ownRun(ctx, p, auth.RunsRead, id)
 	if errors.Is(err, runner.ErrNotFound) {
 		return nil, fmt.Errorf("resource %s: %w", tools.RunURI(id), server.ErrResourceNotFound)
 	}
 	return run, err
 }
 
-// ownRun reads run id for p. A run p may not read is runner.ErrNotFound, like one that does
-// not exist, so that its existence is not revealed.
-func (s *Server) ownRun(ctx context.Context, _ auth.Principal, id string) (*runner.Run, error) {
-	run, err := s.deps.Engine.Get(ctx, id)
+// ownRun reads run id for p to act on it with perm. A run p may not act on is
+// runner.ErrNotFound, like one that does not exist, so that its existence is not revealed.
+func (s *Server) ownRun(ctx context.Context, p auth.Principal, perm auth.Permission, id string) (*runner.Run, error) {
+	run, err := s.access.Run(ctx, p, perm, id)
+	if errors.Is(err, auth.ErrForbidden) {
+		err = runner.ErrNotFound
+	}
 	if err != nil {
 		return nil, fmt.Errorf("reading run %s: %w", id, err)
 	}

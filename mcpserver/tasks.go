@@ -164,12 +164,12 @@ func (s *Server) createTask(ctx context.Context, env *environment, p auth.Princi
 }
 
 // taskRun reads the run of a task request for p; an expired task view is not found.
-func (s *Server) taskRun(ctx context.Context, p auth.Principal, raw json.RawMessage) (*runner.Run, error) {
+func (s *Server) taskRun(ctx context.Context, p auth.Principal, perm auth.Permission, raw json.RawMessage) (*runner.Run, error) {
 	var params taskParams
 	if err := json.Unmarshal(raw, &params); err != nil || params.TaskID == "" {
 		return nil, &rpcError{Code: codeInvalidParams, Message: "taskId is required"}
 	}
-	run, err := s.ownRun(ctx, p, params.TaskID)
+	run, err := s.ownRun(ctx, p, perm, params.TaskID)
 	if err != nil {
 		return nil, err
 	}
@@ -180,7 +180,7 @@ func (s *Server) taskRun(ctx context.Context, p auth.Principal, raw json.RawMess
 }
 
 func (s *Server) getTask(ctx context.Context, p auth.Principal, raw json.RawMessage) (any, error) {
-	run, err := s.taskRun(ctx, p, raw)
+	run, err := s.taskRun(ctx, p, auth.RunsRead, raw)
 	if err != nil {
 		return nil, err
 	}
@@ -190,7 +190,7 @@ func (s *Server) getTask(ctx context.Context, p auth.Principal, raw json.RawMess
 // taskResult waits until the run has ended (holding one of the principal's wait slots),
 // then answers what a plain tool call whose run ended gives, tied to the task.
 func (s *Server) taskResult(ctx context.Context, p auth.Principal, raw json.RawMessage) (any, error) {
-	run, err := s.taskRun(ctx, p, raw)
+	run, err := s.taskRun(ctx, p, auth.RunsRead, raw)
 	if err != nil {
 		return nil, err
 	}
@@ -230,7 +230,7 @@ func (s *Server) awaitEnd(ctx context.Context, run *runner.Run) (*runner.Run, er
 }
 
 func (s *Server) cancelTask(ctx context.Context, p auth.Principal, raw json.RawMessage) (any, error) {
-	run, err := s.taskRun(ctx, p, raw)
+	run, err := s.taskRun(ctx, p, auth.RunsWrite, raw)
 	if err != nil {
 		return nil, err
 	}
@@ -243,8 +243,8 @@ func (s *Server) cancelTask(ctx context.Context, p auth.Principal, raw json.RawM
 	return mcp.CancelTaskResult{Task: taskOf(run)}, nil
 }
 
-// listTasks lists the caller's runs as tasks, newest first.
-func (s *Server) listTasks(ctx context.Context, _ auth.Principal, raw json.RawMessage) (any, error) {
+// listTasks lists the runs the caller started as tasks, newest first.
+func (s *Server) listTasks(ctx context.Context, p auth.Principal, raw json.RawMessage) (any, error) {
 	var params struct {
 		Cursor string `json:"cursor"`
 	}
@@ -253,7 +253,7 @@ func (s *Server) listTasks(ctx context.Context, _ auth.Principal, raw json.RawMe
 			return nil, &rpcError{Code: codeInvalidParams, Message: "invalid tasks/list params: " + err.Error()}
 		}
 	}
-	runs, next, err := s.deps.Engine.List(ctx, runner.ListRunsParams{Limit: TaskListPage, Cursor: params.Cursor})
+	runs, next, err := s.deps.Engine.List(ctx, runner.ListRunsParams{Limit: TaskListPage, Cursor: params.Cursor, Readable: &runner.Readable{StartedBy: p.ID}})
 	if err != nil {
 		return nil, err
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/gorunner/gorunner/auth"
 	"github.com/gorunner/gorunner/mcpserver"
 	"github.com/gorunner/gorunner/runner"
 )
@@ -171,7 +172,7 @@ func TestTaskAnsweredByAnotherProcess(t *testing.T) {
 func TestTaskRequestWithAForeignSessionIsRefused(t *testing.T) {
 	f := newFixture(t, napDef)
 	mine := f.openSession(t)
-	_, other, err := f.auth.Create(context.Background(), "other")
+	_, other, err := f.auth.Issue(context.Background(), auth.IssueParams{Name: "other", Scopes: auth.AdminScopes()})
 	require.NoError(t, err)
 	raw := `{"jsonrpc":"2.0","id":1,"method":"tasks/list"}`
 	req, err := http.NewRequest(http.MethodPost, f.srv.URL+"/mcp", strings.NewReader(raw))
@@ -199,4 +200,28 @@ func TestTaskListPages(t *testing.T) {
 	second := s.ok(t, "tasks/list", map[string]any{"cursor": first["nextCursor"]})
 	require.Len(t, second["tasks"], 1)
 	require.NotContains(t, second, "nextCursor")
+}
+
+// TestTasksOfAnotherPrincipalAreNotFound: a token that may not read a run sees no task for
+// it, lists none of it, cannot cancel it and cannot read its resource.
+func TestTasksOfAnotherPrincipalAreNotFound(t *testing.T) {
+	f := newFixture(t, napDef)
+	mine := f.openSession(t)
+	taskID := mine.ok(t, "tools/call", map[string]any{"name": "nap", "arguments": map[string]any{"n": 1}, "task": map[string]any{}})["task"].(map[string]any)["taskId"]
+	scopes, err := auth.ParseScopes([]string{"runs:write:workflow=other", "runs:read:workflow=other"})
+	require.NoError(t, err)
+	_, secret, err := f.auth.Issue(context.Background(), auth.IssueParams{Name: "stranger", Scopes: scopes})
+	require.NoError(t, err)
+	stranger := *f
+	stranger.token = secret
+	theirs := stranger.openSession(t)
+	for _, method := range []string{"tasks/get", "tasks/result", "tasks/cancel"} {
+		_, rpcErr := theirs.do(t, method, map[string]any{"taskId": taskID})
+		require.NotNil(t, rpcErr, method)
+		require.NotContains(t, rpcErr["message"], "nap", method)
+	}
+	require.Empty(t, theirs.ok(t, "tasks/list", nil)["tasks"])
+	_, rpcErr := theirs.do(t, "resources/read", map[string]any{"uri": "gorunner://runs/" + taskID.(string)})
+	require.NotNil(t, rpcErr)
+	require.Len(t, mine.ok(t, "tasks/list", nil)["tasks"], 1, "the owner still lists it")
 }
