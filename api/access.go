@@ -100,7 +100,7 @@ func (s *Server) check(r *http.Request, a access) error {
 		}
 		return nil
 	case a.on == onRun:
-		_, err := s.guard.Run(ctx, p, a.perm, chi.URLParam(r, "id"))
+		err := s.guard.Run(ctx, p, a.perm, chi.URLParam(r, "id"))
 		return err
 	}
 	env := runner.EnvTest // reading a workflow is reading its draft

@@ -227,7 +227,7 @@ func (s *Server) mayRerun(r *http.Request, p runner.RerunManyParams) error {
 		return s.guard.Workflow(r.Context(), pr, auth.RunsWrite, p.Workflow, runner.EnvProduction)
 	}
 	for _, id := range p.RunIDs {
-		if _, err := s.guard.Run(r.Context(), pr, auth.RunsWrite, id); err != nil {
+		if err := s.guard.Run(r.Context(), pr, auth.RunsWrite, id); err != nil {
 			return err
 		}
 	}

@@ -63,7 +63,7 @@ func (c *Console) runWorkflow(r *http.Request, p auth.Principal) error {
 // onRun needs perm on the {id} run (runs:read: or having started it).
 func (c *Console) onRun(perm auth.Permission) check {
 	return func(r *http.Request, p auth.Principal) error {
-		_, err := c.guard.Run(r.Context(), p, perm, chi.URLParam(r, "id"))
+		err := c.guard.Run(r.Context(), p, perm, chi.URLParam(r, "id"))
 		return err
 	}
 }

@@ -100,7 +100,7 @@ func (s *Server) getRun(ctx context.Context, _ string, c *tools.Call) (*mcp.Call
 		}
 		defer release()
 	}
-	if _, err := s.access.Run(ctx, principal(ctx), auth.RunsRead, a.RunID); err != nil {
+	if err := s.access.Run(ctx, principal(ctx), auth.RunsRead, a.RunID); err != nil {
 		return nil, err
 	}
 	run, err := s.deps.Engine.Wait(ctx, a.RunID, wait)
@@ -144,7 +144,7 @@ func (s *Server) cancelRun(ctx context.Context, _ string, c *tools.Call) (*mcp.C
 	if err := json.Unmarshal(c.Input, &a); err != nil {
 		return nil, err
 	}
-	if _, err := s.access.Run(ctx, principal(ctx), auth.RunsWrite, a.RunID); err != nil {
+	if err := s.access.Run(ctx, principal(ctx), auth.RunsWrite, a.RunID); err != nil {
 		return nil, err
 	}
 	run, err := s.deps.Engine.Cancel(context.WithoutCancel(ctx), a.RunID)

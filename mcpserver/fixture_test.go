@@ -31,8 +31,8 @@ type fixture struct {
 	catalog *catalog.Service
 	engine  *runner.Engine
 	mcp     *mcpserver.Server
-	auth    *auth.Service
 	srv     *httptest.Server
+	auth    *auth.Service
 	token   string
 	// principal is the ID of token's principal.
 	principal string

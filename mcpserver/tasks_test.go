@@ -190,7 +190,7 @@ func TestTaskRequestWithAForeignSessionIsRefused(t *testing.T) {
 func TestTaskListPages(t *testing.T) {
 	f := newFixture(t, greetDef)
 	for range mcpserver.TaskListPage + 1 {
-		_, err := f.engine.Submit(context.Background(), runner.SubmitParams{Workflow: "greet", Environment: runner.EnvProduction, Input: json.RawMessage(`{"name":"Ada"}`)})
+		_, err := f.engine.Submit(context.Background(), runner.SubmitParams{Workflow: "greet", Environment: runner.EnvProduction, Input: json.RawMessage(`{"name":"Ada"}`), StartedBy: f.principal})
 		require.NoError(t, err)
 	}
 	s := f.openSession(t)
