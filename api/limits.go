@@ -2,6 +2,7 @@ package api
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"net/http"
 	"time"
@@ -43,24 +44,16 @@ func NewHTTPServer(h http.Handler, limits *HTTPLimits) *http.Server {
 	}
 	return &http.Server{
 		Handler:           h,
-		ReadHeaderTimeout: cmpOr(l.ReadHeaderTimeout, ReadHeaderTimeout),
-		ReadTimeout:       cmpOr(l.ReadTimeout, ReadTimeout),
-		WriteTimeout:      cmpOr(l.WriteTimeout, WriteTimeout),
-		IdleTimeout:       cmpOr(l.IdleTimeout, IdleTimeout),
-		MaxHeaderBytes:    cmpOr(l.MaxHeaderBytes, MaxHeaderBytes),
+		ReadHeaderTimeout: cmp.Or(l.ReadHeaderTimeout, ReadHeaderTimeout),
+		ReadTimeout:       cmp.Or(l.ReadTimeout, ReadTimeout),
+		WriteTimeout:      cmp.Or(l.WriteTimeout, WriteTimeout),
+		IdleTimeout:       cmp.Or(l.IdleTimeout, IdleTimeout),
+		MaxHeaderBytes:    cmp.Or(l.MaxHeaderBytes, MaxHeaderBytes),
 	}
-}
-
-func cmpOr[T comparable](v, def T) T {
-	var zero T
-	if v == zero {
-		return def
-	}
-	return v
 }
 
 // bufferBody reads the whole request body (under the server's read deadline and
-// MaxBodyBytes) before the handler runs, so that nothing after it reads from a slow
+// limits.MaxBodyBytes) before the handler runs, so that nothing after it reads from a slow
 // client.
 func bufferBody(r *http.Request) ([]byte, error) {
 	var buf bytes.Buffer

@@ -8,6 +8,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/gorunner/gorunner/oauth"
+	"github.com/gorunner/gorunner/problem"
 )
 
 // grantView is an OAuth grant: a client a person approved, with what it may do.
@@ -30,7 +31,7 @@ func newGrantView(g *oauth.Grant) grantView {
 }
 
 // errOAuthOff answers the grant routes of a server without --public-url.
-var errOAuthOff = errorf(http.StatusNotFound, CodeNotFound, "OAuth is off: serve with --public-url to turn it on")
+var errOAuthOff = problem.New(http.StatusNotFound, problem.CodeNotFound, "OAuth is off: serve with --public-url to turn it on")
 
 func (s *Server) listGrants(w http.ResponseWriter, r *http.Request) {
 	if s.cfg.OAuth == nil {

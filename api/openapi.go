@@ -9,13 +9,15 @@ import (
 	"strings"
 
 	"github.com/invopop/jsonschema"
+
+	"github.com/gorunner/gorunner/problem"
 )
 
 // openapi serves the OpenAPI 3.1 document built from the route table.
 func (s *Server) openapi(w http.ResponseWriter, _ *http.Request) {
 	doc, err := s.openapiDoc()
 	if err != nil {
-		writeJSON(w, http.StatusInternalServerError, ErrorBody{Error: ErrorObject{Code: CodeInternal, Message: "building the OpenAPI document failed"}})
+		writeJSON(w, http.StatusInternalServerError, ErrorBody{Error: ErrorObject{Code: problem.CodeInternal, Message: "building the OpenAPI document failed"}})
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")

@@ -3,6 +3,7 @@ package api
 import (
 	"net/http"
 
+	"github.com/gorunner/gorunner/problem"
 	"github.com/gorunner/gorunner/schemas"
 )
 
@@ -14,7 +15,7 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	if s.cfg.Ready != nil {
 		if err := s.cfg.Ready(r.Context()); err != nil {
 			s.log.WarnContext(r.Context(), "not ready", "error", err)
-			s.writeError(w, r, errorf(http.StatusServiceUnavailable, CodeUnavailable, "the store is not reachable"))
+			s.writeError(w, r, problem.New(http.StatusServiceUnavailable, problem.CodeUnavailable, "the store is not reachable"))
 			return
 		}
 	}

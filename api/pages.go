@@ -8,47 +8,18 @@ import (
 	"github.com/gorunner/gorunner/runner"
 )
 
-// List answer limits (documented in README, "Limits").
-const (
-	// MaxPageBytes is the most body one list answer carries: a page that would be larger
-	// is cut short and continues at its nextCursor (a page holds at least one item).
-	MaxPageBytes = 4 << 20
-	// MaxListedOutputBytes is the largest run or step output a list shows; a larger one is
-	// replaced by {"truncated": true, "bytes": N}. GET /api/runs/{id} has it whole.
-	MaxListedOutputBytes = 64 << 10
-)
+// MaxPageBytes is the most body one list answer carries: a page that would be larger is cut
+// short and continues at its nextCursor (a page holds at least one item). Documented in
+// README, "Limits".
+const MaxPageBytes = 4 << 20
 
 // pageSlack is room left in MaxPageBytes for the envelope and the next cursor.
 const pageSlack = 1 << 10
 
-// ListedRun is run as a list shows it: outputs over MaxListedOutputBytes replaced by a
-// truncation marker. run is not modified.
-func ListedRun(run *runner.Run) *runner.Run {
-	out := *run
-	out.Output = listedOutput(run.Output)
-	if run.Steps == nil {
-		return &out
-	}
-	out.Steps = make([]*runner.StepRecord, len(run.Steps))
-	for i, st := range run.Steps {
-		cp := *st
-		cp.Output = listedOutput(st.Output)
-		out.Steps[i] = &cp
-	}
-	return &out
-}
-
-func listedOutput(raw json.RawMessage) json.RawMessage {
-	if len(raw) <= MaxListedOutputBytes {
-		return raw
-	}
-	return json.RawMessage(fmt.Sprintf(`{"truncated":true,"bytes":%d}`, len(raw)))
-}
-
 func listedRuns(runs []*runner.Run) []*runner.Run {
 	out := make([]*runner.Run, len(runs))
 	for i, r := range runs {
-		out[i] = ListedRun(r)
+		out[i] = r.Listed()
 	}
 	return out
 }

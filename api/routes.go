@@ -7,6 +7,7 @@ import (
 	"github.com/go-chi/chi/v5/middleware"
 
 	"github.com/gorunner/gorunner/auth"
+	"github.com/gorunner/gorunner/problem"
 )
 
 // keyed says how a route takes part in keyed replay (SPEC §4).
@@ -41,40 +42,244 @@ type route struct {
 
 func (s *Server) table() []route {
 	return []route{
-		{method: "POST", pattern: "/api/workflows", id: "createWorkflow", summary: "Create a workflow from a definition (draft, rev 1)", access: need(auth.WorkflowsWrite, onEvery), keyed: principalKeyed, body: definitionDoc{}, status: 201, data: workflowView{}, handler: s.createWorkflow},
-		{method: "POST", pattern: "/api/workflows/import", id: "importWorkflow", summary: "Create a workflow from an exported JSON or YAML document", access: need(auth.WorkflowsWrite, onEvery), keyed: principalKeyed, body: definitionDoc{}, status: 201, data: workflowView{}, handler: s.createWorkflow},
-		{method: "GET", pattern: "/api/workflows", id: "listWorkflows", summary: "List workflows", access: need(auth.RunsRead, onSome), status: 200, data: workflowView{}, list: true, handler: s.listWorkflows},
-		{method: "GET", pattern: "/api/workflows/{id}", id: "getWorkflow", summary: "Get a workflow by ID or name", access: need(auth.RunsRead, onWorkflow), status: 200, data: workflowView{}, handler: s.getWorkflow},
-		{method: "GET", pattern: "/api/workflows/{id}/export", id: "exportWorkflow", summary: "Export the draft definition (JSON, or YAML with Accept: application/yaml)", access: need(auth.RunsRead, onWorkflow), status: 200, data: definitionDoc{}, handler: s.exportWorkflow},
-		{method: "PUT", pattern: "/api/workflows/{id}", id: "updateWorkflow", summary: "Replace the draft; optional top-level expectedRev", access: need(auth.WorkflowsWrite, onEvery), body: definitionDoc{}, status: 200, data: workflowView{}, handler: s.updateWorkflow},
-		{method: "DELETE", pattern: "/api/workflows/{id}", id: "deleteWorkflow", summary: "Delete a workflow; its tool disappears, active runs finish", access: need(auth.WorkflowsWrite, onEvery), status: 204, handler: s.deleteWorkflow},
-		{method: "POST", pattern: "/api/workflows/{id}/duplicate", id: "duplicateWorkflow", summary: "Copy a workflow's draft into a new workflow", access: need(auth.WorkflowsWrite, onEvery), keyed: principalKeyed, body: nameBody{}, status: 201, data: workflowView{}, handler: s.duplicateWorkflow},
-		{method: "POST", pattern: "/api/workflows/{id}/publish", id: "publishWorkflow", summary: "Publish the draft as a new version (200 with the latest version when unchanged)", access: need(auth.WorkflowsWrite, onEvery), status: 201, data: versionView{}, handler: s.publishWorkflow},
-		{method: "POST", pattern: "/api/workflows/{id}/unpublish", id: "unpublishWorkflow", summary: "Withdraw the workflow's tool", access: need(auth.WorkflowsWrite, onEvery), status: 200, data: workflowView{}, handler: s.unpublishWorkflow},
-		{method: "GET", pattern: "/api/workflows/{id}/versions", id: "listVersions", summary: "List published versions, newest first", access: need(auth.RunsRead, onWorkflow), status: 200, data: versionView{}, list: true, handler: s.listVersions},
-		{method: "POST", pattern: "/api/workflows/{id}/webhook/rotate", id: "rotateWebhook", summary: "Give the workflow a new webhook address; the old one stops at once", access: need(auth.WorkflowsWrite, onEvery), keyed: principalKeyed, status: 201, data: webhookView{}, handler: s.rotateWebhook},
-		{method: "POST", pattern: "/api/workflows/{id}/run", id: "runWorkflow", summary: "Start a run (?environment=production|test); the body is the input", access: need(auth.RunsWrite, onWorkflow), keyed: principalKeyed, body: anyObject{}, status: 202, data: runView{}, prepare: s.canonicalRun, handler: s.runWorkflow},
-		{method: "GET", pattern: "/api/runs", id: "listRuns", summary: "List runs, newest first (?workflow=&status=&limit=&cursor=)", access: authenticated, status: 200, data: runView{}, list: true, handler: s.listRuns},
-		{method: "POST", pattern: "/api/runs/rerun", id: "rerunMany", summary: "Rerun up to 1000 runs by ID or by workflow and status", access: need(auth.RunsWrite, onSome), keyed: principalKeyed, body: rerunManyBody{}, status: 202, data: runView{}, list: true, handler: s.rerunMany},
-		{method: "GET", pattern: "/api/runs/{id}", id: "getRun", summary: "Get a run; ?wait=30s (≤ 60s) holds the answer until it is no longer pending or running", access: need(auth.RunsRead, onRun), status: 200, data: runView{}, handler: s.getRun},
-		{method: "GET", pattern: "/api/runs/{id}/events", id: "runEvents", summary: "Server-Sent Events of the run's step and status changes, then end; Last-Event-ID resumes", access: need(auth.RunsRead, onRun), status: 200, handler: s.runEvents},
-		{method: "POST", pattern: "/api/runs/{id}/cancel", id: "cancelRun", summary: "Cancel a run", access: need(auth.RunsWrite, onRun), status: 200, data: runView{}, handler: s.cancelRun},
-		{method: "POST", pattern: "/api/runs/{id}/rerun", id: "rerunRun", summary: "Start a new run with the same input and environment on the current version", access: need(auth.RunsWrite, onRun), keyed: principalKeyed, status: 202, data: runView{}, handler: s.rerunRun},
-		{method: "GET", pattern: "/api/hooks/{token}", id: "getHook", summary: "Get the active hook of a token (?environment=)", access: need(auth.RunsRead, onHook), status: 200, data: hookView{}, handler: s.getHook},
-		{method: "POST", pattern: "/api/hooks/{token}/resume", id: "resumeHook", summary: "Send a payload to the run that owns a token (?environment=)", access: need(auth.RunsWrite, onHook), keyed: principalKeyed, body: anyValue{}, status: 202, data: resumeView{}, handler: s.resumeHook},
-		{method: "POST", pattern: "/api/connections", id: "createConnection", summary: "Create a connection; its secret can never be read back", access: need(auth.WorkflowsWrite, onEvery), keyed: principalKeyed, body: connectionBody{}, status: 201, data: connectionView{}, handler: s.createConnection},
-		{method: "GET", pattern: "/api/connections", id: "listConnections", summary: "List connections (no secrets)", access: need(auth.WorkflowsWrite, onEvery), status: 200, data: connectionView{}, list: true, handler: s.listConnections},
-		{method: "DELETE", pattern: "/api/connections/{id}", id: "deleteConnection", summary: "Delete a connection", access: need(auth.WorkflowsWrite, onEvery), status: 204, handler: s.deleteConnection},
-		{method: "GET", pattern: "/api/templates", id: "listTemplates", summary: "List the shipped templates", access: need(auth.WorkflowsWrite, onEvery), status: 200, data: templateView{}, list: true, handler: s.listTemplates},
-		{method: "POST", pattern: "/api/templates/{id}/use", id: "useTemplate", summary: "Create a workflow from a template", access: need(auth.WorkflowsWrite, onEvery), keyed: principalKeyed, body: nameBody{}, status: 201, data: workflowView{}, handler: s.useTemplate},
-		{method: "POST", pattern: "/api/tokens", id: "createToken", summary: "Create an API token; the secret is shown once", access: need(auth.Admin, onEvery), body: createTokenBody{}, status: 201, data: newTokenView{}, handler: s.createToken},
-		{method: "GET", pattern: "/api/tokens", id: "listTokens", summary: "List API tokens (no secrets)", access: need(auth.Admin, onEvery), status: 200, data: tokenView{}, list: true, handler: s.listTokens},
-		{method: "DELETE", pattern: "/api/tokens/{id}", id: "revokeToken", summary: "Revoke an API token", access: need(auth.Admin, onEvery), status: 204, handler: s.revokeToken},
-		{method: "GET", pattern: "/api/oauth/grants", id: "listGrants", summary: "List OAuth grants: all for an admin, else the caller's own", access: authenticated, status: 200, data: grantView{}, list: true, handler: s.listGrants},
-		{method: "DELETE", pattern: "/api/oauth/grants/{id}", id: "revokeGrant", summary: "Revoke an OAuth grant and every token issued under it (admin or the approving principal)", access: authenticated, status: 204, handler: s.revokeGrant},
-		{method: "GET", pattern: "/api/idempotency-keys", id: "listIdempotencyKeys", summary: "List the caller's idempotency keys, newest first (?cursor=&limit=)", access: authenticated, status: 200, data: keyView{}, list: true, handler: s.listKeys},
-		{method: "GET", pattern: "/api/idempotency-keys/{key}", id: "getIdempotencyKey", summary: "Get one of the caller's idempotency keys", access: authenticated, status: 200, data: keyView{}, handler: s.getKey},
-		{method: "POST", pattern: "/webhooks/{token}", id: "callWebhook", summary: "Run the published version: 200 with the finished run, or 202 if not finished after 30 s", public: true, keyed: webhookKeyed, body: anyObject{}, status: 200, data: runView{}, prepare: s.webhookWorkflow, handler: s.callWebhook},
+		{
+			method: "POST", pattern: "/api/workflows", id: "createWorkflow",
+			summary: "Create a workflow from a definition (draft, rev 1)",
+			access:  need(auth.WorkflowsWrite, onEvery), keyed: principalKeyed,
+			body: definitionDoc{}, status: 201, data: workflowView{},
+			handler: s.createWorkflow,
+		},
+		{
+			method: "POST", pattern: "/api/workflows/import", id: "importWorkflow",
+			summary: "Create a workflow from an exported JSON or YAML document",
+			access:  need(auth.WorkflowsWrite, onEvery), keyed: principalKeyed,
+			body: definitionDoc{}, status: 201, data: workflowView{},
+			handler: s.createWorkflow,
+		},
+		{
+			method: "GET", pattern: "/api/workflows", id: "listWorkflows",
+			summary: "List workflows",
+			access:  need(auth.RunsRead, onSome),
+			status:  200, data: workflowView{}, list: true,
+			handler: s.listWorkflows,
+		},
+		{
+			method: "GET", pattern: "/api/workflows/{id}", id: "getWorkflow",
+			summary: "Get a workflow by ID or name",
+			access:  need(auth.RunsRead, onWorkflow),
+			status:  200, data: workflowView{},
+			handler: s.getWorkflow,
+		},
+		{
+			method: "GET", pattern: "/api/workflows/{id}/export", id: "exportWorkflow",
+			summary: "Export the draft definition (JSON, or YAML with Accept: application/yaml)",
+			access:  need(auth.RunsRead, onWorkflow),
+			status:  200, data: definitionDoc{},
+			handler: s.exportWorkflow,
+		},
+		{
+			method: "PUT", pattern: "/api/workflows/{id}", id: "updateWorkflow",
+			summary: "Replace the draft; optional top-level expectedRev",
+			access:  need(auth.WorkflowsWrite, onEvery),
+			body:    definitionDoc{}, status: 200, data: workflowView{},
+			handler: s.updateWorkflow,
+		},
+		{
+			method: "DELETE", pattern: "/api/workflows/{id}", id: "deleteWorkflow",
+			summary: "Delete a workflow; its tool disappears, active runs finish",
+			access:  need(auth.WorkflowsWrite, onEvery),
+			status:  204,
+			handler: s.deleteWorkflow,
+		},
+		{
+			method: "POST", pattern: "/api/workflows/{id}/duplicate", id: "duplicateWorkflow",
+			summary: "Copy a workflow's draft into a new workflow",
+			access:  need(auth.WorkflowsWrite, onEvery), keyed: principalKeyed,
+			body: nameBody{}, status: 201, data: workflowView{},
+			handler: s.duplicateWorkflow,
+		},
+		{
+			method: "POST", pattern: "/api/workflows/{id}/publish", id: "publishWorkflow",
+			summary: "Publish the draft as a new version (200 with the latest version when unchanged)",
+			access:  need(auth.WorkflowsWrite, onEvery),
+			status:  201, data: versionView{},
+			handler: s.publishWorkflow,
+		},
+		{
+			method: "POST", pattern: "/api/workflows/{id}/unpublish", id: "unpublishWorkflow",
+			summary: "Withdraw the workflow's tool",
+			access:  need(auth.WorkflowsWrite, onEvery),
+			status:  200, data: workflowView{},
+			handler: s.unpublishWorkflow,
+		},
+		{
+			method: "GET", pattern: "/api/workflows/{id}/versions", id: "listVersions",
+			summary: "List published versions, newest first",
+			access:  need(auth.RunsRead, onWorkflow),
+			status:  200, data: versionView{}, list: true,
+			handler: s.listVersions,
+		},
+		{
+			method: "POST", pattern: "/api/workflows/{id}/webhook/rotate", id: "rotateWebhook",
+			summary: "Give the workflow a new webhook address; the old one stops at once",
+			access:  need(auth.WorkflowsWrite, onEvery), keyed: principalKeyed,
+			status: 201, data: webhookView{},
+			handler: s.rotateWebhook,
+		},
+		{
+			method: "POST", pattern: "/api/workflows/{id}/run", id: "runWorkflow",
+			summary: "Start a run (?environment=production|test); the body is the input",
+			access:  need(auth.RunsWrite, onWorkflow), keyed: principalKeyed,
+			body: anyObject{}, status: 202, data: runView{},
+			prepare: s.canonicalRun, handler: s.runWorkflow,
+		},
+		{
+			method: "GET", pattern: "/api/runs", id: "listRuns",
+			summary: "List runs, newest first (?workflow=&status=&limit=&cursor=)",
+			access:  authenticated,
+			status:  200, data: runView{}, list: true,
+			handler: s.listRuns,
+		},
+		{
+			method: "POST", pattern: "/api/runs/rerun", id: "rerunMany",
+			summary: "Rerun up to 1000 runs by ID or by workflow and status",
+			access:  need(auth.RunsWrite, onSome), keyed: principalKeyed,
+			body: rerunManyBody{}, status: 202, data: runView{}, list: true,
+			handler: s.rerunMany,
+		},
+		{
+			method: "GET", pattern: "/api/runs/{id}", id: "getRun",
+			summary: "Get a run; ?wait=30s (≤ 60s) holds the answer until it is no longer pending or running",
+			access:  need(auth.RunsRead, onRun),
+			status:  200, data: runView{},
+			handler: s.getRun,
+		},
+		{
+			method: "GET", pattern: "/api/runs/{id}/events", id: "runEvents",
+			summary: "Server-Sent Events of the run's step and status changes, then end; Last-Event-ID resumes",
+			access:  need(auth.RunsRead, onRun),
+			status:  200,
+			handler: s.runEvents,
+		},
+		{
+			method: "POST", pattern: "/api/runs/{id}/cancel", id: "cancelRun",
+			summary: "Cancel a run",
+			access:  need(auth.RunsWrite, onRun),
+			status:  200, data: runView{},
+			handler: s.cancelRun,
+		},
+		{
+			method: "POST", pattern: "/api/runs/{id}/rerun", id: "rerunRun",
+			summary: "Start a new run with the same input and environment on the current version",
+			access:  need(auth.RunsWrite, onRun), keyed: principalKeyed,
+			status: 202, data: runView{},
+			handler: s.rerunRun,
+		},
+		{
+			method: "GET", pattern: "/api/hooks/{token}", id: "getHook",
+			summary: "Get the active hook of a token (?environment=)",
+			access:  need(auth.RunsRead, onHook),
+			status:  200, data: hookView{},
+			handler: s.getHook,
+		},
+		{
+			method: "POST", pattern: "/api/hooks/{token}/resume", id: "resumeHook",
+			summary: "Send a payload to the run that owns a token (?environment=)",
+			access:  need(auth.RunsWrite, onHook), keyed: principalKeyed,
+			body: anyValue{}, status: 202, data: resumeView{},
+			handler: s.resumeHook,
+		},
+		{
+			method: "POST", pattern: "/api/connections", id: "createConnection",
+			summary: "Create a connection; its secret can never be read back",
+			access:  need(auth.WorkflowsWrite, onEvery), keyed: principalKeyed,
+			body: connectionBody{}, status: 201, data: connectionView{},
+			handler: s.createConnection,
+		},
+		{
+			method: "GET", pattern: "/api/connections", id: "listConnections",
+			summary: "List connections (no secrets)",
+			access:  need(auth.WorkflowsWrite, onEvery),
+			status:  200, data: connectionView{}, list: true,
+			handler: s.listConnections,
+		},
+		{
+			method: "DELETE", pattern: "/api/connections/{id}", id: "deleteConnection",
+			summary: "Delete a connection",
+			access:  need(auth.WorkflowsWrite, onEvery),
+			status:  204,
+			handler: s.deleteConnection,
+		},
+		{
+			method: "GET", pattern: "/api/templates", id: "listTemplates",
+			summary: "List the shipped templates",
+			access:  need(auth.WorkflowsWrite, onEvery),
+			status:  200, data: templateView{}, list: true,
+			handler: s.listTemplates,
+		},
+		{
+			method: "POST", pattern: "/api/templates/{id}/use", id: "useTemplate",
+			summary: "Create a workflow from a template",
+			access:  need(auth.WorkflowsWrite, onEvery), keyed: principalKeyed,
+			body: nameBody{}, status: 201, data: workflowView{},
+			handler: s.useTemplate,
+		},
+		{
+			method: "POST", pattern: "/api/tokens", id: "createToken",
+			summary: "Create an API token; the secret is shown once",
+			access:  need(auth.Admin, onEvery),
+			body:    createTokenBody{}, status: 201, data: newTokenView{},
+			handler: s.createToken,
+		},
+		{
+			method: "GET", pattern: "/api/tokens", id: "listTokens",
+			summary: "List API tokens (no secrets)",
+			access:  need(auth.Admin, onEvery),
+			status:  200, data: tokenView{}, list: true,
+			handler: s.listTokens,
+		},
+		{
+			method: "DELETE", pattern: "/api/tokens/{id}", id: "revokeToken",
+			summary: "Revoke an API token",
+			access:  need(auth.Admin, onEvery),
+			status:  204,
+			handler: s.revokeToken,
+		},
+		{
+			method: "GET", pattern: "/api/oauth/grants", id: "listGrants",
+			summary: "List OAuth grants: all for an admin, else the caller's own",
+			access:  authenticated,
+			status:  200, data: grantView{}, list: true,
+			handler: s.listGrants,
+		},
+		{
+			method: "DELETE", pattern: "/api/oauth/grants/{id}", id: "revokeGrant",
+			summary: "Revoke an OAuth grant and every token issued under it (admin or the approving principal)",
+			access:  authenticated,
+			status:  204,
+			handler: s.revokeGrant,
+		},
+		{
+			method: "GET", pattern: "/api/idempotency-keys", id: "listIdempotencyKeys",
+			summary: "List the caller's idempotency keys, newest first (?cursor=&limit=)",
+			access:  authenticated,
+			status:  200, data: keyView{}, list: true,
+			handler: s.listKeys,
+		},
+		{
+			method: "GET", pattern: "/api/idempotency-keys/{key}", id: "getIdempotencyKey",
+			summary: "Get one of the caller's idempotency keys",
+			access:  authenticated,
+			status:  200, data: keyView{},
+			handler: s.getKey,
+		},
+		{
+			method: "POST", pattern: "/webhooks/{token}", id: "callWebhook",
+			summary: "Run the published version: 200 with the finished run, or 202 if not finished after 30 s",
+			public:  true, keyed: webhookKeyed,
+			body: anyObject{}, status: 200, data: runView{},
+			prepare: s.webhookWorkflow, handler: s.callWebhook,
+		},
 	}
 }
 
@@ -82,10 +287,10 @@ func (s *Server) routes() chi.Router {
 	r := chi.NewRouter()
 	r.Use(middleware.RequestID, s.requestLogger, middleware.Recoverer, s.limitBody)
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
-		s.writeError(w, r, errorf(http.StatusNotFound, CodeNotFound, "no such endpoint: "+r.Method+" "+r.URL.Path))
+		s.writeError(w, r, problem.New(http.StatusNotFound, problem.CodeNotFound, "no such endpoint: "+r.Method+" "+r.URL.Path))
 	})
 	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
-		s.writeError(w, r, errorf(http.StatusMethodNotAllowed, CodeNotFound, "method "+r.Method+" not allowed on "+r.URL.Path))
+		s.writeError(w, r, problem.New(http.StatusMethodNotAllowed, problem.CodeNotFound, "method "+r.Method+" not allowed on "+r.URL.Path))
 	})
 	r.Get("/healthz", s.healthz)
 	r.Get("/readyz", s.readyz)

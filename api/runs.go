@@ -73,8 +73,8 @@ func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) {
 	}
 	q := r.URL.Query()
 	p := runner.ListRunsParams{Status: runner.Status(q.Get("status")), Limit: page.Limit, Cursor: page.Cursor}
-	if p.Status != "" && !validStatus(p.Status) {
-		s.writeError(w, r, badRequest("/status", "status must be one of pending, running, waiting, completed, failed, cancelled"))
+	if p.Status != "" && !p.Status.Valid() {
+		s.writeError(w, r, badRequest("/status", "status must be one of "+runner.StatusList()))
 		return
 	}
 	if name := q.Get("workflow"); name != "" {
@@ -99,14 +99,6 @@ func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, listBody{Data: nonNil(runs), NextCursor: next})
-}
-
-func validStatus(st runner.Status) bool {
-	switch st {
-	case runner.StatusPending, runner.StatusRunning, runner.StatusWaiting, runner.StatusCompleted, runner.StatusFailed, runner.StatusCancelled:
-		return true
-	}
-	return false
 }
 
 func nonNil[T any](s []T) []T {

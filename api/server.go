@@ -18,14 +18,14 @@ import (
 
 	"github.com/gorunner/gorunner/auth"
 	"github.com/gorunner/gorunner/catalog"
+	"github.com/gorunner/gorunner/guard"
 	"github.com/gorunner/gorunner/idempotency"
+	"github.com/gorunner/gorunner/internal/limits"
 	"github.com/gorunner/gorunner/oauth"
+	"github.com/gorunner/gorunner/problem"
 	"github.com/gorunner/gorunner/runner"
 	"github.com/gorunner/gorunner/schemas"
 )
-
-// MaxBodyBytes is the largest request body accepted (SPEC §3).
-const MaxBodyBytes = 1 << 20
 
 // Config wires a Server. Catalog, Auth, Engine and Idempotency are required.
 type Config struct {
@@ -60,7 +60,7 @@ type Config struct {
 // Server is the HTTP API.
 type Server struct {
 	cfg    Config
-	guard  *Guard
+	guard  *guard.Guard
 	log    *slog.Logger
 	router chi.Router
 
@@ -82,7 +82,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	s := &Server{cfg: cfg, guard: NewGuard(cfg.Catalog, cfg.Engine), log: slog.New(LogHandler(cfg.Logger.Handler()))}
+	s := &Server{cfg: cfg, guard: guard.New(cfg.Catalog, cfg.Engine), log: slog.New(LogHandler(cfg.Logger.Handler()))}
 	s.router = s.routes()
 	return s, nil
 }
@@ -101,7 +101,7 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 		if err != nil {
 			w.Header().Set("WWW-Authenticate", s.challenge(r))
 			if errors.Is(err, auth.ErrUnauthorized) {
-				err = errorf(http.StatusUnauthorized, CodeUnauthorized, "a valid bearer token is required: Authorization: Bearer gr_…")
+				err = problem.New(http.StatusUnauthorized, problem.CodeUnauthorized, "a valid bearer token is required: Authorization: Bearer gr_…")
 			}
 			s.writeError(w, r, err)
 			return
@@ -134,15 +134,15 @@ func (s *Server) challenge(r *http.Request) string {
 	return `Bearer realm="gorunner", resource_metadata="` + s.cfg.PublicURL + metadata + `"`
 }
 
-// limitBody refuses bodies over MaxBodyBytes: at once when Content-Length says so, else
+// limitBody refuses bodies over limits.MaxBodyBytes: at once when Content-Length says so, else
 // when the handler reads past the limit.
 func (s *Server) limitBody(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.ContentLength > MaxBodyBytes {
-			s.writeError(w, r, &http.MaxBytesError{Limit: MaxBodyBytes})
+		if r.ContentLength > limits.MaxBodyBytes {
+			s.writeError(w, r, &http.MaxBytesError{Limit: limits.MaxBodyBytes})
 			return
 		}
-		r.Body = http.MaxBytesReader(w, r.Body, MaxBodyBytes)
+		r.Body = http.MaxBytesReader(w, r.Body, limits.MaxBodyBytes)
 		next.ServeHTTP(w, r)
 	})
 }
@@ -227,8 +227,8 @@ func readObject(r *http.Request) (json.RawMessage, error) {
 	return json.RawMessage(bytes.TrimSpace(body)), nil
 }
 
-func badRequest(path, msg string) *Error {
-	e := errorf(http.StatusBadRequest, CodeValidation, msg)
+func badRequest(path, msg string) *problem.Error {
+	e := problem.New(http.StatusBadRequest, problem.CodeValidation, msg)
 	if path != "" {
 		e.Details = []schemas.Problem{{Path: path, Message: msg}}
 	}

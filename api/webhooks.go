@@ -9,6 +9,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/gorunner/gorunner/catalog"
+	"github.com/gorunner/gorunner/problem"
 	"github.com/gorunner/gorunner/runner"
 )
 
@@ -23,7 +24,7 @@ func (s *Server) webhookWorkflow(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		wf, err := s.cfg.Catalog.GetByWebhook(r.Context(), chi.URLParam(r, "token"))
 		if errors.Is(err, catalog.ErrNotFound) {
-			err = errorf(http.StatusNotFound, CodeNotFound, "no workflow answers at this webhook address")
+			err = problem.New(http.StatusNotFound, problem.CodeNotFound, "no workflow answers at this webhook address")
 		}
 		if err != nil {
 			s.writeError(w, r, err)

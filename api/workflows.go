@@ -11,6 +11,8 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/gorunner/gorunner/catalog"
+	"github.com/gorunner/gorunner/guard"
+	"github.com/gorunner/gorunner/internal/limits"
 )
 
 // createWorkflow creates a workflow from a definition document, JSON or YAML; it serves
@@ -44,7 +46,7 @@ func (s *Server) listWorkflows(w http.ResponseWriter, r *http.Request) {
 	views, next, err := boundedPage(page.Limit, func(limit int) ([]workflowView, string, error) {
 		page.Limit = limit
 		list, next, err := s.cfg.Catalog.List(r.Context(), catalog.ListWorkflowsParams{Page: page})
-		list = ReadableWorkflows(principalOf(r), list)
+		list = guard.ReadableWorkflows(principalOf(r), list)
 		views := make([]workflowView, len(list))
 		for i, wf := range list {
 			views[i] = s.workflowView(wf)
@@ -190,16 +192,13 @@ func (s *Server) rotateWebhook(w http.ResponseWriter, r *http.Request) {
 	writeData(w, http.StatusCreated, webhookView{URL: s.webhookURL(wf.WebhookToken), Token: wf.WebhookToken})
 }
 
-// MaxPageLimit is the largest ?limit= of a list.
-const MaxPageLimit = 1000
-
-// pageOf reads ?limit= (1–MaxPageLimit, default 100) and ?cursor=.
+// pageOf reads ?limit= (1 to limits.MaxPage, default limits.DefaultPage) and ?cursor=.
 func pageOf(r *http.Request) (catalog.Page, error) {
-	p := catalog.Page{Limit: 100, Cursor: r.URL.Query().Get("cursor")}
+	p := catalog.Page{Limit: limits.DefaultPage, Cursor: r.URL.Query().Get("cursor")}
 	if v := r.URL.Query().Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > MaxPageLimit {
-			return p, badRequest("/limit", fmt.Sprintf("limit must be an integer from 1 to %d", MaxPageLimit))
+		if err != nil || n < 1 || n > limits.MaxPage {
+			return p, badRequest("/limit", fmt.Sprintf("limit must be an integer from 1 to %d", limits.MaxPage))
 		}
 		p.Limit = n
 	}

@@ -116,8 +116,15 @@ func New(store Store, cfg *Config) (*Service, error) {
 	return s, nil
 }
 
-// Store returns the store the service works on.
-func (s *Service) Store() Store { return s.store }
+// Version returns one version of the workflow with that ID; version 0 means the latest.
+func (s *Service) Version(ctx context.Context, workflowID string, version int) (*Version, error) {
+	return s.store.GetVersion(ctx, workflowID, version)
+}
+
+// CatalogVersion is a counter that moves whenever the set of tools may have changed.
+func (s *Service) CatalogVersion(ctx context.Context) (int64, error) {
+	return s.store.CatalogVersion(ctx)
+}
 
 func (s *Service) now() time.Time { return s.cfg.Now().UTC() }
 

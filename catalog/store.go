@@ -68,8 +68,8 @@ type ListWorkflowsParams struct {
 	PublishedOnly bool
 }
 
-// Store is what the catalog needs from a backend. Implementations: store/sqlitestore, and
-// store/redisstore later. catalog/catalogtest is the conformance suite they all pass.
+// Store is what the catalog needs from a backend. Implementations: store/sqlitestore and
+// store/redisstore; catalog/catalogtest is the conformance suite they both pass.
 type Store interface {
 	// CreateWorkflow inserts w (ID, Name and WebhookToken set by the caller). A live
 	// workflow with the same name → ErrConflict. Bumps the catalog version.

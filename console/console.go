@@ -17,9 +17,9 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
-	"github.com/gorunner/gorunner/api"
 	"github.com/gorunner/gorunner/auth"
 	"github.com/gorunner/gorunner/catalog"
+	"github.com/gorunner/gorunner/guard"
 	"github.com/gorunner/gorunner/idempotency"
 	"github.com/gorunner/gorunner/runner"
 )
@@ -52,7 +52,7 @@ type Console struct {
 	sessions *sessions
 	pages    *pages
 	router   chi.Router
-	guard    *api.Guard
+	guard    *guard.Guard
 }
 
 // New builds the console.
@@ -74,7 +74,7 @@ func New(cfg Config) (*Console, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Console{cfg: cfg, log: cfg.Logger, sessions: sess, pages: p, guard: api.NewGuard(cfg.Catalog, cfg.Engine)}
+	c := &Console{cfg: cfg, log: cfg.Logger, sessions: sess, pages: p, guard: guard.New(cfg.Catalog, cfg.Engine)}
 	c.router = c.routes()
 	return c, nil
 }

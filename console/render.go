@@ -13,8 +13,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gorunner/gorunner/api"
 	"github.com/gorunner/gorunner/auth"
+	"github.com/gorunner/gorunner/problem"
 	"github.com/gorunner/gorunner/schemas"
 )
 
@@ -132,7 +132,7 @@ type errorPage struct {
 // problem says what went wrong in words a person may see, with the status to answer with;
 // an error that is not theirs to see is logged and summarised.
 func (c *Console) problem(r *http.Request, err error) (int, errorPage) {
-	e, ok := api.Classify(err)
+	e, ok := problem.Classify(err)
 	if !ok {
 		c.log.ErrorContext(r.Context(), "console request failed", slog.String("path", r.URL.Path), slog.Any("error", err))
 		return http.StatusInternalServerError, errorPage{Message: "Something went wrong on the server; its log has the details."}

@@ -5,7 +5,6 @@ import (
 	"html/template"
 	"net/http"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -14,9 +13,6 @@ import (
 	"github.com/gorunner/gorunner/api"
 	"github.com/gorunner/gorunner/runner"
 )
-
-var runStatuses = []runner.Status{runner.StatusPending, runner.StatusRunning, runner.StatusWaiting,
-	runner.StatusCompleted, runner.StatusFailed, runner.StatusCancelled}
 
 type runsPage struct {
 	Runs     []*runner.Run
@@ -29,9 +25,9 @@ type runsPage struct {
 // listRuns lists runs, newest first, filtered by workflow and status.
 func (c *Console) listRuns(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	p := runsPage{Workflow: q.Get("workflow"), Status: q.Get("status"), Statuses: runStatuses}
+	p := runsPage{Workflow: q.Get("workflow"), Status: q.Get("status"), Statuses: runner.Statuses()}
 	params := runner.ListRunsParams{Status: runner.Status(p.Status), Limit: PageSize, Cursor: q.Get("cursor")}
-	if p.Status != "" && !slices.Contains(runStatuses, params.Status) {
+	if p.Status != "" && !params.Status.Valid() {
 		c.render(w, r, http.StatusBadRequest, "error", "Bad request", errorPage{Message: "Unknown run status " + strconv.Quote(p.Status) + "."})
 		return
 	}

@@ -10,7 +10,7 @@ import (
 )
 
 // check decides whether the signed-in principal may use a page or a form (SPEC §9): the
-// console asks the same api.Guard as the REST routes, so the two faces cannot disagree.
+// console asks the same guard.Guard as the REST routes, so the two faces cannot disagree.
 type check func(r *http.Request, p auth.Principal) error
 
 // allow answers 403 with the error page, naming the missing scope, unless ok passes.

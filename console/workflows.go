@@ -10,8 +10,8 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
-	"github.com/gorunner/gorunner/api"
 	"github.com/gorunner/gorunner/catalog"
+	"github.com/gorunner/gorunner/guard"
 	"github.com/gorunner/gorunner/runner"
 )
 
@@ -43,7 +43,7 @@ func (c *Console) showWorkflows(w http.ResponseWriter, r *http.Request, status i
 		c.fail(w, r, err)
 		return
 	}
-	p.Workflows, p.Next = api.ReadableWorkflows(visitOf(r).principal, list), next
+	p.Workflows, p.Next = guard.ReadableWorkflows(visitOf(r).principal, list), next
 	c.render(w, r, status, "workflows", "Workflows", p)
 }
 

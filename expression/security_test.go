@@ -32,7 +32,7 @@ func attackEnv() Env {
 // evalMeasured evaluates src and reports the error and the bytes allocated meanwhile.
 func evalMeasured(t *testing.T, src string, env Env) (error, uint64, time.Duration) {
 	t.Helper()
-	tpl, err := CompileString(src)
+	tpl, err := Compile(src)
 	require.NoError(t, err)
 	var before, after runtime.MemStats
 	runtime.GC()
@@ -118,7 +118,7 @@ func TestSecurityWithinLimits(t *testing.T) {
 		{`${{ reduce(1..100, #acc + "x", "") | len() }}`, float64(100)},
 	}
 	for _, tc := range tests {
-		tpl, err := CompileString(tc.src)
+		tpl, err := Compile(tc.src)
 		require.NoError(t, err, tc.src)
 		got, err := tpl.Eval(testEnv())
 		require.NoError(t, err, tc.src)
@@ -135,7 +135,7 @@ func TestSecurityOnePastLimits(t *testing.T) {
 		`${{ len(1..65536) }}`: true,
 		`${{ len(1..65537) }}`: false,
 	} {
-		tpl, err := CompileString(src)
+		tpl, err := Compile(src)
 		require.NoError(t, err)
 		_, err = tpl.Eval(testEnv())
 		if ok {
@@ -148,16 +148,16 @@ func TestSecurityOnePastLimits(t *testing.T) {
 
 // TestSecurityCompileRefused: not parallel, it reads the process's allocation counters.
 func TestSecurityCompileRefused(t *testing.T) {
-	_, err := CompileString(`${{ $env }}`)
+	_, err := Compile(`${{ $env }}`)
 	require.ErrorContains(t, err, "$env is not available")
 	// Go would compile this 3.5 KB pattern to half a million instructions (~20 MB), while
 	// checking the expression, before it ever runs.
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	_, err = CompileString(`${{ input.orderId matches "` + strings.Repeat("a{1000}", 500) + `" }}`)
+	_, err = Compile(`${{ input.orderId matches "` + strings.Repeat("a{1000}", 500) + `" }}`)
 	runtime.ReadMemStats(&after)
 	require.ErrorIs(t, err, ErrLimit)
 	require.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(4<<20))
-	_, err = CompileString(`${{ input.orderId matches "^[a-z]{1,64}(-[0-9]+)?$" }}`)
+	_, err = Compile(`${{ input.orderId matches "^[a-z]{1,64}(-[0-9]+)?$" }}`)
 	require.NoError(t, err)
 }

@@ -50,11 +50,6 @@ func Compile(v any) (*Template, error) {
 	return &Template{root: root, refs: refs, static: c.exprs == 0}, nil
 }
 
-// CompileString compiles one string: a single expression, an interpolation, or plain text.
-func CompileString(s string) (*Template, error) {
-	return Compile(s)
-}
-
 // Eval evaluates the template against env and returns a plain JSON value (see
 // converter.value for how numbers come out). An error is an *EvalError; one that went over
 // MaxValueBytes, MaxWorkBytes or MaxEvalTime (all the template's expressions together) also

@@ -86,7 +86,7 @@ func TestEvalUseNumberInput(t *testing.T) {
 	t.Parallel()
 	env := testEnv()
 	env["input"] = map[string]any{"count": json.Number("3"), "price": json.Number("1.5")}
-	tpl, err := CompileString("${{ input.count * input.price }}")
+	tpl, err := Compile("${{ input.count * input.price }}")
 	require.NoError(t, err)
 	got, err := tpl.Eval(env)
 	require.NoError(t, err)
@@ -186,7 +186,7 @@ func TestEvalErrors(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			tpl, err := CompileString(tc.src)
+			tpl, err := Compile(tc.src)
 			require.NoError(t, err)
 			_, err = tpl.Eval(testEnv())
 			var ee *EvalError

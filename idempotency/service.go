@@ -1,6 +1,7 @@
 package idempotency
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -52,25 +53,16 @@ func (c *Config) withDefaults() *Config {
 	if out.Now == nil {
 		out.Now = time.Now
 	}
-	out.TTL = orDefault(out.TTL, 24*time.Hour)
-	out.LockTTL = orDefault(out.LockTTL, 2*time.Minute)
-	out.InProgressWait = orDefault(out.InProgressWait, time.Second)
-	out.PollInterval = orDefault(out.PollInterval, 50*time.Millisecond)
-	out.MaxKeys = orDefault(out.MaxKeys, 10_000)
-	out.MaxBody = orDefault(out.MaxBody, 64<<10)
+	out.TTL = cmp.Or(out.TTL, 24*time.Hour)
+	out.LockTTL = cmp.Or(out.LockTTL, 2*time.Minute)
+	out.InProgressWait = cmp.Or(out.InProgressWait, time.Second)
+	out.PollInterval = cmp.Or(out.PollInterval, 50*time.Millisecond)
+	out.MaxKeys = cmp.Or(out.MaxKeys, 10_000)
+	out.MaxBody = cmp.Or(out.MaxBody, 64<<10)
 	if out.Logger == nil {
 		out.Logger = slog.Default()
 	}
 	return &out
-}
-
-// orDefault returns v, or def when v is the zero value.
-func orDefault[T comparable](v, def T) T {
-	var zero T
-	if v == zero {
-		return def
-	}
-	return v
 }
 
 func (c *Config) validate() error {

@@ -151,7 +151,7 @@ func (s *Server) lookUp(ctx context.Context, env, name string) bool {
 	if _, ok := s.envs[env].view.Load().byName[name]; ok {
 		return false
 	}
-	w, err := s.deps.Catalog.Store().GetWorkflow(ctx, name)
+	w, err := s.deps.Catalog.Get(ctx, name)
 	if err != nil {
 		if !errors.Is(err, catalog.ErrNotFound) {
 			s.log.Warn("mcp: looking up a tool not in the tool set failed", "name", name, "err", err)

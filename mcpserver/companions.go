@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -9,7 +10,6 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
-	"github.com/gorunner/gorunner/api"
 	"github.com/gorunner/gorunner/auth"
 	"github.com/gorunner/gorunner/runner"
 	"github.com/gorunner/gorunner/schemas"
@@ -115,7 +115,7 @@ func (s *Server) listRuns(ctx context.Context, _ string, c *tools.Call) (*mcp.Ca
 	if err := json.Unmarshal(c.Input, &a); err != nil {
 		return nil, err
 	}
-	p := runner.ListRunsParams{Status: runner.Status(a.Status), Limit: cmpOr(a.Limit, tools.DefaultListLimit)}
+	p := runner.ListRunsParams{Status: runner.Status(a.Status), Limit: cmp.Or(a.Limit, tools.DefaultListLimit)}
 	if a.Workflow != "" {
 		w, err := s.deps.Catalog.Get(ctx, a.Workflow)
 		if err != nil {
@@ -134,7 +134,7 @@ func (s *Server) listRuns(ctx context.Context, _ string, c *tools.Call) (*mcp.Ca
 	}
 	list := tools.RunList{Runs: make([]tools.Result, len(runs))}
 	for i, r := range runs {
-		list.Runs[i] = tools.ResultOf(api.ListedRun(r))
+		list.Runs[i] = tools.ResultOf(r.Listed())
 	}
 	return tools.Structured(list), nil
 }

@@ -57,7 +57,7 @@ func askOf(run *runner.Run) (*pendingAsk, error) {
 
 // askMessage evaluates an ask message template over what the run's steps see.
 func askMessage(run *runner.Run, src string) (string, error) {
-	t, err := expression.CompileString(src)
+	t, err := expression.Compile(src)
 	if err != nil {
 		return "", err
 	}

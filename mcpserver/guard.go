@@ -16,8 +16,8 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
-	"github.com/gorunner/gorunner/api"
 	"github.com/gorunner/gorunner/auth"
+	"github.com/gorunner/gorunner/problem"
 	"github.com/gorunner/gorunner/tools"
 )
 
@@ -159,6 +159,6 @@ func invalidUTF8Answer(body []byte) (answer map[string]any, isCall bool) {
 			"error": map[string]any{"code": mcp.PARSE_ERROR, "message": msg},
 		}, false
 	}
-	res := tools.Problem{Status: http.StatusBadRequest, Code: api.CodeValidation, Message: msg + "; send the arguments as UTF-8 text"}.Result()
+	res := tools.Problem{Status: http.StatusBadRequest, Code: problem.CodeValidation, Message: msg + "; send the arguments as UTF-8 text"}.Result()
 	return map[string]any{"jsonrpc": mcp.JSONRPC_VERSION, "id": env.ID, "result": res}, true
 }

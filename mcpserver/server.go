@@ -13,6 +13,7 @@
 package mcpserver
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -25,17 +26,31 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/gorunner/gorunner/api"
 	"github.com/gorunner/gorunner/auth"
 	"github.com/gorunner/gorunner/catalog"
+	"github.com/gorunner/gorunner/guard"
 	"github.com/gorunner/gorunner/idempotency"
 	"github.com/gorunner/gorunner/runner"
 	"github.com/gorunner/gorunner/schemas"
 )
 
+// CatalogReader is what the MCP server reads from the catalog; *catalog.Service has it.
+type CatalogReader interface {
+	guard.Catalog
+	Get(ctx context.Context, idOrName string) (*catalog.Workflow, error)
+	List(ctx context.Context, p catalog.ListWorkflowsParams) ([]*catalog.Workflow, string, error)
+	// Version returns one version of a workflow; version 0 means the latest.
+	Version(ctx context.Context, workflowID string, version int) (*catalog.Version, error)
+	// CatalogVersion moves whenever the set of tools may have changed.
+	CatalogVersion(ctx context.Context) (int64, error)
+	// OnChange registers a hook run after every change made through this process's
+	// catalog, before that change is answered (read your writes).
+	OnChange(h catalog.ChangeHook) (unregister func())
+}
+
 // Deps are the services the MCP server works with; all are required.
 type Deps struct {
-	Catalog     *catalog.Service
+	Catalog     CatalogReader
 	Engine      *runner.Engine
 	Idempotency *idempotency.Service
 }
@@ -91,23 +106,15 @@ func (c *Config) withDefaults() Config {
 	if out.Version == "" {
 		out.Version = "dev"
 	}
-	out.ToolTimeout = cmpOr(out.ToolTimeout, DefaultToolTimeout)
-	out.MaxToolTimeout = cmpOr(out.MaxToolTimeout, DefaultMaxToolTimeout)
-	out.WatchInterval = cmpOr(out.WatchInterval, DefaultWatchInterval)
-	out.PageSize = cmpOr(out.PageSize, DefaultPageSize)
-	out.ListLimit = cmpOr(out.ListLimit, DefaultListLimit)
+	out.ToolTimeout = cmp.Or(out.ToolTimeout, DefaultToolTimeout)
+	out.MaxToolTimeout = cmp.Or(out.MaxToolTimeout, DefaultMaxToolTimeout)
+	out.WatchInterval = cmp.Or(out.WatchInterval, DefaultWatchInterval)
+	out.PageSize = cmp.Or(out.PageSize, DefaultPageSize)
+	out.ListLimit = cmp.Or(out.ListLimit, DefaultListLimit)
 	if out.Logger == nil {
 		out.Logger = slog.Default()
 	}
 	return out
-}
-
-func cmpOr[T comparable](v, def T) T {
-	var zero T
-	if v == zero {
-		return def
-	}
-	return v
 }
 
 func (c *Config) validate() error {
@@ -123,7 +130,7 @@ type Server struct {
 	deps Deps
 	cfg  Config
 	// access checks what the session's principal may do with runs and hooks.
-	access *api.Guard
+	access *guard.Guard
 	log    *slog.Logger
 	envs   map[string]*environment
 	// metrics count the tool calls of every environment.
@@ -164,7 +171,7 @@ func New(deps Deps, cfg *Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{deps: deps, cfg: c, access: api.NewGuard(deps.Catalog, deps.Engine), log: c.Logger,
+	s := &Server{deps: deps, cfg: c, access: guard.New(deps.Catalog, deps.Engine), log: c.Logger,
 		envs: map[string]*environment{}, companionSchemas: compiled, metrics: m,
 		origins: allowedOrigins(c.PublicURL, c.AllowedOrigins)}
 	s.tasksCtx, s.stopTasks = context.WithCancel(context.Background())

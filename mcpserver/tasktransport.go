@@ -13,8 +13,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/gorunner/gorunner/api"
 	"github.com/gorunner/gorunner/auth"
+	"github.com/gorunner/gorunner/internal/limits"
 	"github.com/gorunner/gorunner/runner"
 )
 
@@ -29,7 +29,7 @@ func (s *Server) taskHTTP(env *environment) http.Handler {
 			env.http.ServeHTTP(w, r)
 			return
 		}
-		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, api.MaxBodyBytes))
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limits.MaxBodyBytes))
 		if err != nil {
 			http.Error(w, "reading the request: "+err.Error(), http.StatusRequestEntityTooLarge)
 			return

@@ -87,7 +87,7 @@ func (s *Server) watch(ctx context.Context, seen int64, changed <-chan struct{})
 				changed = nil // the subscription ended; polling carries on
 			}
 		}
-		v, err := s.deps.Catalog.Store().CatalogVersion(ctx)
+		v, err := s.deps.Catalog.CatalogVersion(ctx)
 		if err != nil || v == seen {
 			if err != nil && ctx.Err() == nil {
 				s.log.Warn("mcp: reading the catalog version failed", "err", err)
@@ -109,7 +109,7 @@ func (s *Server) watch(ctx context.Context, seen int64, changed <-chan struct{})
 func (s *Server) syncAll(ctx context.Context) (int64, error) {
 	s.syncMu.Lock()
 	defer s.syncMu.Unlock()
-	v, err := s.deps.Catalog.Store().CatalogVersion(ctx)
+	v, err := s.deps.Catalog.CatalogVersion(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("reading the catalog version: %w", err)
 	}
@@ -163,7 +163,7 @@ func (s *Server) apply(env *environment, next map[string]*entry) {
 func (s *Server) syncWorkflow(ctx context.Context, id string) error {
 	s.syncMu.Lock()
 	defer s.syncMu.Unlock()
-	w, err := s.deps.Catalog.Store().GetWorkflow(ctx, id)
+	w, err := s.deps.Catalog.Get(ctx, id)
 	if errors.Is(err, catalog.ErrNotFound) {
 		w, err = nil, nil
 	}
@@ -255,7 +255,7 @@ func (s *Server) entryFor(ctx context.Context, env *environment, w *catalog.Work
 func (s *Server) definition(ctx context.Context, env string, w *catalog.Workflow) (*schemas.Definition, error) {
 	raw := w.Definition
 	if env == runner.EnvProduction {
-		v, err := s.deps.Catalog.Store().GetVersion(ctx, w.ID, w.LatestVersion)
+		v, err := s.deps.Catalog.Version(ctx, w.ID, w.LatestVersion)
 		if err != nil {
 			return nil, fmt.Errorf("reading version %d of %q: %w", w.LatestVersion, w.Name, err)
 		}

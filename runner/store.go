@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -49,6 +50,24 @@ const (
 	StatusFailed    Status = "failed"
 	StatusCancelled Status = "cancelled"
 )
+
+// statuses are the run statuses, in the order a run moves through them.
+var statuses = []Status{StatusPending, StatusRunning, StatusWaiting, StatusCompleted, StatusFailed, StatusCancelled}
+
+// Statuses returns every run status, in the order a run moves through them.
+func Statuses() []Status { return slices.Clone(statuses) }
+
+// StatusList is the run statuses for a message: "pending, running, …, cancelled".
+func StatusList() string {
+	names := make([]string, len(statuses))
+	for i, s := range statuses {
+		names[i] = string(s)
+	}
+	return strings.Join(names, ", ")
+}
+
+// Valid reports whether s is one of the run statuses.
+func (s Status) Valid() bool { return slices.Contains(statuses, s) }
 
 // Terminal reports whether s is an end state.
 func (s Status) Terminal() bool {

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/gorunner/gorunner/runner"
 )
 
 // Names of GoRunner's own tools. They use the "gorunner_" prefix no workflow may take.
@@ -91,8 +93,6 @@ type RunList struct {
 
 var runIDProperty = map[string]any{"type": "string", "minLength": 1}
 
-var statuses = []string{"pending", "running", "waiting", "completed", "failed", "cancelled"}
-
 // Companions are the definitions of GoRunner's own tools, the same in every environment:
 // the run tools, the catalog search tools and the (never listed) Miss tool.
 func Companions() []mcp.Tool {
@@ -109,7 +109,7 @@ func Companions() []mcp.Tool {
 			"Runs, newest first, optionally of one workflow and with one status.",
 			object(map[string]any{
 				"workflow": map[string]any{"type": "string", "minLength": 1},
-				"status":   map[string]any{"type": "string", "enum": statuses},
+				"status":   map[string]any{"type": "string", "enum": runner.Statuses()},
 				"limit":    map[string]any{"type": "integer", "minimum": 1, "maximum": MaxListLimit, "description": "default 20"},
 			}),
 			mustJSON(map[string]any{"type": "object", "properties": map[string]any{"runs": map[string]any{"type": "array", "items": json.RawMessage(envelope)}}}),

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"fmt"
 	"net/url"
 	"strconv"
 
 	"github.com/spf13/cobra"
 
+	"github.com/gorunner/gorunner/internal/limits"
 	"github.com/gorunner/gorunner/runner"
 )
 
@@ -67,8 +69,8 @@ func newRunsListCommand(o *clientOpts) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&workflow, "workflow", "", "only runs of this workflow (name or ID)")
-	cmd.Flags().StringVar(&status, "status", "", "only runs in this status: pending, running, waiting, completed, failed or cancelled")
-	cmd.Flags().IntVar(&limit, "limit", 20, "how many runs at most (1–1000)")
+	cmd.Flags().StringVar(&status, "status", "", "only runs in this status: "+runner.StatusList())
+	cmd.Flags().IntVar(&limit, "limit", 20, fmt.Sprintf("how many runs at most (1–%d)", limits.MaxPage))
 	return cmd
 }
 

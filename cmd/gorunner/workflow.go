@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/gorunner/gorunner/internal/limits"
 	"github.com/gorunner/gorunner/schemas"
 )
 
@@ -82,7 +83,7 @@ func workflowPath(name string) string { return "/api/workflows/" + url.PathEscap
 // workflows lists every workflow, following the pages.
 func (c *client) workflows(ctx context.Context) ([]workflowView, error) {
 	var all []workflowView
-	q := url.Values{"limit": {"1000"}}
+	q := url.Values{"limit": {strconv.Itoa(limits.MaxPage)}}
 	for {
 		var page []workflowView
 		_, env, err := c.call(ctx, request{method: "GET", path: "/api/workflows", query: q}, &page)

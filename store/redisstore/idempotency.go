@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/gorunner/gorunner/idempotency"
+	"github.com/gorunner/gorunner/internal/limits"
 	"github.com/gorunner/gorunner/store/storecodec"
 )
 
@@ -134,7 +135,7 @@ func (s *Store) List(ctx context.Context, p idempotency.ListParams) ([]*idempote
 			return nil, "", fmt.Errorf("listing keys in %q: %w", p.Scope, err)
 		}
 	}
-	limit := storecodec.PageLimit(p.Limit)
+	limit := limits.Page(p.Limit)
 	var recs []*idempotency.Record
 	var scores []float64
 	for offset := int64(0); len(recs) <= limit; {

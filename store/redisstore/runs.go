@@ -10,6 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/gorunner/gorunner/internal/limits"
 	"github.com/gorunner/gorunner/runner"
 	"github.com/gorunner/gorunner/store/storecodec"
 )
@@ -186,7 +187,7 @@ func (s *Store) ListRuns(ctx context.Context, p runner.ListRunsParams) ([]*runne
 	case p.Status != "":
 		index = s.k.runsByStatus(string(p.Status))
 	}
-	limit := storecodec.PageLimit(p.Limit)
+	limit := limits.Page(p.Limit)
 	runs, err := s.collectRuns(ctx, index, upper, limit+1, func(r *runner.Run) bool {
 		return (p.Status == "" || r.Status == p.Status) && p.Readable.Admits(r)
 	})

@@ -9,6 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/gorunner/gorunner/catalog"
+	"github.com/gorunner/gorunner/internal/limits"
 	"github.com/gorunner/gorunner/store/storecodec"
 )
 
@@ -115,7 +116,7 @@ func (s *Store) ListWorkflows(ctx context.Context, p catalog.ListWorkflowsParams
 	if after != "" {
 		low = "(" + after
 	}
-	limit := storecodec.PageLimit(p.Limit)
+	limit := limits.Page(p.Limit)
 	names, err := s.rdb.ZRangeByLex(ctx, index, &redis.ZRangeBy{Min: low, Max: "+", Count: int64(limit + 1)}).Result()
 	if err != nil {
 		return nil, "", fmt.Errorf("listing workflows: %w", err)

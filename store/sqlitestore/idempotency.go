@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gorunner/gorunner/idempotency"
+	"github.com/gorunner/gorunner/internal/limits"
 	"github.com/gorunner/gorunner/store/storecodec"
 )
 
@@ -195,7 +196,7 @@ func (s *Store) List(ctx context.Context, p idempotency.ListParams) ([]*idempote
 			return nil, "", fmt.Errorf("listing keys in %q: %w", p.Scope, err)
 		}
 	}
-	limit := storecodec.PageLimit(p.Limit)
+	limit := limits.Page(p.Limit)
 	rows, err := s.db.QueryContext(ctx, `SELECT scope, key, fingerprint, method, path, run_id, state,
 			status, NULL, NULL, created_at, locked_until, expires_at
 		FROM idempotency_keys WHERE scope = ? AND expires_at > ? AND (created_at, key) < (?, ?)

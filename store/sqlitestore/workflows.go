@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gorunner/gorunner/catalog"
+	"github.com/gorunner/gorunner/internal/limits"
 	"github.com/gorunner/gorunner/store/storecodec"
 )
 
@@ -82,7 +83,7 @@ func (s *Store) ListWorkflows(ctx context.Context, p catalog.ListWorkflowsParams
 	if p.PublishedOnly {
 		where = append(where, "published = 1")
 	}
-	limit := storecodec.PageLimit(p.Limit)
+	limit := limits.Page(p.Limit)
 	rows, err := s.db.QueryContext(ctx, `SELECT `+workflowCols+` FROM workflows WHERE `+
 		strings.Join(where, " AND ")+` ORDER BY name LIMIT ?`, after, limit+1)
 	if err != nil {

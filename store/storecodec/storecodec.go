@@ -12,20 +12,6 @@ import (
 	"github.com/gorunner/gorunner/runner"
 )
 
-// Page sizes of every list.
-const (
-	DefaultPageLimit = 100
-	MaxPageLimit     = 1000
-)
-
-// PageLimit clamps a requested page size.
-func PageLimit(n int) int {
-	if n <= 0 {
-		return DefaultPageLimit
-	}
-	return min(n, MaxPageLimit)
-}
-
 // EncodeCursor makes an opaque cursor of a sort key.
 func EncodeCursor(key any) (string, error) {
 	b, err := json.Marshal(key)

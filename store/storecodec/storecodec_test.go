@@ -12,13 +12,6 @@ import (
 	"github.com/gorunner/gorunner/store/storecodec"
 )
 
-func TestPageLimit(t *testing.T) {
-	t.Parallel()
-	for in, want := range map[int]int{-1: 100, 0: 100, 1: 1, 999: 999, 1000: 1000, 5000: 1000} {
-		require.Equal(t, want, storecodec.PageLimit(in), in)
-	}
-}
-
 func TestCursorRoundTripAndRefusal(t *testing.T) {
 	t.Parallel()
 	type key struct {

@@ -1,4 +1,6 @@
-package api
+// Package guard decides what a principal may do with workflows, runs and hooks (SPEC §9),
+// below every face: REST, MCP and the console ask the same Guard.
+package guard
 
 import (
 	"context"
@@ -7,18 +9,25 @@ import (
 
 	"github.com/gorunner/gorunner/auth"
 	"github.com/gorunner/gorunner/catalog"
+	"github.com/gorunner/gorunner/internal/limits"
 	"github.com/gorunner/gorunner/runner"
 )
 
 // Guard decides what a principal may do with workflows, runs and hooks (SPEC §9). REST
 // routes and MCP companion tools both ask it, so the two faces cannot disagree.
 type Guard struct {
-	catalog *catalog.Service
+	catalog Catalog
 	engine  *runner.Engine
 }
 
-// NewGuard returns a Guard over the catalog and the engine.
-func NewGuard(cat *catalog.Service, engine *runner.Engine) *Guard {
+// Catalog is what a Guard reads from the catalog; *catalog.Service has it.
+type Catalog interface {
+	Resolve(ctx context.Context, idOrName, env string) (*runner.Target, error)
+	List(ctx context.Context, p catalog.ListWorkflowsParams) ([]*catalog.Workflow, string, error)
+}
+
+// New returns a Guard over the catalog and the engine.
+func New(cat Catalog, engine *runner.Engine) *Guard {
 	return &Guard{catalog: cat, engine: engine}
 }
 
@@ -113,7 +122,7 @@ func ReadableWorkflows(p auth.Principal, list []*catalog.Workflow) []*catalog.Wo
 
 // eachWorkflow calls fn with every workflow, page by page.
 func (g *Guard) eachWorkflow(ctx context.Context, fn func(*catalog.Workflow)) error {
-	p := catalog.ListWorkflowsParams{Page: catalog.Page{Limit: MaxPageLimit}}
+	p := catalog.ListWorkflowsParams{Page: catalog.Page{Limit: limits.MaxPage}}
 	for {
 		list, next, err := g.catalog.List(ctx, p)
 		if err != nil {

@@ -1,0 +1,16 @@
+package limits_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gorunner/gorunner/internal/limits"
+)
+
+func TestPage(t *testing.T) {
+	for in, want := range map[int]int{-1: limits.DefaultPage, 0: limits.DefaultPage, 1: 1, limits.MaxPage - 1: limits.MaxPage - 1,
+		limits.MaxPage: limits.MaxPage, limits.MaxPage + 1: limits.MaxPage} {
+		require.Equal(t, want, limits.Page(in), in)
+	}
+}

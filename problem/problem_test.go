@@ -1,0 +1,53 @@
+package problem_test
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gorunner/gorunner/catalog"
+	"github.com/gorunner/gorunner/idempotency"
+	"github.com/gorunner/gorunner/problem"
+	"github.com/gorunner/gorunner/runner"
+	"github.com/gorunner/gorunner/schemas"
+)
+
+func TestClassify(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		err    error
+		status int
+		code   string
+		retry  time.Duration
+	}{
+		{"wrapped sentinel", fmt.Errorf("getting run: %w", runner.ErrNotFound), http.StatusNotFound, problem.CodeNotFound, 0},
+		{"validation", &schemas.ValidationError{Problems: []schemas.Problem{{Path: "/a", Message: "bad"}}}, http.StatusBadRequest, problem.CodeValidation, 0},
+		{"body too large", &http.MaxBytesError{Limit: 10}, http.StatusRequestEntityTooLarge, problem.CodeTooLarge, 0},
+		{"key limit", &idempotency.LimitError{RetryAfter: 3 * time.Second}, http.StatusTooManyRequests, problem.CodeRateLimited, 3 * time.Second},
+		{"too many waits", runner.ErrTooManyWaits, http.StatusTooManyRequests, problem.CodeRateLimited, time.Second},
+		{"key mismatch", idempotency.ErrKeyMismatch, http.StatusUnprocessableEntity, problem.CodeValidation, 0},
+		{"already an Error", problem.New(http.StatusForbidden, problem.CodeForbidden, "no"), http.StatusForbidden, problem.CodeForbidden, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e, ok := problem.Classify(tc.err)
+			require.True(t, ok)
+			require.Equal(t, tc.status, e.Status)
+			require.Equal(t, tc.code, e.Code)
+			require.Equal(t, tc.retry, e.RetryAfter)
+		})
+	}
+	_, ok := problem.Classify(errors.New("disk on fire"))
+	require.False(t, ok, "an unknown error is not the client's to see")
+}
+
+func TestForAgentAddsAdvice(t *testing.T) {
+	e, ok := problem.ForAgent(fmt.Errorf("finding workflow: %w", catalog.ErrNotFound))
+	require.True(t, ok)
+	require.Contains(t, e.Message, "gorunner_find_workflows")
+	plain, _ := problem.Classify(catalog.ErrNotFound)
+	require.NotContains(t, plain.Message, "gorunner_find_workflows", "Classify stays advice-free")
+}
