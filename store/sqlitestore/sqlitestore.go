@@ -40,6 +40,7 @@ package sqlitestore
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -132,19 +133,25 @@ func (s *Store) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
 
 // read runs fn in one deferred (read) transaction on a connection of its own, so that the
 // reads of fn (a run and its step rows) see one snapshot without taking the write lock
-// (_txlock=immediate makes every BeginTx take it).
+// (_txlock=immediate makes every BeginTx take it). BEGIN and ROLLBACK do not heed ctx: a
+// cancelled BEGIN may still have begun, and a connection handed back to the pool inside a
+// transaction would fail every later BEGIN on it. A connection whose ROLLBACK failed is
+// discarded for the same reason.
 func (s *Store) read(ctx context.Context, fn func(q querier) error) error {
 	conn, err := s.db.Conn(ctx)
 	if err != nil {
 		return fmt.Errorf("getting a connection: %w", err)
 	}
 	defer conn.Close()
-	if _, err := conn.ExecContext(ctx, `BEGIN DEFERRED`); err != nil {
+	if _, err := conn.ExecContext(context.WithoutCancel(ctx), `BEGIN DEFERRED`); err != nil {
 		return fmt.Errorf("beginning read transaction: %w", err)
 	}
 	err = fn(conn)
 	if _, rbErr := conn.ExecContext(context.WithoutCancel(ctx), `ROLLBACK`); rbErr != nil {
-		return errors.Join(err, fmt.Errorf("ending read transaction: %w", rbErr))
+		_ = conn.Raw(func(any) error { return driver.ErrBadConn })
+		if err == nil && ctx.Err() == nil {
+			return fmt.Errorf("ending read transaction: %w", rbErr)
+		}
 	}
 	return err
 }
