@@ -208,7 +208,7 @@ func waitsFull(t *testing.T, e *env, token, id string) answer {
 	require.Eventually(t, func() bool {
 		last = e.doAs(token, "GET", "/api/runs/"+id+"?wait=1ms", nil)
 		return last.Status == http.StatusTooManyRequests
-	}, 20*time.Second, 20*time.Millisecond)
+	}, time.Minute, 20*time.Millisecond, "the waits never filled up")
 	return last
 }
 

@@ -136,20 +136,29 @@ func sessionDigest(p auth.Principal, nonce string) string {
 // isError result with VALIDATION_ERROR (the agent can correct itself), anything else a
 // JSON-RPC parse error.
 func refuseInvalidUTF8(w http.ResponseWriter, body []byte) {
+	answer, isCall := invalidUTF8Answer(body)
+	w.Header().Set("Content-Type", "application/json")
+	if !isCall {
+		w.WriteHeader(http.StatusBadRequest)
+	}
+	_ = json.NewEncoder(w).Encode(answer)
+}
+
+// invalidUTF8Answer is the JSON-RPC answer to a message that is not valid UTF-8: a tool
+// error VALIDATION_ERROR for a tools/call (the agent can correct itself), else a parse
+// error. isCall says which.
+func invalidUTF8Answer(body []byte) (answer map[string]any, isCall bool) {
 	const msg = "the request is not valid UTF-8"
 	var env struct {
 		ID     any    `json:"id"`
 		Method string `json:"method"`
 	}
-	w.Header().Set("Content-Type", "application/json")
 	if json.Unmarshal(body, &env) != nil || env.ID == nil || env.Method != string(mcp.MethodToolsCall) {
-		w.WriteHeader(http.StatusBadRequest)
-		_ = json.NewEncoder(w).Encode(map[string]any{
+		return map[string]any{
 			"jsonrpc": mcp.JSONRPC_VERSION, "id": env.ID,
 			"error": map[string]any{"code": mcp.PARSE_ERROR, "message": msg},
-		})
-		return
+		}, false
 	}
 	res := tools.Problem{Status: http.StatusBadRequest, Code: api.CodeValidation, Message: msg + "; send the arguments as UTF-8 text"}.Result()
-	_ = json.NewEncoder(w).Encode(map[string]any{"jsonrpc": mcp.JSONRPC_VERSION, "id": env.ID, "result": res})
+	return map[string]any{"jsonrpc": mcp.JSONRPC_VERSION, "id": env.ID, "result": res}, true
 }

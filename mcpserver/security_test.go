@@ -224,3 +224,30 @@ func TestWaitsPerPrincipalOverMCP(t *testing.T) {
 		release()
 	}
 }
+
+// TestInvalidUTF8IsRefusedOverStdio: over stdio too, a tools/call that is not UTF-8 is a
+// VALIDATION_ERROR tool error and starts nothing; another request is a parse error; the
+// session goes on.
+func TestInvalidUTF8IsRefusedOverStdio(t *testing.T) {
+	f := newFixture(t, greetDef)
+	c := f.stdio(t)
+	c.send(t, map[string]any{"id": 1, "method": "initialize", "params": map[string]any{
+		"protocolVersion": "2025-11-25", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "raw", "version": "1"}}})
+	c.next(t, byID(1))
+	c.send(t, map[string]any{"method": "notifications/initialized"})
+
+	_, err := c.w.Write([]byte("{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"greet\",\"arguments\":{\"name\":\"Ada\xff\"}}}\n"))
+	require.NoError(t, err)
+	result := c.next(t, byID(2))["result"].(map[string]any)
+	require.Equal(t, true, result["isError"])
+	require.Contains(t, result["content"].([]any)[0].(map[string]any)["text"], "VALIDATION_ERROR")
+	_, err = c.w.Write([]byte("{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"resources/read\",\"params\":{\"uri\":\"gorunner://runs/\xc0\"}}\n"))
+	require.NoError(t, err)
+	require.Equal(t, float64(-32700), c.next(t, byID(3))["error"].(map[string]any)["code"])
+	runs, _, err := f.engine.List(context.Background(), runnerAll())
+	require.NoError(t, err)
+	require.Empty(t, runs)
+
+	c.send(t, map[string]any{"id": 4, "method": "tools/call", "params": map[string]any{"name": "greet", "arguments": map[string]any{"name": "Ada"}}})
+	require.NotEqual(t, true, c.next(t, byID(4))["result"].(map[string]any)["isError"])
+}

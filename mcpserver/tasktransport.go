@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
@@ -72,7 +73,10 @@ func (s *Server) taskStdio(ctx context.Context, env *environment, in io.Reader, 
 			line, err := rd.ReadBytes('\n')
 			if len(line) > 0 {
 				var msg rpcMessage
-				if json.Unmarshal(line, &msg) == nil && isTaskRequest(&msg) {
+				if !utf8.Valid(line) {
+					answer, _ := invalidUTF8Answer(line)
+					out.send(answer)
+				} else if json.Unmarshal(line, &msg) == nil && isTaskRequest(&msg) {
 					wg.Go(func() { out.send(s.answerTask(ctx, env, stdioSessionID, &msg)) })
 				} else if _, werr := pw.Write(line); werr != nil {
 					return
