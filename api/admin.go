@@ -1,12 +1,14 @@
 package api
 
 import (
+	"context"
 	"net/http"
 	"time"
 
 	"github.com/go-chi/chi/v5"
 
 	"github.com/gorunner/gorunner/auth"
+	"github.com/gorunner/gorunner/oauth"
 )
 
 func (s *Server) createConnection(w http.ResponseWriter, r *http.Request) {
@@ -64,7 +66,7 @@ func (s *Server) createToken(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	p, err := s.issueParams(r, body)
+	p, err := TokenParams(principalOf(r), body.Name, body.Scopes, body.ExpiresIn)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -77,20 +79,19 @@ func (s *Server) createToken(w http.ResponseWriter, r *http.Request) {
 	writeData(w, http.StatusCreated, newTokenView{ID: t.ID, Name: t.Name, Scopes: t.Scopes.Strings(), ExpiresAt: t.ExpiresAt, Token: secret})
 }
 
-// issueParams reads a token body: scopes default to the caller's own, expiresIn is a
-// positive Go duration.
-func (s *Server) issueParams(r *http.Request, body createTokenBody) (auth.IssueParams, error) {
-	by := principalOf(r)
-	p := auth.IssueParams{Name: body.Name, Scopes: by.Scopes, By: &by}
-	if body.Scopes != nil {
-		scopes, err := auth.ParseScopes(body.Scopes)
+// TokenParams reads what a token is created with, for the API and the console: scopes
+// default (nil) to by's own, expiresIn ("" for never) is a positive Go duration.
+func TokenParams(by auth.Principal, name string, scopes []string, expiresIn string) (auth.IssueParams, error) {
+	p := auth.IssueParams{Name: name, Scopes: by.Scopes, By: &by}
+	if scopes != nil {
+		parsed, err := auth.ParseScopes(scopes)
 		if err != nil {
 			return p, badRequest("/scopes", err.Error())
 		}
-		p.Scopes = scopes
+		p.Scopes = parsed
 	}
-	if body.ExpiresIn != "" {
-		d, err := time.ParseDuration(body.ExpiresIn)
+	if expiresIn != "" {
+		d, err := time.ParseDuration(expiresIn)
 		if err != nil || d <= 0 {
 			return p, badRequest("/expiresIn", "expiresIn must be a positive Go duration such as 720h")
 		}
@@ -113,13 +114,18 @@ func (s *Server) listTokens(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) revokeToken(w http.ResponseWriter, r *http.Request) {
-	revoke := s.cfg.Auth.Revoke
-	if s.cfg.OAuth != nil {
-		revoke = s.cfg.OAuth.RevokeToken // and the grants it approved
-	}
-	if err := revoke(r.Context(), chi.URLParam(r, "id")); err != nil {
+	if err := RevokeToken(r.Context(), s.cfg.Auth, s.cfg.OAuth, chi.URLParam(r, "id")); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
+}
+
+// RevokeToken revokes token id for the API and the console: with OAuth on (o not nil),
+// the grants the token approved go too (oauth.Server.RevokeToken).
+func RevokeToken(ctx context.Context, a *auth.Service, o *oauth.Server, id string) error {
+	if o != nil {
+		return o.RevokeToken(ctx, id)
+	}
+	return a.Revoke(ctx, id)
 }

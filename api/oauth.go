@@ -30,12 +30,12 @@ func newGrantView(g *oauth.Grant) grantView {
 		RefreshBy: g.RefreshExpiresAt, Tokens: len(g.TokenIDs)}
 }
 
-// errOAuthOff answers the grant routes of a server without --public-url.
-var errOAuthOff = problem.New(http.StatusNotFound, problem.CodeNotFound, "OAuth is off: serve with --public-url to turn it on")
+// ErrOAuthOff answers the grant routes (API and console) of a server without --public-url.
+var ErrOAuthOff = problem.New(http.StatusNotFound, problem.CodeNotFound, "OAuth is off: serve with --public-url to turn it on")
 
 func (s *Server) listGrants(w http.ResponseWriter, r *http.Request) {
 	if s.cfg.OAuth == nil {
-		s.writeError(w, r, errOAuthOff)
+		s.writeError(w, r, ErrOAuthOff)
 		return
 	}
 	gs, err := s.cfg.OAuth.ListGrants(r.Context(), principalOf(r))
@@ -52,7 +52,7 @@ func (s *Server) listGrants(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) revokeGrant(w http.ResponseWriter, r *http.Request) {
 	if s.cfg.OAuth == nil {
-		s.writeError(w, r, errOAuthOff)
+		s.writeError(w, r, ErrOAuthOff)
 		return
 	}
 	if err := s.cfg.OAuth.RevokeGrant(r.Context(), principalOf(r), chi.URLParam(r, "id")); err != nil {

@@ -5,6 +5,7 @@ import (
 	"html/template"
 	"net/http"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -68,10 +69,20 @@ func (c *Console) showTokens(w http.ResponseWriter, r *http.Request, status int,
 }
 
 // createToken creates a token and shows its secret on the answer page, once; the page is
-// not cached and the secret is never in a URL.
+// not cached and the secret is never in a URL. Scopes are space-separated (none: the
+// signed-in token's own), expiry a Go duration (none: never); asking for scopes the
+// signed-in token does not hold is refused (api.TokenParams, auth.Service.Issue).
 func (c *Console) createToken(w http.ResponseWriter, r *http.Request) {
-	by := visitOf(r).principal
-	tok, secret, err := c.cfg.Auth.Issue(r.Context(), auth.IssueParams{Name: r.PostFormValue("name"), Scopes: by.Scopes, By: &by})
+	var scopes []string
+	if f := strings.Fields(r.PostFormValue("scopes")); len(f) > 0 {
+		scopes = f
+	}
+	params, err := api.TokenParams(visitOf(r).principal, r.PostFormValue("name"), scopes, strings.TrimSpace(r.PostFormValue("expiresIn")))
+	var tok *auth.Token
+	var secret string
+	if err == nil {
+		tok, secret, err = c.cfg.Auth.Issue(r.Context(), params)
+	}
 	if errors.Is(err, auth.ErrInvalidName) {
 		err = invalid("/name", err.Error())
 	}
@@ -83,10 +94,62 @@ func (c *Console) createToken(w http.ResponseWriter, r *http.Request) {
 	c.showTokens(w, r, http.StatusCreated, tokensPage{Created: tok, Secret: secret})
 }
 
+// revokeToken revokes a token as DELETE /api/tokens/{id} does: with the grants it approved.
 func (c *Console) revokeToken(w http.ResponseWriter, r *http.Request) {
-	if err := c.cfg.Auth.Revoke(r.Context(), chi.URLParam(r, "id")); err != nil {
+	if err := api.RevokeToken(r.Context(), c.cfg.Auth, c.cfg.OAuth, chi.URLParam(r, "id")); err != nil {
 		c.fail(w, r, err)
 		return
 	}
 	http.Redirect(w, r, "/console/tokens?notice="+url.QueryEscape("Token revoked."), http.StatusSeeOther)
+}
+
+type grantsPage struct {
+	On     bool // OAuth is on
+	Grants []grantRow
+	Notice string
+}
+
+// grantRow is an OAuth grant. A grant keeps no redirect URI nor last use: ClientHost is
+// the host of a Client ID Metadata Document URL (empty for a registered client).
+type grantRow struct {
+	ID, ClientID, ClientName, ClientHost, Principal string
+	Scopes                                          []string
+	CreatedAt, RefreshBy                            time.Time
+	Tokens                                          int
+}
+
+// listGrants lists OAuth grants as GET /api/oauth/grants does: all for an admin, else the
+// signed-in principal's own.
+func (c *Console) listGrants(w http.ResponseWriter, r *http.Request) {
+	p := grantsPage{On: c.cfg.OAuth != nil, Notice: r.URL.Query().Get("notice")}
+	if p.On {
+		gs, err := c.cfg.OAuth.ListGrants(r.Context(), visitOf(r).principal)
+		if err != nil {
+			c.fail(w, r, err)
+			return
+		}
+		for _, g := range gs {
+			row := grantRow{ID: g.ID, ClientID: g.ClientID, ClientName: g.ClientName, Principal: g.PrincipalName,
+				Scopes: strings.Fields(g.Scope), CreatedAt: g.CreatedAt, RefreshBy: g.RefreshExpiresAt, Tokens: len(g.TokenIDs)}
+			if u, err := url.Parse(g.ClientID); err == nil && u.Scheme == "https" {
+				row.ClientHost = u.Host
+			}
+			p.Grants = append(p.Grants, row)
+		}
+	}
+	c.render(w, r, http.StatusOK, "grants", "OAuth grants", p)
+}
+
+// revokeGrant revokes a grant and its tokens as DELETE /api/oauth/grants/{id} does: an
+// admin, or the principal that approved it.
+func (c *Console) revokeGrant(w http.ResponseWriter, r *http.Request) {
+	if c.cfg.OAuth == nil {
+		c.fail(w, r, api.ErrOAuthOff)
+		return
+	}
+	if err := c.cfg.OAuth.RevokeGrant(r.Context(), visitOf(r).principal, chi.URLParam(r, "id")); err != nil {
+		c.fail(w, r, err)
+		return
+	}
+	http.Redirect(w, r, "/console/grants?notice="+url.QueryEscape("Grant revoked."), http.StatusSeeOther)
 }

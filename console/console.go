@@ -1,6 +1,6 @@
 // Package console is GoRunner's web console for people, served by `gorunner serve` at /:
 // server-rendered pages (html/template, embedded in the binary) for workflows, drafts,
-// versions, runs with their step timelines, waiting hooks, idempotency keys and tokens.
+// versions, runs with their step timelines, waiting hooks, idempotency keys, tokens and OAuth grants.
 // Pages read without JavaScript; one small script makes a run page live through the run's
 // event stream. Nothing is loaded from elsewhere. A person signs in with an API token; the
 // session is a sealed, HttpOnly, SameSite=Strict cookie and every form carries a CSRF
@@ -21,6 +21,7 @@ import (
 	"github.com/gorunner/gorunner/catalog"
 	"github.com/gorunner/gorunner/guard"
 	"github.com/gorunner/gorunner/idempotency"
+	"github.com/gorunner/gorunner/oauth"
 	"github.com/gorunner/gorunner/runner"
 )
 
@@ -33,6 +34,9 @@ type Config struct {
 	Auth        *auth.Service
 	Engine      *runner.Engine
 	Idempotency *idempotency.Service
+	// OAuth is the authorization server when OAuth is on (--public-url), else nil: the
+	// grants page lists its grants, and revoking a token revokes the grants it approved.
+	OAuth *oauth.Server
 	// SecretKey (≥ 32 bytes, shared by every process on the store: the data directory's
 	// secret.key) keys the session cookies and CSRF tokens.
 	SecretKey []byte
@@ -109,6 +113,8 @@ func (c *Console) routes() chi.Router {
 		r.With(c.allow(every(auth.Admin))).Get("/console/tokens", c.listTokens)
 		r.With(c.allow(every(auth.Admin))).Post("/console/tokens", c.createToken)
 		r.With(c.allow(every(auth.Admin))).Post("/console/tokens/{id}/revoke", c.revokeToken)
+		r.Get("/console/grants", c.listGrants)
+		r.Post("/console/grants/{id}/revoke", c.revokeGrant)
 	})
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
 		c.render(w, r, http.StatusNotFound, "error", "Not found", errorPage{Message: "There is no console page at " + r.URL.Path + "."})

@@ -19,6 +19,7 @@ import (
 	"github.com/gorunner/gorunner/catalog"
 	"github.com/gorunner/gorunner/console"
 	"github.com/gorunner/gorunner/idempotency"
+	"github.com/gorunner/gorunner/oauth"
 	"github.com/gorunner/gorunner/runner"
 	"github.com/gorunner/gorunner/store/sqlitestore"
 )
@@ -32,6 +33,8 @@ type env struct {
 	engine  *runner.Engine
 	auth    *auth.Service
 	idem    *idempotency.Service
+	store   *sqlitestore.Store
+	oauth   *oauth.Server // nil unless built by newOAuthEnv
 }
 
 func newEnv(t testing.TB, baseURL string) *env {
@@ -41,6 +44,17 @@ func newEnv(t testing.TB, baseURL string) *env {
 
 // newEnvWith builds the env with the console settings of cfg (BaseURL, Now).
 func newEnvWith(t testing.TB, cfg console.Config) *env {
+	t.Helper()
+	return buildEnv(t, cfg, false)
+}
+
+// newOAuthEnv builds the env with OAuth on, as `gorunner serve --public-url` does.
+func newOAuthEnv(t testing.TB) *env {
+	t.Helper()
+	return buildEnv(t, console.Config{}, true)
+}
+
+func buildEnv(t testing.TB, cfg console.Config, withOAuth bool) *env {
 	t.Helper()
 	ctx := context.Background()
 	st, err := sqlitestore.Open(ctx, filepath.Join(t.TempDir(), "gorunner.db"))
@@ -60,10 +74,14 @@ func newEnvWith(t testing.TB, cfg console.Config) *env {
 	if cfg.BaseURL == "" {
 		cfg.BaseURL = "http://" + srv.Listener.Addr().String()
 	}
+	if withOAuth {
+		cfg.OAuth, err = oauth.New(st, au, &oauth.Config{PublicURL: cfg.BaseURL})
+		require.NoError(t, err)
+	}
 	cfg.Catalog, cfg.Auth, cfg.Engine, cfg.Idempotency, cfg.SecretKey = cat, au, eng, idem, key
 	web, err := console.New(cfg)
 	require.NoError(t, err)
-	s, err := api.New(api.Config{Catalog: cat, Auth: au, Engine: eng, Idempotency: idem, Console: web, PublicURL: cfg.BaseURL})
+	s, err := api.New(api.Config{Catalog: cat, Auth: au, Engine: eng, Idempotency: idem, Console: web, PublicURL: cfg.BaseURL, OAuth: cfg.OAuth})
 	require.NoError(t, err)
 	srv.Config.Handler = s
 	srv.Start()
@@ -72,7 +90,7 @@ func newEnvWith(t testing.TB, cfg console.Config) *env {
 		_ = eng.Stop(context.Background())
 		st.Close()
 	})
-	return &env{t: t, srv: srv, token: secret, catalog: cat, engine: eng, auth: au, idem: idem}
+	return &env{t: t, srv: srv, token: secret, catalog: cat, engine: eng, auth: au, idem: idem, store: st, oauth: cfg.OAuth}
 }
 
 // browser is a plain HTTP client with a cookie jar that does not follow redirects.

@@ -121,12 +121,12 @@ func serve(cmd *cobra.Command, g *globals, f *serveFlags) error {
 	if err != nil {
 		return err
 	}
-	web, err := console.New(console.Config{Catalog: a.catalog, Auth: a.auth, Engine: engine, Idempotency: idem,
-		SecretKey: a.secretKey, BaseURL: publicURL, Logger: a.log})
+	oa, as, err := newOAuth(a, f.publicURL != "", publicURL)
 	if err != nil {
 		return err
 	}
-	oa, as, err := newOAuth(a, f.publicURL != "", publicURL)
+	web, err := console.New(console.Config{Catalog: a.catalog, Auth: a.auth, Engine: engine, Idempotency: idem, OAuth: oa,
+		SecretKey: a.secretKey, BaseURL: publicURL, Logger: a.log})
 	if err != nil {
 		return err
 	}
