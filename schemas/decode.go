@@ -250,6 +250,8 @@ func jsonFields(t reflect.Type) map[string][]int {
 }
 
 // escapePointer escapes one JSON pointer token (RFC 6901).
-func escapePointer(s string) string {
-	return strings.NewReplacer("~", "~0", "/", "~1").Replace(s)
-}
+func escapePointer(s string) string { return pointerEscaper.Replace(s) }
+
+// pointerEscaper is built once: building a Replacer per call was a tenth of the CPU of
+// publishing 10,000 workflows.
+var pointerEscaper = strings.NewReplacer("~", "~0", "/", "~1")
