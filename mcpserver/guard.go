@@ -1,16 +1,13 @@
 package mcpserver
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/google/uuid"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -23,8 +20,7 @@ import (
 
 // guard checks what mcp-go does not before a request reaches it: the Origin (403 unless
 // it is the public URL's or an allowed one), the session (another principal's
-// Mcp-Session-Id is unknown: 404), and the body (invalid UTF-8 → a VALIDATION_ERROR tool
-// result for tools/call, else a JSON-RPC parse error; nothing reaches a handler).
+// Mcp-Session-Id is unknown: 404). taskHTTP, which reads the body, refuses invalid UTF-8.
 func (s *Server) guard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if o := r.Header.Get("Origin"); o != "" && !s.origins[normalOrigin(o)] {
@@ -40,19 +36,7 @@ func (s *Server) guard(next http.Handler) http.Handler {
 			http.Error(w, "Invalid session ID", http.StatusNotFound)
 			return
 		}
-		if r.Method == http.MethodPost {
-			body, err := io.ReadAll(r.Body)
-			if err != nil {
-				http.Error(w, "reading the request body failed", http.StatusBadRequest)
-				return
-			}
-			if !utf8.Valid(body) {
-				refuseInvalidUTF8(w, body)
-				return
-			}
-			r.Body = io.NopCloser(bytes.NewReader(body))
-		}
-		next.ServeHTTP(w, r)
+		next.ServeHTTP(w, r) // the body's UTF-8 is checked where it is read once, in taskHTTP
 	})
 }
 

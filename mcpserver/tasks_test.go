@@ -225,3 +225,23 @@ func TestTasksOfAnotherPrincipalAreNotFound(t *testing.T) {
 	require.NotNil(t, rpcErr)
 	require.Len(t, mine.ok(t, "tasks/list", nil)["tasks"], 1, "the owner still lists it")
 }
+
+// Hostile task params are invalid params (-32602), never an internal error: a taskId that
+// is not a string, a cursor the store never gave out, a huge ttl (ignored: every task
+// reports TaskTTL).
+func TestTaskHostileParams(t *testing.T) {
+	f := newFixture(t, napDef)
+	s := f.openSession(t)
+
+	for _, params := range []map[string]any{{"taskId": 42}, {"taskId": map[string]any{"x": 1}}, {"taskId": ""}, {}} {
+		_, rpcErr := s.do(t, "tasks/get", params)
+		require.NotNil(t, rpcErr, "%v", params)
+		require.EqualValues(t, -32602, rpcErr["code"], "%v", params)
+	}
+	_, rpcErr := s.do(t, "tasks/list", map[string]any{"cursor": "not-a-cursor"})
+	require.NotNil(t, rpcErr)
+	require.EqualValues(t, -32602, rpcErr["code"])
+
+	created := s.ok(t, "tools/call", map[string]any{"name": "nap", "arguments": map[string]any{"n": 1}, "task": map[string]any{"ttl": 1e300}})
+	require.EqualValues(t, mcpserver.TaskTTL.Milliseconds(), created["task"].(map[string]any)["ttl"])
+}

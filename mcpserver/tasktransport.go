@@ -13,7 +13,6 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/gorunner/gorunner/auth"
 	"github.com/gorunner/gorunner/internal/limits"
 	"github.com/gorunner/gorunner/runner"
 )
@@ -34,18 +33,18 @@ func (s *Server) taskHTTP(env *environment) http.Handler {
 			http.Error(w, "reading the request: "+err.Error(), http.StatusRequestEntityTooLarge)
 			return
 		}
+		if !utf8.Valid(body) {
+			refuseInvalidUTF8(w, body) // nothing reaches a handler
+			return
+		}
 		var msg rpcMessage
 		if json.Unmarshal(body, &msg) != nil || !isTaskRequest(&msg) {
 			r.Body = io.NopCloser(bytes.NewReader(body))
 			env.http.ServeHTTP(w, r)
 			return
 		}
-		session := r.Header.Get(sessionHeader)
-		if p, _ := auth.PrincipalFrom(r.Context()); session != "" && !ownsSession(p, session) {
-			http.Error(w, "session not found", http.StatusNotFound) // as mcp-go answers a foreign session
-			return
-		}
-		resp := s.answerTask(r.Context(), env, session, &msg)
+		// guard has refused another principal's session ID.
+		resp := s.answerTask(r.Context(), env, r.Header.Get(sessionHeader), &msg)
 		w.Header().Set("Content-Type", "application/json")
 		if err := json.NewEncoder(w).Encode(resp); err != nil {
 			s.log.Debug("mcp: writing a task answer failed", "err", err)
