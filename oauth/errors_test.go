@@ -378,6 +378,9 @@ func TestEgressOffLoopback(t *testing.T) {
 			page := e.open(e.browser(), public+oauth.AuthorizePath+"?"+q.Encode())
 			require.Equal(t, http.StatusBadRequest, page.Status)
 			require.Contains(t, page.Body, tc.says)
+			if strings.Contains(tc.id, "localhost") {
+				require.NotContains(t, page.Body, "127.0.0.1", "the page does not tell what a name resolves to")
+			}
 		})
 	}
 	_, err = oauth.New(e.store, e.auth, &oauth.Config{PublicURL: "ftp://runner.example"})
