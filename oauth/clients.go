@@ -139,6 +139,11 @@ func (s *Server) fetchClientDocument(ctx context.Context, id string) (*clientInf
 	}
 	req.Header.Set("Accept", "application/json")
 	resp, err := s.fetch.Do(req)
+	if errors.Is(err, errEgressDenied) {
+		// Not the dialled address: the page is open to anyone, and would tell what an
+		// internal name resolves to.
+		return nil, clientErrorf("fetching the client's metadata document %s failed: %v", id, errEgressDenied)
+	}
 	if err != nil {
 		return nil, clientErrorf("fetching the client's metadata document %s failed: %v", id, err)
 	}

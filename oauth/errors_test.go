@@ -214,6 +214,9 @@ func TestTokenErrors(t *testing.T) {
 		{"no code", change(codeForm(""), "code", ""), 400, "invalid_request"},
 		{"no code_verifier", change(codeForm(e.authorize(conf, verifier, e.admin)), "code_verifier", ""), 400, "invalid_request"},
 		{"malformed code_verifier", change(codeForm(e.authorize(conf, verifier, e.admin)), "code_verifier", "short"), 400, "invalid_request"},
+		{"code_verifier of 42 characters", change(codeForm(e.authorize(conf, verifier, e.admin)), "code_verifier", strings.Repeat("a", 42)), 400, "invalid_request"},
+		{"code_verifier of 129 characters", change(codeForm(e.authorize(conf, verifier, e.admin)), "code_verifier", strings.Repeat("a", 129)), 400, "invalid_request"},
+		{"code_verifier outside the unreserved set", change(codeForm(e.authorize(conf, verifier, e.admin)), "code_verifier", strings.Repeat("a", 42)+"+"), 400, "invalid_request"},
 		{"unregistered client", change(codeForm(e.authorize(conf, verifier, e.admin)), "client_id", "nope"), 400, "invalid_client"},
 		{"http client_id off loopback", change(codeForm(e.authorize(conf, verifier, e.admin)), "client_id", "http://example.com/c.json"), 400, "invalid_client"},
 		{"unknown code", codeForm("made-up"), 400, "invalid_grant"},
@@ -378,6 +381,9 @@ func TestEgressOffLoopback(t *testing.T) {
 			page := e.open(e.browser(), public+oauth.AuthorizePath+"?"+q.Encode())
 			require.Equal(t, http.StatusBadRequest, page.Status)
 			require.Contains(t, page.Body, tc.says)
+			if strings.Contains(tc.id, "localhost") {
+				require.NotContains(t, page.Body, "127.0.0.1", "the page does not tell what a name resolves to")
+			}
 		})
 	}
 	_, err = oauth.New(e.store, e.auth, &oauth.Config{PublicURL: "ftp://runner.example"})

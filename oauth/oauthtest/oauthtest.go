@@ -27,6 +27,7 @@ func Run(t *testing.T, newStore func(t *testing.T) oauth.Store) {
 		{"CodeExchangeRace", testCodeExchangeRace},
 		{"GrantsByPrincipal", testGrantsByPrincipal},
 		{"RefreshRotation", testRefreshRotation},
+		{"RefreshRotationRace", testRefreshRotationRace},
 		{"DeleteGrant", testDeleteGrant},
 		{"SignInCodeTakenOnce", testSignInCodeTakenOnce},
 	}
@@ -167,6 +168,38 @@ func testRefreshRotation(t *testing.T, s oauth.Store) {
 	require.ErrorIs(t, err, oauth.ErrNotFound)
 	_, err = s.GrantByRefresh(ctx, hashOf("unknown"))
 	require.ErrorIs(t, err, oauth.ErrNotFound)
+}
+
+// testRefreshRotationRace: of concurrent rotations of one refresh token exactly one
+// succeeds; the others see a reuse (which revokes the grant), never a second new token.
+func testRefreshRotationRace(t *testing.T, s oauth.Store) {
+	ctx := context.Background()
+	require.NoError(t, s.CreateGrant(ctx, newGrant("g1", "p1", base)))
+	const n = 8
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	for i := range n {
+		wg.Go(func() {
+			next := "next-" + string(rune('a'+i))
+			_, errs[i] = s.RotateRefresh(ctx, oauth.RotateParams{Old: hashOf("refresh-g1"), New: hashOf(next),
+				ExpiresAt: base.Add(48 * time.Hour), TokenID: "tok-" + next})
+		})
+	}
+	wg.Wait()
+	won := -1
+	for i, err := range errs {
+		if err == nil {
+			require.Equal(t, -1, won, "exactly one rotation of a refresh token succeeds")
+			won = i
+		} else {
+			require.ErrorIs(t, err, oauth.ErrRefreshReused)
+		}
+	}
+	require.NotEqual(t, -1, won, "one rotation succeeds")
+	g, err := s.GrantByID(ctx, "g1")
+	require.NoError(t, err)
+	require.Equal(t, hashOf("next-"+string(rune('a'+won))), g.RefreshHash, "the winner's refresh token is current")
+	require.Equal(t, []string{"tok-next-" + string(rune('a'+won))}, g.TokenIDs)
 }
 
 func testDeleteGrant(t *testing.T, s oauth.Store) {
