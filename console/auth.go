@@ -107,9 +107,11 @@ func (c *Console) signout(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, "/console/signin", http.StatusSeeOther)
 }
 
-// safeNext keeps a post-sign-in redirect on this site.
+// safeNext keeps a post-sign-in redirect on this site. Browsers drop tabs and newlines
+// from a Location, so "/\t/evil.example" would leave it: control characters are refused.
 func safeNext(next string) string {
-	if next == "" || !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.Contains(next, `\`) {
+	if next == "" || !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") ||
+		strings.ContainsFunc(next, func(r rune) bool { return r == '\\' || r < 0x20 || r == 0x7f }) {
 		return "/console/runs"
 	}
 	return next

@@ -11,6 +11,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/gorunner/gorunner/api"
+	"github.com/gorunner/gorunner/auth"
 	"github.com/gorunner/gorunner/runner"
 )
 
@@ -145,6 +146,11 @@ func (c *Console) resumeHook(w http.ResponseWriter, r *http.Request) {
 		_, err = c.cfg.Engine.Resume(r.Context(), r.PostFormValue("environment"), r.PostFormValue("token"), payload)
 	}
 	if err != nil {
+		// The page shown is the form's run: a run the person may not read is not shown.
+		if gerr := c.guard.Run(r.Context(), visitOf(r).principal, auth.RunsRead, runID); gerr != nil {
+			c.fail(w, r, gerr)
+			return
+		}
 		status, p := c.problem(r, err)
 		rctx := chi.RouteContext(r.Context())
 		rctx.URLParams.Add("id", runID)

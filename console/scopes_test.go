@@ -54,4 +54,12 @@ func TestConsoleFollowsScopes(t *testing.T) {
 	list, err := e.auth.List(context.Background())
 	require.NoError(t, err)
 	require.Len(t, list, 2, "no token created, none revoked")
+
+	// A failed resume shows the form's run again: only if the token may read it.
+	w := e.browser()
+	require.Equal(t, http.StatusSeeOther, w.signIn(e.mint("runs:write")).Status)
+	p = w.post("/console/hooks/resume", url.Values{"csrf": {w.csrf("/console/keys")}, "token": {"nope"},
+		"environment": {"production"}, "run": {res.Run.ID}, "payload": {"{"}})
+	require.Equal(t, http.StatusForbidden, p.Status)
+	require.NotContains(t, p.Body, "Ada")
 }

@@ -102,6 +102,10 @@ func TestSessions(t *testing.T) {
 
 	p = b.post("/console/signin", url.Values{"token": {e.token}, "next": {"//evil.example/x"}})
 	require.Equal(t, "/console/runs", p.Location, "no redirect off the site")
+	for _, next := range []string{"/\t/evil.example/x", "/\n/evil.example", "/\\evil.example", "https://evil.example", "/\x7f/evil.example"} {
+		p = b.post("/console/signin", url.Values{"token": {e.token}, "next": {next}})
+		require.Equal(t, "/console/runs", p.Location, "no redirect off the site (browsers drop tabs and newlines): %q", next)
+	}
 	require.Equal(t, http.StatusOK, b.get("/console/runs").Status)
 
 	forged := e.browser()
