@@ -9,6 +9,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/gorunner/gorunner/auth"
 	"github.com/gorunner/gorunner/runner"
 )
 
@@ -18,7 +19,8 @@ const EventsHeartbeat = 15 * time.Second
 
 // runEvents serves GET /api/runs/{id}/events.
 func (s *Server) runEvents(w http.ResponseWriter, r *http.Request) {
-	if err := StreamRunEvents(w, r, s.cfg.Engine, chi.URLParam(r, "id"), s.cfg.EventsHeartbeat); err != nil {
+	p, _ := auth.PrincipalFrom(r.Context())
+	if err := StreamRunEvents(w, r, s.cfg.Engine, p.ID, chi.URLParam(r, "id"), s.cfg.EventsHeartbeat); err != nil {
 		s.writeError(w, r, err)
 	}
 }
@@ -29,12 +31,18 @@ func (s *Server) runEvents(w http.ResponseWriter, r *http.Request) {
 // a Last-Event-ID equal to the run's current EventID nothing already seen is sent again;
 // any other value sends the run as it stands. A comment goes out after every heartbeat
 // (0: EventsHeartbeat) without an event. An error is returned only before the stream
-// starts (an unknown run: runner.ErrNotFound), for the caller to answer with.
-func StreamRunEvents(w http.ResponseWriter, r *http.Request, engine *runner.Engine, id string, heartbeat time.Duration) error {
+// starts (an unknown run: runner.ErrNotFound; runner.ErrTooManyWaits: the stream would be
+// one more than principal's runner.MaxWaitsPerPrincipal waits), for the caller to answer with.
+func StreamRunEvents(w http.ResponseWriter, r *http.Request, engine *runner.Engine, principal, id string, heartbeat time.Duration) error {
 	run, err := engine.Get(r.Context(), id)
 	if err != nil {
 		return err
 	}
+	release, err := engine.ReserveWait(principal)
+	if err != nil {
+		return err
+	}
+	defer release()
 	holdOpen(w) // a stream outlives the read and write timeouts
 	rc := http.NewResponseController(w)
 	h := w.Header()

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gorunner/gorunner/api"
+	"github.com/gorunner/gorunner/runner"
 )
 
 // sse is one Server-Sent Event as a client sees it; ID is the last id seen so far.
@@ -189,4 +190,26 @@ func TestRunEventsHeartbeat(t *testing.T) {
 	}
 	require.Contains(t, lines, "event: status", "the run as it stands first")
 	require.Equal(t, ": heartbeat", lines[len(lines)-1])
+}
+
+// TestRunEventsCountAsWaits: an event stream holds one of the caller's
+// runner.MaxWaitsPerPrincipal waits, so one more is 429 RATE_LIMITED, not one more
+// goroutine and connection per request.
+func TestRunEventsCountAsWaits(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	hookWorkflow(e, "ev-many")
+	id := e.do("POST", "/api/workflows/ev-many/run", map[string]any{"ticket": "m"}).data()["id"].(string)
+	for range runner.MaxWaitsPerPrincipal {
+		_, stop := e.openEvents(id, "")
+		defer stop()
+	}
+	req, err := http.NewRequest("GET", e.srv.URL+"/api/runs/"+id+"/events", nil)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+e.token)
+	res, err := e.srv.Client().Do(req)
+	require.NoError(t, err)
+	defer res.Body.Close()
+	require.Equal(t, http.StatusTooManyRequests, res.StatusCode)
+	require.NotEmpty(t, res.Header.Get("Retry-After"))
 }

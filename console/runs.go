@@ -120,7 +120,7 @@ func (c *Console) runEvents(w http.ResponseWriter, r *http.Request) {
 	if after := r.URL.Query().Get("after"); after != "" && r.Header.Get("Last-Event-ID") == "" {
 		r.Header.Set("Last-Event-ID", after)
 	}
-	if err := api.StreamRunEvents(w, r, c.cfg.Engine, chi.URLParam(r, "id"), 0); err != nil {
+	if err := api.StreamRunEvents(w, r, c.cfg.Engine, visitOf(r).principal.ID, chi.URLParam(r, "id"), 0); err != nil {
 		c.fail(w, r, err)
 	}
 }
