@@ -18,13 +18,13 @@ import (
 // KeyArgument is the optional tool argument carrying an idempotency key (SPEC §4 rule 11).
 const KeyArgument = "idempotencyKey"
 
-// keyProperty is the JSON Schema of the idempotencyKey argument. Its description is terse:
-// what a key does is said once, in the server instructions (Instructions).
+// keyProperty is the JSON Schema of the idempotencyKey argument. It has no description:
+// what a key does is said once, in the server instructions (Instructions), not again in
+// every tool an agent pays to read.
 var keyProperty = map[string]any{
-	"type":        "string",
-	"minLength":   1,
-	"maxLength":   idempotency.MaxKeyLength,
-	"description": "Retry key",
+	"type":      "string",
+	"minLength": 1,
+	"maxLength": idempotency.MaxKeyLength,
 }
 
 // Tool is a workflow's MCP tool with what a call of it needs.
