@@ -133,7 +133,7 @@ func (b *browser) get(path string) page {
 	return b.do(req)
 }
 
-// post sends a form; header pairs follow the form.
+// post sends a form; header pairs follow the form ("Host" sets the Host header).
 func (b *browser) post(path string, form url.Values, header ...string) page {
 	b.e.t.Helper()
 	req, err := http.NewRequest("POST", b.e.srv.URL+path, strings.NewReader(form.Encode()))
@@ -141,6 +141,12 @@ func (b *browser) post(path string, form url.Values, header ...string) page {
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	for i := 0; i+1 < len(header); i += 2 {
 		req.Header.Set(header[i], header[i+1])
+	}
+	if host := req.Header.Get("Host"); host != "" {
+		req.Host = host
+		for _, c := range b.client.Jar.Cookies(req.URL) { // the client would look them up under host
+			req.AddCookie(c)
+		}
 	}
 	return b.do(req)
 }
