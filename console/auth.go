@@ -46,7 +46,8 @@ func (c *Console) requireSession(next http.Handler) http.Handler {
 		v := &visit{principal: p, sess: sess, csrf: c.sessions.csrfToken(sess)}
 		if r.Method == http.MethodPost && !c.formAllowed(r, v) {
 			c.render(w, r, http.StatusForbidden, "error", "Forbidden",
-				errorPage{Message: "This form was not sent from this console session (its CSRF token is missing or wrong). Reload the page and try again."})
+				errorPage{Message: "This form was not sent from this console session (its CSRF token is missing or wrong, or it came from another address than " +
+					c.origin + "). Reload the page there and try again."})
 			return
 		}
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), visitKey{}, v)))
@@ -99,7 +100,7 @@ func (c *Console) signinPage(w http.ResponseWriter, r *http.Request) {
 // refused, so no other site can sign a person in under its own token (login CSRF).
 func (c *Console) signin(w http.ResponseWriter, r *http.Request) {
 	if !c.sameOrigin(r) {
-		c.render(w, r, http.StatusForbidden, "error", "Forbidden", errorPage{Message: "Sign in from this console's own page."})
+		c.render(w, r, http.StatusForbidden, "error", "Forbidden", errorPage{Message: "Sign in from this console's own page, at " + c.origin + "."})
 		return
 	}
 	token := strings.TrimSpace(r.PostFormValue("token"))

@@ -208,6 +208,7 @@ func TestFormOriginIsBaseURL(t *testing.T) {
 	for _, tc := range refused {
 		p := b.post("/console/signin", url.Values{"token": {e.token}}, tc.header...)
 		require.Equal(t, http.StatusForbidden, p.Status, tc.name)
+		require.Contains(t, p.Body, "at "+public, "the page says where the console is")
 		require.Empty(t, p.Header.Get("Set-Cookie"), tc.name)
 		p = b.post("/console/workflows/greet/publish", url.Values{"csrf": {csrf}}, tc.header...)
 		require.Equal(t, http.StatusForbidden, p.Status, tc.name)
