@@ -2,12 +2,10 @@ package api_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -18,7 +16,7 @@ import (
 	"github.com/gorunner/gorunner/auth"
 	"github.com/gorunner/gorunner/catalog"
 	"github.com/gorunner/gorunner/examples"
-	"github.com/gorunner/gorunner/idempotency"
+	"github.com/gorunner/gorunner/internal/stacktest"
 	"github.com/gorunner/gorunner/runner"
 	"github.com/gorunner/gorunner/store/sqlitestore"
 )
@@ -63,34 +61,16 @@ type envConfig struct {
 
 func newEnvConfig(t testing.TB, c envConfig) *env {
 	t.Helper()
-	ctx := context.Background()
-	if c.path == "" {
-		c.path = filepath.Join(t.TempDir(), "gorunner.db")
-	}
-	st, err := sqlitestore.Open(ctx, c.path)
-	require.NoError(t, err)
 	custom := map[string]bool{}
 	for k := range c.kinds {
 		custom[k] = true
 	}
-	cat, err := catalog.New(st, &catalog.Config{SecretKey: bytes.Repeat([]byte{7}, 32), Templates: examples.Workflows(), CustomKinds: custom})
-	require.NoError(t, err)
-	au := auth.New(st, nil)
-	_, secret, err := au.Issue(ctx, auth.IssueParams{Name: "admin", Scopes: auth.AdminScopes()})
-	require.NoError(t, err)
-	idem, err := idempotency.New(st, nil)
-	require.NoError(t, err)
-	var runs runner.Store = st
-	if c.runs != nil {
-		runs = c.runs(st)
-	}
 	c.runner.Kinds = c.kinds
-	eng, err := runner.New(runs, cat, cat, &c.runner)
-	require.NoError(t, err)
-	require.NoError(t, eng.Start(ctx))
+	st := stacktest.New(t, stacktest.Config{Path: c.path, Runner: c.runner, Runs: c.runs,
+		Catalog: catalog.Config{Templates: examples.Workflows(), CustomKinds: custom}})
 	srv := httptest.NewUnstartedServer(nil)
 	cfg := c.api
-	cfg.Catalog, cfg.Auth, cfg.Engine, cfg.Idempotency, cfg.Ready = cat, au, eng, idem, st.Ping
+	cfg.Catalog, cfg.Auth, cfg.Engine, cfg.Idempotency, cfg.Ready = st.Catalog, st.Auth, st.Engine, st.Idempotency, st.Store.Ping
 	cfg.PublicURL = "http://" + srv.Listener.Addr().String()
 	s, err := api.New(cfg)
 	require.NoError(t, err)
@@ -98,11 +78,10 @@ func newEnvConfig(t testing.TB, c envConfig) *env {
 	srv.Start()
 	stop := sync.OnceFunc(func() {
 		srv.Close()
-		_ = eng.Stop(context.Background())
-		st.Close()
+		st.Stop()
 	})
 	t.Cleanup(stop)
-	return &env{t: t, srv: srv, token: secret, store: st, auth: au, stop: stop}
+	return &env{t: t, srv: srv, token: st.AdminToken, store: st.Store, auth: st.Auth, stop: stop}
 }
 
 // answer is one HTTP answer, decoded.

@@ -11,9 +11,10 @@ import (
 	"github.com/gorunner/gorunner/idempotency"
 )
 
-// keyView is one of the caller's idempotency keys (SPEC §3). The kept answer itself is
-// never listed: it is replayed only by a retry of the same request by the same principal.
-type keyView struct {
+// KeyView is one of the caller's idempotency keys (SPEC §3), as the API and the console
+// show it. The kept answer itself is never listed: it is replayed only by a retry of the
+// same request by the same principal.
+type KeyView struct {
 	Key       string    `json:"key"`
 	State     string    `json:"state" jsonschema:"enum=in_progress,enum=kept,enum=taken"`
 	Method    string    `json:"method"`
@@ -24,16 +25,17 @@ type keyView struct {
 	ExpiresAt time.Time `json:"expiresAt"`
 }
 
-// KeyState is the SPEC's word for a record's state: in_progress, kept or taken.
-func KeyState(s idempotency.State) string {
+// keyState is the SPEC's word for a record's state: in_progress, kept or taken.
+func keyState(s idempotency.State) string {
 	if s == idempotency.StateDone {
 		return "kept"
 	}
 	return string(s)
 }
 
-func keyViewOf(r *idempotency.Record) keyView {
-	return keyView{Key: r.Key, State: KeyState(r.State), Method: r.Method, Path: r.Path, Status: r.Status,
+// KeyViewOf is the view of a key record.
+func KeyViewOf(r *idempotency.Record) KeyView {
+	return KeyView{Key: r.Key, State: keyState(r.State), Method: r.Method, Path: r.Path, Status: r.Status,
 		RunID: r.RunID, CreatedAt: r.CreatedAt, ExpiresAt: r.ExpiresAt}
 }
 
@@ -49,9 +51,9 @@ func (s *Server) listKeys(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	views := make([]keyView, len(recs))
+	views := make([]KeyView, len(recs))
 	for i, rec := range recs {
-		views[i] = keyViewOf(rec)
+		views[i] = KeyViewOf(rec)
 	}
 	writeJSON(w, http.StatusOK, listBody{Data: views, NextCursor: next})
 }
@@ -71,5 +73,5 @@ func (s *Server) getKey(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	writeData(w, http.StatusOK, keyViewOf(rec))
+	writeData(w, http.StatusOK, KeyViewOf(rec))
 }

@@ -263,14 +263,14 @@ func (s *Server) table() []route {
 			method: "GET", pattern: "/api/idempotency-keys", id: "listIdempotencyKeys",
 			summary: "List the caller's idempotency keys, newest first (?cursor=&limit=)",
 			access:  authenticated,
-			status:  200, data: keyView{}, list: true,
+			status:  200, data: KeyView{}, list: true,
 			handler: s.listKeys,
 		},
 		{
 			method: "GET", pattern: "/api/idempotency-keys/{key}", id: "getIdempotencyKey",
 			summary: "Get one of the caller's idempotency keys",
 			access:  authenticated,
-			status:  200, data: keyView{},
+			status:  200, data: KeyView{},
 			handler: s.getKey,
 		},
 		{

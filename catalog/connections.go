@@ -32,7 +32,8 @@ type ConnectionParams struct {
 	Header   string `json:"header,omitempty"`
 	Secret   string `json:"secret"`
 	// Hosts are the hosts the secret may be sent to: "host", "*.domain" (any name under
-	// domain) or an IP address, each with an optional ":port".
+	// domain) or an IP address, each with an optional "http://" or "https://" and ":port"
+	// (runner.HostPattern: https and its default port unless named, or a loopback host).
 	Hosts []string `json:"hosts"`
 }
 

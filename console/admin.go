@@ -16,15 +16,8 @@ import (
 )
 
 type keysPage struct {
-	Keys []keyRow
+	Keys []api.KeyView // the kept answers are never shown
 	Next template.URL
-}
-
-// keyRow is one of the person's idempotency keys; the kept answer is never shown.
-type keyRow struct {
-	Key, State, Method, Path, RunID string
-	Status                          int
-	CreatedAt, ExpiresAt            time.Time
 }
 
 func (c *Console) listKeys(w http.ResponseWriter, r *http.Request) {
@@ -37,8 +30,7 @@ func (c *Console) listKeys(w http.ResponseWriter, r *http.Request) {
 	}
 	p := keysPage{}
 	for _, k := range recs {
-		p.Keys = append(p.Keys, keyRow{Key: k.Key, State: api.KeyState(k.State), Method: k.Method, Path: k.Path,
-			RunID: k.RunID, Status: k.Status, CreatedAt: k.CreatedAt, ExpiresAt: k.ExpiresAt})
+		p.Keys = append(p.Keys, api.KeyViewOf(k))
 	}
 	if next != "" {
 		p.Next = pageURL("/console/keys", url.Values{"cursor": {next}})
@@ -55,7 +47,7 @@ type tokensPage struct {
 }
 
 func (c *Console) listTokens(w http.ResponseWriter, r *http.Request) {
-	c.showTokens(w, r, http.StatusOK, tokensPage{Notice: r.URL.Query().Get("notice")})
+	c.showTokens(w, r, http.StatusOK, tokensPage{Notice: c.takeNotice(w, r)})
 }
 
 func (c *Console) showTokens(w http.ResponseWriter, r *http.Request, status int, p tokensPage) {
@@ -100,7 +92,7 @@ func (c *Console) revokeToken(w http.ResponseWriter, r *http.Request) {
 		c.fail(w, r, err)
 		return
 	}
-	http.Redirect(w, r, "/console/tokens?notice="+url.QueryEscape("Token revoked."), http.StatusSeeOther)
+	c.redirectWithNotice(w, r, "/console/tokens", "Token revoked.")
 }
 
 type grantsPage struct {
@@ -121,7 +113,7 @@ type grantRow struct {
 // listGrants lists OAuth grants as GET /api/oauth/grants does: all for an admin, else the
 // signed-in principal's own.
 func (c *Console) listGrants(w http.ResponseWriter, r *http.Request) {
-	p := grantsPage{On: c.cfg.OAuth != nil, Notice: r.URL.Query().Get("notice")}
+	p := grantsPage{On: c.cfg.OAuth != nil, Notice: c.takeNotice(w, r)}
 	if p.On {
 		gs, err := c.cfg.OAuth.ListGrants(r.Context(), visitOf(r).principal)
 		if err != nil {
@@ -151,5 +143,5 @@ func (c *Console) revokeGrant(w http.ResponseWriter, r *http.Request) {
 		c.fail(w, r, err)
 		return
 	}
-	http.Redirect(w, r, "/console/grants?notice="+url.QueryEscape("Grant revoked."), http.StatusSeeOther)
+	c.redirectWithNotice(w, r, "/console/grants", "Grant revoked.")
 }

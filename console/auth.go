@@ -46,7 +46,8 @@ func (c *Console) requireSession(next http.Handler) http.Handler {
 		v := &visit{principal: p, sess: sess, csrf: c.sessions.csrfToken(sess)}
 		if r.Method == http.MethodPost && !c.formAllowed(r, v) {
 			c.render(w, r, http.StatusForbidden, "error", "Forbidden",
-				errorPage{Message: "This form was not sent from this console session (its CSRF token is missing or wrong). Reload the page and try again."})
+				errorPage{Message: "This form was not sent from this console session (its CSRF token is missing or wrong, or it came from another address than " +
+					c.origin + "). Reload the page there and try again."})
 			return
 		}
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), visitKey{}, v)))
@@ -55,17 +56,35 @@ func (c *Console) requireSession(next http.Handler) http.Handler {
 
 // formAllowed checks a post's CSRF token and its origin.
 func (c *Console) formAllowed(r *http.Request, v *visit) bool {
-	return sameOrigin(r) && c.sessions.checkCSRF(v.sess, r.PostFormValue("csrf"))
+	return c.sameOrigin(r) && c.sessions.checkCSRF(v.sess, r.PostFormValue("csrf"))
 }
 
-// sameOrigin is false for a request whose browser says it comes from another origin.
-func sameOrigin(r *http.Request) bool {
+// sameOrigin is false for a request whose browser says it comes from another origin than
+// the console's public one (Config.BaseURL, which is required). The Host header is not
+// compared: behind a proxy it is the proxy's upstream, and a client may send any. "null"
+// (a sandboxed frame, a page without referrer) is not this origin: the console's pages send
+// their own. A request without Origin is from no browser, or an old one; session forms
+// still need their CSRF token.
+func (c *Console) sameOrigin(r *http.Request) bool {
 	o := r.Header.Get("Origin")
-	if o == "" || o == "null" {
+	if o == "" {
 		return true
 	}
 	u, err := url.Parse(o)
-	return err == nil && u.Host == r.Host
+	return err == nil && originOf(u) == c.origin
+}
+
+// originOf is u's origin as a browser serialises it: scheme://host[:port], lower case,
+// without the scheme's default port.
+func originOf(u *url.URL) string {
+	scheme, host, port := strings.ToLower(u.Scheme), strings.ToLower(u.Hostname()), u.Port()
+	if strings.Contains(host, ":") {
+		host = "[" + host + "]"
+	}
+	if port == "" || (scheme == "https" && port == "443") || (scheme == "http" && port == "80") {
+		return scheme + "://" + host
+	}
+	return scheme + "://" + host + ":" + port
 }
 
 type signinPage struct {
@@ -80,8 +99,8 @@ func (c *Console) signinPage(w http.ResponseWriter, r *http.Request) {
 // signin checks the token and starts a session. A sign-in posted from another origin is
 // refused, so no other site can sign a person in under its own token (login CSRF).
 func (c *Console) signin(w http.ResponseWriter, r *http.Request) {
-	if !sameOrigin(r) {
-		c.render(w, r, http.StatusForbidden, "error", "Forbidden", errorPage{Message: "Sign in from this console's own page."})
+	if !c.sameOrigin(r) {
+		c.render(w, r, http.StatusForbidden, "error", "Forbidden", errorPage{Message: "Sign in from this console's own page, at " + c.origin + "."})
 		return
 	}
 	token := strings.TrimSpace(r.PostFormValue("token"))

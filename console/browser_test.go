@@ -3,7 +3,6 @@ package console_test
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -11,6 +10,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
+
+	"github.com/gorunner/gorunner/internal/browsertest"
 )
 
 // approvalYAML waits for an approval between two steps, then pauses two seconds so that
@@ -33,42 +34,6 @@ steps:
     set: {ticket: "${{ input.ticket }}", approved: "${{ steps.approve.output.approved }}"}
 `
 
-// chromium finds the browser, or skips the test (fails with GORUNNER_BROWSER_REQUIRED=1).
-func chromium(t *testing.T) string {
-	t.Helper()
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	if os.Getenv("GORUNNER_BROWSER_REQUIRED") == "1" {
-		t.Fatal("GORUNNER_BROWSER_REQUIRED=1 but no chromium is installed (apt-get install chromium)")
-	}
-	t.Skip("no chromium: browser tests skipped (apt-get install chromium)")
-	return ""
-}
-
-func newBrowser(t *testing.T) context.Context {
-	t.Helper()
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(chromium(t)),
-		chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.WindowSize(1200, 900),
-	)
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancelCtx := chromedp.NewContext(actx)
-	ctx, cancelTimeout := context.WithTimeout(ctx, 2*time.Minute)
-	t.Cleanup(func() {
-		cancelTimeout()
-		cancelCtx()
-		cancelAlloc()
-	})
-	return ctx
-}
-
 // screenshot saves the page to docs/ when GORUNNER_SCREENSHOTS=1 (the README shows them).
 func screenshot(t *testing.T, ctx context.Context, name string) {
 	t.Helper()
@@ -86,7 +51,7 @@ type css = chromedp.CSS
 // and publish a workflow, start a run, resume its waiting hook from the form, watch the
 // remaining steps arrive live without a reload, and sign out.
 func TestBrowser(t *testing.T) {
-	ctx := newBrowser(t)
+	ctx := browsertest.New(t, 2*time.Minute)
 	e := newEnv(t, "")
 	do := func(actions ...chromedp.Action[chromedp.Void]) {
 		t.Helper()

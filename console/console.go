@@ -10,8 +10,10 @@ package console
 
 import (
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -41,7 +43,8 @@ type Config struct {
 	// secret.key) keys the session cookies and CSRF tokens.
 	SecretKey []byte
 	// BaseURL is the public origin (required): webhook addresses are written with it, never
-	// with the Host header, and an https one makes the session cookie Secure.
+	// with the Host header, forms are accepted only from it (their Origin header), and an
+	// https one makes the session cookie Secure.
 	BaseURL string
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
@@ -52,6 +55,7 @@ type Config struct {
 // Console serves the web console.
 type Console struct {
 	cfg      Config
+	origin   string // BaseURL's origin, as originOf gives it
 	log      *slog.Logger
 	sessions *sessions
 	pages    *pages
@@ -63,6 +67,10 @@ type Console struct {
 func New(cfg Config) (*Console, error) {
 	if cfg.Catalog == nil || cfg.Auth == nil || cfg.Engine == nil || cfg.Idempotency == nil || cfg.BaseURL == "" {
 		return nil, errors.New("console: Catalog, Auth, Engine, Idempotency and BaseURL are required")
+	}
+	base, err := url.Parse(cfg.BaseURL)
+	if err != nil || (base.Scheme != "http" && base.Scheme != "https") || base.Host == "" {
+		return nil, fmt.Errorf("console: BaseURL %q is not an absolute http(s) URL", cfg.BaseURL)
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
@@ -78,7 +86,7 @@ func New(cfg Config) (*Console, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Console{cfg: cfg, log: cfg.Logger, sessions: sess, pages: p, guard: guard.New(cfg.Catalog, cfg.Engine)}
+	c := &Console{cfg: cfg, origin: originOf(base), log: cfg.Logger, sessions: sess, pages: p, guard: guard.New(cfg.Catalog, cfg.Engine)}
 	c.router = c.routes()
 	return c, nil
 }

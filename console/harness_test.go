@@ -7,7 +7,6 @@ import (
 	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -19,6 +18,7 @@ import (
 	"github.com/gorunner/gorunner/catalog"
 	"github.com/gorunner/gorunner/console"
 	"github.com/gorunner/gorunner/idempotency"
+	"github.com/gorunner/gorunner/internal/stacktest"
 	"github.com/gorunner/gorunner/oauth"
 	"github.com/gorunner/gorunner/runner"
 	"github.com/gorunner/gorunner/store/sqlitestore"
@@ -56,41 +56,27 @@ func newOAuthEnv(t testing.TB) *env {
 
 func buildEnv(t testing.TB, cfg console.Config, withOAuth bool) *env {
 	t.Helper()
-	ctx := context.Background()
-	st, err := sqlitestore.Open(ctx, filepath.Join(t.TempDir(), "gorunner.db"))
-	require.NoError(t, err)
-	key := bytes.Repeat([]byte{9}, 32)
-	cat, err := catalog.New(st, &catalog.Config{SecretKey: key})
-	require.NoError(t, err)
-	au := auth.New(st, nil)
-	_, secret, err := au.Issue(ctx, auth.IssueParams{Name: "admin", Scopes: auth.AdminScopes()})
-	require.NoError(t, err)
-	idem, err := idempotency.New(st, nil)
-	require.NoError(t, err)
-	eng, err := runner.New(st, cat, cat, nil)
-	require.NoError(t, err)
-	require.NoError(t, eng.Start(ctx))
+	s := stacktest.New(t, stacktest.Config{})
 	srv := httptest.NewUnstartedServer(nil)
 	if cfg.BaseURL == "" {
 		cfg.BaseURL = "http://" + srv.Listener.Addr().String()
 	}
 	if withOAuth {
-		cfg.OAuth, err = oauth.New(st, au, &oauth.Config{PublicURL: cfg.BaseURL})
+		var err error
+		cfg.OAuth, err = oauth.New(s.Store, s.Auth, &oauth.Config{PublicURL: cfg.BaseURL})
 		require.NoError(t, err)
 	}
-	cfg.Catalog, cfg.Auth, cfg.Engine, cfg.Idempotency, cfg.SecretKey = cat, au, eng, idem, key
+	cfg.Catalog, cfg.Auth, cfg.Engine, cfg.Idempotency, cfg.SecretKey = s.Catalog, s.Auth, s.Engine, s.Idempotency, s.SecretKey
 	web, err := console.New(cfg)
 	require.NoError(t, err)
-	s, err := api.New(api.Config{Catalog: cat, Auth: au, Engine: eng, Idempotency: idem, Console: web, PublicURL: cfg.BaseURL, OAuth: cfg.OAuth})
+	a, err := api.New(api.Config{Catalog: s.Catalog, Auth: s.Auth, Engine: s.Engine, Idempotency: s.Idempotency,
+		Console: web, PublicURL: cfg.BaseURL, OAuth: cfg.OAuth})
 	require.NoError(t, err)
-	srv.Config.Handler = s
+	srv.Config.Handler = a
 	srv.Start()
-	t.Cleanup(func() {
-		srv.Close()
-		_ = eng.Stop(context.Background())
-		st.Close()
-	})
-	return &env{t: t, srv: srv, token: secret, catalog: cat, engine: eng, auth: au, idem: idem, store: st, oauth: cfg.OAuth}
+	t.Cleanup(srv.Close)
+	return &env{t: t, srv: srv, token: s.AdminToken, catalog: s.Catalog, engine: s.Engine, auth: s.Auth,
+		idem: s.Idempotency, store: s.Store, oauth: cfg.OAuth}
 }
 
 // browser is a plain HTTP client with a cookie jar that does not follow redirects.
@@ -133,7 +119,7 @@ func (b *browser) get(path string) page {
 	return b.do(req)
 }
 
-// post sends a form; header pairs follow the form.
+// post sends a form; header pairs follow the form ("Host" sets the Host header).
 func (b *browser) post(path string, form url.Values, header ...string) page {
 	b.e.t.Helper()
 	req, err := http.NewRequest("POST", b.e.srv.URL+path, strings.NewReader(form.Encode()))
@@ -141,6 +127,12 @@ func (b *browser) post(path string, form url.Values, header ...string) page {
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	for i := 0; i+1 < len(header); i += 2 {
 		req.Header.Set(header[i], header[i+1])
+	}
+	if host := req.Header.Get("Host"); host != "" {
+		req.Host = host
+		for _, c := range b.client.Jar.Cookies(req.URL) { // the client would look them up under host
+			req.AddCookie(c)
+		}
 	}
 	return b.do(req)
 }

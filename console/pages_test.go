@@ -9,7 +9,6 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,6 +16,7 @@ import (
 
 	"github.com/gorunner/gorunner/console"
 	"github.com/gorunner/gorunner/idempotency"
+	"github.com/gorunner/gorunner/internal/stacktest"
 	"github.com/gorunner/gorunner/runner"
 )
 
@@ -112,34 +112,16 @@ func TestKeysAndTokensPages(t *testing.T) {
 	require.Equal(t, http.StatusSeeOther, ci.get("/console/keys").Status, "the revoked token's session ended")
 }
 
-// clock is a settable test clock.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) set(t time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = t
-}
-
 // TestSessionTTL: a session ends SessionTTL after sign-in, and not a second before.
 func TestSessionTTL(t *testing.T) {
 	t.Parallel()
 	start := time.Now()
-	c := &clock{now: start}
+	c := stacktest.NewClock(start)
 	e := newEnvWith(t, console.Config{Now: c.Now})
 	b := e.browser()
 	b.signIn(e.token)
-	c.set(start.Add(console.SessionTTL - time.Second))
+	c.Set(start.Add(console.SessionTTL - time.Second))
 	require.Equal(t, http.StatusOK, b.get("/console/runs").Status)
-	c.set(start.Add(console.SessionTTL + time.Second))
+	c.Set(start.Add(console.SessionTTL + time.Second))
 	require.Equal(t, http.StatusSeeOther, b.get("/console/runs").Status)
 }

@@ -89,7 +89,7 @@ type hookForm struct {
 }
 
 func (c *Console) runPage(w http.ResponseWriter, r *http.Request) {
-	c.showRun(w, r, http.StatusOK, runPage{Notice: r.URL.Query().Get("notice"), Payload: "{}"})
+	c.showRun(w, r, http.StatusOK, runPage{Notice: c.takeNotice(w, r), Payload: "{}"})
 }
 
 func (c *Console) showRun(w http.ResponseWriter, r *http.Request, status int, p runPage) {
@@ -135,7 +135,7 @@ func (c *Console) cancelRun(w http.ResponseWriter, r *http.Request) {
 }
 
 func (c *Console) backToRun(w http.ResponseWriter, r *http.Request, id, notice string) {
-	http.Redirect(w, r, "/console/runs/"+url.PathEscape(id)+"?notice="+url.QueryEscape(notice), http.StatusSeeOther)
+	c.redirectWithNotice(w, r, "/console/runs/"+url.PathEscape(id), notice)
 }
 
 // resumeHook sends the resume form's payload to the hook's token.

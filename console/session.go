@@ -71,45 +71,57 @@ func (s *sessions) start(w http.ResponseWriter, token string) error {
 	if _, err := rand.Read(id); err != nil {
 		return fmt.Errorf("making a session ID: %w", err)
 	}
-	plain, err := json.Marshal(session{Token: token, ID: base64.RawURLEncoding.EncodeToString(id),
+	sealed, err := s.seal(cookieName, session{Token: token, ID: base64.RawURLEncoding.EncodeToString(id),
 		Expires: s.now().Add(SessionTTL).Unix()})
 	if err != nil {
-		return fmt.Errorf("encoding a session: %w", err)
+		return err
 	}
-	nonce := make([]byte, s.aead.NonceSize())
-	if _, err := rand.Read(nonce); err != nil {
-		return fmt.Errorf("sealing a session: %w", err)
-	}
-	sealed := s.aead.Seal(nonce, nonce, plain, []byte(cookieName))
-	s.setCookie(w, base64.RawURLEncoding.EncodeToString(sealed), int(SessionTTL.Seconds()))
+	s.setCookie(w, cookieName, "/", sealed, int(SessionTTL.Seconds()))
 	return nil
 }
 
 // end clears the session cookie.
-func (s *sessions) end(w http.ResponseWriter) { s.setCookie(w, "", -1) }
+func (s *sessions) end(w http.ResponseWriter) { s.setCookie(w, cookieName, "/", "", -1) }
 
-func (s *sessions) setCookie(w http.ResponseWriter, value string, maxAge int) {
-	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: value, Path: "/", MaxAge: maxAge,
+func (s *sessions) setCookie(w http.ResponseWriter, name, path, value string, maxAge int) {
+	http.SetCookie(w, &http.Cookie{Name: name, Value: value, Path: path, MaxAge: maxAge,
 		HttpOnly: true, Secure: s.secure, SameSite: http.SameSiteStrictMode})
 }
 
-// read opens the request's session cookie; missing, forged or expired → errNoSession.
-func (s *sessions) read(r *http.Request) (*session, error) {
-	c, err := r.Cookie(cookieName)
+// seal encrypts v for the cookie named name. The name is the AEAD's additional data, so
+// one cookie's value is never accepted as another's.
+func (s *sessions) seal(name string, v any) (string, error) {
+	plain, err := json.Marshal(v)
 	if err != nil {
-		return nil, errNoSession
+		return "", fmt.Errorf("encoding cookie %s: %w", name, err)
+	}
+	nonce := make([]byte, s.aead.NonceSize())
+	if _, err := rand.Read(nonce); err != nil {
+		return "", fmt.Errorf("sealing cookie %s: %w", name, err)
+	}
+	return base64.RawURLEncoding.EncodeToString(s.aead.Seal(nonce, nonce, plain, []byte(name))), nil
+}
+
+// open decodes the request's cookie named name into v; false when it is missing or was
+// not sealed by seal under that name.
+func (s *sessions) open(r *http.Request, name string, v any) bool {
+	c, err := r.Cookie(name)
+	if err != nil {
+		return false
 	}
 	sealed, err := base64.RawURLEncoding.DecodeString(c.Value)
 	n := s.aead.NonceSize()
 	if err != nil || len(sealed) < n {
-		return nil, errNoSession
+		return false
 	}
-	plain, err := s.aead.Open(nil, sealed[:n], sealed[n:], []byte(cookieName))
-	if err != nil {
-		return nil, errNoSession
-	}
+	plain, err := s.aead.Open(nil, sealed[:n], sealed[n:], []byte(name))
+	return err == nil && json.Unmarshal(plain, v) == nil
+}
+
+// read opens the request's session cookie; missing, forged or expired → errNoSession.
+func (s *sessions) read(r *http.Request) (*session, error) {
 	var sess session
-	if json.Unmarshal(plain, &sess) != nil || s.now().Unix() >= sess.Expires {
+	if !s.open(r, cookieName, &sess) || s.now().Unix() >= sess.Expires {
 		return nil, errNoSession
 	}
 	return &sess, nil

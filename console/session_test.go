@@ -183,3 +183,43 @@ func TestMountedBesideTheAPI(t *testing.T) {
 	require.Equal(t, http.StatusNotFound, p.Status)
 	require.Contains(t, p.Body, "There is no console page")
 }
+
+// TestFormOriginIsBaseURL performs the attack on the origin check behind a proxy: a forged
+// Host header with an Origin to match it. Forms are accepted from the configured public
+// origin alone, whatever Host says; nothing is signed in or published otherwise.
+func TestFormOriginIsBaseURL(t *testing.T) {
+	t.Parallel()
+	const public = "http://runner.example"
+	e := newEnv(t, public+"/")
+	e.createWorkflow(greetYAML)
+	b := e.browser()
+	require.Equal(t, http.StatusSeeOther, b.signIn(e.token).Status)
+	csrf := b.csrf("/console/workflows/greet")
+
+	refused := []struct {
+		name   string
+		header []string
+	}{
+		{"forged Host, matching Origin", []string{"Host", "evil.example", "Origin", "http://evil.example"}},
+		{"the address served, not the public one", []string{"Origin", e.srv.URL}},
+		{"the public host, another scheme", []string{"Origin", "https://runner.example"}},
+		{"an opaque origin", []string{"Origin", "null"}},
+	}
+	for _, tc := range refused {
+		p := b.post("/console/signin", url.Values{"token": {e.token}}, tc.header...)
+		require.Equal(t, http.StatusForbidden, p.Status, tc.name)
+		require.Contains(t, p.Body, "at "+public, "the page says where the console is")
+		require.Empty(t, p.Header.Get("Set-Cookie"), tc.name)
+		p = b.post("/console/workflows/greet/publish", url.Values{"csrf": {csrf}}, tc.header...)
+		require.Equal(t, http.StatusForbidden, p.Status, tc.name)
+		wf, err := e.catalog.Get(context.Background(), "greet")
+		require.NoError(t, err)
+		require.Zero(t, wf.LatestVersion, "%s: nothing was published", tc.name)
+	}
+
+	for _, origin := range []string{public, "HTTP://Runner.Example:80"} {
+		require.Equal(t, http.StatusSeeOther, b.post("/console/signin", url.Values{"token": {e.token}}, "Origin", origin).Status, origin)
+	}
+	p := b.post("/console/workflows/greet/publish", url.Values{"csrf": {b.csrf("/console/workflows/greet")}}, "Host", "evil.example", "Origin", public)
+	require.Equal(t, http.StatusSeeOther, p.Status, "the public origin is accepted whatever Host the proxy sends")
+}

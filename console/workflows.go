@@ -69,7 +69,7 @@ type workflowPage struct {
 }
 
 func (c *Console) workflowPage(w http.ResponseWriter, r *http.Request) {
-	c.showWorkflow(w, r, http.StatusOK, workflowPage{Notice: r.URL.Query().Get("notice")})
+	c.showWorkflow(w, r, http.StatusOK, workflowPage{Notice: c.takeNotice(w, r)})
 }
 
 // showWorkflow renders a workflow's page; p may carry a draft or input the person typed.
@@ -120,7 +120,7 @@ func (c *Console) saveDraft(w http.ResponseWriter, r *http.Request) {
 }
 
 func (c *Console) backToWorkflow(w http.ResponseWriter, r *http.Request, name, notice string) {
-	http.Redirect(w, r, "/console/workflows/"+url.PathEscape(name)+"?notice="+url.QueryEscape(notice), http.StatusSeeOther)
+	c.redirectWithNotice(w, r, "/console/workflows/"+url.PathEscape(name), notice)
 }
 
 func (c *Console) publish(w http.ResponseWriter, r *http.Request) {

@@ -20,28 +20,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gorunner/gorunner/idempotency"
+	"github.com/gorunner/gorunner/internal/stacktest"
 	"github.com/gorunner/gorunner/store/sqlitestore"
 )
 
 var epoch = time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
-
-// clock is the injected clock of a test.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
 
 // openStore opens a fresh SQLite store in the test's temp dir.
 func openStore(t testing.TB) *sqlitestore.Store {
@@ -78,7 +61,7 @@ func (b *syncBuffer) String() string {
 // harness is a Service over a store, with its clock, metrics and logs at hand.
 type harness struct {
 	svc   *idempotency.Service
-	clock *clock
+	clock *stacktest.Clock
 	reg   *prometheus.Registry
 	logs  *syncBuffer
 }
@@ -90,7 +73,7 @@ func newHarness(t testing.TB, st idempotency.Store, tune func(*idempotency.Confi
 	if st == nil {
 		st = openStore(t)
 	}
-	h := &harness{clock: &clock{now: epoch}, reg: prometheus.NewRegistry(), logs: &syncBuffer{}}
+	h := &harness{clock: stacktest.NewClock(epoch), reg: prometheus.NewRegistry(), logs: &syncBuffer{}}
 	cfg := &idempotency.Config{
 		Now:        h.clock.Now,
 		Logger:     slog.New(slog.NewTextHandler(h.logs, nil)),
@@ -165,7 +148,7 @@ type app struct {
 	calls   atomic.Int64
 	entered chan struct{} // when set, receives once the handler has started
 	release chan struct{} // when set, the handler waits for it to close
-	clock   *clock
+	clock   *stacktest.Clock
 	advance time.Duration // how far the handler moves the clock, as if it took that long
 }
 

@@ -3,7 +3,6 @@ package oauth_test
 import (
 	"context"
 	"net/url"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -14,35 +13,21 @@ import (
 	"github.com/chromedp/chromedp/kb"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/oauth2"
-)
 
-const chromium = "/usr/bin/chromium"
+	"github.com/gorunner/gorunner/internal/browsertest"
+)
 
 // TestAuthorizePageInChromium drives the authorize page in headless Chromium with the
 // keyboard only: untick a scope, type the token, Tab to Approve, Enter. The page requests
 // nothing outside GoRunner.
 func TestAuthorizePageInChromium(t *testing.T) {
-	if _, err := os.Stat(chromium); err != nil {
-		if os.Getenv("GORUNNER_BROWSER_REQUIRED") == "1" {
-			t.Fatalf("chromium is required (GORUNNER_BROWSER_REQUIRED=1): %v", err)
-		}
-		t.Skip("no chromium at " + chromium)
-	}
+	ctx := browsertest.New(t, 60*time.Second)
 	e := newEnv(t)
 	callbackURL := e.clients.URL + "/callback"
 	conf := e.config(e.documentClient("Browser Assistant", callbackURL), "runs:write", "runs:read")
 	conf.RedirectURL = callbackURL
 	verifier := oauth2.GenerateVerifier()
 	authURL := conf.AuthCodeURL("br0wser", oauth2.S256ChallengeOption(verifier))
-
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromium), chromedp.NoSandbox,
-		chromedp.DisableGPU, chromedp.Flag("headless", true))
-	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancel()
-	ctx, cancel := chromedp.NewContext(actx)
-	defer cancel()
-	ctx, cancel = context.WithTimeout(ctx, 60*time.Second)
-	defer cancel()
 
 	var mu sync.Mutex
 	var requested []string

@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -19,8 +18,7 @@ import (
 
 	"github.com/gorunner/gorunner/api"
 	"github.com/gorunner/gorunner/auth"
-	"github.com/gorunner/gorunner/catalog"
-	"github.com/gorunner/gorunner/idempotency"
+	"github.com/gorunner/gorunner/internal/stacktest"
 	"github.com/gorunner/gorunner/mcpserver"
 	"github.com/gorunner/gorunner/oauth"
 	"github.com/gorunner/gorunner/oauth/oauthtest"
@@ -32,24 +30,6 @@ const greetDef = `{"name":"greet","title":"Greet","description":"Says hello.",
 	"input":{"type":"object","properties":{"name":{"type":"string","minLength":1}},"required":["name"]},
 	"steps":[{"id":"hello","set":"hello ${{ input.name }}"}]}`
 
-// clock is the test's movable time.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
-
 // env is GoRunner serving the API, /mcp and the authorization server on loopback over a
 // fresh SQLite store, with an admin token.
 type env struct {
@@ -58,7 +38,7 @@ type env struct {
 	store   *sqlitestore.Store
 	auth    *auth.Service
 	oauth   *oauth.Server
-	clock   *clock
+	clock   *stacktest.Clock
 	admin   string // an admin token
 	clients *httptest.Server
 	docs    map[string]string // client metadata documents by path
@@ -68,36 +48,24 @@ type env struct {
 func newEnv(t *testing.T) *env {
 	t.Helper()
 	ctx := context.Background()
-	e := &env{t: t, clock: &clock{t: time.Now()}, docs: map[string]string{}}
-	st, err := sqlitestore.Open(ctx, filepath.Join(t.TempDir(), "gorunner.db"))
-	require.NoError(t, err)
-	t.Cleanup(func() { st.Close() })
-	e.store = st
-	cat, err := catalog.New(st, nil)
-	require.NoError(t, err)
+	e := &env{t: t, clock: stacktest.NewClock(time.Now()), docs: map[string]string{}}
+	s := stacktest.New(t, stacktest.Config{Now: e.clock.Now, Runner: runner.Config{PollInterval: 20 * time.Millisecond}})
+	st, cat, eng := s.Store, s.Catalog, s.Engine
+	e.store, e.auth, e.admin = st, s.Auth, s.AdminToken
 	w, err := cat.Create(ctx, []byte(greetDef))
 	require.NoError(t, err)
 	_, _, err = cat.Publish(ctx, w.ID)
 	require.NoError(t, err)
-	e.auth = auth.New(st, e.clock.now)
-	_, e.admin, err = e.auth.Issue(ctx, auth.IssueParams{Name: "admin", Scopes: auth.AdminScopes()})
-	require.NoError(t, err)
-	idem, err := idempotency.New(st, nil)
-	require.NoError(t, err)
-	eng, err := runner.New(st, cat, cat, &runner.Config{PollInterval: 20 * time.Millisecond})
-	require.NoError(t, err)
-	require.NoError(t, eng.Start(ctx))
-	t.Cleanup(func() { _ = eng.Stop(context.Background()) })
-	m, err := mcpserver.New(mcpserver.Deps{Catalog: cat, Engine: eng, Idempotency: idem}, nil)
+	m, err := mcpserver.New(mcpserver.Deps{Catalog: cat, Engine: eng, Idempotency: s.Idempotency}, nil)
 	require.NoError(t, err)
 	require.NoError(t, m.Start(ctx))
 	t.Cleanup(func() { _ = m.Stop(context.Background()) })
 
 	srv := httptest.NewUnstartedServer(nil)
 	e.url = "http://" + srv.Listener.Addr().String()
-	e.oauth, err = oauth.New(st, e.auth, &oauth.Config{PublicURL: e.url, Now: e.clock.now})
+	e.oauth, err = oauth.New(st, e.auth, &oauth.Config{PublicURL: e.url, Now: e.clock.Now})
 	require.NoError(t, err)
-	a, err := api.New(api.Config{Catalog: cat, Auth: e.auth, Engine: eng, Idempotency: idem, MCP: m.HTTPHandler(),
+	a, err := api.New(api.Config{Catalog: cat, Auth: e.auth, Engine: eng, Idempotency: s.Idempotency, MCP: m.HTTPHandler(),
 		Public: mcpserver.MetadataHandlers(e.url, &mcpserver.AuthorizationServer{Issuer: e.oauth.Issuer(), Scopes: oauth.ResourceScopes()}),
 		OAuth:  e.oauth, PublicURL: e.url})
 	require.NoError(t, err)

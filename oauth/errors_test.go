@@ -250,7 +250,7 @@ func TestTokenErrors(t *testing.T) {
 	})
 	t.Run("expired code", func(t *testing.T) {
 		code := e.authorize(conf, verifier, e.admin)
-		e.clock.advance(oauth.CodeTTL)
+		e.clock.Advance(oauth.CodeTTL)
 		st, body := e.postForm(oauth.TokenPath, codeForm(code))
 		require.Equal(t, 400, st)
 		require.Equal(t, "invalid_grant", body["error"])
@@ -435,7 +435,7 @@ func TestRegistrationLimits(t *testing.T) {
 	resp.Body.Close()
 	require.Equal(t, http.StatusTooManyRequests, resp.StatusCode, "one past the rate limit")
 	require.NotEmpty(t, resp.Header.Get("Retry-After"))
-	rated.clock.advance(time.Minute)
+	rated.clock.Advance(time.Minute)
 	st, _ = rated.register(`{"redirect_uris":["https://a.example/cb"]}`)
 	require.Equal(t, http.StatusCreated, st, "a new window")
 }

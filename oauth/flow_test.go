@@ -220,7 +220,7 @@ func mustScopes(t *testing.T, s string) auth.Scopes {
 func TestSignInCode(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
-	code, _, err := oauth.NewSignInCode(ctx, e.store, auth.Local(), mustScopes(t, "runs:write"), e.clock.now())
+	code, _, err := oauth.NewSignInCode(ctx, e.store, auth.Local(), mustScopes(t, "runs:write"), e.clock.Now())
 	require.NoError(t, err)
 	conf := e.config(e.documentClient("Headless"), "runs:write")
 	verifier := oauth2.GenerateVerifier()
@@ -237,12 +237,12 @@ func TestSignInCode(t *testing.T) {
 	require.Equal(t, http.StatusUnauthorized, again.Status, "a sign-in code works once")
 	require.Contains(t, again.Body, "Sign-in failed")
 
-	_, _, err = oauth.NewSignInCode(ctx, e.store, auth.Principal{ID: "p", Scopes: mustScopes(t, "runs:read")}, mustScopes(t, "admin"), e.clock.now())
+	_, _, err = oauth.NewSignInCode(ctx, e.store, auth.Principal{ID: "p", Scopes: mustScopes(t, "runs:read")}, mustScopes(t, "admin"), e.clock.Now())
 	require.ErrorIs(t, err, auth.ErrScopeNotHeld)
 
-	expired, _, err := oauth.NewSignInCode(ctx, e.store, auth.Local(), mustScopes(t, "runs:write"), e.clock.now())
+	expired, _, err := oauth.NewSignInCode(ctx, e.store, auth.Local(), mustScopes(t, "runs:write"), e.clock.Now())
 	require.NoError(t, err)
-	e.clock.advance(oauth.SignInCodeTTL + 1)
+	e.clock.Advance(oauth.SignInCodeTTL + 1)
 	page = e.open(b, conf.AuthCodeURL("s", oauth2.S256ChallengeOption(verifier)))
 	require.Equal(t, http.StatusUnauthorized, e.submit(b, page, expired, "approve", "runs:write").Status, "an expired sign-in code is refused")
 }

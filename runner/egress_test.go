@@ -308,16 +308,36 @@ func TestHostPatterns(t *testing.T) {
 	}{
 		{"api.example.com", "https://api.example.com/x", true},
 		{"api.example.com", "https://API.example.com./x", true},
-		{"api.example.com", "https://api.example.com:8443/x", true},
+		{"api.example.com", "https://api.example.com:443/x", true},
+		{"api.example.com", "https://api.example.com:8443/x", false},
+		{"api.example.com", "http://api.example.com/x", false},
+		{"api.example.com", "http://api.example.com:443/x", false},
 		{"api.example.com", "https://evil.example/x?api.example.com", false},
 		{"api.example.com", "https://api.example.com.evil.example/", false},
 		{"api.example.com:8443", "https://api.example.com:8443/", true},
+		{"api.example.com:8443", "http://api.example.com:8443/", false},
 		{"api.example.com:443", "https://api.example.com/", true},
 		{"api.example.com:443", "http://api.example.com/", false},
+		{"https://api.example.com", "https://api.example.com/", true},
+		{"https://api.example.com", "http://api.example.com:443/", false},
+		{"http://api.example.com", "http://api.example.com/", true},
+		{"http://api.example.com", "http://api.example.com:8080/", false},
+		{"http://api.example.com", "https://api.example.com/", false},
+		{"HTTP://api.example.com:8080", "http://api.example.com:8080/", true},
 		{"*.example.com", "https://a.b.example.com/", true},
+		{"*.example.com", "http://a.example.com/", false},
 		{"*.example.com", "https://example.com/", false},
 		{"*.example.com", "https://badexample.com/", false},
+		{"10.0.0.5", "http://10.0.0.5/", false},
+		{"[fd00::1]", "https://[fd00::1]/", true},
 		{"127.0.0.1", "http://[::ffff:127.0.0.1]:9000/", true},
+		{"127.0.0.1", "https://127.0.0.1:9443/", true},
+		{"127.0.0.1:9000", "http://127.0.0.1:9000/", true},
+		{"127.0.0.1:9000", "http://127.0.0.1:9001/", false},
+		{"http://127.0.0.1", "http://127.0.0.1:9000/", true},
+		{"http://127.0.0.1", "https://127.0.0.1:9000/", false},
+		{"localhost", "http://localhost:3000/", true},
+		{"localhost", "http://localhost.evil.example/", false},
 		{"[::1]:9000", "http://[::1]:9000/", true},
 		{"[::1]:9000", "http://[::1]:9001/", false},
 	}
@@ -327,6 +347,19 @@ func TestHostPatterns(t *testing.T) {
 		u, err := url.Parse(tt.url)
 		require.NoError(t, err)
 		require.Equal(t, tt.match, p.Matches(u), "%s vs %s", tt.pattern, tt.url)
+	}
+	for in, want := range map[string]string{
+		"HTTPS://API.Example.com.:8443": "https://api.example.com:8443",
+		"http://[::FFFF:127.0.0.1]":     "http://127.0.0.1",
+		"*.Example.com":                 "*.example.com",
+	} {
+		p, err := runner.ParseHostPattern(in)
+		require.NoError(t, err, in)
+		require.Equal(t, want, p.String())
+	}
+	for _, bad := range []string{"ftp://api.example.com", "https://api.example.com/path", "://api.example.com", "https://", "http://api.example.com:0"} {
+		_, err := runner.ParseHostPattern(bad)
+		require.Error(t, err, bad)
 	}
 	label := strings.Repeat("a", 63)
 	atLimit := strings.Join([]string{label, label, label, strings.Repeat("b", 61)}, ".")

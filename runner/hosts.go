@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Credential is a connection as http steps use it: the headers carrying its secret and the
@@ -22,19 +23,28 @@ type Credential struct {
 
 // HostPattern is one host a connection is bound to: an exact host name or IP address, or
 // "*.domain" for every name under domain (any depth, not domain itself), with an optional
-// port (0: any port).
+// scheme and port. A secret must not cross the network in cleartext by default, so a
+// pattern without a scheme matches https only and one without a port the scheme's default
+// port (443, or 80 for "http://"). A loopback host ("localhost", 127.0.0.0/8, ::1) never
+// leaves the machine: without a scheme it matches http and https, without a port any port.
 type HostPattern struct {
-	Host string // lower case; "*.domain" for a wildcard; an IPv6 address without brackets
-	Port uint16
+	Scheme string // "http", "https", or "" (https only, unless loopback)
+	Host   string // lower case; "*.domain" for a wildcard; an IPv6 address without brackets
+	Port   uint16 // 0: the scheme's default port, or any port on a loopback host
 }
 
 // MaxHostLength is the longest host name a host pattern may give.
 const MaxHostLength = 253
 
 // ParseHostPattern parses "host", "*.domain", "1.2.3.4", "[::1]", each with an optional
-// ":port", and returns it normalised (lower case, no trailing dot).
+// "http://" or "https://" before it and ":port" after it, and returns it normalised
+// (lower case, no trailing dot).
 func ParseHostPattern(s string) (HostPattern, error) {
-	host, port, err := splitPort(s)
+	scheme, rest, err := splitScheme(s)
+	if err != nil {
+		return HostPattern{}, err
+	}
+	host, port, err := splitPort(rest)
 	if err != nil {
 		return HostPattern{}, err
 	}
@@ -42,14 +52,27 @@ func ParseHostPattern(s string) (HostPattern, error) {
 		if ip.Zone() != "" {
 			return HostPattern{}, errors.New("an IPv6 zone is not allowed")
 		}
-		return HostPattern{Host: ip.Unmap().String(), Port: port}, nil
+		return HostPattern{Scheme: scheme, Host: ip.Unmap().String(), Port: port}, nil
 	}
 	host = normalHost(host)
 	name, wildcard := strings.CutPrefix(host, "*.")
 	if !validHostName(name) || (wildcard && !strings.Contains(name, ".")) {
-		return HostPattern{}, errors.New(`must be a host name, "*.domain" or an IP address, with an optional ":port"`)
+		return HostPattern{}, errors.New(`must be a host name, "*.domain" or an IP address, with an optional "http://" or "https://" and ":port"`)
 	}
-	return HostPattern{Host: host, Port: port}, nil
+	return HostPattern{Scheme: scheme, Host: host, Port: port}, nil
+}
+
+// splitScheme cuts an optional "http://" or "https://" (any case) off s.
+func splitScheme(s string) (scheme, rest string, err error) {
+	i := strings.Index(s, "://")
+	if i < 0 {
+		return "", s, nil
+	}
+	scheme = strings.ToLower(s[:i])
+	if scheme != "http" && scheme != "https" {
+		return "", "", fmt.Errorf("scheme %q is not http or https", s[:i])
+	}
+	return scheme, s[i+len("://"):], nil
 }
 
 // String gives the pattern in the form ParseHostPattern reads.
@@ -57,6 +80,9 @@ func (p HostPattern) String() string {
 	host := p.Host
 	if strings.Contains(host, ":") {
 		host = "[" + host + "]"
+	}
+	if p.Scheme != "" {
+		host = p.Scheme + "://" + host
 	}
 	if p.Port == 0 {
 		return host
@@ -66,12 +92,17 @@ func (p HostPattern) String() string {
 
 // Matches says whether a request to u may carry a credential bound to p.
 func (p HostPattern) Matches(u *url.URL) bool {
+	loopback := p.loopback()
+	switch {
+	case p.Scheme != "" && u.Scheme != p.Scheme,
+		p.Scheme == "" && u.Scheme != "https" && !loopback,
+		p.Port != 0 && p.Port != effectivePort(u),
+		p.Port == 0 && !loopback && effectivePort(u) != defaultPort(u.Scheme):
+		return false
+	}
 	host := normalHost(u.Hostname())
 	if ip, err := netip.ParseAddr(host); err == nil {
 		host = ip.Unmap().String()
-	}
-	if p.Port != 0 && p.Port != effectivePort(u) {
-		return false
 	}
 	if domain, ok := strings.CutPrefix(p.Host, "*."); ok {
 		return strings.HasSuffix(host, "."+domain)
@@ -79,12 +110,25 @@ func (p HostPattern) Matches(u *url.URL) bool {
 	return host == p.Host
 }
 
+// loopback says whether p names this machine: "localhost" or a loopback address.
+func (p HostPattern) loopback() bool {
+	if p.Host == "localhost" {
+		return true
+	}
+	ip, err := netip.ParseAddr(p.Host)
+	return err == nil && ip.IsLoopback()
+}
+
 func effectivePort(u *url.URL) uint16 {
 	if p := u.Port(); p != "" {
 		n, _ := strconv.ParseUint(p, 10, 16)
 		return uint16(n)
 	}
-	if u.Scheme == "https" {
+	return defaultPort(u.Scheme)
+}
+
+func defaultPort(scheme string) uint16 {
+	if scheme == "https" {
 		return 443
 	}
 	return 80
@@ -130,14 +174,54 @@ func validHostName(s string) bool {
 	return true
 }
 
-// boundTo says whether c may be sent to u.
-func (c *Credential) boundTo(u *url.URL) bool {
-	for _, s := range c.Hosts {
-		if p, err := ParseHostPattern(s); err == nil && p.Matches(u) {
+// boundTo says whether a credential bound to patterns may be sent to u.
+func boundTo(patterns []HostPattern, u *url.URL) bool {
+	for _, p := range patterns {
+		if p.Matches(u) {
 			return true
 		}
 	}
 	return false
+}
+
+// maxCachedHostLists bounds an engine's cache of parsed connection hosts; when full it
+// starts over.
+const maxCachedHostLists = 1024
+
+// hostCache parses each list of connection hosts once, the first time a step uses it, so
+// steps match their URL against patterns already parsed.
+type hostCache struct {
+	mu    sync.Mutex
+	lists map[string][]HostPattern
+}
+
+func newHostCache() *hostCache { return &hostCache{lists: map[string][]HostPattern{}} }
+
+// patterns returns hosts parsed. A host that does not parse is an error, never skipped:
+// the step fails rather than match fewer hosts than the connection shows.
+func (c *hostCache) patterns(hosts []string) ([]HostPattern, error) {
+	key := strings.Join(hosts, "\x00")
+	c.mu.Lock()
+	ps, ok := c.lists[key]
+	c.mu.Unlock()
+	if ok {
+		return ps, nil
+	}
+	ps = make([]HostPattern, len(hosts))
+	for i, h := range hosts {
+		p, err := ParseHostPattern(h)
+		if err != nil {
+			return nil, fmt.Errorf("host %q: %w", h, err)
+		}
+		ps[i] = p
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.lists) >= maxCachedHostLists {
+		clear(c.lists)
+	}
+	c.lists[key] = ps
+	return ps, nil
 }
 
 // secretHeaders are dropped from a request redirected to another origin, whatever set them.

@@ -129,7 +129,11 @@ func (s *stepExec) credential(ctx context.Context, connection string, u *url.URL
 	if err != nil {
 		return nil, permanent(CodeConnection, "step %q: connection %q: %v", s.st.ID, connection, err)
 	}
-	if !cred.boundTo(u) {
+	patterns, err := s.engine().hosts.patterns(cred.Hosts)
+	if err != nil {
+		return nil, permanent(CodeConnection, "step %q: connection %q: %v", s.st.ID, connection, err)
+	}
+	if !boundTo(patterns, u) {
 		hosts := "none; give it hosts"
 		if len(cred.Hosts) > 0 {
 			hosts = strings.Join(cred.Hosts, ", ")
