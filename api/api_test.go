@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -57,6 +58,7 @@ type envConfig struct {
 	runs   func(runner.Store) runner.Store // wraps the engine's store
 	runner runner.Config                   // Kinds is set from kinds
 	limits *api.HTTPLimits
+	now    func() time.Time // the auth service's clock (default: time.Now)
 }
 
 func newEnvConfig(t testing.TB, c envConfig) *env {
@@ -66,7 +68,7 @@ func newEnvConfig(t testing.TB, c envConfig) *env {
 		custom[k] = true
 	}
 	c.runner.Kinds = c.kinds
-	st := stacktest.New(t, stacktest.Config{Path: c.path, Runner: c.runner, Runs: c.runs,
+	st := stacktest.New(t, stacktest.Config{Path: c.path, Runner: c.runner, Runs: c.runs, Now: c.now,
 		Catalog: catalog.Config{Templates: examples.Workflows(), CustomKinds: custom}})
 	srv := httptest.NewUnstartedServer(nil)
 	cfg := c.api

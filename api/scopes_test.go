@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/gorunner/gorunner/internal/stacktest"
 )
 
 // mint creates a token with scopes as the admin and returns its secret.
@@ -295,17 +297,19 @@ func TestDraftsNeedWorkflowsWrite(t *testing.T) {
 
 func TestTokenExpiryAndValidation(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
+	clock := stacktest.NewClock(time.Now())
+	e := newEnvConfig(t, envConfig{now: clock.Now})
 	a := e.do("POST", "/api/tokens", map[string]any{"name": "brief", "scopes": []string{"runs:read"}, "expiresIn": "300ms"})
 	require.Equal(t, http.StatusCreated, a.Status, string(a.Raw))
 	require.Equal(t, []any{"runs:read"}, a.data()["scopes"])
 	exp, err := time.Parse(time.RFC3339Nano, a.data()["expiresAt"].(string))
 	require.NoError(t, err)
-	require.WithinDuration(t, time.Now().Add(300*time.Millisecond), exp, 5*time.Second)
+	require.Equal(t, clock.Now().Add(300*time.Millisecond).UnixMilli(), exp.UnixMilli())
 	brief := a.data()["token"].(string)
+	clock.Advance(299 * time.Millisecond)
 	require.Equal(t, http.StatusOK, e.doAs(brief, "GET", "/api/runs", nil).Status)
-	require.Eventually(t, func() bool { return e.doAs(brief, "GET", "/api/runs", nil).Status == http.StatusUnauthorized },
-		10*time.Second, 20*time.Millisecond, "an expired token is refused")
+	clock.Advance(time.Millisecond)
+	require.Equal(t, http.StatusUnauthorized, e.doAs(brief, "GET", "/api/runs", nil).Status, "an expired token is refused")
 
 	for _, body := range []map[string]any{
 		{"name": "x", "expiresIn": "soon"},
