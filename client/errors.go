@@ -63,7 +63,9 @@ type UnreachableError struct {
 }
 
 // Error names the address and why it could not be reached.
-func (e *UnreachableError) Error() string { return "cannot reach GoRunner at " + e.URL + ": " + e.Err.Error() }
+func (e *UnreachableError) Error() string {
+	return "cannot reach GoRunner at " + e.URL + ": " + e.Err.Error()
+}
 
 // Unwrap is the dial error.
 func (e *UnreachableError) Unwrap() error { return e.Err }
