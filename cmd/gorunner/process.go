@@ -93,6 +93,8 @@ func openProcess(ctx context.Context, g *globals, f *processFlags, egress *runne
 	return p, nil
 }
 
+// wire builds keyed replay and the engine over the timed store, and the MCP server over
+// both, all registering their metrics in p.metrics.
 func (p *process) wire(egress *runner.EgressPolicy, f *processFlags, mcp mcpserver.Config) error {
 	p.metrics = prometheus.NewRegistry()
 	p.metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
