@@ -3,6 +3,7 @@ package oauth_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -12,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/oauth2"
 
@@ -155,22 +155,68 @@ func (e *env) authorize(conf *oauth2.Config, verifier, credential string, scopes
 	return q.Get("code")
 }
 
-// connect opens an MCP session at /mcp with an HTTP client and lists its tools.
+// mcpTools opens an MCP session at /mcp with an HTTP client, as any client does
+// (initialize, initialized, tools/list), and lists its tools.
 func (e *env) mcpTools(hc *http.Client) ([]string, error) {
-	client := mcp.NewClient(&mcp.Implementation{Name: "oauth-test", Version: "1"}, nil)
-	s, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: e.url + "/mcp", HTTPClient: hc, MaxRetries: -1}, nil)
+	_, session, err := e.mcpPost(hc, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18",`+
+		`"capabilities":{},"clientInfo":{"name":"oauth-test","version":"1"}}}`)
 	if err != nil {
 		return nil, err
 	}
-	defer s.Close()
+	if _, _, err := e.mcpPost(hc, session, `{"jsonrpc":"2.0","method":"notifications/initialized"}`); err != nil {
+		return nil, err
+	}
+	raw, _, err := e.mcpPost(hc, session, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
+	if err != nil {
+		return nil, err
+	}
+	var msg struct {
+		Result struct{ Tools []struct{ Name string } }
+		Error  json.RawMessage
+	}
+	if err := json.Unmarshal(raw, &msg); err != nil || msg.Error != nil {
+		return nil, fmt.Errorf("tools/list answered %s (%v)", raw, err)
+	}
 	var names []string
-	for tool, err := range s.Tools(context.Background(), nil) {
-		if err != nil {
-			return nil, err
-		}
+	for _, tool := range msg.Result.Tools {
 		names = append(names, tool.Name)
 	}
 	return names, nil
+}
+
+// mcpPost posts one JSON-RPC message to /mcp in session (none for initialize) and returns
+// the answer's message, read from its SSE data line when the server streams, and the
+// session ID the server names.
+func (e *env) mcpPost(hc *http.Client, session, body string) ([]byte, string, error) {
+	req, err := http.NewRequest(http.MethodPost, e.url+"/mcp", strings.NewReader(body))
+	if err != nil {
+		return nil, "", err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if session != "" {
+		req.Header.Set("Mcp-Session-Id", session)
+	}
+	res, err := hc.Do(req)
+	if err != nil {
+		return nil, "", err
+	}
+	defer res.Body.Close()
+	raw, err := io.ReadAll(res.Body)
+	if err != nil {
+		return nil, "", err
+	}
+	if res.StatusCode >= 300 {
+		return nil, "", fmt.Errorf("POST /mcp: %s: %s", res.Status, raw)
+	}
+	if strings.HasPrefix(res.Header.Get("Content-Type"), "text/event-stream") {
+		for line := range strings.Lines(string(raw)) {
+			if data, ok := strings.CutPrefix(line, "data:"); ok {
+				return []byte(strings.TrimSpace(data)), res.Header.Get("Mcp-Session-Id"), nil
+			}
+		}
+	}
+	return raw, res.Header.Get("Mcp-Session-Id"), nil
 }
 
 // bearerClient sends token on every request.

@@ -1,7 +1,7 @@
 // The MCP TypeScript SDK's OAuth client against `gorunner serve --public-url`: discovery
 // from the 401, dynamic registration, PKCE, the authorize page (approved here by posting
 // its form with GORUNNER_SIGNIN, as a person would), the code exchange, then tools/list
-// with the access token. Prints {"tools": [...], "scope": "..."}. Run by cmd/gorunner's
+// with the access token. Prints {"tools": [...], "scope": "..."}. Run by interop/cmd/gorunner's
 // TestOAuthTypeScriptSDK.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';

@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/gorunner/gorunner/client"
 	"github.com/gorunner/gorunner/runner"
 )
 
@@ -42,9 +43,9 @@ func newHookCommand(o *clientOpts) *cobra.Command {
 				Token string `json:"token"`
 				RunID string `json:"runId"`
 			}
-			req := request{method: "POST", path: "/api/hooks/" + url.PathEscape(args[0]) + "/resume",
-				query: url.Values{"environment": {env}}, body: body, key: key}
-			if _, _, err := c.call(cmd.Context(), req, &res); err != nil {
+			req := client.Request{Method: "POST", Path: "/api/hooks/" + url.PathEscape(args[0]) + "/resume",
+				Query: url.Values{"environment": {env}}, Body: body, Key: key}
+			if _, _, err := c.Call(cmd.Context(), req, &res); err != nil {
 				return err
 			}
 			return p.either(res, func() error { return p.line("%s: payload sent to run %s", res.Token, res.RunID) })

@@ -13,7 +13,7 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := newRootCommand().ExecuteContext(ctx)
+	err := advise(newRootCommand().ExecuteContext(ctx))
 	stop()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "gorunner:", err)

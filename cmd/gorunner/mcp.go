@@ -4,120 +4,104 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"net/http"
 	"os"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 
+	"github.com/gorunner/gorunner/api"
 	"github.com/gorunner/gorunner/auth"
-	"github.com/gorunner/gorunner/idempotency"
 	"github.com/gorunner/gorunner/mcpserver"
-	"github.com/gorunner/gorunner/runner"
 )
 
-// mcpStopTimeout is how long in-flight steps may take to finish once stdin closes.
-const mcpStopTimeout = 10 * time.Second
+// mcpShutdownTimeout is mcp's --shutdown-timeout default: an editor closing its MCP
+// servers waits less than an orchestrator stopping serve.
+const mcpShutdownTimeout = 10 * time.Second
+
+type mcpFlags struct {
+	processFlags
+	metricsAddr string
+}
 
 func newMCPCommand(g *globals) *cobra.Command {
-	var allow []string
-	var maxDepth int
-	var listLimit int
+	f := &mcpFlags{}
 	cmd := &cobra.Command{
 		Use:   "mcp",
 		Short: "Serve the published workflows as MCP tools over stdio, and work runs",
 		Long: "Serve MCP over stdin/stdout on the same store as `gorunner serve`, and work runs meanwhile.\n" +
 			"The caller is the token in GORUNNER_TOKEN if set (it must be valid), else the built-in principal local.\n" +
-			"Logs go to stderr; stdout carries the protocol only.",
-		Example: `  {"mcpServers": {"gorunner": {"command": "gorunner", "args": ["mcp", "--data-dir", "/path/to/.gorunner"]}}}`,
-		Args:    cobra.NoArgs,
+			"Logs go to stderr; stdout carries the protocol only. With --metrics-addr, /metrics (the same as serve's) is served on that address.",
+		Example: `  {"mcpServers": {"gorunner": {"command": "gorunner", "args": ["mcp", "--data-dir", "/path/to/.gorunner"]}}}
+  gorunner mcp --metrics-addr 127.0.0.1:9464   # let Prometheus scrape the stdio server`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return serveMCP(cmd, g, allow, listLimit, maxDepth)
+			return serveMCP(cmd, g, f)
 		},
 	}
-	httpAllowFlag(cmd.Flags(), &allow)
-	listLimitFlag(cmd.Flags(), &listLimit)
-	addMaxDepthFlag(cmd.Flags(), &maxDepth)
+	f.processFlags.addTo(cmd.Flags(), mcpShutdownTimeout)
+	cmd.Flags().StringVar(&f.metricsAddr, "metrics-addr", "", "serve Prometheus /metrics on this address, e.g. 127.0.0.1:9464; default none (env GORUNNER_METRICS_ADDR)")
 	return cmd
 }
 
-// listLimitFlag adds --mcp-list-limit, which serve and mcp share.
-func listLimitFlag(fl *pflag.FlagSet, p *int) {
-	fl.IntVar(p, "mcp-list-limit", mcpserver.DefaultListLimit, "with more published workflows than this, tools/list offers "+
-		"gorunner_find_workflows and gorunner_run_workflow instead of one tool per workflow (env GORUNNER_MCP_LIST_LIMIT)")
-}
-
-// addMaxDepthFlag adds --max-depth, the engine's runner.Config.MaxDepth, which serve and
-// mcp share.
-func addMaxDepthFlag(fl *pflag.FlagSet, v *int) {
-	fl.IntVar(v, "max-depth", runner.DefaultMaxDepth, "how deeply workflow steps may nest child runs; deeper fails the step with DEPTH_LIMIT (env GORUNNER_MAX_DEPTH)")
-}
-
-// checkAtLeastOne refuses a count flag below 1 (where 0 would silently mean the default),
-// as a usage error.
-func checkAtLeastOne(flag string, n int) error {
-	if n < 1 {
-		return usageError(fmt.Errorf("--%s must be at least 1, got %d", flag, n))
-	}
-	return nil
-}
-
-func serveMCP(cmd *cobra.Command, g *globals, allow []string, listLimit, maxDepth int) (err error) {
+func serveMCP(cmd *cobra.Command, g *globals, f *mcpFlags) (err error) {
 	ctx := cmd.Context()
-	egress, err := egressPolicy(allow)
+	egress, err := f.egress()
 	if err != nil {
 		return err
 	}
-	if err := checkAtLeastOne("mcp-list-limit", listLimit); err != nil {
-		return err
-	}
-	if err := checkAtLeastOne("max-depth", maxDepth); err != nil {
-		return err
-	}
-	a, err := openApp(ctx, g)
+	p, err := openProcess(ctx, g, &f.processFlags, egress, mcpserver.Config{})
 	if err != nil {
 		return err
 	}
-	defer a.Close()
-	principal, err := stdioPrincipal(ctx, a.auth, os.Getenv("GORUNNER_TOKEN"))
+	defer p.Close()
+	principal, err := stdioPrincipal(ctx, p.auth, os.Getenv("GORUNNER_TOKEN"))
 	if err != nil {
 		return err
 	}
-	idem, err := idempotency.New(a.store, &idempotency.Config{Logger: a.log, Notifier: a.keys})
+	stopMetrics, err := p.serveMetrics(f.metricsAddr)
 	if err != nil {
 		return err
 	}
-	engine, err := runner.New(a.store, a.catalog, a.catalog, &runner.Config{Logger: a.log, Egress: egress, MaxDepth: maxDepth, WakeSignal: a.wakes})
-	if err != nil {
-		return err
-	}
-	srv, err := mcpserver.New(mcpserver.Deps{Catalog: a.catalog, Engine: engine, Idempotency: idem},
-		&mcpserver.Config{Version: version(), Logger: a.log, CatalogSignal: a.catalogs, ListLimit: listLimit})
-	if err != nil {
-		return err
-	}
-	if err := idem.Start(ctx); err != nil {
-		return err
-	}
-	defer func() { _ = idem.Stop(context.WithoutCancel(ctx)) }()
-	if err := engine.Start(ctx); err != nil {
-		return err
+	if err := p.start(ctx); err != nil {
+		return errors.Join(err, stopMetrics(context.WithoutCancel(ctx)))
 	}
 	defer func() {
-		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), mcpStopTimeout)
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), f.shutdownTimeout)
 		defer cancel()
-		err = errors.Join(err, srv.Stop(sctx), engine.Stop(sctx))
+		err = errors.Join(err, p.stop(sctx, stopMetrics))
 	}()
-	if err := srv.Start(ctx); err != nil {
-		return err
-	}
-	a.log.Info("serving MCP over stdio", "principal", principal.Name, "data_dir", a.dataDir)
-	err = srv.ServeStdio(ctx, principal, cmd.InOrStdin(), cmd.OutOrStdout())
+	p.log.Info("serving MCP over stdio", "principal", principal.Name, "data_dir", p.dataDir)
+	err = p.mcp.ServeStdio(ctx, principal, cmd.InOrStdin(), cmd.OutOrStdout())
 	if ctx.Err() != nil && errors.Is(err, context.Canceled) {
-		a.log.Info("shutting down on signal", "timeout", mcpStopTimeout)
-		return nil // SIGINT or SIGTERM: a clean stop, bounded by mcpStopTimeout
+		p.log.Info("shutting down on signal", "timeout", f.shutdownTimeout)
+		return nil // SIGINT or SIGTERM: a clean stop, bounded by --shutdown-timeout
 	}
 	return err
+}
+
+// serveMetrics serves the process's /metrics on addr, unless addr is empty, and returns
+// what stops it.
+func (p *process) serveMetrics(addr string) (stop func(context.Context) error, err error) {
+	if addr == "" {
+		return func(context.Context) error { return nil }, nil
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("--metrics-addr: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", promhttp.HandlerFor(p.metrics, promhttp.HandlerOpts{}))
+	hs := api.NewHTTPServer(mux, nil)
+	go func() {
+		if err := hs.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+			p.log.Error("serving metrics", "addr", ln.Addr().String(), "error", err)
+		}
+	}()
+	p.log.Info("serving metrics", "addr", ln.Addr().String())
+	return hs.Shutdown, nil
 }
 
 // stdioPrincipal is who calls over stdio: the owner of token, which must be valid, or the

@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/gorunner/gorunner/runner"
+	"github.com/gorunner/gorunner/internal/logredact"
 )
 
 // globals are the flags every command takes.
@@ -73,35 +73,24 @@ func applyEnv(fs *pflag.FlagSet) error {
 	return err
 }
 
-// httpAllowFlag is the --http-allow flag of the commands that run steps: the non-public
-// addresses http steps may reach.
-func httpAllowFlag(fs *pflag.FlagSet, allow *[]string) {
-	fs.StringSliceVar(allow, "http-allow", nil, "let HTTP steps reach a loopback or private address: CIDR or HOST[:PORT], repeatable or comma-separated (env GORUNNER_HTTP_ALLOW)")
-}
-
-// egressPolicy parses --http-allow.
-func egressPolicy(allow []string) (*runner.EgressPolicy, error) {
-	p, err := runner.NewEgressPolicy(allow...)
-	if err != nil {
-		return nil, usageError(fmt.Errorf("--http-allow: %w", err))
-	}
-	return p, nil
-}
-
+// logger is the process's logger on stderr, as the flags ask; secrets are redacted from
+// every line, whichever command and package logs it.
 func (g *globals) logger() (*slog.Logger, error) {
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(g.logLevel)); err != nil {
 		return nil, fmt.Errorf("--log-level %q: use debug, info, warn or error", g.logLevel)
 	}
 	opts := &slog.HandlerOptions{Level: level}
+	var h slog.Handler
 	switch g.logFormat {
 	case "text":
-		return slog.New(slog.NewTextHandler(os.Stderr, opts)), nil
+		h = slog.NewTextHandler(os.Stderr, opts)
 	case "json":
-		return slog.New(slog.NewJSONHandler(os.Stderr, opts)), nil
+		h = slog.NewJSONHandler(os.Stderr, opts)
 	default:
 		return nil, fmt.Errorf("--log-format %q: use text or json", g.logFormat)
 	}
+	return slog.New(logredact.Handler(h)), nil
 }
 
 func newVersionCommand() *cobra.Command {

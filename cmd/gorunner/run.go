@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/gorunner/gorunner/client"
 	"github.com/gorunner/gorunner/runner"
 )
 
@@ -63,9 +64,9 @@ func newRunCommand(o *clientOpts) *cobra.Command {
 			if err := checkEnv(env); err != nil {
 				return err
 			}
-			return o.startRun(cmd, request{
-				method: "POST", path: "/api/workflows/" + url.PathEscape(args[0]) + "/run",
-				query: url.Values{"environment": {env}}, body: body, key: key,
+			return o.startRun(cmd, client.Request{
+				Method: "POST", Path: "/api/workflows/" + url.PathEscape(args[0]) + "/run",
+				Query: url.Values{"environment": {env}}, Body: body, Key: key,
 			}, follow)
 		},
 	}
@@ -85,13 +86,13 @@ func checkEnv(env string) error {
 }
 
 // startRun makes a call that starts a run (run, rerun) and prints or follows the run.
-func (o *clientOpts) startRun(cmd *cobra.Command, req request, follow followFlags) error {
+func (o *clientOpts) startRun(cmd *cobra.Command, req client.Request, follow followFlags) error {
 	c, p, err := o.clientAndPrinter(cmd)
 	if err != nil {
 		return err
 	}
 	var run runner.Run
-	if _, _, err := c.call(cmd.Context(), req, &run); err != nil {
+	if _, _, err := c.Call(cmd.Context(), req, &run); err != nil {
 		return err
 	}
 	if follow.wait {
@@ -103,7 +104,7 @@ func (o *clientOpts) startRun(cmd *cobra.Command, req request, follow followFlag
 }
 
 // clientAndPrinter is what most client commands start with.
-func (o *clientOpts) clientAndPrinter(cmd *cobra.Command) (*client, *printer, error) {
+func (o *clientOpts) clientAndPrinter(cmd *cobra.Command) (*client.Client, *printer, error) {
 	p, err := o.printer(cmd)
 	if err != nil {
 		return nil, nil, err
@@ -114,7 +115,7 @@ func (o *clientOpts) clientAndPrinter(cmd *cobra.Command) (*client, *printer, er
 
 // followRun waits up to timeout for run to end, live on a terminal, then prints it and
 // returns the error that carries the exit code of its status.
-func followRun(ctx context.Context, c *client, p *printer, run *runner.Run, timeout time.Duration) error {
+func followRun(ctx context.Context, c *client.Client, p *printer, run *runner.Run, timeout time.Duration) error {
 	var err error
 	if p.tty && !p.json {
 		run, err = followLive(ctx, c, p, run, timeout)
@@ -148,19 +149,19 @@ func exitFor(r *runner.Run, timeout time.Duration) error {
 }
 
 // getRun reads a run, holding the answer up to wait while it is pending or running.
-func (c *client) getRun(ctx context.Context, id string, wait time.Duration) (*runner.Run, error) {
+func getRun(ctx context.Context, c *client.Client, id string, wait time.Duration) (*runner.Run, error) {
 	q := url.Values{}
 	if wait > 0 {
 		q.Set("wait", wait.Round(time.Millisecond).String())
 	}
 	var r runner.Run
-	_, _, err := c.call(ctx, request{method: "GET", path: "/api/runs/" + url.PathEscape(id), query: q}, &r)
+	_, _, err := c.Call(ctx, client.Request{Method: "GET", Path: "/api/runs/" + url.PathEscape(id), Query: q}, &r)
 	return &r, err
 }
 
 // waitQuietly waits for run to end with long polls, pausing while it waits on a hook or
 // a sleep, and returns its last state.
-func waitQuietly(ctx context.Context, c *client, run *runner.Run, timeout time.Duration) (*runner.Run, error) {
+func waitQuietly(ctx context.Context, c *client.Client, run *runner.Run, timeout time.Duration) (*runner.Run, error) {
 	deadline := time.Now().Add(timeout)
 	for !run.Status.Terminal() {
 		left := time.Until(deadline)
@@ -170,7 +171,7 @@ func waitQuietly(ctx context.Context, c *client, run *runner.Run, timeout time.D
 		if run.Status == runner.StatusWaiting && !pause(ctx, min(waitingPause, left)) {
 			return run, nil
 		}
-		next, err := c.getRun(ctx, run.ID, min(left, 60*time.Second))
+		next, err := getRun(ctx, c, run.ID, min(left, 60*time.Second))
 		if err != nil {
 			return run, err
 		}
@@ -199,12 +200,12 @@ type polled struct {
 
 // pollRun reads run id every interval and sends each state until the run ends, a read
 // fails or ctx is done; then it closes the channel.
-func pollRun(ctx context.Context, c *client, id string, interval time.Duration) <-chan polled {
+func pollRun(ctx context.Context, c *client.Client, id string, interval time.Duration) <-chan polled {
 	out := make(chan polled)
 	go func() {
 		defer close(out)
 		for pause(ctx, interval) {
-			r, err := c.getRun(ctx, id, 0)
+			r, err := getRun(ctx, c, id, 0)
 			select {
 			case out <- polled{run: r, err: err}:
 			case <-ctx.Done():
@@ -220,7 +221,7 @@ func pollRun(ctx context.Context, c *client, id string, interval time.Duration) 
 
 // followLive redraws the run's steps in place until it ends, timeout passes or the user
 // interrupts; the run goes on in the last two cases.
-func followLive(ctx context.Context, c *client, p *printer, run *runner.Run, timeout time.Duration) (*runner.Run, error) {
+func followLive(ctx context.Context, c *client.Client, p *printer, run *runner.Run, timeout time.Duration) (*runner.Run, error) {
 	pctx, stop := context.WithCancel(ctx)
 	defer stop()
 	updates := pollRun(pctx, c, run.ID, livePoll)

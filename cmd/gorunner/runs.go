@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/gorunner/gorunner/client"
 	"github.com/gorunner/gorunner/internal/limits"
 	"github.com/gorunner/gorunner/runner"
 )
@@ -28,7 +29,7 @@ func newRunsCommand(o *clientOpts) *cobra.Command {
 				return err
 			}
 			var r runner.Run
-			if _, _, err := c.call(cmd.Context(), request{method: "POST", path: runPath(args[0]) + "/cancel"}, &r); err != nil {
+			if _, _, err := c.Call(cmd.Context(), client.Request{Method: "POST", Path: runPath(args[0]) + "/cancel"}, &r); err != nil {
 				return err
 			}
 			return p.either(&r, func() error { return p.line("run %s: %s", r.ID, r.Status) })
@@ -62,7 +63,7 @@ func newRunsListCommand(o *clientOpts) *cobra.Command {
 				q.Set("status", status)
 			}
 			runs := []*runner.Run{}
-			if _, _, err := c.call(cmd.Context(), request{method: "GET", path: "/api/runs", query: q}, &runs); err != nil {
+			if _, _, err := c.Call(cmd.Context(), client.Request{Method: "GET", Path: "/api/runs", Query: q}, &runs); err != nil {
 				return err
 			}
 			return p.either(runs, func() error { return p.table(runRows(runs)) })
@@ -100,7 +101,7 @@ func newRunsGetCommand(o *clientOpts) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			r, err := c.getRun(cmd.Context(), args[0], 0)
+			r, err := getRun(cmd.Context(), c, args[0], 0)
 			if err != nil {
 				return err
 			}
@@ -137,7 +138,7 @@ func newRerunCommand(o *clientOpts) *cobra.Command {
 		Example: "  gorunner runs rerun 0190c6e2-… --wait\n  gorunner runs rerun 0190c6e2-… --key retry-1",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return o.startRun(cmd, request{method: "POST", path: runPath(args[0]) + "/rerun", key: key}, follow)
+			return o.startRun(cmd, client.Request{Method: "POST", Path: runPath(args[0]) + "/rerun", Key: key}, follow)
 		},
 	}
 	cmd.Flags().StringVarP(&key, "key", "k", "", "idempotency key: a retry with the same key replays the first answer")

@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/gorunner/gorunner/client"
 	"github.com/gorunner/gorunner/internal/limits"
 	"github.com/gorunner/gorunner/schemas"
 )
@@ -81,12 +82,12 @@ func newWorkflowCommand(o *clientOpts) *cobra.Command {
 func workflowPath(name string) string { return "/api/workflows/" + url.PathEscape(name) }
 
 // workflows lists every workflow, following the pages.
-func (c *client) workflows(ctx context.Context) ([]workflowView, error) {
+func workflows(ctx context.Context, c *client.Client) ([]workflowView, error) {
 	var all []workflowView
 	q := url.Values{"limit": {strconv.Itoa(limits.MaxPage)}}
 	for {
 		var page []workflowView
-		_, env, err := c.call(ctx, request{method: "GET", path: "/api/workflows", query: q}, &page)
+		_, env, err := c.Call(ctx, client.Request{Method: "GET", Path: "/api/workflows", Query: q}, &page)
 		if err != nil {
 			return nil, err
 		}
@@ -103,7 +104,7 @@ func (o *clientOpts) listWorkflows(cmd *cobra.Command, _ []string) error {
 	if err != nil {
 		return err
 	}
-	list, err := c.workflows(cmd.Context())
+	list, err := workflows(cmd.Context(), c)
 	if err != nil {
 		return err
 	}
@@ -129,16 +130,16 @@ func (o *clientOpts) getWorkflow(cmd *cobra.Command, args []string) error {
 		return err
 	}
 	var w workflowView
-	if _, _, err := c.call(cmd.Context(), request{method: "GET", path: workflowPath(args[0])}, &w); err != nil {
+	if _, _, err := c.Call(cmd.Context(), client.Request{Method: "GET", Path: workflowPath(args[0])}, &w); err != nil {
 		return err
 	}
 	return p.JSON(w)
 }
 
 // publish publishes a workflow's draft and says whether that made a new version.
-func (c *client) publish(ctx context.Context, name string) (versionView, bool, error) {
+func publish(ctx context.Context, c *client.Client, name string) (versionView, bool, error) {
 	var v versionView
-	status, _, err := c.call(ctx, request{method: "POST", path: workflowPath(name) + "/publish"}, &v)
+	status, _, err := c.Call(ctx, client.Request{Method: "POST", Path: workflowPath(name) + "/publish"}, &v)
 	return v, status == http.StatusCreated, err
 }
 
@@ -147,7 +148,7 @@ func (o *clientOpts) publishWorkflow(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return err
 	}
-	v, created, err := c.publish(cmd.Context(), args[0])
+	v, created, err := publish(cmd.Context(), c, args[0])
 	if err != nil {
 		return err
 	}
@@ -164,7 +165,7 @@ func (o *clientOpts) deleteWorkflow(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return err
 	}
-	if _, _, err := c.call(cmd.Context(), request{method: "DELETE", path: workflowPath(args[0])}, nil); err != nil {
+	if _, _, err := c.Call(cmd.Context(), client.Request{Method: "DELETE", Path: workflowPath(args[0])}, nil); err != nil {
 		return err
 	}
 	return p.either(map[string]string{"deleted": args[0]}, func() error { return p.line("%s: deleted", args[0]) })
@@ -183,7 +184,7 @@ func (o *clientOpts) completeWorkflows(cmd *cobra.Command, args []string, _ stri
 	if err != nil {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
-	list, err := c.workflows(cmd.Context())
+	list, err := workflows(cmd.Context(), c)
 	if err != nil {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
@@ -223,7 +224,7 @@ func newApplyCommand(o *clientOpts) *cobra.Command {
 			}
 			results := make([]applied, 0, len(docs))
 			for _, d := range docs {
-				res, err := c.apply(cmd.Context(), d)
+				res, err := apply(cmd.Context(), c, d)
 				if err != nil {
 					return fmt.Errorf("%s: %w", d.file, err)
 				}
@@ -288,27 +289,27 @@ func canonicalDefinition(raw []byte) ([]byte, string, error) {
 }
 
 // apply creates d's workflow, or replaces its draft when it differs, then publishes it.
-func (c *client) apply(ctx context.Context, d definitionFile) (applied, error) {
+func apply(ctx context.Context, c *client.Client, d definitionFile) (applied, error) {
 	res := applied{File: d.file, Name: d.name}
-	_, current, err := c.send(ctx, request{method: "GET", path: workflowPath(d.name) + "/export"})
+	_, current, err := c.Send(ctx, client.Request{Method: "GET", Path: workflowPath(d.name) + "/export"})
 	switch {
-	case notFound(err):
+	case client.IsStatus(err, http.StatusNotFound):
 		res.Action = "created"
-		_, _, err = c.call(ctx, request{method: "POST", path: "/api/workflows", body: d.canon}, nil)
+		_, _, err = c.Call(ctx, client.Request{Method: "POST", Path: "/api/workflows", Body: d.canon}, nil)
 	case err != nil:
 	default:
-		res.Action, err = c.updateIfChanged(ctx, d, current)
+		res.Action, err = updateIfChanged(ctx, c, d, current)
 	}
 	if err != nil {
 		return res, err
 	}
-	v, created, err := c.publish(ctx, d.name)
+	v, created, err := publish(ctx, c, d.name)
 	res.Version, res.Published = v.Version, created
 	return res, err
 }
 
 // updateIfChanged replaces the draft with d unless their canonical forms are equal.
-func (c *client) updateIfChanged(ctx context.Context, d definitionFile, current []byte) (string, error) {
+func updateIfChanged(ctx context.Context, c *client.Client, d definitionFile, current []byte) (string, error) {
 	canon, _, err := canonicalDefinition(current)
 	if err != nil {
 		return "", fmt.Errorf("reading the current draft: %w", err)
@@ -316,6 +317,6 @@ func (c *client) updateIfChanged(ctx context.Context, d definitionFile, current 
 	if bytes.Equal(canon, d.canon) {
 		return "unchanged", nil
 	}
-	_, _, err = c.call(ctx, request{method: "PUT", path: workflowPath(d.name), body: d.canon}, nil)
+	_, _, err = c.Call(ctx, client.Request{Method: "PUT", Path: workflowPath(d.name), Body: d.canon}, nil)
 	return "updated", err
 }

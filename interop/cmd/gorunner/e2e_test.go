@@ -33,7 +33,7 @@ func binary(t *testing.T) string {
 			return
 		}
 		binPath = filepath.Join(dir, "gorunner")
-		out, err := exec.Command("go", "build", "-race", "-o", binPath, ".").CombinedOutput()
+		out, err := exec.Command("go", "build", "-race", "-o", binPath, "github.com/gorunner/gorunner/cmd/gorunner").CombinedOutput()
 		if err != nil {
 			buildErr = &buildError{out: string(out), err: err}
 		}

@@ -24,6 +24,12 @@ func startRawMCP(t *testing.T, dataDir, token string) *rawMCP {
 	cmd := exec.Command(binary(t), "mcp", "--data-dir", dataDir)
 	cmd.Env = append(os.Environ(), "GORUNNER_LOG_LEVEL=warn", "GORUNNER_TOKEN="+token)
 	cmd.Stderr = os.Stderr
+	return startRawMCPCmd(t, cmd)
+}
+
+// startRawMCPCmd starts cmd, a `gorunner mcp`, and initializes a session over its stdio.
+func startRawMCPCmd(t *testing.T, cmd *exec.Cmd) *rawMCP {
+	t.Helper()
 	in, err := cmd.StdinPipe()
 	require.NoError(t, err)
 	out, err := cmd.StdoutPipe()

@@ -1,3 +1,5 @@
+// Package redisstore_test benchmarks the backends side by side, with asynq on the same
+// Redis as a baseline; asynq is why this lives in the interop module.
 package redisstore_test
 
 import (
@@ -21,7 +23,7 @@ import (
 	"github.com/gorunner/gorunner/idempotency"
 	"github.com/gorunner/gorunner/mcpserver"
 	"github.com/gorunner/gorunner/runner"
-	"github.com/gorunner/gorunner/runner/runnertest"
+	"github.com/gorunner/gorunner/store/redisstore/redistest"
 	"github.com/gorunner/gorunner/store/sqlitestore"
 )
 
@@ -43,7 +45,10 @@ var backends = []struct {
 		b.Cleanup(func() { require.NoError(b, s.Close()) })
 		return s
 	}},
-	{"redis", func(b *testing.B) benchStore { return fresh(b) }},
+	{"redis", func(b *testing.B) benchStore {
+		s, _, _ := redistest.Open(b)
+		return s
+	}},
 }
 
 const benchDef = `{"name": "bench", "input": {"type": "object"}, "steps": [
@@ -104,10 +109,10 @@ func benchRuns(b *testing.B, st benchStore) {
 // looks for tasks every TaskCheckInterval (default 1 s); 10 ms keeps that out of the
 // figure.
 func benchAsynq(b *testing.B) {
-	opts, err := redis.ParseURL(redisURL(b))
+	opts, err := redis.ParseURL(redistest.URL(b))
 	require.NoError(b, err)
 	conn := asynq.RedisClientOpt{Addr: opts.Addr, DB: opts.DB, Password: opts.Password}
-	queue := "bench-" + randomHex(b)
+	queue := "bench-" + redistest.RandomHex(b)
 	b.Cleanup(func() { deleteAsynqQueue(b, opts, queue) })
 	var done atomic.Int64
 	all := make(chan struct{})
@@ -175,9 +180,4 @@ func benchToolsCall(b *testing.B, st benchStore) {
 		require.NoError(b, err)
 		require.False(b, res.IsError)
 	}
-}
-
-// BenchmarkStepCommit: committing step 1,000 costs what committing step 10 does.
-func BenchmarkStepCommit(b *testing.B) {
-	runnertest.BenchStepCommit(b, func(b *testing.B) runner.Store { return fresh(b) })
 }

@@ -1,4 +1,7 @@
-package main
+// Package storemetrics times the store calls of the engine and of keyed replay, by
+// operation, whichever backend serves them: decorators of runner.Store and
+// idempotency.Store that observe gorunner_store_duration_seconds{op}.
+package storemetrics
 
 import (
 	"context"
@@ -11,11 +14,12 @@ import (
 	"github.com/gorunner/gorunner/runner"
 )
 
-// storeTimer observes how long store calls take, by operation, whichever backend serves
-// them.
-type storeTimer struct{ seconds *prometheus.HistogramVec }
+// Timer observes how long store calls take, by operation.
+type Timer struct{ seconds *prometheus.HistogramVec }
 
-func newStoreTimer(reg prometheus.Registerer) (*storeTimer, error) {
+// New registers gorunner_store_duration_seconds with reg and returns the Timer that
+// observes it.
+func New(reg prometheus.Registerer) (*Timer, error) {
 	h := prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "gorunner_store_duration_seconds",
 		Help:    "Latency of store calls made by the engine and the keyed-replay store, by operation.",
@@ -24,11 +28,11 @@ func newStoreTimer(reg prometheus.Registerer) (*storeTimer, error) {
 	if err := reg.Register(h); err != nil {
 		return nil, err
 	}
-	return &storeTimer{seconds: h}, nil
+	return &Timer{seconds: h}, nil
 }
 
 // timed runs f and observes its duration as op.
-func timed[T any](t *storeTimer, op string, f func() (T, error)) (T, error) {
+func timed[T any](t *Timer, op string, f func() (T, error)) (T, error) {
 	start := time.Now()
 	v, err := f()
 	t.seconds.WithLabelValues(op).Observe(time.Since(start).Seconds())
@@ -36,15 +40,21 @@ func timed[T any](t *storeTimer, op string, f func() (T, error)) (T, error) {
 }
 
 // timedErr is timed for calls that return only an error.
-func timedErr(t *storeTimer, op string, f func() error) error {
+func timedErr(t *Timer, op string, f func() error) error {
 	_, err := timed(t, op, func() (struct{}, error) { return struct{}{}, f() })
 	return err
 }
 
+// Runs is s with every call timed.
+func (t *Timer) Runs(s runner.Store) runner.Store { return timedRuns{s: s, t: t} }
+
+// Keys is s with every call timed.
+func (t *Timer) Keys(s idempotency.Store) idempotency.Store { return timedKeys{s: s, t: t} }
+
 // timedRuns is the engine's store, timed.
 type timedRuns struct {
 	s runner.Store
-	t *storeTimer
+	t *Timer
 }
 
 var _ runner.Store = timedRuns{}
@@ -113,7 +123,7 @@ func (r timedRuns) NextPayload(ctx context.Context, runID, env, token string) (*
 // timedKeys is the keyed-replay store, timed.
 type timedKeys struct {
 	s idempotency.Store
-	t *storeTimer
+	t *Timer
 }
 
 var _ idempotency.Store = timedKeys{}

@@ -1,0 +1,142 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/spf13/pflag"
+
+	"github.com/gorunner/gorunner/api"
+	"github.com/gorunner/gorunner/idempotency"
+	"github.com/gorunner/gorunner/mcpserver"
+	"github.com/gorunner/gorunner/runner"
+	"github.com/gorunner/gorunner/store/storemetrics"
+)
+
+// processFlags are the flags of the commands that run a GoRunner process, serve and mcp:
+// each is a worker pool and an MCP server over one store, configured alike.
+type processFlags struct {
+	httpAllow       []string
+	leaseTTL        time.Duration
+	maxDepth        int
+	listLimit       int
+	shutdownTimeout time.Duration
+}
+
+// addTo adds the process flags to fl; shutdown is the command's --shutdown-timeout
+// default (an editor waits less for `gorunner mcp` than an orchestrator for serve).
+func (f *processFlags) addTo(fl *pflag.FlagSet, shutdown time.Duration) {
+	fl.StringSliceVar(&f.httpAllow, "http-allow", nil, "let HTTP steps reach a loopback or private address: CIDR or HOST[:PORT], repeatable or comma-separated (env GORUNNER_HTTP_ALLOW)")
+	fl.DurationVar(&f.leaseTTL, "lease-ttl", runner.DefaultLeaseTTL, "how long a run stays claimed by a process that stops renewing it (env GORUNNER_LEASE_TTL)")
+	fl.IntVar(&f.maxDepth, "max-depth", runner.DefaultMaxDepth, "how deeply workflow steps may nest child runs; deeper fails the step with DEPTH_LIMIT (env GORUNNER_MAX_DEPTH)")
+	fl.IntVar(&f.listLimit, "mcp-list-limit", mcpserver.DefaultListLimit, "with more published workflows than this, tools/list offers "+
+		"gorunner_find_workflows and gorunner_run_workflow instead of one tool per workflow (env GORUNNER_MCP_LIST_LIMIT)")
+	fl.DurationVar(&f.shutdownTimeout, "shutdown-timeout", shutdown, "how long in-flight requests and steps may take to finish on SIGTERM (env GORUNNER_SHUTDOWN_TIMEOUT)")
+}
+
+// egress checks the flags a usage error can be made in and returns the --http-allow
+// policy; commands call it before anything else, so that a usage error is reported as one.
+func (f *processFlags) egress() (*runner.EgressPolicy, error) {
+	if err := checkAtLeastOne("mcp-list-limit", f.listLimit); err != nil {
+		return nil, err
+	}
+	if err := checkAtLeastOne("max-depth", f.maxDepth); err != nil {
+		return nil, err
+	}
+	p, err := runner.NewEgressPolicy(f.httpAllow...)
+	if err != nil {
+		return nil, usageError(fmt.Errorf("--http-allow: %w", err))
+	}
+	return p, nil
+}
+
+// checkAtLeastOne refuses a count flag below 1 (where 0 would silently mean the default),
+// as a usage error.
+func checkAtLeastOne(flag string, n int) error {
+	if n < 1 {
+		return usageError(fmt.Errorf("--%s must be at least 1, got %d", flag, n))
+	}
+	return nil
+}
+
+// process is one GoRunner process, wired the same way for serve and mcp: the store (its
+// calls timed), the catalog, keyed replay, the engine and the MCP server, with every
+// metric in one registry.
+type process struct {
+	*app
+	metrics *prometheus.Registry
+	idem    *idempotency.Service
+	engine  *runner.Engine
+	mcp     *mcpserver.Server
+}
+
+// openProcess opens the store and wires the process. egress is f's checked policy; mcp
+// holds what only the command knows (the public URL, allowed origins), the rest of it is
+// filled here. Every line the process logs has its secrets redacted and, while serving a
+// request of the REST API or /mcp, carries the request's ID.
+func openProcess(ctx context.Context, g *globals, f *processFlags, egress *runner.EgressPolicy, mcp mcpserver.Config) (*process, error) {
+	a, err := openApp(ctx, g)
+	if err != nil {
+		return nil, err
+	}
+	a.log = slog.New(api.LogHandler(a.log.Handler()))
+	p := &process{app: a}
+	if err := p.wire(egress, f, mcp); err != nil {
+		a.Close()
+		return nil, err
+	}
+	return p, nil
+}
+
+// wire builds keyed replay and the engine over the timed store, and the MCP server over
+// both, all registering their metrics in p.metrics.
+func (p *process) wire(egress *runner.EgressPolicy, f *processFlags, mcp mcpserver.Config) error {
+	p.metrics = prometheus.NewRegistry()
+	p.metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	timer, err := storemetrics.New(p.metrics)
+	if err != nil {
+		return err
+	}
+	p.idem, err = idempotency.New(timer.Keys(p.store), &idempotency.Config{Logger: p.log, Registerer: p.metrics, Notifier: p.keys})
+	if err != nil {
+		return err
+	}
+	p.engine, err = runner.New(timer.Runs(p.store), p.catalog, p.catalog, &runner.Config{Logger: p.log, Egress: egress,
+		LeaseTTL: f.leaseTTL, MaxDepth: f.maxDepth, Registerer: p.metrics, WakeSignal: p.wakes})
+	if err != nil {
+		return err
+	}
+	mcp.Version, mcp.Logger, mcp.Registerer, mcp.CatalogSignal, mcp.ListLimit = version(), p.log, p.metrics, p.catalogs, f.listLimit
+	p.mcp, err = mcpserver.New(mcpserver.Deps{Catalog: p.catalog, Engine: p.engine, Idempotency: p.idem}, &mcp)
+	return err
+}
+
+// start starts the key sweeper, the engine's workers and the MCP server's catalog watch.
+func (p *process) start(ctx context.Context) error {
+	if err := p.idem.Start(ctx); err != nil {
+		return err
+	}
+	if err := p.engine.Start(ctx); err != nil {
+		return errors.Join(err, p.idem.Stop(context.WithoutCancel(ctx)))
+	}
+	if err := p.mcp.Start(ctx); err != nil {
+		return errors.Join(err, p.engine.Stop(context.WithoutCancel(ctx)), p.idem.Stop(context.WithoutCancel(ctx)))
+	}
+	return nil
+}
+
+// stop ends the work in order, within ctx: the MCP sessions first, so that no call
+// arrives meanwhile, then the command's own listeners (between), then the engine, which
+// hands the runs in flight back, and the key sweeper.
+func (p *process) stop(ctx context.Context, between ...func(context.Context) error) error {
+	errs := []error{p.mcp.Stop(ctx)}
+	for _, f := range between {
+		errs = append(errs, f(ctx))
+	}
+	return errors.Join(append(errs, p.engine.Stop(ctx), p.idem.Stop(ctx))...)
+}
