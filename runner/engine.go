@@ -57,6 +57,7 @@ type Engine struct {
 	client    *http.Client
 	log       *slog.Logger
 	defs      *defCache
+	kinds     kindTable
 	broker    *broker
 	metrics   *metrics
 	poke      chan struct{}
@@ -95,6 +96,7 @@ func New(store Store, workflows Workflows, creds Credentials, cfg *Config) (*Eng
 		client:    newHTTPClient(c.Egress),
 		log:       c.Logger,
 		defs:      newDefCache(),
+		kinds:     newKindTable(c.Kinds),
 		metrics:   m,
 		poke:      make(chan struct{}, 1),
 		shout:     make(chan struct{}, 1),

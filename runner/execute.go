@@ -145,7 +145,7 @@ func (x *execution) env(i, attempt int) expression.Env {
 // step runs step i: its if, then attempts of its kind until it completes, fails, or waits.
 func (x *execution) step(ctx context.Context, i int) flow {
 	rec, st := x.r.Steps[i], &x.c.def.Steps[i]
-	k, err := x.e.kindOf(st)
+	k, err := x.e.kinds.of(st)
 	if err != nil {
 		return x.finishFailed(ctx, i, err)
 	}
@@ -409,11 +409,11 @@ func (x *execution) kindName(i int) string {
 	if x.c == nil || i >= len(x.c.def.Steps) {
 		return "unknown"
 	}
-	k, err := x.e.kindOf(&x.c.def.Steps[i])
+	k, err := x.e.kinds.of(&x.c.def.Steps[i])
 	if err != nil {
 		return "unknown"
 	}
-	return k.name
+	return k.Name
 }
 
 // save writes the run with the step records changed since the last save; it is never cut
