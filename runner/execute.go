@@ -291,25 +291,27 @@ func (x *execution) stepDone(ctx context.Context, s *stepExec, out outcome) flow
 
 // saveProgress commits a finished step; after the last one, the run's completion is saved
 // in the same write. A step without effects is not committed on its own: its record rides
-// along with the next commit, which comes before anything else can depend on it durably —
-// the first save of a step with effects (its attempt start, a checkpoint, its wait, its
-// result), a retry, the run's end, or the MaxUncommittedSteps-th step.
+// along with the next commit — the first save of a step with effects (its attempt start, a
+// checkpoint, its wait, its result), a retry, the run's end, or the MaxUncommittedSteps-th
+// step.
 //
-// This is safe because such a step's output is a function of what is already durable: the
-// run's input, the committed outputs and its stepId, fixed at admission; expressions cannot
-// read the clock or anything else outside the run. A worker that dies before the commit
-// leaves the run at the last committed step, and the next worker computes the same records
-// again: the inputs of the step with effects that follows (its body, its stepId, its
-// attempt) are the same as they would have been, which is all its durability needs. The one
-// thing that is not a function of the record is the expression time budget
-// (expression.MaxEvalTime), and it can only turn a value into a step failure, never into
-// another value.
+// Such a step's output is a function of what is already durable: the run's input, the
+// committed outputs and its stepId, fixed at admission; expressions cannot read the clock
+// or anything else outside the run. A worker that dies before the commit leaves the run at
+// its last committed step and the next worker computes the same records again. So the
+// batch need not be durable before a step with effects runs: what that step's durability
+// needs is inputs (its evaluated body, stepId, attempt) that a restart reproduces, and they
+// are. Most such steps commit before they act anyway (http, run and custom kinds their
+// attempt's start, workflow its child's ID), which carries the batch; a hook claims its
+// token first, which a restart with the same token finds already its own. The one thing
+// not a function of the record is the expression time budget (expression.MaxEvalTime): it
+// can turn a value into a step failure on the second computation, never into another value.
 func (x *execution) saveProgress(ctx context.Context, opts SaveOptions, effects bool) flow {
 	if x.next() < 0 {
 		return x.complete(ctx, opts)
 	}
 	x.finished++
-	if !effects && opts.ConsumePayload == 0 && x.finished < MaxUncommittedSteps {
+	if !effects && x.finished < MaxUncommittedSteps {
 		return flowNext
 	}
 	return x.save(ctx, opts)
