@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"slices"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -48,12 +47,6 @@ type Config struct {
 	// the store: the engine publishes on it when it admits, resumes, cancels or wakes a run,
 	// and claims at once when another process does. Polling stays the fallback.
 	WakeSignal WakeSignal
-}
-
-// builtinKinds are the step kinds Config.Kinds may not redefine.
-var builtinKinds = []string{
-	schemas.KindSet, schemas.KindHTTP, schemas.KindHook, schemas.KindSleep, schemas.KindRun,
-	schemas.KindWorkflow, schemas.KindFail, "id", "if", "retry", "timeout",
 }
 
 // Defaults of Config.
@@ -109,7 +102,7 @@ func (c *Config) validate() error {
 		return errors.New("runner config: MaxDepth must not be negative")
 	}
 	for name, h := range c.Kinds {
-		if h == nil || slices.Contains(builtinKinds, name) {
+		if h == nil || schemas.ReservedStepKey(name) {
 			return fmt.Errorf("runner config: step kind %q has no handler or is built in", name)
 		}
 	}

@@ -1,9 +1,10 @@
 // Package runner is GoRunner's durable engine: it admits runs (with atomic start tokens),
-// works them with leased workers, executes their steps one at a time, committing each
-// step's start, attempts, output or error before the run moves on, and keeps every wait
-// (sleep, hook, retry backoff, child run) as a wake-up time in the store, so a run survives
-// a crash or restart and continues after its last completed step, on this process or
-// another sharing the store.
+// works them with leased workers, executes their steps one at a time, committing the start,
+// attempts, output or error of each step with effects before the run moves on (steps
+// without effects, which a restart recomputes identically, ride along with the next such
+// commit; see saveProgress), and keeps every wait (sleep, hook, retry backoff, child run) as
+// a wake-up time in the store, so a run survives a crash or restart and continues after its
+// last committed step, on this process or another sharing the store.
 //
 // Defaults the definition format leaves open: http steps make up to 3 attempts unless
 // retry says otherwise, every other kind 1; backoff starts at 1s, doubles, caps at 1m, with
@@ -58,6 +59,7 @@ type Engine struct {
 	log       *slog.Logger
 	defs      *defCache
 	hosts     *hostCache
+	kinds     kindTable
 	broker    *broker
 	metrics   *metrics
 	poke      chan struct{}
@@ -97,6 +99,7 @@ func New(store Store, workflows Workflows, creds Credentials, cfg *Config) (*Eng
 		log:       c.Logger,
 		defs:      newDefCache(),
 		hosts:     newHostCache(),
+		kinds:     newKindTable(c.Kinds),
 		metrics:   m,
 		poke:      make(chan struct{}, 1),
 		shout:     make(chan struct{}, 1),

@@ -239,6 +239,22 @@ steps:
 	require.Equal(t, "card declined", r.Error.Message)
 }
 
+// TestCustomKindNames checks that a custom kind cannot take the name of a built-in kind or
+// of a step's own key, nor come without a handler: they share one table with the built-ins.
+func TestCustomKindNames(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	ok := runner.StepHandlerFunc(func(context.Context, *runner.StepContext) (any, error) { return nil, nil })
+	for _, name := range []string{"set", "http", "workflow", "fail", "id", "if", "retry", "timeout"} {
+		_, err := runner.New(h.store, h.flows, nil, &runner.Config{Kinds: map[string]runner.StepHandler{name: ok}})
+		require.Error(t, err, name)
+	}
+	_, err := runner.New(h.store, h.flows, nil, &runner.Config{Kinds: map[string]runner.StepHandler{"charge": nil}})
+	require.Error(t, err)
+	_, err = runner.New(h.store, h.flows, nil, &runner.Config{Kinds: map[string]runner.StepHandler{"charge": ok}})
+	require.NoError(t, err)
+}
+
 func TestWatchSeesEveryStep(t *testing.T) {
 	h := newHarness(t)
 	e := h.engine(runner.Config{})

@@ -34,6 +34,13 @@ const internalRetry = time.Second
 // kills every process that runs it must not go round all of them forever.
 const MaxVanishedWorkers = 3
 
+// MaxUncommittedSteps bounds how many finished steps a worker holds before committing them.
+// Steps without effects (set, fail, skipped steps) are not committed on their own but with
+// the next durable point: the first commit of a step with effects, a wait, the run's end.
+// A long chain of them is committed every MaxUncommittedSteps steps, so a crash throws away
+// at most that much (recomputable) work and a worker's unsaved state stays bounded.
+const MaxUncommittedSteps = 100
+
 // execution is one worker's pass over a claimed run.
 type execution struct {
 	e     *Engine
@@ -43,6 +50,9 @@ type execution struct {
 	steps map[string]any // steps.<id> as expressions see them
 	// changed holds the indexes of the step records changed since the last save.
 	changed map[int]bool
+	// finished counts the steps finished since the last save: their records wait for the
+	// next commit (see saveProgress).
+	finished int
 }
 
 // work executes claimed run r until it ends, waits or is interrupted, and reports whether
@@ -98,6 +108,9 @@ func (x *execution) run(ctx context.Context) flow {
 		if x.r.CancelRequested || context.Cause(ctx) == errCancelRequested {
 			return x.finishCancelled(ctx)
 		}
+		if ctx.Err() != nil {
+			return x.handBack(ctx)
+		}
 		i := x.next()
 		if i < 0 {
 			return x.complete(ctx, SaveOptions{})
@@ -106,6 +119,21 @@ func (x *execution) run(ctx context.Context) flow {
 			return f
 		}
 	}
+}
+
+// handBack ends a pass interrupted between steps (the engine stops, the lease is lost). The
+// steps finished since the last commit are committed first, when the lease is still held,
+// so that a clean stop loses no finished step.
+func (x *execution) handBack(ctx context.Context) flow {
+	if context.Cause(ctx) == errLeaseLost {
+		return flowKeep
+	}
+	if x.finished > 0 {
+		if f := x.save(ctx, SaveOptions{}); f != flowNext {
+			return f
+		}
+	}
+	return flowRelease
 }
 
 // running marks the run as being worked: due now, so that if this worker dies another takes
@@ -145,7 +173,7 @@ func (x *execution) env(i, attempt int) expression.Env {
 // step runs step i: its if, then attempts of its kind until it completes, fails, or waits.
 func (x *execution) step(ctx context.Context, i int) flow {
 	rec, st := x.r.Steps[i], &x.c.def.Steps[i]
-	k, err := x.e.kindOf(st)
+	k, err := x.e.kinds.of(st)
 	if err != nil {
 		return x.finishFailed(ctx, i, err)
 	}
@@ -178,7 +206,7 @@ func (x *execution) skipped(ctx context.Context, i int, err error) flow {
 	x.touch(i)
 	rec.Status, rec.FinishedAt = StepSkipped, rec.StartedAt
 	x.remember(rec)
-	return x.saveProgress(ctx, SaveOptions{})
+	return x.saveProgress(ctx, SaveOptions{}, false)
 }
 
 // attempt runs the step's kind; a wait is saved and re-checked once before the lease goes.
@@ -186,14 +214,14 @@ func (x *execution) attempt(ctx context.Context, s *stepExec) flow {
 	var saved []byte
 	for pass := 0; pass < maxPasses; pass++ {
 		out, err := s.kind.run(ctx, s)
-		if ctx.Err() != nil {
+		if ctx.Err() != nil && s.kind.Effects {
 			return x.interrupted(ctx)
 		}
 		if err != nil {
 			return x.stepFailed(ctx, s, err)
 		}
 		if out.wait == nil {
-			return x.stepDone(ctx, s.i, out)
+			return x.stepDone(ctx, s, out)
 		}
 		key, err := x.suspend(s, out.wait)
 		if err != nil {
@@ -226,7 +254,8 @@ func (x *execution) suspend(s *stepExec, w *suspension) (string, error) {
 }
 
 // interrupted ends a worker's pass whose context was cancelled mid-step; the attempt is not
-// recorded, except that a requested cancel ends the run.
+// recorded, except that a requested cancel ends the run. (A step without effects does not
+// look at the context: its result stands, and the run loop stops after it.)
 func (x *execution) interrupted(ctx context.Context) flow {
 	switch context.Cause(ctx) {
 	case errCancelRequested:
@@ -237,8 +266,8 @@ func (x *execution) interrupted(ctx context.Context) flow {
 	return flowRelease
 }
 
-func (x *execution) stepDone(ctx context.Context, i int, out outcome) flow {
-	rec := x.r.Steps[i]
+func (x *execution) stepDone(ctx context.Context, s *stepExec, out outcome) flow {
+	i, rec := s.i, s.rec
 	raw, err := json.Marshal(out.output)
 	if err != nil {
 		return x.finishFailed(ctx, i, permanent(CodeStep, "encoding output: %v", err))
@@ -257,14 +286,33 @@ func (x *execution) stepDone(ctx context.Context, i int, out outcome) flow {
 		x.r.Output = raw
 		return x.finish(ctx, StatusCompleted, opts)
 	}
-	return x.saveProgress(ctx, opts)
+	return x.saveProgress(ctx, opts, s.kind.Effects)
 }
 
-// saveProgress saves a finished step; after the last one, the run's completion is saved in
-// the same write.
-func (x *execution) saveProgress(ctx context.Context, opts SaveOptions) flow {
+// saveProgress commits a finished step; after the last one, the run's completion is saved
+// in the same write. A step without effects is not committed on its own: its record rides
+// along with the next commit — the first save of a step with effects (its attempt start, a
+// checkpoint, its wait, its result), a retry, the run's end, or the MaxUncommittedSteps-th
+// step.
+//
+// Such a step's output is a function of what is already durable: the run's input, the
+// committed outputs and its stepId, fixed at admission; expressions cannot read the clock
+// or anything else outside the run. A worker that dies before the commit leaves the run at
+// its last committed step and the next worker computes the same records again. So the
+// batch need not be durable before a step with effects runs: what that step's durability
+// needs is inputs (its evaluated body, stepId, attempt) that a restart reproduces, and they
+// are. Most such steps commit before they act anyway (http, run and custom kinds their
+// attempt's start, workflow its child's ID), which carries the batch; a hook claims its
+// token first, which a restart with the same token finds already its own. The one thing
+// not a function of the record is the expression time budget (expression.MaxEvalTime): it
+// can turn a value into a step failure on the second computation, never into another value.
+func (x *execution) saveProgress(ctx context.Context, opts SaveOptions, effects bool) flow {
 	if x.next() < 0 {
 		return x.complete(ctx, opts)
+	}
+	x.finished++
+	if !effects && x.finished < MaxUncommittedSteps {
+		return flowNext
 	}
 	return x.save(ctx, opts)
 }
@@ -409,16 +457,20 @@ func (x *execution) kindName(i int) string {
 	if x.c == nil || i >= len(x.c.def.Steps) {
 		return "unknown"
 	}
-	k, err := x.e.kindOf(&x.c.def.Steps[i])
+	k, err := x.e.kinds.of(&x.c.def.Steps[i])
 	if err != nil {
 		return "unknown"
 	}
-	return k.name
+	return k.Name
 }
 
 // save writes the run with the step records changed since the last save; it is never cut
-// short by the worker's own interruption.
+// short by the worker's own interruption. A save that carries finished steps is progress,
+// even when it also records an attempt's start.
 func (x *execution) save(ctx context.Context, opts SaveOptions) flow {
+	if x.finished > 0 {
+		opts.AttemptStart = false
+	}
 	opts.Steps = make([]int, 0, len(x.changed))
 	for i := range x.changed {
 		opts.Steps = append(opts.Steps, i)
@@ -427,6 +479,7 @@ func (x *execution) save(ctx context.Context, opts SaveOptions) flow {
 	err := x.e.store.SaveRun(context.WithoutCancel(ctx), x.e.cfg.Owner, x.r, opts)
 	if err == nil {
 		clear(x.changed)
+		x.finished = 0
 		x.e.broker.publish(x.r.ID)
 		return flowNext
 	}

@@ -36,6 +36,63 @@ type StepContext struct {
 	Params any
 }
 
+// runFunc runs one attempt of a step.
+type runFunc func(ctx context.Context, s *stepExec) (outcome, error)
+
+// stepKind is one row of the engine's step-kind table: the definition format's row
+// (schemas.StepKind: the name, whether the kind has effects or reaches out) and how the
+// engine runs the kind.
+type stepKind struct {
+	schemas.StepKind
+	run runFunc
+	// saveStart records the attempt before running it: the kind acts outside the run, so an
+	// attempt a crash interrupts still counts against its retries.
+	saveStart bool
+	// attempts is the default retry.maxAttempts.
+	attempts int
+	// handler runs a custom kind.
+	handler StepHandler
+}
+
+// kindTable is an engine's step-kind table, keyed by the step's kind: the built-in kinds of
+// schemas.BuiltinKinds and the custom kinds of Config.Kinds, registered alike.
+type kindTable map[string]*stepKind
+
+// builtinRuns is how the engine runs each built-in kind; the rest of each row comes from
+// schemas.BuiltinKinds, the one list of built-in kinds.
+var builtinRuns = map[string]stepKind{
+	schemas.KindSet:      {run: runSet, attempts: 1},
+	schemas.KindHTTP:     {run: runHTTP, saveStart: true, attempts: 3},
+	schemas.KindHook:     {run: runHook, attempts: 1},
+	schemas.KindSleep:    {run: runSleep, attempts: 1},
+	schemas.KindRun:      {run: runRun, saveStart: true, attempts: 1},
+	schemas.KindWorkflow: {run: runWorkflow, attempts: 1},
+	schemas.KindFail:     {run: runFail, attempts: 1},
+}
+
+// newKindTable builds the table of an engine with the custom kinds custom (which
+// Config.validate keeps clear of the built-in names).
+func newKindTable(custom map[string]StepHandler) kindTable {
+	t := make(kindTable, len(builtinRuns)+len(custom))
+	for _, k := range schemas.BuiltinKinds() {
+		row := builtinRuns[k.Name]
+		row.StepKind = k
+		t[k.Name] = &row
+	}
+	for name, h := range custom {
+		t[name] = &stepKind{StepKind: schemas.CustomKind(name), run: runCustom, saveStart: true, attempts: 1, handler: h}
+	}
+	return t
+}
+
+// of returns the row of step st's kind; a kind this engine does not know fails the step.
+func (t kindTable) of(st *schemas.Step) (*stepKind, error) {
+	if k, ok := t[schemas.KindOf(st).Name]; ok {
+		return k, nil
+	}
+	return nil, permanent(CodeInvalidStep, "step %q has no known kind", st.ID)
+}
+
 func runSet(_ context.Context, s *stepExec) (outcome, error) {
 	v, err := s.evalKey(schemas.KindSet, func() (any, error) { return toJSONValue(s.st.Set.Value) }, s.rec.Attempts)
 	return outcome{output: v}, err
@@ -88,9 +145,8 @@ func runSleep(_ context.Context, s *stepExec) (outcome, error) {
 }
 
 func runCustom(ctx context.Context, s *stepExec) (outcome, error) {
-	h := s.engine().cfg.Kinds[s.kind.name]
 	var params any
-	if err := s.eval(s.st.Custom[s.kind.name], &params); err != nil {
+	if err := s.eval(s.st.Custom[s.kind.Name], &params); err != nil {
 		return outcome{}, err
 	}
 	if d := s.st.Timeout.Std(); d > 0 {
@@ -99,7 +155,7 @@ func runCustom(ctx context.Context, s *stepExec) (outcome, error) {
 		defer cancel()
 	}
 	sc := &StepContext{RunID: s.run().ID, StepID: s.rec.StepID, StepName: s.st.ID, Attempt: s.rec.Attempts, Params: params}
-	out, err := h.Run(ctx, sc)
+	out, err := s.kind.handler.Run(ctx, sc)
 	if err == nil {
 		return outcome{output: out}, nil
 	}

@@ -36,48 +36,13 @@ type suspension struct {
 	state     any
 }
 
-// stepKind executes one kind of step.
-type stepKind struct {
-	name string
-	run  func(ctx context.Context, s *stepExec) (outcome, error)
-	// saveStart records the attempt before running it: the kind has effects outside the run.
-	saveStart bool
-	// attempts is the default retry.maxAttempts.
-	attempts int
-}
-
-func (e *Engine) kindOf(st *schemas.Step) (stepKind, error) {
-	switch {
-	case st.Set != nil:
-		return stepKind{name: schemas.KindSet, run: runSet, attempts: 1}, nil
-	case st.HTTP != nil:
-		return stepKind{name: schemas.KindHTTP, run: runHTTP, saveStart: true, attempts: 3}, nil
-	case st.Hook != nil:
-		return stepKind{name: schemas.KindHook, run: runHook, attempts: 1}, nil
-	case st.Sleep != nil:
-		return stepKind{name: schemas.KindSleep, run: runSleep, attempts: 1}, nil
-	case st.Run != nil:
-		return stepKind{name: schemas.KindRun, run: runRun, saveStart: true, attempts: 1}, nil
-	case st.Workflow != nil:
-		return stepKind{name: schemas.KindWorkflow, run: runWorkflow, attempts: 1}, nil
-	case st.Fail != nil:
-		return stepKind{name: schemas.KindFail, run: runFail, attempts: 1}, nil
-	}
-	for name := range st.Custom {
-		if _, ok := e.cfg.Kinds[name]; ok && len(st.Custom) == 1 {
-			return stepKind{name: name, run: runCustom, saveStart: true, attempts: 1}, nil
-		}
-	}
-	return stepKind{}, permanent(CodeInvalidStep, "step %q has no known kind", st.ID)
-}
-
 // stepExec is one step of an execution, handed to its kind.
 type stepExec struct {
 	x    *execution
 	i    int
 	rec  *StepRecord
 	st   *schemas.Step
-	kind stepKind
+	kind *stepKind
 }
 
 func (s *stepExec) engine() *Engine { return s.x.e }
@@ -98,7 +63,7 @@ func (s *stepExec) skip() (bool, error) {
 // eval evaluates body, the step kind's definition, with its expressions, and decodes the
 // value into dst.
 func (s *stepExec) eval(body, dst any) error {
-	v, err := s.evalKey(s.kind.name, func() (any, error) { return toJSONValue(body) }, s.rec.Attempts)
+	v, err := s.evalKey(s.kind.Name, func() (any, error) { return toJSONValue(body) }, s.rec.Attempts)
 	if err != nil {
 		return err
 	}
@@ -107,7 +72,7 @@ func (s *stepExec) eval(body, dst any) error {
 		err = json.Unmarshal(raw, dst)
 	}
 	if err != nil {
-		return evalFailed(err, "step %q: the evaluated %s step is not valid: %v", s.st.ID, s.kind.name, err)
+		return evalFailed(err, "step %q: the evaluated %s step is not valid: %v", s.st.ID, s.kind.Name, err)
 	}
 	return nil
 }
@@ -148,7 +113,7 @@ func (s *stepExec) checkpoint(ctx context.Context, v any) error {
 }
 
 // retryPolicy is the step's retry with defaults filled in.
-func retryPolicy(st *schemas.Step, k stepKind) schemas.Retry {
+func retryPolicy(st *schemas.Step, k *stepKind) schemas.Retry {
 	p := schemas.Retry{
 		MaxAttempts:        k.attempts,
 		InitialInterval:    schemas.Duration(time.Second),

@@ -53,7 +53,7 @@ func (SetStep) JSONSchema() *jsonschema.Schema {
 
 // JSONSchemaExtend requires exactly one built-in step kind.
 func (Step) JSONSchemaExtend(s *jsonschema.Schema) {
-	for _, k := range builtinKinds {
+	for _, k := range kindNames() {
 		s.OneOf = append(s.OneOf, &jsonschema.Schema{Required: []string{k}})
 	}
 	if id, ok := s.Properties.Get("id"); ok {

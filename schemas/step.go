@@ -7,39 +7,6 @@ import (
 	"slices"
 )
 
-// builtinKinds lists the built-in step kinds in the order Kinds reports them.
-var builtinKinds = []string{KindSet, KindHTTP, KindHook, KindSleep, KindRun, KindWorkflow, KindFail}
-
-// Kinds returns the names of every kind the step sets: built-in kinds first, in the order of
-// the SPEC table, then custom kinds sorted. A valid step has exactly one.
-func (s *Step) Kinds() []string {
-	present := map[string]bool{
-		KindSet: s.Set != nil, KindHTTP: s.HTTP != nil, KindHook: s.Hook != nil, KindSleep: s.Sleep != nil,
-		KindRun: s.Run != nil, KindWorkflow: s.Workflow != nil, KindFail: s.Fail != nil,
-	}
-	var kinds []string
-	for _, k := range builtinKinds {
-		if present[k] {
-			kinds = append(kinds, k)
-		}
-	}
-	custom := make([]string, 0, len(s.Custom))
-	for k := range s.Custom {
-		custom = append(custom, k)
-	}
-	slices.Sort(custom)
-	return append(kinds, custom...)
-}
-
-// Kind returns the step's kind: a built-in kind name or a custom kind name, "" when none is
-// set. A step with several kinds (refused by Validate) reports the first of Kinds.
-func (s *Step) Kind() string {
-	if kinds := s.Kinds(); len(kinds) > 0 {
-		return kinds[0]
-	}
-	return ""
-}
-
 // stepFields maps each JSON key of Step's fields (Custom excluded) to its field index.
 func stepFields() map[string][]int {
 	return jsonFields(reflect.TypeFor[Step]())

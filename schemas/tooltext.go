@@ -80,32 +80,6 @@ func (v *validator) annotations(d *Definition) {
 	}
 }
 
-// ReachesOut reports whether a step can reach outside GoRunner: an http step, a child
-// workflow, an embedder's custom kind.
-func ReachesOut(steps []Step) bool {
-	return slices.IndexFunc(steps, reachesOut) >= 0
-}
-
-func reachesOut(s Step) bool {
-	switch s.Kind() {
-	case KindSet, KindHook, KindSleep, KindRun, KindFail:
-		return false
-	}
-	return true
-}
-
-// mayWrite reports whether a step may change something: an http request other than GET,
-// a run step, a child workflow, a hook (which consumes a payload), an embedder's custom kind.
-func mayWrite(s Step) bool {
-	switch s.Kind() {
-	case KindSet, KindSleep, KindFail:
-		return false
-	case KindHTTP:
-		return s.HTTP.Method != "" && s.HTTP.Method != "GET"
-	}
-	return true
-}
-
 func describeKind(s *Step) string {
 	if s.HTTP != nil && s.HTTP.Method != "" {
 		return fmt.Sprintf("http %s", s.HTTP.Method)

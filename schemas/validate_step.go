@@ -53,7 +53,7 @@ func (v *validator) kinds(p string, s *Step) {
 	kinds := s.Kinds()
 	switch len(kinds) {
 	case 0:
-		v.add(p, "step has no kind: give it one of %s", strings.Join(builtinKinds, ", "))
+		v.add(p, "step has no kind: give it one of %s", strings.Join(kindNames(), ", "))
 	case 1:
 	default:
 		v.add(p, "step has %d kinds (%s); exactly one is allowed", len(kinds), strings.Join(kinds, ", "))
