@@ -124,14 +124,25 @@ func newEnv(t *testing.T) *env {
 // the test reads the Location header instead.
 const redirectURI = "http://127.0.0.1:1/callback"
 
-// documentClient serves a Client ID Metadata Document on loopback and returns its URL.
+// documentClient serves a Client ID Metadata Document on loopback, for both grant types,
+// and returns its URL.
 func (e *env) documentClient(name string, redirects ...string) string {
+	return e.documentClientWith(name, map[string]any{"grant_types": []string{"authorization_code", "refresh_token"}}, redirects...)
+}
+
+// documentClientWith serves a Client ID Metadata Document with fields besides its ID,
+// name and redirect URIs.
+func (e *env) documentClientWith(name string, fields map[string]any, redirects ...string) string {
 	if len(redirects) == 0 {
 		redirects = []string{redirectURI}
 	}
 	id := e.clients.URL + "/" + strings.ReplaceAll(strings.ToLower(name), " ", "-") + ".json"
-	b, err := json.Marshal(map[string]any{"client_id": id, "client_name": name, "redirect_uris": redirects,
-		"token_endpoint_auth_method": "none"})
+	doc := map[string]any{"client_id": id, "client_name": name, "redirect_uris": redirects,
+		"token_endpoint_auth_method": "none"}
+	for k, v := range fields {
+		doc[k] = v
+	}
+	b, err := json.Marshal(doc)
 	require.NoError(e.t, err)
 	e.serveDocument(strings.TrimPrefix(id, e.clients.URL), string(b))
 	return id
