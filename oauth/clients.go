@@ -37,9 +37,9 @@ const (
 	// DefaultRegistrationsPerMinute is how many dynamic registrations one client address
 	// may make per minute.
 	DefaultRegistrationsPerMinute = 10
-	// MaxClients bounds the dynamically registered clients kept at once: past it,
+	// DefaultMaxClients bounds the dynamically registered clients kept at once: past it,
 	// registration answers 503 until the sweep deletes unused ones.
-	MaxClients = 10000
+	DefaultMaxClients = 10000
 	// UnusedClientTTL is how long a dynamically registered client is kept without a grant:
 	// the sweep deletes clients registered longer ago that hold none.
 	UnusedClientTTL = 24 * time.Hour

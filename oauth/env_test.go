@@ -62,13 +62,22 @@ type env struct {
 	admin   string // an admin token
 	clients *httptest.Server
 	docs    map[string]string // client metadata documents by path
+	caching map[string]string // their Cache-Control header by path
+	fetches map[string]int    // how often each was fetched
 	docsMu  sync.Mutex
 }
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
+	return newEnvWith(t, nil)
+}
+
+// newEnvWith is newEnv with the authorization server's config changed by tune.
+func newEnvWith(t *testing.T, tune func(*oauth.Config)) *env {
+	t.Helper()
 	ctx := context.Background()
-	e := &env{t: t, clock: &clock{t: time.Now()}, docs: map[string]string{}}
+	e := &env{t: t, clock: &clock{t: time.Now()}, docs: map[string]string{}, caching: map[string]string{},
+		fetches: map[string]int{}}
 	st, err := sqlitestore.Open(ctx, filepath.Join(t.TempDir(), "gorunner.db"))
 	require.NoError(t, err)
 	t.Cleanup(func() { st.Close() })
@@ -95,7 +104,11 @@ func newEnv(t *testing.T) *env {
 
 	srv := httptest.NewUnstartedServer(nil)
 	e.url = "http://" + srv.Listener.Addr().String()
-	e.oauth, err = oauth.New(st, e.auth, &oauth.Config{PublicURL: e.url, Now: e.clock.now})
+	cfg := &oauth.Config{PublicURL: e.url, Now: e.clock.now}
+	if tune != nil {
+		tune(cfg)
+	}
+	e.oauth, err = oauth.New(st, e.auth, cfg)
 	require.NoError(t, err)
 	a, err := api.New(api.Config{Catalog: cat, Auth: e.auth, Engine: eng, Idempotency: idem, MCP: m.HTTPHandler(),
 		Public: mcpserver.MetadataHandlers(e.url, &mcpserver.AuthorizationServer{Issuer: e.oauth.Issuer(), Scopes: oauth.ResourceScopes()}),
@@ -108,10 +121,15 @@ func newEnv(t *testing.T) *env {
 	e.clients = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		e.docsMu.Lock()
 		doc, ok := e.docs[r.URL.Path]
+		e.fetches[r.URL.Path]++
+		caching := e.caching[r.URL.Path]
 		e.docsMu.Unlock()
 		if !ok {
 			http.NotFound(w, r)
 			return
+		}
+		if caching != "" {
+			w.Header().Set("Cache-Control", caching)
 		}
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = io.WriteString(w, doc)

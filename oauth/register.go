@@ -36,7 +36,7 @@ func (s *Server) registerClient(w http.ResponseWriter, r *http.Request) {
 		ResponseTypes: []string{"code"}, TokenEndpointAuthMethod: "none"})
 }
 
-// checkRoom refuses a registration while MaxClients clients are registered, after a due
+// checkRoom refuses a registration while Config.MaxClients clients are registered, after a due
 // sweep had its chance to delete unused ones.
 func (s *Server) checkRoom(ctx context.Context) *oauthError {
 	s.sweepIfDue(ctx)
@@ -44,7 +44,7 @@ func (s *Server) checkRoom(ctx context.Context) *oauthError {
 	if err != nil {
 		return internal(err)
 	}
-	if n >= MaxClients {
+	if n >= s.cfg.MaxClients {
 		e := newError(errTemporarilyUnavailable, "too many registered clients; try again later")
 		e.retryAfter = SweepInterval
 		return e

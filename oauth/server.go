@@ -76,6 +76,9 @@ type Config struct {
 	// RegistrationsPerMinute bounds dynamic registrations per client address; default
 	// DefaultRegistrationsPerMinute.
 	RegistrationsPerMinute int
+	// MaxClients bounds the dynamically registered clients kept at once; default
+	// DefaultMaxClients.
+	MaxClients int
 }
 
 func (c *Config) withDefaults() Config {
@@ -91,6 +94,9 @@ func (c *Config) withDefaults() Config {
 	}
 	if out.RegistrationsPerMinute == 0 {
 		out.RegistrationsPerMinute = DefaultRegistrationsPerMinute
+	}
+	if out.MaxClients == 0 {
+		out.MaxClients = DefaultMaxClients
 	}
 	return out
 }

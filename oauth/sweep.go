@@ -60,7 +60,7 @@ func (s *Server) Sweep(ctx context.Context) error {
 			errs = append(errs, fmt.Errorf("sweeping grant %q: %w", g.ID, err))
 		}
 	}
-	old, err := s.store.ClientsCreatedBefore(ctx, now.Add(-UnusedClientTTL), MaxClients)
+	old, err := s.store.ClientsCreatedBefore(ctx, now.Add(-UnusedClientTTL), s.cfg.MaxClients)
 	if err != nil {
 		return errors.Join(append(errs, fmt.Errorf("sweeping clients: %w", err))...)
 	}
