@@ -172,17 +172,9 @@ func (s *Server) exchange(ctx context.Context, form url.Values, client *clientIn
 		return nil, newError(errInvalidRequest, "code_verifier must be 43 to 128 unreserved characters")
 	}
 	grantID := newID()
-	c, err := s.store.ExchangeCode(ctx, hash(code), grantID)
-	switch {
-	case errors.Is(err, ErrNotFound):
-		return nil, newError(errInvalidGrant, "the authorization code is not valid")
-	case errors.Is(err, ErrCodeUsed):
-		if rerr := s.revokeGrant(ctx, c.GrantID); rerr != nil && !errors.Is(rerr, ErrNotFound) {
-			return nil, internal(rerr)
-		}
-		return nil, errCodeReplayed
-	case err != nil:
-		return nil, internal(err)
+	c, e := s.useCode(ctx, code, grantID)
+	if e != nil {
+		return nil, e
 	}
 	if e := s.checkCode(c, form, client.ID, verifier); e != nil {
 		return nil, e
@@ -207,6 +199,24 @@ func (s *Server) exchange(ctx context.Context, form url.Values, client *clientIn
 		refresh = "" // the grant keeps a refresh token nobody holds
 	}
 	return s.tokenResponse(access, refresh, scopes, ttl), nil
+}
+
+// useCode marks a code used by grantID; a code used before revokes the grant of its
+// first use.
+func (s *Server) useCode(ctx context.Context, code, grantID string) (*Code, *oauthError) {
+	c, err := s.store.ExchangeCode(ctx, hash(code), grantID)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return nil, newError(errInvalidGrant, "the authorization code is not valid")
+	case errors.Is(err, ErrCodeUsed):
+		if rerr := s.revokeGrant(ctx, c.GrantID); rerr != nil && !errors.Is(rerr, ErrNotFound) {
+			return nil, internal(rerr)
+		}
+		return nil, errCodeReplayed
+	case err != nil:
+		return nil, internal(err)
+	}
+	return c, nil
 }
 
 // errCodeReplayed answers the reuse of an authorization code.
@@ -265,30 +275,16 @@ func (s *Server) refresh(ctx context.Context, form url.Values, clientID string) 
 	if old == "" {
 		return nil, newError(errInvalidRequest, "refresh_token is required")
 	}
-	g, err := s.store.GrantByRefresh(ctx, hash(old))
-	switch {
-	case errors.Is(err, ErrNotFound):
-		return nil, newError(errInvalidGrant, "the refresh token is not valid")
-	case err != nil:
-		return nil, internal(err)
-	case g.ClientID != clientID:
-		return nil, newError(errInvalidGrant, "the refresh token was issued to another client")
-	case subtle.ConstantTimeCompare(g.RefreshHash, hash(old)) != 1:
-		return nil, s.reused(ctx, g.ID)
-	case !s.cfg.Now().Before(g.RefreshExpiresAt):
-		return nil, newError(errInvalidGrant, "the refresh token expired")
+	g, e := s.refreshedGrant(ctx, old, clientID)
+	if e != nil {
+		return nil, e
 	}
 	scopes, e := narrow(g.Scope, form.Get("scope"))
 	if e != nil {
 		return nil, e
 	}
-	ttl, e := s.approverTTL(ctx, g.PrincipalID)
+	ttl, e := s.grantApproverTTL(ctx, g)
 	if e != nil {
-		if e.Code == errInvalidGrant {
-			if err := s.revokeGrant(ctx, g.ID); err != nil && !errors.Is(err, ErrNotFound) {
-				return nil, internal(err)
-			}
-		}
 		return nil, e
 	}
 	access, tok, err := s.issueAccess(ctx, g.ClientName, scopes, ttl)
@@ -319,6 +315,36 @@ func (s *Server) refresh(ctx context.Context, form url.Values, clientID string) 
 		s.log.ErrorContext(ctx, "revoking replaced access tokens failed", "grant", g.ID, "error", err)
 	}
 	return s.tokenResponse(access, next, scopes, ttl), nil
+}
+
+// refreshedGrant is the grant whose current refresh token old is, issued to clientID.
+func (s *Server) refreshedGrant(ctx context.Context, old, clientID string) (*Grant, *oauthError) {
+	g, err := s.store.GrantByRefresh(ctx, hash(old))
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return nil, newError(errInvalidGrant, "the refresh token is not valid")
+	case err != nil:
+		return nil, internal(err)
+	case g.ClientID != clientID:
+		return nil, newError(errInvalidGrant, "the refresh token was issued to another client")
+	case subtle.ConstantTimeCompare(g.RefreshHash, hash(old)) != 1:
+		return nil, s.reused(ctx, g.ID)
+	case !s.cfg.Now().Before(g.RefreshExpiresAt):
+		return nil, newError(errInvalidGrant, "the refresh token expired")
+	}
+	return g, nil
+}
+
+// grantApproverTTL is approverTTL for a grant being refreshed: a grant whose approver's
+// token is gone is dead, and revoked.
+func (s *Server) grantApproverTTL(ctx context.Context, g *Grant) (time.Duration, *oauthError) {
+	ttl, e := s.approverTTL(ctx, g.PrincipalID)
+	if e != nil && e.Code == errInvalidGrant {
+		if err := s.revokeGrant(ctx, g.ID); err != nil && !errors.Is(err, ErrNotFound) {
+			return 0, internal(err)
+		}
+	}
+	return ttl, e
 }
 
 // reused revokes a grant whose old refresh token came back.
