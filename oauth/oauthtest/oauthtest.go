@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -28,6 +29,7 @@ func Run(t *testing.T, newStore func(t *testing.T) oauth.Store) {
 		{"CodeExchangedOnce", testCodeExchangedOnce},
 		{"CodeExchangeRace", testCodeExchangeRace},
 		{"GrantOfReplayedCode", testGrantOfReplayedCode},
+		{"GrantReplayRace", testGrantReplayRace},
 		{"GrantByToken", testGrantByToken},
 		{"GrantsByPrincipal", testGrantsByPrincipal},
 		{"RefreshRotation", testRefreshRotation},
@@ -177,6 +179,37 @@ func testGrantOfReplayedCode(t *testing.T, s oauth.Store) {
 		got, err := s.GrantByID(ctx, tc.grant)
 		require.NoError(t, err)
 		require.Nil(t, got.Code, "the code is not stored")
+	}
+}
+
+// testGrantReplayRace races a replay of a code against storing the grant of its first
+// exchange: either the grant is refused, or it is stored before the replay, which then
+// finds it to revoke. Never a grant the replay cannot see.
+func testGrantReplayRace(t *testing.T, s oauth.Store) {
+	ctx := context.Background()
+	for i := range 20 {
+		secret, id := fmt.Sprintf("race-%d", i), fmt.Sprintf("g%d", i)
+		require.NoError(t, s.CreateCode(ctx, newCode(secret, base.Add(time.Minute))))
+		_, err := s.ExchangeCode(ctx, hashOf(secret), id)
+		require.NoError(t, err)
+		g := newGrant(id, "p1", base)
+		g.Code = hashOf(secret)
+		var created, replayed, seen error
+		var wg sync.WaitGroup
+		wg.Go(func() { created = s.CreateGrant(ctx, g) })
+		wg.Go(func() {
+			var c *oauth.Code
+			if c, replayed = s.ExchangeCode(ctx, hashOf(secret), "replay"); errors.Is(replayed, oauth.ErrCodeUsed) {
+				_, seen = s.GrantByID(ctx, c.GrantID)
+			}
+		})
+		wg.Wait()
+		require.ErrorIs(t, replayed, oauth.ErrCodeUsed)
+		if created != nil {
+			require.ErrorIs(t, created, oauth.ErrCodeUsed)
+			continue
+		}
+		require.NoError(t, seen, "a stored grant is visible to the replay that follows it")
 	}
 }
 
