@@ -81,8 +81,8 @@ func isDocumentID(id string) bool {
 	return strings.HasPrefix(id, "https://") || strings.HasPrefix(id, "http://")
 }
 
-// resolveClient finds a client by its client_id: it fetches the metadata document of a
-// URL client_id, or looks a registered client up. An unusable client is an *errClient.
+// resolveClient finds a client by its client_id: it fetches (or takes from the cache) the
+// metadata document of a URL client_id, or looks a registered client up. An unusable client is an *errClient.
 func (s *Server) resolveClient(ctx context.Context, id string) (*clientInfo, error) {
 	if id == "" {
 		return nil, clientErrorf("the request names no client_id")

@@ -24,7 +24,8 @@ var (
 const CodeRetention = 10 * time.Minute
 
 // Client is a client registered with RFC 7591 dynamic registration. Clients identified by
-// a Client ID Metadata Document are not stored: their document is fetched when needed.
+// a Client ID Metadata Document are not stored: their document is fetched when needed,
+// and kept in memory for a while (see documentTTL).
 type Client struct {
 	ID           string
 	Name         string
