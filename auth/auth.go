@@ -148,6 +148,20 @@ func (s *Service) Authenticate(ctx context.Context, secret string) (Principal, e
 	return p, nil
 }
 
+// Lookup finds a live token by ID: unknown or revoked → ErrNotFound, expired →
+// ErrUnauthorized. Unlike Authenticate it never answers from memory, so that what was
+// approved with a token (OAuth grants) ends as soon as the token does.
+func (s *Service) Lookup(ctx context.Context, id string) (*Token, error) {
+	t, err := s.store.TokenByID(ctx, id)
+	if err != nil {
+		return nil, fmt.Errorf("looking up token %q: %w", id, err)
+	}
+	if t.Expired(s.now()) {
+		return nil, fmt.Errorf("looking up token %q: %w", id, ErrUnauthorized)
+	}
+	return t, nil
+}
+
 // FromRequest reads the bearer token of r and authenticates it.
 func (s *Service) FromRequest(r *http.Request) (Principal, error) {
 	h := r.Header.Get("Authorization")

@@ -91,3 +91,22 @@ func TestAuthenticateWhileTheStoreIsDown(t *testing.T) {
 	_, err = s.Authenticate(ctx, seenSecret)
 	require.NoError(t, err, "the store answers again")
 }
+
+// TestLookup: a token found by ID is live: revoked → ErrNotFound, expired → ErrUnauthorized.
+func TestLookup(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, _, now := newService(t)
+	tok, _, err := s.Issue(ctx, auth.IssueParams{Name: "console", Scopes: auth.AdminScopes(), ExpiresIn: time.Hour})
+	require.NoError(t, err)
+	got, err := s.Lookup(ctx, tok.ID)
+	require.NoError(t, err)
+	require.Equal(t, tok.ID, got.ID)
+
+	*now = now.Add(time.Hour)
+	_, err = s.Lookup(ctx, tok.ID)
+	require.ErrorIs(t, err, auth.ErrUnauthorized, "expired")
+	require.NoError(t, s.Revoke(ctx, tok.ID))
+	_, err = s.Lookup(ctx, tok.ID)
+	require.ErrorIs(t, err, auth.ErrNotFound, "revoked")
+}

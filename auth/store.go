@@ -32,6 +32,8 @@ type Store interface {
 	CreateToken(ctx context.Context, t *Token) error
 	// TokenByHash finds a token by the SHA-256 of its secret; none → ErrNotFound.
 	TokenByHash(ctx context.Context, hash []byte) (*Token, error)
+	// TokenByID finds a token by its ID; none → ErrNotFound.
+	TokenByID(ctx context.Context, id string) (*Token, error)
 	// ListTokens lists tokens oldest first.
 	ListTokens(ctx context.Context) ([]*Token, error)
 	// DeleteToken revokes a token; unknown → ErrNotFound.

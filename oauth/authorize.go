@@ -44,8 +44,10 @@ func (a authRequest) values() []string {
 	return []string{a.ClientID, a.RedirectURI, a.ResponseType, a.State, a.Challenge, a.Method, a.Scope, a.Resource}
 }
 
-// checkedRequest is an authorization request whose client and redirect URI are verified:
-// from here on, errors go back to the client's redirect URI.
+// checkedRequest is an authorization request whose client and redirect URI are verified.
+// Verified is not trusted: anyone can publish a metadata document or register a client
+// naming any redirect URI, so an error found before the person saw the consent page
+// (which names the redirect host) is shown, never redirected (RFC 9700 §4.11.2).
 type checkedRequest struct {
 	authRequest
 	client *clientInfo
@@ -141,7 +143,7 @@ func (s *Server) showAuthorize(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if e := s.checkRequest(q, cr); e != nil {
-		s.redirectError(w, r, cr, e)
+		s.requestFailure(w, e)
 		return
 	}
 	csrf, err := secret("")
@@ -172,7 +174,7 @@ func (s *Server) submitAuthorize(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if e := s.checkRequest(form, cr); e != nil {
-		s.redirectError(w, r, cr, e)
+		s.requestFailure(w, e)
 		return
 	}
 	if form.Get("action") != "approve" {
@@ -275,6 +277,13 @@ func (s *Server) redirect(w http.ResponseWriter, r *http.Request, cr *checkedReq
 
 func (s *Server) redirectError(w http.ResponseWriter, r *http.Request, cr *checkedRequest, e *oauthError) {
 	s.redirect(w, r, cr, url.Values{"error": {e.Code}, "error_description": {e.Description}})
+}
+
+// requestFailure shows an invalid authorization request's error on a page: sending it to
+// the redirect URI unasked would make the authorize endpoint an open redirector to any
+// URI a self-described client names.
+func (s *Server) requestFailure(w http.ResponseWriter, e *oauthError) {
+	s.fatal(w, http.StatusBadRequest, "The application's request is not valid ("+e.Code+"): "+e.Description+".")
 }
 
 // clientFailure shows why the client or its redirect URI cannot be used.

@@ -37,6 +37,12 @@ const (
 	// DefaultRegistrationsPerMinute is how many dynamic registrations one client address
 	// may make per minute.
 	DefaultRegistrationsPerMinute = 10
+	// DefaultMaxClients bounds the dynamically registered clients kept at once: past it,
+	// registration answers 503 until the sweep deletes unused ones.
+	DefaultMaxClients = 10000
+	// UnusedClientTTL is how long a dynamically registered client is kept without a grant:
+	// the sweep deletes clients registered longer ago that hold none.
+	UnusedClientTTL = 24 * time.Hour
 )
 
 const (
@@ -75,8 +81,8 @@ func isDocumentID(id string) bool {
 	return strings.HasPrefix(id, "https://") || strings.HasPrefix(id, "http://")
 }
 
-// resolveClient finds a client by its client_id: it fetches the metadata document of a
-// URL client_id, or looks a registered client up. An unusable client is an *errClient.
+// resolveClient finds a client by its client_id: it fetches (or takes from the cache) the
+// metadata document of a URL client_id, or looks a registered client up. An unusable client is an *errClient.
 func (s *Server) resolveClient(ctx context.Context, id string) (*clientInfo, error) {
 	if id == "" {
 		return nil, clientErrorf("the request names no client_id")
@@ -125,11 +131,15 @@ type clientDocument struct {
 	TokenEndpointAuthMethod string   `json:"token_endpoint_auth_method"`
 }
 
-// fetchClientDocument fetches and checks the metadata document a client_id URL names.
+// fetchClientDocument fetches and checks the metadata document a client_id URL names, or
+// takes it from the cache (see documentTTL).
 func (s *Server) fetchClientDocument(ctx context.Context, id string) (*clientInfo, error) {
 	u, err := s.checkDocumentID(id)
 	if err != nil {
 		return nil, err
+	}
+	if c, ok := s.docs.get(id, s.cfg.Now()); ok {
+		return c, nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, ClientDocumentTimeout)
 	defer cancel()
@@ -171,17 +181,20 @@ func (s *Server) fetchClientDocument(ctx context.Context, id string) (*clientInf
 	if m := doc.TokenEndpointAuthMethod; m != "" && m != "none" {
 		return nil, clientErrorf("the client's metadata document asks for token_endpoint_auth_method %q; GoRunner supports public clients (none)", m)
 	}
-	c, err := s.checkMetadata(doc, u.Host)
+	// RFC 7591 §2: no grant_types means authorization_code only, so no refresh tokens.
+	c, err := s.checkMetadata(doc, u.Host, []string{grantAuthorizationCode})
 	if err != nil {
 		return nil, err
 	}
 	c.ID = id
-	return &clientInfo{Client: *c, document: true}, nil
+	ci := &clientInfo{Client: *c, document: true}
+	s.docs.put(id, ci, documentTTL(resp.Header), s.cfg.Now())
+	return ci, nil
 }
 
 // checkMetadata checks the redirect URIs, name and grant types of a client and fills in
-// the defaults: the name falls back to fallbackName, the grant types to both.
-func (s *Server) checkMetadata(doc clientDocument, fallbackName string) (*Client, error) {
+// the defaults: the name falls back to fallbackName, the grant types to defaultGrants.
+func (s *Server) checkMetadata(doc clientDocument, fallbackName string, defaultGrants []string) (*Client, error) {
 	if len(doc.RedirectURIs) == 0 || len(doc.RedirectURIs) > MaxRedirectURIs {
 		return nil, redirectErrorf("a client needs 1 to %d redirect_uris", MaxRedirectURIs)
 	}
@@ -199,7 +212,7 @@ func (s *Server) checkMetadata(doc clientDocument, fallbackName string) (*Client
 	}
 	grants := doc.GrantTypes
 	if len(grants) == 0 {
-		grants = []string{grantAuthorizationCode, grantRefreshToken}
+		grants = defaultGrants
 	}
 	for _, g := range grants {
 		if g != grantAuthorizationCode && g != grantRefreshToken {

@@ -42,13 +42,22 @@ type env struct {
 	admin   string // an admin token
 	clients *httptest.Server
 	docs    map[string]string // client metadata documents by path
+	caching map[string]string // their Cache-Control header by path
+	fetches map[string]int    // how often each was fetched
 	docsMu  sync.Mutex
 }
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
+	return newEnvWith(t, nil)
+}
+
+// newEnvWith is newEnv with the authorization server's config changed by tune.
+func newEnvWith(t *testing.T, tune func(*oauth.Config)) *env {
+	t.Helper()
 	ctx := context.Background()
-	e := &env{t: t, clock: stacktest.NewClock(time.Now()), docs: map[string]string{}}
+	e := &env{t: t, clock: stacktest.NewClock(time.Now()), docs: map[string]string{}, caching: map[string]string{},
+		fetches: map[string]int{}}
 	s := stacktest.New(t, stacktest.Config{Now: e.clock.Now, Runner: runner.Config{PollInterval: 20 * time.Millisecond}})
 	st, cat, eng := s.Store, s.Catalog, s.Engine
 	e.store, e.auth, e.admin = st, s.Auth, s.AdminToken
@@ -63,7 +72,11 @@ func newEnv(t *testing.T) *env {
 
 	srv := httptest.NewUnstartedServer(nil)
 	e.url = "http://" + srv.Listener.Addr().String()
-	e.oauth, err = oauth.New(st, e.auth, &oauth.Config{PublicURL: e.url, Now: e.clock.Now})
+	cfg := &oauth.Config{PublicURL: e.url, Now: e.clock.Now}
+	if tune != nil {
+		tune(cfg)
+	}
+	e.oauth, err = oauth.New(st, e.auth, cfg)
 	require.NoError(t, err)
 	a, err := api.New(api.Config{Catalog: cat, Auth: e.auth, Engine: eng, Idempotency: s.Idempotency, MCP: m.HTTPHandler(),
 		Public: mcpserver.MetadataHandlers(e.url, &mcpserver.AuthorizationServer{Issuer: e.oauth.Issuer(), Scopes: oauth.ResourceScopes()}),
@@ -76,10 +89,15 @@ func newEnv(t *testing.T) *env {
 	e.clients = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		e.docsMu.Lock()
 		doc, ok := e.docs[r.URL.Path]
+		e.fetches[r.URL.Path]++
+		caching := e.caching[r.URL.Path]
 		e.docsMu.Unlock()
 		if !ok {
 			http.NotFound(w, r)
 			return
+		}
+		if caching != "" {
+			w.Header().Set("Cache-Control", caching)
 		}
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = io.WriteString(w, doc)
@@ -92,14 +110,25 @@ func newEnv(t *testing.T) *env {
 // the test reads the Location header instead.
 const redirectURI = "http://127.0.0.1:1/callback"
 
-// documentClient serves a Client ID Metadata Document on loopback and returns its URL.
+// documentClient serves a Client ID Metadata Document on loopback, for both grant types,
+// and returns its URL.
 func (e *env) documentClient(name string, redirects ...string) string {
+	return e.documentClientWith(name, map[string]any{"grant_types": []string{"authorization_code", "refresh_token"}}, redirects...)
+}
+
+// documentClientWith serves a Client ID Metadata Document with fields besides its ID,
+// name and redirect URIs.
+func (e *env) documentClientWith(name string, fields map[string]any, redirects ...string) string {
 	if len(redirects) == 0 {
 		redirects = []string{redirectURI}
 	}
 	id := e.clients.URL + "/" + strings.ReplaceAll(strings.ToLower(name), " ", "-") + ".json"
-	b, err := json.Marshal(map[string]any{"client_id": id, "client_name": name, "redirect_uris": redirects,
-		"token_endpoint_auth_method": "none"})
+	doc := map[string]any{"client_id": id, "client_name": name, "redirect_uris": redirects,
+		"token_endpoint_auth_method": "none"}
+	for k, v := range fields {
+		doc[k] = v
+	}
+	b, err := json.Marshal(doc)
 	require.NoError(e.t, err)
 	e.serveDocument(strings.TrimPrefix(id, e.clients.URL), string(b))
 	return id

@@ -2,6 +2,7 @@ package oauth
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -35,6 +36,22 @@ func (s *Server) registerClient(w http.ResponseWriter, r *http.Request) {
 		ResponseTypes: []string{"code"}, TokenEndpointAuthMethod: "none"})
 }
 
+// checkRoom refuses a registration while Config.MaxClients clients are registered, after a due
+// sweep had its chance to delete unused ones.
+func (s *Server) checkRoom(ctx context.Context) *oauthError {
+	s.sweepIfDue(ctx)
+	n, err := s.store.CountClients(ctx)
+	if err != nil {
+		return internal(err)
+	}
+	if n >= s.cfg.MaxClients {
+		e := newError(errTemporarilyUnavailable, "too many registered clients; try again later")
+		e.retryAfter = SweepInterval
+		return e
+	}
+	return nil
+}
+
 func (s *Server) registration(r *http.Request) (*Client, *oauthError) {
 	if r.Method != http.MethodPost {
 		return nil, newError(errInvalidRequest, "register with POST")
@@ -61,13 +78,17 @@ func (s *Server) registration(r *http.Request) (*Client, *oauthError) {
 	if err := json.NewDecoder(bytes.NewReader(body)).Decode(&doc); err != nil {
 		return nil, newError(errInvalidClientMetadata, "the body must be a JSON object: "+err.Error())
 	}
-	c, err := s.checkMetadata(doc, "Unnamed client")
+	// The answer names the grant types, so a client that named none learns it may refresh.
+	c, err := s.checkMetadata(doc, "Unnamed client", []string{grantAuthorizationCode, grantRefreshToken})
 	if err != nil {
 		code := errInvalidClientMetadata
 		if ce := (*errClient)(nil); errors.As(err, &ce) && ce.redirect {
 			code = errInvalidRedirectURI
 		}
 		return nil, newError(code, err.Error())
+	}
+	if e := s.checkRoom(r.Context()); e != nil {
+		return nil, e
 	}
 	c.ID, c.CreatedAt = newID(), s.cfg.Now().UTC()
 	if err := s.store.CreateClient(r.Context(), c); err != nil {

@@ -54,10 +54,12 @@ var (
 	ErrInvalidPublicURL = errors.New("the public URL must be an absolute http or https URL without query or fragment")
 )
 
-// Tokens is what oauth needs from auth: signing people in with their token, and issuing
-// and revoking the access tokens of grants. *auth.Service is one.
+// Tokens is what oauth needs from auth: signing people in with their token, checking that
+// the token that approved a grant still lives, and issuing and revoking the access tokens
+// of grants. *auth.Service is one.
 type Tokens interface {
 	Authenticate(ctx context.Context, secret string) (auth.Principal, error)
+	Lookup(ctx context.Context, id string) (*auth.Token, error)
 	Issue(ctx context.Context, p auth.IssueParams) (*auth.Token, string, error)
 	Revoke(ctx context.Context, id string) error
 }
@@ -74,6 +76,9 @@ type Config struct {
 	// RegistrationsPerMinute bounds dynamic registrations per client address; default
 	// DefaultRegistrationsPerMinute.
 	RegistrationsPerMinute int
+	// MaxClients bounds the dynamically registered clients kept at once; default
+	// DefaultMaxClients.
+	MaxClients int
 }
 
 func (c *Config) withDefaults() Config {
@@ -89,6 +94,9 @@ func (c *Config) withDefaults() Config {
 	}
 	if out.RegistrationsPerMinute == 0 {
 		out.RegistrationsPerMinute = DefaultRegistrationsPerMinute
+	}
+	if out.MaxClients == 0 {
+		out.MaxClients = DefaultMaxClients
 	}
 	return out
 }
@@ -113,6 +121,8 @@ type Server struct {
 	fetch    *http.Client
 	register *limiter
 	page     *template.Template
+	docs     *docCache
+	sweeper  sweeper
 }
 
 // New returns a Server issuing tokens through tokens and keeping its state in store.
@@ -124,7 +134,7 @@ func New(store Store, tokens Tokens, cfg *Config) (*Server, error) {
 	}
 	s := &Server{store: store, tokens: tokens, cfg: c, log: c.Logger, issuer: u.String(),
 		resource: u.String() + "/mcp", loopback: isLoopbackHost(u.Hostname()),
-		register: newLimiter(c.RegistrationsPerMinute, time.Minute), page: pageTemplate}
+		register: newLimiter(c.RegistrationsPerMinute, time.Minute), page: pageTemplate, docs: newDocCache()}
 	s.fetch = newFetchClient(s.loopback)
 	return s, nil
 }

@@ -11,7 +11,8 @@ var (
 	// ErrNotFound means no such client, code, grant, refresh token or sign-in code.
 	ErrNotFound = errors.New("not found")
 	// ErrCodeUsed means an authorization code that was already exchanged; the code comes
-	// back with it, its GrantID naming the grant the first exchange made.
+	// back with it, its GrantID naming the grant the first exchange made. From CreateGrant,
+	// it means the code the grant was exchanged for was replayed meanwhile.
 	ErrCodeUsed = errors.New("authorization code already used")
 	// ErrRefreshReused means a refresh token that was already rotated away; the grant comes
 	// back with it so that the caller can revoke it whole.
@@ -23,7 +24,8 @@ var (
 const CodeRetention = 10 * time.Minute
 
 // Client is a client registered with RFC 7591 dynamic registration. Clients identified by
-// a Client ID Metadata Document are not stored: their document is fetched when needed.
+// a Client ID Metadata Document are not stored: their document is fetched when needed,
+// and kept in memory for a while (see documentTTL).
 type Client struct {
 	ID           string
 	Name         string
@@ -61,6 +63,9 @@ type Grant struct {
 	RefreshHash      []byte // the current refresh token's SHA-256
 	RefreshExpiresAt time.Time
 	TokenIDs         []string // the GoRunner access tokens the grant holds
+	// Code is the SHA-256 of the authorization code exchanged for the grant, for
+	// CreateGrant to check; it is not stored and reads back nil.
+	Code []byte
 }
 
 // SignInCode is a one-time code `gorunner auth approve` prints, which signs a person in on
@@ -89,19 +94,33 @@ type Store interface {
 	CreateClient(ctx context.Context, c *Client) error
 	// ClientByID finds a registered client; none → ErrNotFound.
 	ClientByID(ctx context.Context, id string) (*Client, error)
+	// CountClients counts registered clients.
+	CountClients(ctx context.Context) (int, error)
+	// ClientsCreatedBefore lists the IDs of at most limit clients registered before t,
+	// oldest first.
+	ClientsCreatedBefore(ctx context.Context, t time.Time, limit int) ([]string, error)
+	// DeleteClient deletes a registered client; none → ErrNotFound.
+	DeleteClient(ctx context.Context, id string) error
 
 	// CreateCode stores an authorization code. It may drop codes that expired more than
 	// CodeRetention before c.ExpiresAt.
 	CreateCode(ctx context.Context, c *Code) error
 	// ExchangeCode marks the code with hash as used by grantID and returns it, atomically:
-	// of two exchanges only one succeeds. Already used → the code and ErrCodeUsed;
-	// unknown → ErrNotFound. Expiry is the caller's to check.
+	// of two exchanges only one succeeds. Already used → the code and ErrCodeUsed, and the
+	// code is deleted, so that the grant of the first exchange can no longer be stored (see
+	// CreateGrant) and a later use is ErrNotFound; unknown → ErrNotFound. Expiry is the
+	// caller's to check.
 	ExchangeCode(ctx context.Context, hash []byte, grantID string) (*Code, error)
 
-	// CreateGrant stores g with its first refresh token and access tokens.
+	// CreateGrant stores g with its first refresh token and access tokens. When g.Code is
+	// set, it does so atomically only while that code is still marked used by g.ID:
+	// replayed (deleted) meanwhile → ErrCodeUsed, nothing stored.
 	CreateGrant(ctx context.Context, g *Grant) error
 	// GrantByID finds a grant; none → ErrNotFound.
 	GrantByID(ctx context.Context, id string) (*Grant, error)
+	// GrantByToken finds the grant holding the access token with ID tokenID; none →
+	// ErrNotFound.
+	GrantByToken(ctx context.Context, tokenID string) (*Grant, error)
 	// GrantByRefresh finds the grant of a refresh token, current or rotated away; none →
 	// ErrNotFound.
 	GrantByRefresh(ctx context.Context, hash []byte) (*Grant, error)

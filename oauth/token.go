@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/gorunner/gorunner/auth"
 )
@@ -27,7 +28,7 @@ type tokenResponse struct {
 	AccessToken  string `json:"access_token"`
 	TokenType    string `json:"token_type"`
 	ExpiresIn    int    `json:"expires_in"`
-	RefreshToken string `json:"refresh_token"`
+	RefreshToken string `json:"refresh_token,omitempty"`
 	Scope        string `json:"scope"`
 }
 
@@ -72,27 +73,20 @@ func clientOf(r *http.Request, form url.Values) (string, *oauthError) {
 	return id, nil
 }
 
-// checkClientID refuses a client_id that names no client: a registered client not in the
-// store, or a URL that is not a valid Client ID Metadata Document address.
-func (s *Server) checkClientID(ctx context.Context, r *http.Request, id string) (*Client, *oauthError) {
-	invalid := func(msg string) *oauthError {
-		e := newError(errInvalidClient, msg)
+// tokenClient resolves the client_id of a token request: a registered client, or the
+// (cached) metadata document of a URL client_id. One that names no usable client →
+// invalid_client.
+func (s *Server) tokenClient(ctx context.Context, r *http.Request, id string) (*clientInfo, *oauthError) {
+	c, err := s.resolveClient(ctx, id)
+	var ce *errClient
+	switch {
+	case errors.As(err, &ce):
+		e := newError(errInvalidClient, ce.msg)
 		if _, _, ok := r.BasicAuth(); ok {
 			e.status = http.StatusUnauthorized
 		}
-		return e
-	}
-	if isDocumentID(id) {
-		if _, err := s.checkDocumentID(id); err != nil {
-			return nil, invalid(err.Error())
-		}
-		return nil, nil
-	}
-	c, err := s.store.ClientByID(ctx, id)
-	if errors.Is(err, ErrNotFound) {
-		return nil, invalid(fmt.Sprintf("client %q is not registered", id))
-	}
-	if err != nil {
+		return nil, e
+	case err != nil:
 		return nil, internal(err)
 	}
 	return c, nil
@@ -124,25 +118,50 @@ func (s *Server) grant(w http.ResponseWriter, r *http.Request) (*tokenResponse, 
 	if e != nil {
 		return nil, e
 	}
-	client, e := s.checkClientID(r.Context(), r, clientID)
+	client, e := s.tokenClient(r.Context(), r, clientID)
 	if e != nil {
 		return nil, e
 	}
-	if client != nil && !client.allows(grantType) {
+	if !client.allows(grantType) {
 		return nil, newError(errUnauthorizedClient, "the client did not register the "+grantType+" grant")
 	}
 	if res := form.Get("resource"); res != "" && res != s.resource {
 		return nil, newError(errInvalidTarget, "resource must be "+s.resource)
 	}
+	s.sweepIfDue(r.Context())
 	if grantType == grantAuthorizationCode {
-		return s.exchange(r.Context(), form, clientID)
+		return s.exchange(r.Context(), form, client)
 	}
 	return s.refresh(r.Context(), form, clientID)
 }
 
+// approverTTL checks that the token that approved a grant still lives, and answers how
+// long an access token issued under the grant may: AccessTTL, cut to that token's end. A
+// grant outlives neither the revocation nor the expiry of its approver's token. Grants
+// approved with a one-time sign-in code belong to the local principal, which has no token.
+func (s *Server) approverTTL(ctx context.Context, principalID string) (time.Duration, *oauthError) {
+	if principalID == auth.Local().ID {
+		return AccessTTL, nil
+	}
+	t, err := s.tokens.Lookup(ctx, principalID)
+	ttl := AccessTTL
+	if err == nil && t.ExpiresAt != nil {
+		ttl = min(ttl, t.ExpiresAt.Sub(s.cfg.Now()))
+	}
+	switch {
+	case errors.Is(err, auth.ErrNotFound) || errors.Is(err, auth.ErrUnauthorized) || (err == nil && ttl <= 0):
+		return 0, newError(errInvalidGrant, "the token that approved the grant was revoked or has expired")
+	case err != nil:
+		return 0, internal(err)
+	}
+	return ttl, nil
+}
+
 // exchange trades an authorization code for tokens. The code is used up by the first
-// attempt, right or wrong; a second attempt revokes what the first one got.
-func (s *Server) exchange(ctx context.Context, form url.Values, clientID string) (*tokenResponse, *oauthError) {
+// attempt, right or wrong; a second attempt revokes what the first one got, also when the
+// first is still under way: the replay deletes the code, and a grant is stored only while
+// its code is there (Store.CreateGrant).
+func (s *Server) exchange(ctx context.Context, form url.Values, client *clientInfo) (*tokenResponse, *oauthError) {
 	code, verifier := form.Get("code"), form.Get("code_verifier")
 	switch {
 	case code == "":
@@ -153,6 +172,38 @@ func (s *Server) exchange(ctx context.Context, form url.Values, clientID string)
 		return nil, newError(errInvalidRequest, "code_verifier must be 43 to 128 unreserved characters")
 	}
 	grantID := newID()
+	c, e := s.useCode(ctx, code, grantID)
+	if e != nil {
+		return nil, e
+	}
+	if e := s.checkCode(c, form, client.ID, verifier); e != nil {
+		return nil, e
+	}
+	ttl, e := s.approverTTL(ctx, c.PrincipalID)
+	if e != nil {
+		return nil, e
+	}
+	scopes, err := auth.ParseScopeList(c.Scope)
+	if err != nil {
+		return nil, internal(fmt.Errorf("reading a code's scopes: %w", err))
+	}
+	access, tok, err := s.issueAccess(ctx, c.ClientName, scopes, ttl)
+	if err != nil {
+		return nil, internal(err)
+	}
+	refresh, e := s.createGrant(ctx, c, grantID, tok.ID, hash(code))
+	if e != nil {
+		return nil, e
+	}
+	if !client.allows(grantRefreshToken) {
+		refresh = "" // the grant keeps a refresh token nobody holds
+	}
+	return s.tokenResponse(access, refresh, scopes, ttl), nil
+}
+
+// useCode marks a code used by grantID; a code used before revokes the grant of its
+// first use.
+func (s *Server) useCode(ctx context.Context, code, grantID string) (*Code, *oauthError) {
 	c, err := s.store.ExchangeCode(ctx, hash(code), grantID)
 	switch {
 	case errors.Is(err, ErrNotFound):
@@ -161,41 +212,60 @@ func (s *Server) exchange(ctx context.Context, form url.Values, clientID string)
 		if rerr := s.revokeGrant(ctx, c.GrantID); rerr != nil && !errors.Is(rerr, ErrNotFound) {
 			return nil, internal(rerr)
 		}
-		return nil, newError(errInvalidGrant, "the authorization code was already used; the tokens it gave are revoked")
+		return nil, errCodeReplayed
 	case err != nil:
 		return nil, internal(err)
 	}
+	return c, nil
+}
+
+// errCodeReplayed answers the reuse of an authorization code.
+var errCodeReplayed = newError(errInvalidGrant, "the authorization code was already used; the tokens it gave are revoked")
+
+// checkCode checks an exchanged code against the request (RFC 6749 §4.1.3, RFC 7636 §4.6).
+func (s *Server) checkCode(c *Code, form url.Values, clientID, verifier string) *oauthError {
 	sum := sha256.Sum256([]byte(verifier))
 	switch {
 	case !s.cfg.Now().Before(c.ExpiresAt):
-		return nil, newError(errInvalidGrant, "the authorization code expired")
+		return newError(errInvalidGrant, "the authorization code expired")
 	case c.ClientID != clientID:
-		return nil, newError(errInvalidGrant, "the authorization code was issued to another client")
+		return newError(errInvalidGrant, "the authorization code was issued to another client")
 	case form.Has("redirect_uri") && form.Get("redirect_uri") != c.RedirectURI:
-		return nil, newError(errInvalidGrant, "redirect_uri differs from the authorization request's")
+		return newError(errInvalidGrant, "redirect_uri differs from the authorization request's")
 	case subtle.ConstantTimeCompare([]byte(base64.RawURLEncoding.EncodeToString(sum[:])), []byte(c.Challenge)) != 1:
-		return nil, newError(errInvalidGrant, "code_verifier does not match the code_challenge")
+		return newError(errInvalidGrant, "code_verifier does not match the code_challenge")
 	}
-	scopes, err := auth.ParseScopeList(c.Scope)
-	if err != nil {
-		return nil, internal(fmt.Errorf("reading a code's scopes: %w", err))
-	}
-	access, tok, err := s.issueAccess(ctx, c.ClientName, scopes)
-	if err != nil {
-		return nil, internal(err)
-	}
+	return nil
+}
+
+// createGrant stores the grant of an exchanged code, holding access token tokenID, and
+// returns its refresh token. The access token is revoked when the grant cannot be stored
+// (the code was replayed meanwhile), and the grant when its approver's token went while
+// it was made: RevokeToken deletes the token before it lists the grants, so it either
+// sees this grant or is seen here.
+func (s *Server) createGrant(ctx context.Context, c *Code, grantID, tokenID string, code []byte) (string, *oauthError) {
 	refresh, err := secret(RefreshPrefix)
 	if err != nil {
-		return nil, internal(err)
+		return "", internal(errors.Join(err, s.tokens.Revoke(ctx, tokenID)))
 	}
 	now := s.cfg.Now().UTC()
 	g := &Grant{ID: grantID, ClientID: c.ClientID, ClientName: c.ClientName, PrincipalID: c.PrincipalID,
 		PrincipalName: c.PrincipalName, Scope: c.Scope, CreatedAt: now, RefreshHash: hash(refresh),
-		RefreshExpiresAt: now.Add(RefreshTTL), TokenIDs: []string{tok.ID}}
+		RefreshExpiresAt: now.Add(RefreshTTL), TokenIDs: []string{tokenID}, Code: code}
 	if err := s.store.CreateGrant(ctx, g); err != nil {
-		return nil, internal(errors.Join(err, s.tokens.Revoke(ctx, tok.ID)))
+		rerr := s.revokeTokens(ctx, []string{tokenID})
+		if errors.Is(err, ErrCodeUsed) && rerr == nil {
+			return "", errCodeReplayed
+		}
+		return "", internal(errors.Join(err, rerr))
 	}
-	return s.tokenResponse(access, refresh, scopes), nil
+	if _, e := s.approverTTL(ctx, c.PrincipalID); e != nil {
+		if err := s.revokeGrant(ctx, grantID); err != nil && !errors.Is(err, ErrNotFound) {
+			return "", internal(err)
+		}
+		return "", e
+	}
+	return refresh, nil
 }
 
 // refresh rotates a refresh token: a new access token and a new refresh token. A refresh
@@ -205,24 +275,19 @@ func (s *Server) refresh(ctx context.Context, form url.Values, clientID string) 
 	if old == "" {
 		return nil, newError(errInvalidRequest, "refresh_token is required")
 	}
-	g, err := s.store.GrantByRefresh(ctx, hash(old))
-	switch {
-	case errors.Is(err, ErrNotFound):
-		return nil, newError(errInvalidGrant, "the refresh token is not valid")
-	case err != nil:
-		return nil, internal(err)
-	case g.ClientID != clientID:
-		return nil, newError(errInvalidGrant, "the refresh token was issued to another client")
-	case subtle.ConstantTimeCompare(g.RefreshHash, hash(old)) != 1:
-		return nil, s.reused(ctx, g.ID)
-	case !s.cfg.Now().Before(g.RefreshExpiresAt):
-		return nil, newError(errInvalidGrant, "the refresh token expired")
+	g, e := s.refreshedGrant(ctx, old, clientID)
+	if e != nil {
+		return nil, e
 	}
 	scopes, e := narrow(g.Scope, form.Get("scope"))
 	if e != nil {
 		return nil, e
 	}
-	access, tok, err := s.issueAccess(ctx, g.ClientName, scopes)
+	ttl, e := s.grantApproverTTL(ctx, g)
+	if e != nil {
+		return nil, e
+	}
+	access, tok, err := s.issueAccess(ctx, g.ClientName, scopes, ttl)
 	if err != nil {
 		return nil, internal(err)
 	}
@@ -249,7 +314,37 @@ func (s *Server) refresh(ctx context.Context, form url.Values, clientID string) 
 	if err := s.revokeTokens(ctx, g.TokenIDs); err != nil {
 		s.log.ErrorContext(ctx, "revoking replaced access tokens failed", "grant", g.ID, "error", err)
 	}
-	return s.tokenResponse(access, next, scopes), nil
+	return s.tokenResponse(access, next, scopes, ttl), nil
+}
+
+// refreshedGrant is the grant whose current refresh token old is, issued to clientID.
+func (s *Server) refreshedGrant(ctx context.Context, old, clientID string) (*Grant, *oauthError) {
+	g, err := s.store.GrantByRefresh(ctx, hash(old))
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return nil, newError(errInvalidGrant, "the refresh token is not valid")
+	case err != nil:
+		return nil, internal(err)
+	case g.ClientID != clientID:
+		return nil, newError(errInvalidGrant, "the refresh token was issued to another client")
+	case subtle.ConstantTimeCompare(g.RefreshHash, hash(old)) != 1:
+		return nil, s.reused(ctx, g.ID)
+	case !s.cfg.Now().Before(g.RefreshExpiresAt):
+		return nil, newError(errInvalidGrant, "the refresh token expired")
+	}
+	return g, nil
+}
+
+// grantApproverTTL is approverTTL for a grant being refreshed: a grant whose approver's
+// token is gone is dead, and revoked.
+func (s *Server) grantApproverTTL(ctx context.Context, g *Grant) (time.Duration, *oauthError) {
+	ttl, e := s.approverTTL(ctx, g.PrincipalID)
+	if e != nil && e.Code == errInvalidGrant {
+		if err := s.revokeGrant(ctx, g.ID); err != nil && !errors.Is(err, ErrNotFound) {
+			return 0, internal(err)
+		}
+	}
+	return ttl, e
 }
 
 // reused revokes a grant whose old refresh token came back.
@@ -280,27 +375,28 @@ func narrow(granted, asked string) (auth.Scopes, *oauthError) {
 	return want, nil
 }
 
-// issueAccess mints an access token: a GoRunner token for /mcp only, for AccessTTL.
-func (s *Server) issueAccess(ctx context.Context, clientName string, scopes auth.Scopes) (string, *auth.Token, error) {
+// issueAccess mints an access token: a GoRunner token for /mcp only, for ttl.
+func (s *Server) issueAccess(ctx context.Context, clientName string, scopes auth.Scopes, ttl time.Duration) (string, *auth.Token, error) {
 	name := "oauth: " + clientName
 	if len(name) > 100 {
 		name = name[:100]
 	}
 	tok, secret, err := s.tokens.Issue(ctx, auth.IssueParams{Name: strings.ToValidUTF8(name, ""), Scopes: scopes,
-		ExpiresIn: AccessTTL, Audience: auth.AudienceMCP})
+		ExpiresIn: ttl, Audience: auth.AudienceMCP})
 	if err != nil {
 		return "", nil, fmt.Errorf("issuing an access token: %w", err)
 	}
 	return secret, tok, nil
 }
 
-func (s *Server) tokenResponse(access, refresh string, scopes auth.Scopes) *tokenResponse {
-	return &tokenResponse{AccessToken: access, TokenType: "Bearer", ExpiresIn: int(AccessTTL.Seconds()),
+func (s *Server) tokenResponse(access, refresh string, scopes auth.Scopes, ttl time.Duration) *tokenResponse {
+	return &tokenResponse{AccessToken: access, TokenType: "Bearer", ExpiresIn: int(ttl.Seconds()),
 		RefreshToken: refresh, Scope: scopes.String()}
 }
 
 // revoke is RFC 7009: a refresh token revokes its grant (every token of it); an access
-// token issued by this server is revoked alone. Unknown tokens are answered 200 too.
+// token issued by this server is revoked alone. Only the client a token was issued to
+// revokes it: another client's token, like an unknown one, is answered 200 and left be.
 func (s *Server) revoke(w http.ResponseWriter, r *http.Request) {
 	if e := s.revokeToken(w, r); e != nil {
 		s.writeError(w, r, e)
@@ -323,28 +419,34 @@ func (s *Server) revokeToken(w http.ResponseWriter, r *http.Request) *oauthError
 	if e != nil {
 		return e
 	}
-	ctx := r.Context()
-	if strings.HasPrefix(token, auth.TokenPrefix) {
-		p, err := s.tokens.Authenticate(ctx, token)
-		if err != nil || p.Audience != auth.AudienceMCP {
-			return nil // unknown, expired, or not one this server issued: nothing to revoke
-		}
-		if err := s.tokens.Revoke(ctx, p.ID); err != nil && !errors.Is(err, auth.ErrNotFound) {
-			return internal(err)
-		}
-		return nil
-	}
-	g, err := s.store.GrantByRefresh(ctx, hash(token))
+	g, accessID, err := s.grantOfToken(r.Context(), token)
 	switch {
-	case errors.Is(err, ErrNotFound):
+	case errors.Is(err, ErrNotFound) || (err == nil && g.ClientID != clientID):
 		return nil
 	case err != nil:
 		return internal(err)
-	case g.ClientID != clientID:
-		return newError(errInvalidClient, "the token was issued to another client")
+	case accessID != "":
+		err = s.tokens.Revoke(r.Context(), accessID)
+	default:
+		err = s.revokeGrant(r.Context(), g.ID)
 	}
-	if err := s.revokeGrant(ctx, g.ID); err != nil && !errors.Is(err, ErrNotFound) {
+	if err != nil && !errors.Is(err, ErrNotFound) && !errors.Is(err, auth.ErrNotFound) {
 		return internal(err)
 	}
 	return nil
+}
+
+// grantOfToken finds the grant an access or refresh token belongs to, and the access
+// token's ID; ErrNotFound for a token this server did not issue or no longer holds.
+func (s *Server) grantOfToken(ctx context.Context, token string) (*Grant, string, error) {
+	if !strings.HasPrefix(token, auth.TokenPrefix) {
+		g, err := s.store.GrantByRefresh(ctx, hash(token))
+		return g, "", err
+	}
+	p, err := s.tokens.Authenticate(ctx, token)
+	if err != nil || p.Audience != auth.AudienceMCP {
+		return nil, "", ErrNotFound // unknown, expired, or not one this server issued
+	}
+	g, err := s.store.GrantByToken(ctx, p.ID)
+	return g, p.ID, err
 }

@@ -59,6 +59,13 @@ func testCreateAndFind(t *testing.T, s auth.Store) {
 
 	_, err = s.TokenByHash(ctx, hashOf("gr_unknown"))
 	require.ErrorIs(t, err, auth.ErrNotFound)
+
+	byID, err := s.TokenByID(ctx, "t1")
+	require.NoError(t, err)
+	byID.CreatedAt = want.CreatedAt
+	require.Equal(t, want, byID)
+	_, err = s.TokenByID(ctx, "unknown")
+	require.ErrorIs(t, err, auth.ErrNotFound)
 }
 
 func testListOldestFirst(t *testing.T, s auth.Store) {
@@ -92,6 +99,8 @@ func testDeleteAndCount(t *testing.T, s auth.Store) {
 	require.ErrorIs(t, s.DeleteToken(ctx, "nope"), auth.ErrNotFound)
 	_, err = s.TokenByHash(ctx, hashOf("gr_secret_t1"))
 	require.ErrorIs(t, err, auth.ErrNotFound, "a revoked token no longer resolves")
+	_, err = s.TokenByID(ctx, "t1")
+	require.ErrorIs(t, err, auth.ErrNotFound, "nor by its ID")
 	n, err = s.CountTokens(ctx)
 	require.NoError(t, err)
 	require.Equal(t, 1, n)

@@ -5,6 +5,8 @@ package oauthtest
 import (
 	"context"
 	"crypto/sha256"
+	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -23,8 +25,12 @@ func Run(t *testing.T, newStore func(t *testing.T) oauth.Store) {
 		fn   func(t *testing.T, s oauth.Store)
 	}{
 		{"Clients", testClients},
+		{"ClientsByAge", testClientsByAge},
 		{"CodeExchangedOnce", testCodeExchangedOnce},
 		{"CodeExchangeRace", testCodeExchangeRace},
+		{"GrantOfReplayedCode", testGrantOfReplayedCode},
+		{"GrantReplayRace", testGrantReplayRace},
+		{"GrantByToken", testGrantByToken},
 		{"GrantsByPrincipal", testGrantsByPrincipal},
 		{"RefreshRotation", testRefreshRotation},
 		{"RefreshRotationRace", testRefreshRotationRace},
@@ -56,6 +62,35 @@ func testClients(t *testing.T, s oauth.Store) {
 	require.ErrorIs(t, err, oauth.ErrNotFound)
 }
 
+// testClientsByAge: clients are counted, listed oldest first by registration, and deleted.
+func testClientsByAge(t *testing.T, s oauth.Store) {
+	ctx := context.Background()
+	for i, id := range []string{"c3", "c1", "c2"} {
+		require.NoError(t, s.CreateClient(ctx, &oauth.Client{ID: id, Name: id, RedirectURIs: []string{"https://a.example/cb"},
+			GrantTypes: []string{"authorization_code"}, CreatedAt: base.Add(time.Duration(2-i) * time.Hour)}))
+	}
+	n, err := s.CountClients(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 3, n)
+	old, err := s.ClientsCreatedBefore(ctx, base.Add(2*time.Hour), 10)
+	require.NoError(t, err)
+	require.Equal(t, []string{"c2", "c1"}, old, "oldest first, before the time only")
+	old, err = s.ClientsCreatedBefore(ctx, base.Add(3*time.Hour), 1)
+	require.NoError(t, err)
+	require.Equal(t, []string{"c2"}, old, "at most limit")
+
+	require.NoError(t, s.DeleteClient(ctx, "c2"))
+	require.ErrorIs(t, s.DeleteClient(ctx, "c2"), oauth.ErrNotFound)
+	_, err = s.ClientByID(ctx, "c2")
+	require.ErrorIs(t, err, oauth.ErrNotFound)
+	n, err = s.CountClients(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 2, n)
+	old, err = s.ClientsCreatedBefore(ctx, base.Add(3*time.Hour), 10)
+	require.NoError(t, err)
+	require.Equal(t, []string{"c1", "c3"}, old)
+}
+
 func newCode(secret string, expires time.Time) *oauth.Code {
 	return &oauth.Code{Hash: hashOf(secret), ClientID: "https://a.example/client.json", ClientName: "A",
 		RedirectURI: "https://a.example/cb", Challenge: "challenge", Scope: "runs:write runs:read",
@@ -74,6 +109,8 @@ func testCodeExchangedOnce(t *testing.T, s oauth.Store) {
 	again, err := s.ExchangeCode(ctx, hashOf("code1"), "g2")
 	require.ErrorIs(t, err, oauth.ErrCodeUsed)
 	require.Equal(t, "g1", again.GrantID, "a reuse names the grant of the first exchange")
+	_, err = s.ExchangeCode(ctx, hashOf("code1"), "g3")
+	require.ErrorIs(t, err, oauth.ErrNotFound, "a reuse deletes the code")
 
 	_, err = s.ExchangeCode(ctx, hashOf("nope"), "g3")
 	require.ErrorIs(t, err, oauth.ErrNotFound)
@@ -95,11 +132,112 @@ func testCodeExchangeRace(t *testing.T, s oauth.Store) {
 	for _, err := range errs {
 		if err == nil {
 			won++
-		} else {
+		} else if !errors.Is(err, oauth.ErrNotFound) { // a reuse deleted it
 			require.ErrorIs(t, err, oauth.ErrCodeUsed)
 		}
 	}
 	require.Equal(t, 1, won, "exactly one exchange of a code succeeds")
+}
+
+// testGrantOfReplayedCode: a grant is stored only while its code is still used by it; a
+// replay in between (which deletes the code) makes CreateGrant refuse and store nothing.
+func testGrantOfReplayedCode(t *testing.T, s oauth.Store) {
+	ctx := context.Background()
+	for _, c := range []string{"fresh", "replayed", "unused"} {
+		require.NoError(t, s.CreateCode(ctx, newCode(c, base.Add(time.Minute))))
+	}
+	for _, c := range []string{"fresh", "replayed"} {
+		_, err := s.ExchangeCode(ctx, hashOf(c), "g-"+c)
+		require.NoError(t, err)
+	}
+	_, err := s.ExchangeCode(ctx, hashOf("replayed"), "g-again")
+	require.ErrorIs(t, err, oauth.ErrCodeUsed)
+
+	tests := []struct {
+		name, grant, code string
+		err               error
+	}{
+		{"used by this grant", "g-fresh", "fresh", nil},
+		{"replayed", "g-replayed", "replayed", oauth.ErrCodeUsed},
+		{"never exchanged", "g-unused", "unused", oauth.ErrCodeUsed},
+		{"used by another grant", "g-other", "fresh", oauth.ErrCodeUsed},
+		{"unknown code", "g-unknown", "nope", oauth.ErrCodeUsed},
+	}
+	for _, tc := range tests {
+		g := newGrant(tc.grant, "p1", base)
+		g.Code = hashOf(tc.code)
+		err := s.CreateGrant(ctx, g)
+		if tc.err != nil {
+			require.ErrorIs(t, err, tc.err, tc.name)
+			_, err = s.GrantByID(ctx, tc.grant)
+			require.ErrorIs(t, err, oauth.ErrNotFound, "%s: nothing stored", tc.name)
+			_, err = s.GrantByRefresh(ctx, hashOf("refresh-"+tc.grant))
+			require.ErrorIs(t, err, oauth.ErrNotFound, "%s: no refresh token stored", tc.name)
+			continue
+		}
+		require.NoError(t, err, tc.name)
+		got, err := s.GrantByID(ctx, tc.grant)
+		require.NoError(t, err)
+		require.Nil(t, got.Code, "the code is not stored")
+	}
+}
+
+// testGrantReplayRace races a replay of a code against storing the grant of its first
+// exchange: either the grant is refused, or it is stored before the replay, which then
+// finds it to revoke. Never a grant the replay cannot see.
+func testGrantReplayRace(t *testing.T, s oauth.Store) {
+	ctx := context.Background()
+	for i := range 20 {
+		secret, id := fmt.Sprintf("race-%d", i), fmt.Sprintf("g%d", i)
+		require.NoError(t, s.CreateCode(ctx, newCode(secret, base.Add(time.Minute))))
+		_, err := s.ExchangeCode(ctx, hashOf(secret), id)
+		require.NoError(t, err)
+		g := newGrant(id, "p1", base)
+		g.Code = hashOf(secret)
+		var created, replayed, seen error
+		var wg sync.WaitGroup
+		wg.Go(func() { created = s.CreateGrant(ctx, g) })
+		wg.Go(func() {
+			var c *oauth.Code
+			if c, replayed = s.ExchangeCode(ctx, hashOf(secret), "replay"); errors.Is(replayed, oauth.ErrCodeUsed) {
+				_, seen = s.GrantByID(ctx, c.GrantID)
+			}
+		})
+		wg.Wait()
+		require.ErrorIs(t, replayed, oauth.ErrCodeUsed)
+		if created != nil {
+			require.ErrorIs(t, created, oauth.ErrCodeUsed)
+			continue
+		}
+		require.NoError(t, seen, "a stored grant is visible to the replay that follows it")
+	}
+}
+
+// testGrantByToken: a grant is found by the access token it holds now, not by one a
+// rotation replaced, nor once deleted.
+func testGrantByToken(t *testing.T, s oauth.Store) {
+	ctx := context.Background()
+	require.NoError(t, s.CreateGrant(ctx, newGrant("g1", "p1", base)))
+	require.NoError(t, s.CreateGrant(ctx, newGrant("g2", "p1", base)))
+	g, err := s.GrantByToken(ctx, "tok-g1")
+	require.NoError(t, err)
+	require.Equal(t, "g1", g.ID)
+
+	_, err = s.RotateRefresh(ctx, oauth.RotateParams{Old: hashOf("refresh-g1"), New: hashOf("r2"), ExpiresAt: base, TokenID: "tok2"})
+	require.NoError(t, err)
+	g, err = s.GrantByToken(ctx, "tok2")
+	require.NoError(t, err)
+	require.Equal(t, "g1", g.ID)
+	_, err = s.GrantByToken(ctx, "tok-g1")
+	require.ErrorIs(t, err, oauth.ErrNotFound, "a replaced token no longer names the grant")
+
+	_, err = s.DeleteGrant(ctx, "g1")
+	require.NoError(t, err)
+	_, err = s.GrantByToken(ctx, "tok2")
+	require.ErrorIs(t, err, oauth.ErrNotFound)
+	g, err = s.GrantByToken(ctx, "tok-g2")
+	require.NoError(t, err)
+	require.Equal(t, "g2", g.ID)
 }
 
 func newGrant(id, principal string, at time.Time) *oauth.Grant {

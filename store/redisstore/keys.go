@@ -70,6 +70,8 @@ func (k keys) oauthGrant(id string) string        { return k.oauthGrantPrefix() 
 func (k keys) oauthGrantTokens(id string) string  { return k.p + "oauth:granttokens:" + id }  // list of token IDs
 func (k keys) oauthGrantRefresh(id string) string { return k.p + "oauth:grantrefresh:" + id } // set of refresh hashes
 func (k keys) oauthRefresh() string               { return k.p + "oauth:refresh" }            // hash: refresh hash → grant ID
+func (k keys) oauthClients() string               { return k.p + "oauth:clients" }            // lex zset of created:ID
+func (k keys) oauthTokenGrant() string            { return k.p + "oauth:tokengrant" }         // hash: access token ID → grant ID
 func (k keys) oauthGrants() string                { return k.p + "oauth:grants" }             // lex zset of created:ID
 func (k keys) oauthGrantsOf(principal string) string {
 	return k.p + "oauth:grants:p:" + principal

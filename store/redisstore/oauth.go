@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -23,9 +24,53 @@ func (s *Store) CreateClient(ctx context.Context, c *oauth.Client) error {
 	if err != nil {
 		return fmt.Errorf("registering client: %w", err)
 	}
-	err = s.rdb.HSet(ctx, s.k.oauthClient(c.ID), "id", c.ID, "name", c.Name, "redirect_uris", uris,
-		"grant_types", grants, "created_at", ts(c.CreatedAt)).Err()
+	_, err = s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.HSet(ctx, s.k.oauthClient(c.ID), "id", c.ID, "name", c.Name, "redirect_uris", uris,
+			"grant_types", grants, "created_at", ts(c.CreatedAt))
+		p.ZAdd(ctx, s.k.oauthClients(), redis.Z{Member: sortKey(c.CreatedAt, c.ID)})
+		return nil
+	})
 	return wrapErr(fmt.Sprintf("registering client %q", c.ID), err)
+}
+
+// CountClients counts registered clients (those registered before the clients index
+// existed are not counted).
+func (s *Store) CountClients(ctx context.Context) (int, error) {
+	n, err := s.rdb.ZCard(ctx, s.k.oauthClients()).Result()
+	return int(n), wrapErr("counting clients", err)
+}
+
+// ClientsCreatedBefore lists the IDs of at most limit clients registered before t, oldest
+// first.
+func (s *Store) ClientsCreatedBefore(ctx context.Context, t time.Time, limit int) ([]string, error) {
+	members, err := s.rdb.ZRangeByLex(ctx, s.k.oauthClients(), &redis.ZRangeBy{Min: "-", Max: "(" + ts(t),
+		Count: int64(limit)}).Result()
+	if err != nil {
+		return nil, wrapErr("listing old clients", err)
+	}
+	ids := make([]string, len(members))
+	for i, m := range members {
+		ids[i] = sortKeyID(m)
+	}
+	return ids, nil
+}
+
+// DeleteClient deletes a registered client; none → oauth.ErrNotFound.
+func (s *Store) DeleteClient(ctx context.Context, id string) error {
+	c, err := s.ClientByID(ctx, id)
+	if err != nil {
+		return fmt.Errorf("deleting client: %w", err)
+	}
+	var del *redis.IntCmd
+	_, err = s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		del = p.Del(ctx, s.k.oauthClient(id))
+		p.ZRem(ctx, s.k.oauthClients(), sortKey(c.CreatedAt, id))
+		return nil
+	})
+	if err == nil && del.Val() == 0 {
+		err = oauth.ErrNotFound
+	}
+	return wrapErr(fmt.Sprintf("deleting client %q", id), err)
 }
 
 // ClientByID finds a registered client; none → oauth.ErrNotFound.
@@ -68,21 +113,21 @@ func (s *Store) CreateCode(ctx context.Context, c *oauth.Code) error {
 }
 
 // ExchangeCode marks a code as used by grantID and returns it; used before →
-// oauth.ErrCodeUsed with the code.
+// oauth.ErrCodeUsed with the code, which is deleted.
 func (s *Store) ExchangeCode(ctx context.Context, hash []byte, grantID string) (*oauth.Code, error) {
-	key := s.k.oauthCode(hex.EncodeToString(hash))
-	_, runErr := s.run(ctx, s.scripts.exchangeCode, map[string]error{replyNotFound: oauth.ErrNotFound, replyUsed: oauth.ErrCodeUsed},
-		[]string{key}, grantID)
-	if runErr != nil && !errors.Is(runErr, oauth.ErrCodeUsed) {
-		return nil, fmt.Errorf("exchanging code: %w", runErr)
-	}
-	// A code never changes once used, so reading it after the script reads what it decided on.
-	m, err := s.rdb.HGetAll(ctx, key).Result()
-	if err == nil && m["grant_id"] == "" {
-		err = oauth.ErrNotFound
+	res, err := s.run(ctx, s.scripts.exchangeCode, map[string]error{replyNotFound: oauth.ErrNotFound},
+		[]string{s.k.oauthCode(hex.EncodeToString(hash))}, grantID)
+	reply, _ := res.([]any)
+	if err == nil && len(reply)%2 != 1 {
+		err = fmt.Errorf("unexpected reply %v", res)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("exchanging code: %w", err)
+	}
+	m := make(map[string]string, len(reply)/2)
+	for i := 1; i+1 < len(reply); i += 2 {
+		k, _ := reply[i].(string)
+		m[k], _ = reply[i+1].(string)
 	}
 	f := &fields{m: m}
 	c := &oauth.Code{Hash: hash, ClientID: f.str("client_id"), ClientName: f.str("client_name"),
@@ -92,28 +137,62 @@ func (s *Store) ExchangeCode(ctx context.Context, hash []byte, grantID string) (
 	if f.err != nil {
 		return nil, fmt.Errorf("exchanging code: %w", f.err)
 	}
-	return c, wrapErr("exchanging code", runErr)
+	if reply[0] == "USED" {
+		return c, fmt.Errorf("exchanging code: %w", oauth.ErrCodeUsed)
+	}
+	return c, nil
 }
 
-// CreateGrant stores g with its refresh token and access tokens.
+// CreateGrant stores g with its refresh token and access tokens; when g.Code is set, only
+// while that code is used by g (oauth.ErrCodeUsed otherwise): the code is watched, so a
+// replay that deletes it between the check and the write fails the write, which is tried
+// again.
 func (s *Store) CreateGrant(ctx context.Context, g *oauth.Grant) error {
+	var watch []string
+	if g.Code != nil {
+		watch = []string{s.k.oauthCode(hex.EncodeToString(g.Code))}
+	}
+	var err error
+	for range 3 {
+		err = s.rdb.Watch(ctx, func(tx *redis.Tx) error {
+			if g.Code != nil {
+				usedBy, err := tx.HGet(ctx, watch[0], "grant_id").Result()
+				if errors.Is(err, redis.Nil) || (err == nil && usedBy != g.ID) {
+					return oauth.ErrCodeUsed
+				}
+				if err != nil {
+					return err
+				}
+			}
+			_, err := tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
+				s.storeGrant(ctx, p, g)
+				return nil
+			})
+			return err
+		}, watch...)
+		if !errors.Is(err, redis.TxFailedErr) {
+			break
+		}
+	}
+	return wrapErr(fmt.Sprintf("storing grant %q", g.ID), err)
+}
+
+// storeGrant queues the writes of a new grant.
+func (s *Store) storeGrant(ctx context.Context, p redis.Pipeliner, g *oauth.Grant) {
 	member := sortKey(g.CreatedAt, g.ID)
 	refresh := hex.EncodeToString(g.RefreshHash)
-	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		p.HSet(ctx, s.k.oauthGrant(g.ID), "id", g.ID, "client_id", g.ClientID, "client_name", g.ClientName,
-			"principal_id", g.PrincipalID, "principal_name", g.PrincipalName, "scope", g.Scope,
-			"created_at", ts(g.CreatedAt), "refresh_hash", refresh, "refresh_expires_at", ts(g.RefreshExpiresAt),
-			"sort_key", member)
-		p.HSet(ctx, s.k.oauthRefresh(), refresh, g.ID)
-		p.SAdd(ctx, s.k.oauthGrantRefresh(g.ID), refresh)
-		if len(g.TokenIDs) > 0 {
-			p.RPush(ctx, s.k.oauthGrantTokens(g.ID), anyStrings(g.TokenIDs)...)
-		}
-		p.ZAdd(ctx, s.k.oauthGrants(), redis.Z{Member: member})
-		p.ZAdd(ctx, s.k.oauthGrantsOf(g.PrincipalID), redis.Z{Member: member})
-		return nil
-	})
-	return wrapErr(fmt.Sprintf("storing grant %q", g.ID), err)
+	p.HSet(ctx, s.k.oauthGrant(g.ID), "id", g.ID, "client_id", g.ClientID, "client_name", g.ClientName,
+		"principal_id", g.PrincipalID, "principal_name", g.PrincipalName, "scope", g.Scope,
+		"created_at", ts(g.CreatedAt), "refresh_hash", refresh, "refresh_expires_at", ts(g.RefreshExpiresAt),
+		"sort_key", member)
+	p.HSet(ctx, s.k.oauthRefresh(), refresh, g.ID)
+	p.SAdd(ctx, s.k.oauthGrantRefresh(g.ID), refresh)
+	for _, t := range g.TokenIDs {
+		p.RPush(ctx, s.k.oauthGrantTokens(g.ID), t)
+		p.HSet(ctx, s.k.oauthTokenGrant(), t, g.ID)
+	}
+	p.ZAdd(ctx, s.k.oauthGrants(), redis.Z{Member: member})
+	p.ZAdd(ctx, s.k.oauthGrantsOf(g.PrincipalID), redis.Z{Member: member})
 }
 
 // grants reads grants by ID with their token IDs, skipping those gone meanwhile.
@@ -162,6 +241,22 @@ func (s *Store) GrantByID(ctx context.Context, id string) (*oauth.Grant, error) 
 	return gs[0], nil
 }
 
+// GrantByToken finds the grant holding an access token; none → oauth.ErrNotFound.
+func (s *Store) GrantByToken(ctx context.Context, tokenID string) (*oauth.Grant, error) {
+	id, err := s.rdb.HGet(ctx, s.k.oauthTokenGrant(), tokenID).Result()
+	var g *oauth.Grant
+	if err == nil {
+		g, err = s.GrantByID(ctx, id)
+	}
+	if errors.Is(err, redis.Nil) || (err == nil && !slices.Contains(g.TokenIDs, tokenID)) {
+		err = oauth.ErrNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("finding grant by access token %q: %w", tokenID, err)
+	}
+	return g, nil
+}
+
 // GrantByRefresh finds the grant of a refresh token, current or rotated away.
 func (s *Store) GrantByRefresh(ctx context.Context, hash []byte) (*oauth.Grant, error) {
 	id, err := s.rdb.HGet(ctx, s.k.oauthRefresh(), hex.EncodeToString(hash)).Result()
@@ -197,7 +292,7 @@ func (s *Store) ListGrants(ctx context.Context, principalID string) ([]*oauth.Gr
 func (s *Store) RotateRefresh(ctx context.Context, p oauth.RotateParams) (*oauth.Grant, error) {
 	res, err := s.run(ctx, s.scripts.rotateRefresh, map[string]error{replyNotFound: oauth.ErrNotFound},
 		[]string{s.k.oauthRefresh()}, hex.EncodeToString(p.Old), hex.EncodeToString(p.New), ts(p.ExpiresAt),
-		p.TokenID, s.k.oauthGrantPrefix(), s.k.oauthGrantTokens(""), s.k.oauthGrantRefresh(""))
+		p.TokenID, s.k.oauthGrantPrefix(), s.k.oauthGrantTokens(""), s.k.oauthGrantRefresh(""), s.k.oauthTokenGrant())
 	var re redis.Error
 	if errors.As(err, &re) {
 		if word, id, _ := cutWord(re.Error()); word == replyUsed {
@@ -224,7 +319,7 @@ func (s *Store) DeleteGrant(ctx context.Context, id string) (*oauth.Grant, error
 	}
 	res, err := s.run(ctx, s.scripts.deleteGrant, map[string]error{replyNotFound: oauth.ErrNotFound},
 		[]string{s.k.oauthGrant(id), s.k.oauthGrantTokens(id), s.k.oauthGrantRefresh(id), s.k.oauthRefresh(),
-			s.k.oauthGrants(), s.k.oauthGrantsOf(g.PrincipalID)})
+			s.k.oauthGrants(), s.k.oauthGrantsOf(g.PrincipalID), s.k.oauthTokenGrant()})
 	if err != nil {
 		return nil, fmt.Errorf("deleting grant %q: %w", id, err)
 	}

@@ -44,18 +44,31 @@ func (s *Store) CreateToken(ctx context.Context, t *auth.Token) error {
 // TokenByHash finds a token by the SHA-256 of its secret; none → auth.ErrNotFound.
 func (s *Store) TokenByHash(ctx context.Context, hash []byte) (*auth.Token, error) {
 	id, err := s.rdb.HGet(ctx, s.k.tokenHashes(), string(hash)).Result()
-	var t *auth.Token
-	if err == nil {
-		var m map[string]string
-		if m, err = s.rdb.HGetAll(ctx, s.k.token(id)).Result(); err == nil {
-			t, err = decodeToken(m)
-		}
-	}
-	if errors.Is(err, redis.Nil) || (err == nil && t == nil) {
+	if errors.Is(err, redis.Nil) {
 		err = auth.ErrNotFound
 	}
 	if err != nil {
 		return nil, fmt.Errorf("finding token: %w", err)
+	}
+	t, err := s.TokenByID(ctx, id)
+	if err != nil {
+		return nil, fmt.Errorf("finding token: %w", err)
+	}
+	return t, nil
+}
+
+// TokenByID finds a token by its ID; none → auth.ErrNotFound.
+func (s *Store) TokenByID(ctx context.Context, id string) (*auth.Token, error) {
+	m, err := s.rdb.HGetAll(ctx, s.k.token(id)).Result()
+	var t *auth.Token
+	if err == nil {
+		t, err = decodeToken(m)
+	}
+	if err == nil && t == nil {
+		err = auth.ErrNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("finding token %q: %w", id, err)
 	}
 	return t, nil
 }

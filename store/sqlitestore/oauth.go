@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/gorunner/gorunner/oauth"
 )
@@ -49,6 +50,43 @@ func (s *Store) ClientByID(ctx context.Context, id string) (*oauth.Client, error
 	return &c, nil
 }
 
+// CountClients counts registered clients.
+func (s *Store) CountClients(ctx context.Context) (int, error) {
+	var n int
+	if err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM oauth_clients`).Scan(&n); err != nil {
+		return 0, fmt.Errorf("counting clients: %w", err)
+	}
+	return n, nil
+}
+
+// ClientsCreatedBefore lists the IDs of at most limit clients registered before t, oldest
+// first.
+func (s *Store) ClientsCreatedBefore(ctx context.Context, t time.Time, limit int) ([]string, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT id FROM oauth_clients WHERE created_at < ?
+		ORDER BY created_at, id LIMIT ?`, nanos(t), limit)
+	if err == nil {
+		var ids []string
+		if ids, err = collect(rows, func(row scanner) (id string, err error) { return id, row.Scan(&id) }); err == nil {
+			return ids, nil
+		}
+	}
+	return nil, fmt.Errorf("listing old clients: %w", err)
+}
+
+// DeleteClient deletes a registered client; none → oauth.ErrNotFound.
+func (s *Store) DeleteClient(ctx context.Context, id string) error {
+	return s.write(ctx, func(tx *sql.Tx) error {
+		n, err := affected(tx.ExecContext(ctx, `DELETE FROM oauth_clients WHERE id = ?`, id))
+		if err == nil && n == 0 {
+			err = oauth.ErrNotFound
+		}
+		if err != nil {
+			return fmt.Errorf("deleting client %q: %w", id, err)
+		}
+		return nil
+	})
+}
+
 const codeCols = `hash, client_id, client_name, redirect_uri, challenge, scope, principal_id, principal_name, expires_at, grant_id`
 
 // CreateCode stores an authorization code and drops those expired more than
@@ -70,9 +108,10 @@ func (s *Store) CreateCode(ctx context.Context, c *oauth.Code) error {
 }
 
 // ExchangeCode marks a code as used by grantID and returns it; used before →
-// oauth.ErrCodeUsed with the code.
+// oauth.ErrCodeUsed with the code, which is deleted.
 func (s *Store) ExchangeCode(ctx context.Context, hash []byte, grantID string) (*oauth.Code, error) {
 	var c oauth.Code
+	used := false
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		var expires int64
 		err := tx.QueryRowContext(ctx, `SELECT `+codeCols+` FROM oauth_codes WHERE hash = ?`, hash).Scan(
@@ -82,25 +121,38 @@ func (s *Store) ExchangeCode(ctx context.Context, hash []byte, grantID string) (
 			return mapErr(err, oauth.ErrNotFound, nil)
 		}
 		c.ExpiresAt = fromNanos(expires)
-		if c.GrantID != "" {
-			return oauth.ErrCodeUsed
+		if used = c.GrantID != ""; used {
+			// Deleted, not returned as an error: that would roll the deletion back.
+			_, err = tx.ExecContext(ctx, `DELETE FROM oauth_codes WHERE hash = ?`, hash)
+			return err
 		}
 		c.GrantID = grantID
 		_, err = tx.ExecContext(ctx, `UPDATE oauth_codes SET grant_id = ? WHERE hash = ?`, grantID, hash)
 		return err
 	})
 	switch {
-	case errors.Is(err, oauth.ErrCodeUsed):
-		return &c, fmt.Errorf("exchanging code: %w", err)
 	case err != nil:
 		return nil, fmt.Errorf("exchanging code: %w", err)
+	case used:
+		return &c, fmt.Errorf("exchanging code: %w", oauth.ErrCodeUsed)
 	}
 	return &c, nil
 }
 
-// CreateGrant stores g with its refresh token and access tokens.
+// CreateGrant stores g with its refresh token and access tokens; when g.Code is set, only
+// while that code is used by g (oauth.ErrCodeUsed otherwise).
 func (s *Store) CreateGrant(ctx context.Context, g *oauth.Grant) error {
 	return s.write(ctx, func(tx *sql.Tx) error {
+		if g.Code != nil {
+			var usedBy string
+			err := tx.QueryRowContext(ctx, `SELECT grant_id FROM oauth_codes WHERE hash = ?`, g.Code).Scan(&usedBy)
+			if err = mapErr(err, oauth.ErrCodeUsed, nil); err == nil && usedBy != g.ID {
+				err = oauth.ErrCodeUsed
+			}
+			if err != nil {
+				return fmt.Errorf("storing grant %q: %w", g.ID, err)
+			}
+		}
 		_, err := tx.ExecContext(ctx, `INSERT INTO oauth_grants (id, client_id, client_name, principal_id,
 			principal_name, scope, created_at, refresh_hash, refresh_expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			g.ID, g.ClientID, g.ClientName, g.PrincipalID, g.PrincipalName, g.Scope, nanos(g.CreatedAt),
@@ -177,6 +229,15 @@ func (s *Store) GrantByID(ctx context.Context, id string) (*oauth.Grant, error) 
 	g, err := grantOne(ctx, s.db, `id = ?`, id)
 	if err != nil {
 		return nil, fmt.Errorf("finding grant %q: %w", id, err)
+	}
+	return g, nil
+}
+
+// GrantByToken finds the grant holding an access token; none → oauth.ErrNotFound.
+func (s *Store) GrantByToken(ctx context.Context, tokenID string) (*oauth.Grant, error) {
+	g, err := grantOne(ctx, s.db, `id = (SELECT grant_id FROM oauth_grant_tokens WHERE token_id = ?)`, tokenID)
+	if err != nil {
+		return nil, fmt.Errorf("finding grant by access token %q: %w", tokenID, err)
 	}
 	return g, nil
 }

@@ -46,6 +46,15 @@ func (s *Store) TokenByHash(ctx context.Context, hash []byte) (*auth.Token, erro
 	return t, nil
 }
 
+// TokenByID finds a token by its ID; none → auth.ErrNotFound.
+func (s *Store) TokenByID(ctx context.Context, id string) (*auth.Token, error) {
+	t, err := scanToken(s.db.QueryRowContext(ctx, `SELECT `+tokenCols+` FROM api_tokens WHERE id = ?`, id))
+	if err != nil {
+		return nil, fmt.Errorf("finding token %q: %w", id, mapErr(err, auth.ErrNotFound, nil))
+	}
+	return t, nil
+}
+
 // ListTokens lists tokens oldest first.
 func (s *Store) ListTokens(ctx context.Context) ([]*auth.Token, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT `+tokenCols+` FROM api_tokens ORDER BY created_at, id`)

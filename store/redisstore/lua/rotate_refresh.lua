@@ -1,6 +1,6 @@
 -- KEYS: refresh index
 -- ARGV: old hash (hex), new hash (hex), new expiry, token ID, grant key prefix,
---       grant tokens key prefix, grant refresh set prefix
+--       grant tokens key prefix, grant refresh set prefix, access token → grant index
 -- Replaces the grant's current refresh token and its access tokens; a rotated-away one
 -- fails GR_USED, nothing changed. Answers the grant ID.
 local id = redis.call('HGET', KEYS[1], ARGV[1])
@@ -18,6 +18,10 @@ end
 redis.call('HSET', grant, 'refresh_hash', ARGV[2], 'refresh_expires_at', ARGV[3])
 redis.call('HSET', KEYS[1], ARGV[2], id)
 redis.call('SADD', ARGV[7] .. id, ARGV[2])
+for _, t in ipairs(redis.call('LRANGE', ARGV[6] .. id, 0, -1)) do
+  redis.call('HDEL', ARGV[8], t)
+end
 redis.call('DEL', ARGV[6] .. id)
 redis.call('RPUSH', ARGV[6] .. id, ARGV[4])
+redis.call('HSET', ARGV[8], ARGV[4], id)
 return id
