@@ -207,7 +207,7 @@ func (s *Server) createTask(ctx context.Context, env *environment, p auth.Princi
 func (s *Server) taskRun(ctx context.Context, p auth.Principal, perm auth.Permission, raw json.RawMessage) (*runner.Run, error) {
 	var params taskParams
 	if err := json.Unmarshal(raw, &params); err != nil || params.TaskID == "" {
-		return nil, &rpcError{Code: codeInvalidParams, Message: "taskId is required"}
+		return nil, &rpcError{Code: codeInvalidParams, Message: "taskId is required: the taskId of the task the tools/call answered"}
 	}
 	run, err := s.ownRun(ctx, p, perm, params.TaskID)
 	if err != nil {
