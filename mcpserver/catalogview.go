@@ -127,6 +127,7 @@ func (s *Server) hooks(env string) *server.Hooks {
 	})
 	s.listHooks(env, h)
 	s.elicitors.hooks(h)
+	extensionHooks(h)
 	return h
 }
 

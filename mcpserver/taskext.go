@@ -249,3 +249,12 @@ func (s *Server) cancelExtTask(ctx context.Context, p auth.Principal, raw json.R
 	}
 	return ack, nil
 }
+
+// extensionHooks make server/discover (2026-07-28 only) offer the extension without the
+// 2025-11-25 tasks capability, which the extension says a server supporting it must no
+// longer advertise there; initialize (2025-11-25) keeps it.
+func extensionHooks(h *server.Hooks) {
+	h.AddAfterDiscover(func(_ context.Context, _ any, _ *mcp.DiscoverRequest, res *mcp.DiscoverResult) {
+		res.Capabilities.Tasks = nil
+	})
+}

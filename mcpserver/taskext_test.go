@@ -56,6 +56,7 @@ func TestTasksExtension(t *testing.T) {
 	f := newFixture(t, greetDef, outlivesDef, approveDef)
 	discovered := f.rpcResult(t, statelessRequest(1, "server/discover", "", nil))
 	require.Contains(t, discovered["capabilities"].(map[string]any)["extensions"], mcpserver.TasksExtension)
+	require.NotContains(t, discovered["capabilities"], "tasks", "the 2025-11-25 capability is not offered beside the extension")
 
 	done := f.rpcResult(t, extRequest(2, "tools/call", "greet", map[string]any{"name": "greet", "arguments": map[string]any{"name": "Ada"}}))
 	require.Equal(t, "complete", done["resultType"], "a run that ends within the tool's timeout answers its result")
