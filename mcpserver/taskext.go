@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -140,18 +139,15 @@ func (s *Server) answerExt(ctx context.Context, p auth.Principal, c *taskCall) (
 // ack is the empty acknowledgement of tasks/update and tasks/cancel.
 var ack = map[string]any{"resultType": mcp.ResultTypeComplete}
 
-// callAsTask answers a workflow tool call from a client with the extension: the run is
-// started and waited for as by a plain call; if it has not ended when the wait stops
-// (the tool's timeout, or the run waiting on a hook), the answer is its task.
+// callAsTask answers a workflow tool call (of c.tool) from a client with the extension:
+// the run is started and waited for as by a plain call; if it has not ended when the wait
+// stops (the tool's timeout, or the run waiting on a hook), the answer is its task.
 func (s *Server) callAsTask(ctx context.Context, p auth.Principal, c *taskCall) (any, error) {
 	var params toolCallParams
 	if err := json.Unmarshal(c.msg.Params, &params); err != nil {
 		return nil, &rpcError{Code: codeInvalidParams, Message: "invalid tools/call params: " + err.Error()}
 	}
-	t := s.workflowTool(ctx, c.env, params.Name)
-	if t == nil {
-		return nil, &rpcError{Code: codeInvalidParams, Message: fmt.Sprintf("tool %q not found", params.Name)}
-	}
+	t := c.tool // taskCallOf found it
 	res, err := s.runOrTask(ctx, p, c.env, t, params.Arguments)
 	outcome := outcomeOK
 	switch r := res.(type) {

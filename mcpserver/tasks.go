@@ -86,6 +86,8 @@ type taskCall struct {
 	// client carries requests to the client while the request is answered (the questions
 	// of a task awaited with tasks/result); nil when the transport cannot.
 	client *clientLink
+	// tool is the workflow tool of a 2026-07-28 tools/call the task layer answers.
+	tool *tools.Tool
 }
 
 // taskCallOf returns the task call of msg when the task layer answers it: for 2025-11-25
@@ -118,7 +120,11 @@ func (s *Server) taskCallOf(ctx context.Context, env *environment, msg *rpcMessa
 	if !c.meta.modern() {
 		return c, len(p.Task) > 0 && string(p.Task) != "null"
 	}
-	return c, c.meta.extension() && p.RequestState == "" && s.workflowTool(ctx, env, p.Name) != nil
+	if !c.meta.extension() || p.RequestState != "" {
+		return nil, false
+	}
+	c.tool = s.workflowTool(ctx, env, p.Name)
+	return c, c.tool != nil
 }
 
 // answerTask answers a task call for the principal in ctx.
@@ -249,10 +255,10 @@ func (s *Server) taskResult(ctx context.Context, p auth.Principal, c *taskCall) 
 	defer release()
 	link := c.client
 	settled := map[string]bool{} // hook tokens asked in this call and answered or given up
+	asks := func(r *runner.Run) bool {
+		return link != nil && r.WaitingOn != nil && !settled[r.WaitingOn.Hook]
+	}
 	for {
-		asks := func(r *runner.Run) bool {
-			return link != nil && r.WaitingOn != nil && !settled[r.WaitingOn.Hook]
-		}
 		if run, err = s.awaitEnd(ctx, run, asks); err != nil {
 			return nil, err
 		}
