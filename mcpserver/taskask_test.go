@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -89,18 +90,27 @@ func TestTaskResultWithoutElicitationWaits(t *testing.T) {
 	f := newFixture(t, askDef)
 	s := f.openSession(t)
 	taskID := s.ok(t, "tools/call", map[string]any{"name": "ask", "arguments": map[string]any{"orderId": "r2"}, "task": map[string]any{}})["task"].(map[string]any)["taskId"]
-	done := make(chan map[string]any, 1)
-	go func() {
-		res, rpcErr := s.do(t, "tasks/result", map[string]any{"taskId": taskID})
-		if rpcErr != nil {
-			res = rpcErr
+	done := make(chan []byte, 1)
+	go func() { // no require off the test's goroutine: the answer goes back whole
+		res, err := f.post(context.Background(), rpcRequest{header: s.header(), body: map[string]any{"jsonrpc": "2.0", "id": 9, "method": "tasks/result", "params": map[string]any{"taskId": taskID}}})
+		if err != nil {
+			done <- []byte(err.Error())
+			return
 		}
-		done <- res
+		defer res.Body.Close()
+		raw, _ := io.ReadAll(res.Body)
+		done <- raw
 	}()
 	require.Eventually(t, func() bool {
 		res, _ := f.rest("POST", "/api/hooks/ask:r2/resume", map[string]any{"approved": true}, http.Header{})
 		return res.StatusCode == http.StatusAccepted || res.StatusCode == http.StatusOK
 	}, 10*time.Second, 20*time.Millisecond)
-	got := <-done
-	require.Equal(t, map[string]any{"approved": true}, got["structuredContent"].(map[string]any)["output"], "%v", got)
+	raw := <-done
+	var got struct {
+		Result struct {
+			StructuredContent map[string]any `json:"structuredContent"`
+		} `json:"result"`
+	}
+	require.NoError(t, json.Unmarshal(raw, &got), "%s", raw)
+	require.Equal(t, map[string]any{"approved": true}, got.Result.StructuredContent["output"], "%s", raw)
 }
