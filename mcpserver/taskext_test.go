@@ -126,10 +126,12 @@ func TestTasksExtensionRefusals(t *testing.T) {
 
 // TestTasksExtensionAsks: a run that reaches a hook that asks is an input_required task
 // whose question tasks/update answers; an answer that does not fit is refused and the
-// question stays open, an answer under another key is ignored.
+// question stays open, an answer under another key is ignored. Another process on the
+// store takes the answer and shows the end.
 func TestTasksExtensionAsks(t *testing.T) {
-	f := newFixture(t, askDef)
-	created := f.rpcResult(t, extRequest(1, "tools/call", "ask", map[string]any{"name": "ask", "arguments": map[string]any{"orderId": "x1"}}))
+	creator := newFixture(t, askDef)
+	f := creator.twin()
+	created := creator.rpcResult(t, extRequest(1, "tools/call", "ask", map[string]any{"name": "ask", "arguments": map[string]any{"orderId": "x1"}}))
 	require.Equal(t, "task", created["resultType"])
 	require.Equal(t, "input_required", created["status"])
 	taskID := created["taskId"].(string)
