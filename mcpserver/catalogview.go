@@ -126,6 +126,8 @@ func (s *Server) hooks(env string) *server.Hooks {
 		req.Params.Name, req.Params.Arguments, req.Params.RawArguments = tools.Miss, map[string]any{"name": args.Name}, raw
 	})
 	s.listHooks(env, h)
+	s.elicitors.hooks(h)
+	extensionHooks(h)
 	return h
 }
 

@@ -26,7 +26,8 @@ const MaxAskAttempts = 3
 
 // pendingAsk is the ask of the hook a waiting run waits on.
 type pendingAsk struct {
-	step    int // index of the hook step
+	step    int    // index of the hook step
+	key     string // its key among a task's input requests: the step's ID, unique in the run
 	token   string
 	message string
 	schema  json.RawMessage
@@ -52,7 +53,7 @@ func askOf(run *runner.Run) (*pendingAsk, error) {
 	if err != nil {
 		return nil, fmt.Errorf("evaluating the ask message of step %s: %w", def.Steps[i].ID, err)
 	}
-	return &pendingAsk{step: i, token: run.WaitingOn.Hook, message: msg, schema: ask.Schema, input: compiled}, nil
+	return &pendingAsk{step: i, key: def.Steps[i].ID, token: run.WaitingOn.Hook, message: msg, schema: ask.Schema, input: compiled}, nil
 }
 
 // askMessage evaluates an ask message template over what the run's steps see.

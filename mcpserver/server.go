@@ -87,6 +87,8 @@ type Config struct {
 	Logger *slog.Logger
 	// Registerer receives the tool call metrics; nil registers none.
 	Registerer prometheus.Registerer
+	// Now is the clock tasks' ttl is measured with (default time.Now).
+	Now func() time.Time
 }
 
 // Defaults of Config.
@@ -113,6 +115,9 @@ func (c *Config) withDefaults() Config {
 	out.ListLimit = cmp.Or(out.ListLimit, DefaultListLimit)
 	if out.Logger == nil {
 		out.Logger = slog.Default()
+	}
+	if out.Now == nil {
+		out.Now = time.Now
 	}
 	return out
 }
@@ -147,6 +152,11 @@ type Server struct {
 	stopLoop   context.CancelFunc
 	loopDone   chan struct{}
 	unregister func() // the catalog change hook
+
+	// replies routes the clients' replies to the requests the task layer sends them.
+	replies replies
+	// elicitors are the 2025-11-25 sessions that declared elicitation.
+	elicitors elicitors
 
 	// tasks are the goroutines sending notifications/tasks/status; tasksCtx ends them.
 	tasks     sync.WaitGroup

@@ -75,47 +75,93 @@ type taskParams struct {
 	TaskID string `json:"taskId"`
 }
 
-// isTaskRequest reports whether the task layer answers msg: a task method, or a tools/call
-// asking to run as a task.
-func isTaskRequest(msg *rpcMessage) bool {
-	switch mcp.MCPMethod(msg.Method) {
-	case mcp.MethodTasksGet, mcp.MethodTasksResult, mcp.MethodTasksList, mcp.MethodTasksCancel:
-		return len(msg.ID) > 0
-	case mcp.MethodToolsCall:
-		var p toolCallParams
-		return len(msg.ID) > 0 && json.Unmarshal(msg.Params, &p) == nil && len(p.Task) > 0 && string(p.Task) != "null"
-	}
-	return false
+// taskCall is one request the task layer answers.
+type taskCall struct {
+	env *environment
+	// sessionID is the 2025-11-25 session the request came in ("" when none): the one that
+	// gets notifications/tasks/status of the tasks it creates.
+	sessionID string
+	msg       *rpcMessage
+	meta      requestMeta
+	// client carries requests to the client while the request is answered (the questions
+	// of a task awaited with tasks/result); nil when the transport cannot.
+	client *clientLink
+	// tool is the workflow tool of a 2026-07-28 tools/call the task layer answers.
+	tool *tools.Tool
 }
 
-// answerTask answers a task request for the principal in ctx, in env, from the client
-// session sessionID ("" when there is none): who gets notifications/tasks/status.
-func (s *Server) answerTask(ctx context.Context, env *environment, sessionID string, msg *rpcMessage) rpcResponse {
-	resp := rpcResponse{JSONRPC: "2.0", ID: msg.ID}
+// taskCallOf returns the task call of msg when the task layer answers it: for 2025-11-25
+// requests a task method or a tools/call asking for a task; for 2026-07-28 requests the
+// task methods (the extension's, and the removed ones, to refuse them) and, when the
+// client declares the extension, the first call of a workflow tool (a call answering a
+// question, with requestState, stays with the tool handler).
+func (s *Server) taskCallOf(ctx context.Context, env *environment, msg *rpcMessage) (*taskCall, bool) {
+	if len(msg.ID) == 0 {
+		return nil, false
+	}
+	c := &taskCall{env: env, msg: msg, meta: metaOf(msg.Params)}
+	method := mcp.MCPMethod(msg.Method)
+	switch method {
+	case mcp.MethodTasksGet, mcp.MethodTasksResult, mcp.MethodTasksList, mcp.MethodTasksCancel:
+		return c, true
+	case methodTasksUpdate:
+		return c, c.meta.modern()
+	case mcp.MethodToolsCall:
+	default:
+		return nil, false
+	}
+	var p struct {
+		toolCallParams
+		RequestState string `json:"requestState"`
+	}
+	if json.Unmarshal(msg.Params, &p) != nil {
+		return nil, false
+	}
+	if !c.meta.modern() {
+		return c, len(p.Task) > 0 && string(p.Task) != "null"
+	}
+	if !c.meta.extension() || p.RequestState != "" {
+		return nil, false
+	}
+	c.tool = s.workflowTool(ctx, env, p.Name)
+	return c, c.tool != nil
+}
+
+// answerTask answers a task call for the principal in ctx.
+func (s *Server) answerTask(ctx context.Context, c *taskCall) rpcResponse {
+	resp := rpcResponse{JSONRPC: "2.0", ID: c.msg.ID}
 	p, ok := auth.PrincipalFrom(ctx)
 	if !ok {
 		resp.Error = &rpcError{Code: codeInternal, Message: errUnauthenticated.Error()}
 		return resp
 	}
 	var err error
-	switch mcp.MCPMethod(msg.Method) {
-	case mcp.MethodToolsCall:
-		resp.Result, err = s.createTask(ctx, env, p, sessionID, msg.Params)
-	case mcp.MethodTasksGet:
-		resp.Result, err = s.getTask(ctx, p, msg.Params)
-	case mcp.MethodTasksResult:
-		resp.Result, err = s.taskResult(ctx, p, msg.Params)
-	case mcp.MethodTasksList:
-		resp.Result, err = s.listTasks(ctx, p, msg.Params)
-	case mcp.MethodTasksCancel:
-		resp.Result, err = s.cancelTask(ctx, p, msg.Params)
-	default:
-		err = &rpcError{Code: codeMethod, Message: "method not found: " + msg.Method}
+	if c.meta.modern() {
+		resp.Result, err = s.answerExt(ctx, p, c)
+	} else {
+		resp.Result, err = s.answerLegacy(ctx, p, c)
 	}
 	if err != nil {
 		resp.Result, resp.Error = nil, s.rpcErrorOf(ctx, err)
 	}
 	return resp
+}
+
+// answerLegacy answers a 2025-11-25 task request.
+func (s *Server) answerLegacy(ctx context.Context, p auth.Principal, c *taskCall) (any, error) {
+	switch mcp.MCPMethod(c.msg.Method) {
+	case mcp.MethodToolsCall:
+		return s.createTask(ctx, c.env, p, c.sessionID, c.msg.Params)
+	case mcp.MethodTasksGet:
+		return s.getTask(ctx, p, c.msg.Params)
+	case mcp.MethodTasksResult:
+		return s.taskResult(ctx, p, c)
+	case mcp.MethodTasksList:
+		return s.listTasks(ctx, p, c.msg.Params)
+	case mcp.MethodTasksCancel:
+		return s.cancelTask(ctx, p, c.msg.Params)
+	}
+	return nil, &rpcError{Code: codeMethod, Message: "method not found: " + c.msg.Method}
 }
 
 // rpcErrorOf turns a failure into a JSON-RPC error: a task or run that is not there (or not
@@ -142,10 +188,7 @@ func (s *Server) createTask(ctx context.Context, env *environment, p auth.Princi
 	if err := json.Unmarshal(raw, &params); err != nil {
 		return nil, &rpcError{Code: codeInvalidParams, Message: "invalid tools/call params: " + err.Error()}
 	}
-	var t *tools.Tool
-	if s.callable(ctx, env.name, params.Name) || s.lookUp(ctx, env.name, params.Name) {
-		t = env.lookup(params.Name) // nil for a companion tool
-	}
+	t := s.workflowTool(ctx, env, params.Name)
 	if t == nil {
 		return nil, &rpcError{Code: codeInvalidParams, Message: fmt.Sprintf("tool %q not found or it does not support tasks", params.Name)}
 	}
@@ -170,16 +213,22 @@ func (s *Server) createTask(ctx context.Context, env *environment, p auth.Princi
 func (s *Server) taskRun(ctx context.Context, p auth.Principal, perm auth.Permission, raw json.RawMessage) (*runner.Run, error) {
 	var params taskParams
 	if err := json.Unmarshal(raw, &params); err != nil || params.TaskID == "" {
-		return nil, &rpcError{Code: codeInvalidParams, Message: "taskId is required"}
+		return nil, &rpcError{Code: codeInvalidParams, Message: "taskId is required: the taskId of the task the tools/call answered"}
 	}
 	run, err := s.ownRun(ctx, p, perm, params.TaskID)
 	if err != nil {
 		return nil, err
 	}
-	if time.Since(run.CreatedAt) > TaskTTL {
+	if s.expired(run) {
 		return nil, &rpcError{Code: codeInvalidParams, Message: "task not found: its ttl has expired (the run is still readable with gorunner_get_run)"}
 	}
 	return run, nil
+}
+
+// expired reports whether the task view of run has passed its ttl: TaskTTL after the run
+// was created, to the millisecond the ttl is reported in.
+func (s *Server) expired(run *runner.Run) bool {
+	return s.cfg.Now().Sub(run.CreatedAt) > TaskTTL
 }
 
 func (s *Server) getTask(ctx context.Context, p auth.Principal, raw json.RawMessage) (any, error) {
@@ -191,9 +240,11 @@ func (s *Server) getTask(ctx context.Context, p auth.Principal, raw json.RawMess
 }
 
 // taskResult waits until the run has ended (holding one of the principal's wait slots),
-// then answers what a plain tool call whose run ended gives, tied to the task.
-func (s *Server) taskResult(ctx context.Context, p auth.Principal, raw json.RawMessage) (any, error) {
-	run, err := s.taskRun(ctx, p, auth.RunsRead, raw)
+// then answers what a plain tool call whose run ended gives, tied to the task. Meanwhile,
+// when the client can be asked, each hook that asks is put to the person on this
+// request's stream (see askOverLink).
+func (s *Server) taskResult(ctx context.Context, p auth.Principal, c *taskCall) (any, error) {
+	run, err := s.taskRun(ctx, p, auth.RunsRead, c.msg.Params)
 	if err != nil {
 		return nil, err
 	}
@@ -202,28 +253,50 @@ func (s *Server) taskResult(ctx context.Context, p auth.Principal, raw json.RawM
 		return nil, err
 	}
 	defer release()
-	if run, err = s.awaitEnd(ctx, run); err != nil {
-		return nil, err
+	link := c.client
+	settled := map[string]bool{} // hook tokens asked in this call and answered or given up
+	asks := func(r *runner.Run) bool {
+		return link != nil && r.WaitingOn != nil && !settled[r.WaitingOn.Hook]
+	}
+	for {
+		if run, err = s.awaitEnd(ctx, run, asks); err != nil {
+			return nil, err
+		}
+		if run.Status.Terminal() || !asks(run) {
+			break // ended, or the engine stopped watching: answer the state at hand
+		}
+		ask, err := askOf(run)
+		if err != nil || ask == nil {
+			settled[run.WaitingOn.Hook] = true // a hook that does not ask: wait on
+			continue
+		}
+		settled[ask.token] = true
+		if _, err := s.askOverLink(ctx, link, run, ask); errors.Is(err, errNoAnswer) {
+			link = nil
+		} else if err != nil {
+			return nil, err
+		}
 	}
 	res := tools.ResultOf(run).Replay(false).CallResult()
 	res.Meta = mcp.WithRelatedTask(run.ID)
 	return res, nil
 }
 
-// awaitEnd returns run once it has completed, failed or been cancelled.
-func (s *Server) awaitEnd(ctx context.Context, run *runner.Run) (*runner.Run, error) {
-	if run.Status.Terminal() {
+// awaitEnd returns run once it has completed, failed or been cancelled, or once stop
+// says so of a waiting state.
+func (s *Server) awaitEnd(ctx context.Context, run *runner.Run, stop func(*runner.Run) bool) (*runner.Run, error) {
+	if run.Status.Terminal() || (run.Status == runner.StatusWaiting && stop(run)) {
 		return run, nil
 	}
-	states, stop := s.deps.Engine.Watch(run.ID)
-	defer stop()
+	states, unwatch := s.deps.Engine.Watch(run.ID)
+	defer unwatch()
 	for {
 		select {
 		case r, ok := <-states:
 			if !ok {
 				return s.deps.Engine.Get(ctx, run.ID)
 			}
-			if r.Status.Terminal() {
+			if r.Status.Terminal() || (r.Status == runner.StatusWaiting && stop(r)) {
 				return r, nil
 			}
 		case <-ctx.Done():
@@ -262,7 +335,7 @@ func (s *Server) listTasks(ctx context.Context, p auth.Principal, raw json.RawMe
 	}
 	out := mcp.ListTasksResult{Tasks: make([]mcp.Task, 0, len(runs))}
 	for _, r := range runs {
-		if time.Since(r.CreatedAt) <= TaskTTL {
+		if !s.expired(r) {
 			out.Tasks = append(out.Tasks, taskOf(r))
 		}
 	}

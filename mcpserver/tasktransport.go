@@ -6,13 +6,16 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"sync"
 	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/gorunner/gorunner/auth"
 	"github.com/gorunner/gorunner/internal/limits"
 	"github.com/gorunner/gorunner/runner"
 )
@@ -20,8 +23,8 @@ import (
 // sessionHeader is the streamable HTTP session header.
 const sessionHeader = "Mcp-Session-Id"
 
-// taskHTTP answers the task requests POSTed to env's /mcp and hands every other request to
-// mcp-go unchanged.
+// taskHTTP answers the task requests POSTed to env's /mcp, and the replies to the
+// requests it sent, and hands every other request to mcp-go unchanged.
 func (s *Server) taskHTTP(env *environment) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost {
@@ -38,27 +41,116 @@ func (s *Server) taskHTTP(env *environment) http.Handler {
 			return
 		}
 		var msg rpcMessage
-		if json.Unmarshal(body, &msg) != nil || !isTaskRequest(&msg) {
-			r.Body = io.NopCloser(bytes.NewReader(body))
-			env.http.ServeHTTP(w, r)
+		if json.Unmarshal(body, &msg) == nil {
+			// guard has refused another principal's session ID.
+			if msg.Method == "" && s.replies.deliver(principalID(r.Context()), body) {
+				w.WriteHeader(http.StatusAccepted)
+				return
+			}
+			if c, ok := s.taskCallOf(r.Context(), env, &msg); ok {
+				s.serveTaskCall(w, r, c)
+				return
+			}
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		env.http.ServeHTTP(w, r)
+	})
+}
+
+// serveTaskCall answers c over HTTP: as JSON, or as an event stream once the answer sends
+// the client a request of its own.
+func (s *Server) serveTaskCall(w http.ResponseWriter, r *http.Request, c *taskCall) {
+	a := &httpAnswer{w: w}
+	if c.meta.modern() {
+		if problem := headerMismatch(r.Header, c); problem != "" {
+			a.finish(rpcResponse{JSONRPC: "2.0", ID: c.msg.ID, Error: &rpcError{Code: mcp.HEADER_MISMATCH, Message: problem}}, true)
 			return
 		}
-		// guard has refused another principal's session ID.
-		resp := s.answerTask(r.Context(), env, r.Header.Get(sessionHeader), &msg)
-		w.Header().Set("Content-Type", "application/json")
-		if err := json.NewEncoder(w).Encode(resp); err != nil {
-			s.log.Debug("mcp: writing a task answer failed", "err", err)
+	} else {
+		c.sessionID = r.Header.Get(sessionHeader)
+		if s.elicitors.can(c.sessionID) && strings.Contains(r.Header.Get("Accept"), "text/event-stream") {
+			c.client = &clientLink{send: a.send, replies: &s.replies, principal: principalID(r.Context())}
 		}
-	})
+	}
+	a.finish(s.answerTask(r.Context(), c), c.meta.modern())
+}
+
+// headerMismatch checks the headers a 2026-07-28 request over HTTP must carry (SEP-2243):
+// the protocol version and method of the body, and its tool name or task ID. It returns
+// what is wrong, or "".
+func headerMismatch(h http.Header, c *taskCall) string {
+	var p struct {
+		Name   string `json:"name"`
+		TaskID string `json:"taskId"`
+	}
+	_ = json.Unmarshal(c.msg.Params, &p)
+	want := [][2]string{{"Mcp-Protocol-Version", c.meta.ProtocolVersion}, {"Mcp-Method", c.msg.Method}, {"Mcp-Name", p.Name + p.TaskID}}
+	for _, hv := range want {
+		if got := h.Get(hv[0]); got != hv[1] {
+			return fmt.Sprintf("header %s is %q, the request says %q", hv[0], got, hv[1])
+		}
+	}
+	return ""
+}
+
+// httpAnswer writes the answer to one task request.
+type httpAnswer struct {
+	w         http.ResponseWriter
+	streaming bool
+}
+
+// send writes msg as a server-sent event, switching the answer to an event stream.
+func (a *httpAnswer) send(msg any) error {
+	b, err := json.Marshal(msg)
+	if err != nil {
+		return err
+	}
+	if !a.streaming {
+		a.w.Header().Set("Content-Type", "text/event-stream")
+		a.w.Header().Set("Cache-Control", "no-cache")
+		a.w.WriteHeader(http.StatusOK)
+		a.streaming = true
+	}
+	if _, err := fmt.Fprintf(a.w, "event: message\ndata: %s\n\n", b); err != nil {
+		return err
+	}
+	return http.NewResponseController(a.w).Flush()
+}
+
+// finish writes the response: the last event of a stream, or a JSON body. A 2026-07-28
+// error answer has the HTTP status that protocol gives its code.
+func (a *httpAnswer) finish(resp rpcResponse, modern bool) {
+	if a.streaming {
+		_ = a.send(resp)
+		return
+	}
+	status := http.StatusOK
+	if modern && resp.Error != nil {
+		switch resp.Error.Code {
+		case codeMethod:
+			status = http.StatusNotFound
+		case codeInvalidParams, codeMissingCapability, mcp.HEADER_MISMATCH:
+			status = http.StatusBadRequest
+		}
+	}
+	a.w.Header().Set("Content-Type", "application/json")
+	a.w.WriteHeader(status)
+	_ = json.NewEncoder(a.w).Encode(resp)
+}
+
+// principalID is the ID of the principal in ctx, or "".
+func principalID(ctx context.Context) string {
+	p, _ := auth.PrincipalFrom(ctx)
+	return p.ID
 }
 
 // stdioSessionID is the ID mcp-go gives its one stdio session.
 const stdioSessionID = "stdio"
 
-// taskStdio answers the task requests read from in by writing to out, and passes every
-// other line on through the returned reader; mcp-go must write to out through the same
-// lineWriter so that whole messages never interleave. It runs until in ends or ctx is
-// done.
+// taskStdio answers the task requests read from in, and the replies to the requests it
+// sent, by writing to out, and passes every other line on through the returned reader;
+// mcp-go must write to out through the same lineWriter so that whole messages never
+// interleave. It runs until in ends or ctx is done.
 func (s *Server) taskStdio(ctx context.Context, env *environment, in io.Reader, out *lineWriter) io.Reader {
 	pr, pw := io.Pipe()
 	go func() {
@@ -70,14 +162,8 @@ func (s *Server) taskStdio(ctx context.Context, env *environment, in io.Reader, 
 		rd := bufio.NewReaderSize(in, 64<<10)
 		for ctx.Err() == nil {
 			line, err := rd.ReadBytes('\n')
-			if len(line) > 0 {
-				var msg rpcMessage
-				if !utf8.Valid(line) {
-					answer, _ := invalidUTF8Answer(line)
-					out.send(answer)
-				} else if json.Unmarshal(line, &msg) == nil && isTaskRequest(&msg) {
-					wg.Go(func() { out.send(s.answerTask(ctx, env, stdioSessionID, &msg)) })
-				} else if _, werr := pw.Write(line); werr != nil {
+			if len(line) > 0 && !s.takeStdioLine(ctx, env, &wg, line, out) {
+				if _, werr := pw.Write(line); werr != nil {
 					return
 				}
 			}
@@ -87,6 +173,36 @@ func (s *Server) taskStdio(ctx context.Context, env *environment, in io.Reader, 
 		}
 	}()
 	return pr
+}
+
+// takeStdioLine answers line when it is invalid UTF-8, a task request (in its own
+// goroutine, on wg) or a reply to the task layer, and reports whether it did; other lines
+// are mcp-go's.
+func (s *Server) takeStdioLine(ctx context.Context, env *environment, wg *sync.WaitGroup, line []byte, out *lineWriter) bool {
+	if !utf8.Valid(line) {
+		answer, _ := invalidUTF8Answer(line)
+		out.send(answer)
+		return true
+	}
+	var msg rpcMessage
+	if json.Unmarshal(line, &msg) != nil {
+		return false
+	}
+	if msg.Method == "" {
+		return s.replies.deliver(principalID(ctx), line)
+	}
+	c, ok := s.taskCallOf(ctx, env, &msg)
+	if !ok {
+		return false
+	}
+	if !c.meta.modern() {
+		c.sessionID = stdioSessionID
+		if s.elicitors.can(stdioSessionID) {
+			c.client = &clientLink{send: out.sendErr, replies: &s.replies, principal: principalID(ctx)}
+		}
+	}
+	wg.Go(func() { out.send(s.answerTask(ctx, c)) })
+	return true
 }
 
 // lineWriter writes whole newline-terminated messages, one at a time.
@@ -102,12 +218,16 @@ func (l *lineWriter) Write(p []byte) (int, error) {
 }
 
 // send writes v as one JSON line.
-func (l *lineWriter) send(v any) {
+func (l *lineWriter) send(v any) { _ = l.sendErr(v) }
+
+// sendErr is send, saying whether it failed.
+func (l *lineWriter) sendErr(v any) error {
 	b, err := json.Marshal(v)
 	if err != nil {
-		return
+		return err
 	}
-	_, _ = l.Write(append(b, '\n'))
+	_, err = l.Write(append(b, '\n'))
+	return err
 }
 
 // notifyTaskStatus sends notifications/tasks/status to the session whenever the task of

@@ -57,6 +57,7 @@ func (s *Server) newEnvironment(name string) *environment {
 		server.WithHooks(s.hooks(name)),
 		server.WithResourceCapabilities(false, false),
 		server.WithTaskCapabilities(true, true, true),
+		server.WithExtensions(map[string]any{TasksExtension: map[string]any{}}),
 	)
 	env := &environment{name: name, mcp: m, tools: map[string]*entry{}}
 	env.view.Store(newView(nil))

@@ -34,8 +34,14 @@ type rpcSession struct {
 // openSession initializes a session over raw JSON-RPC (protocol 2025-11-25).
 func (f *fixture) openSession(t *testing.T) *rpcSession {
 	t.Helper()
+	return f.openSessionWith(t, map[string]any{})
+}
+
+// openSessionWith is openSession for a client declaring capabilities.
+func (f *fixture) openSessionWith(t *testing.T, capabilities map[string]any) *rpcSession {
+	t.Helper()
 	res, err := f.post(context.Background(), rpcRequest{body: map[string]any{"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": map[string]any{
-		"protocolVersion": "2025-11-25", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "raw", "version": "1"},
+		"protocolVersion": "2025-11-25", "capabilities": capabilities, "clientInfo": map[string]any{"name": "raw", "version": "1"},
 	}}})
 	require.NoError(t, err)
 	payload := readMessage(t, res)

@@ -132,3 +132,29 @@ func TestElicitationLegacyClient(t *testing.T) {
 	require.Equal(t, "completed", got["status"])
 	require.Equal(t, map[string]any{"declined": true, "action": "decline"}, got["output"])
 }
+
+// TestTasksExtensionOverStdio: a 2026-07-28 client over stdio (no handshake) gets the task
+// of a run waiting on a question, declines it with tasks/update and polls the task to its
+// end with tasks/get.
+func TestTasksExtensionOverStdio(t *testing.T) {
+	f := newFixture(t, askDef)
+	c := f.stdio(t)
+	c.send(t, extRequest(1, "tools/call", "ask", map[string]any{"name": "ask", "arguments": map[string]any{"orderId": "std"}}).body)
+	task := c.next(t, byID(1))["result"].(map[string]any)
+	require.Equal(t, "task", task["resultType"])
+	require.Equal(t, "input_required", task["status"])
+	taskID := task["taskId"].(string)
+
+	c.send(t, extTask(2, "tasks/update", taskID, map[string]any{"inputResponses": map[string]any{"approve": map[string]any{"action": "decline"}}}).body)
+	require.Equal(t, map[string]any{"resultType": "complete"}, c.next(t, byID(2))["result"])
+	var got map[string]any
+	id := 2
+	require.Eventually(t, func() bool {
+		id++
+		c.send(t, extTask(id, "tasks/get", taskID, nil).body)
+		got = c.next(t, byID(float64(id)))["result"].(map[string]any)
+		return got["status"] == "completed"
+	}, 10*time.Second, 20*time.Millisecond)
+	output := got["result"].(map[string]any)["structuredContent"].(map[string]any)["output"]
+	require.Equal(t, map[string]any{"declined": true, "action": "decline"}, output)
+}

@@ -2,10 +2,12 @@ package main_test
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -115,4 +117,64 @@ func TestTaskSurvivesSIGKILL(t *testing.T) {
 	require.Equal(t, map[string]any{"slept": true}, content["output"])
 	listed := second.request(t, 4, "tasks/list", nil, time.Minute)
 	require.Equal(t, taskID, listed["tasks"].([]any)[0].(map[string]any)["taskId"])
+}
+
+// TestTasksTypeScriptSDK: the MCP TypeScript SDK's experimental tasks client
+// (.ci/mcp-tools/tasks-client.mjs) over HTTP and over stdio: a call as a task read to its
+// result (tools/call with task, tasks/get, tasks/result), a task whose question reaches
+// the SDK's elicitation handler on the tasks/result stream, and a long task listed and
+// cancelled (tasks/list, tasks/cancel).
+func TestTasksTypeScriptSDK(t *testing.T) {
+	t.Parallel()
+	tools := mcpTools(t)
+	dir := t.TempDir()
+	s := startServe(t, dir, "--examples")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := npmCommand(ctx, tools, "node", filepath.Join(tools, "..", "..", "tasks-client.mjs"))
+	cmd.Env = append(cmd.Env, "GORUNNER_URL="+s.url, "GORUNNER_TOKEN="+s.adminToken(t), "GORUNNER_BIN="+binary(t), "GORUNNER_DATA="+dir)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	require.NoError(t, err, "tasks-client.mjs: %s", out)
+	var got map[string]struct {
+		TaskSupport map[string]string `json:"taskSupport"`
+		Greet       tsStream          `json:"greet"`
+		GreetResult map[string]any    `json:"greetResult"`
+		Approval    tsStream          `json:"approval"`
+		Asked       []struct {
+			Message     string `json:"message"`
+			RelatedTask string `json:"relatedTask"`
+		} `json:"asked"`
+		Long struct {
+			Status, StatusMessage, Cancelled string
+			Listed                           bool
+		} `json:"long"`
+	}
+	require.NoError(t, json.Unmarshal(out, &got), "%s", out)
+	for _, transport := range []string{"http", "stdio"} {
+		r := got[transport]
+		require.Equal(t, "optional", r.TaskSupport["long-report"], transport)
+		require.Equal(t, "taskCreated", r.Greet.Types[0], transport)
+		require.Equal(t, []string{"taskStatus:completed", "result"}, r.Greet.Types[len(r.Greet.Types)-2:], "polled to the end, %s", transport)
+		require.Equal(t, map[string]any{"message": "Hello, Ada!"}, r.Greet.Output, transport)
+		require.Equal(t, r.Greet.TaskID, r.GreetResult["runId"], "tasks/result again, %s", transport)
+		require.Contains(t, r.Approval.Types, "taskStatus:input_required", transport)
+		require.Equal(t, "completed", r.Approval.Status, transport)
+		require.Equal(t, map[string]any{"requestId": "ts-" + transport, "approved": true, "by": "Ada"}, r.Approval.Output, transport)
+		require.Len(t, r.Asked, 1, transport)
+		require.Equal(t, "Approve request ts-"+transport+"?", r.Asked[0].Message)
+		require.Equal(t, r.Approval.TaskID, r.Asked[0].RelatedTask, "the question names its task, %s", transport)
+		require.Equal(t, "working", r.Long.Status, transport)
+		require.Equal(t, "step 1/4 gather (sleep)", r.Long.StatusMessage, transport)
+		require.True(t, r.Long.Listed, transport)
+		require.Equal(t, "cancelled", r.Long.Cancelled, transport)
+	}
+}
+
+// tsStream is what tasks-client.mjs saw of one callToolStream.
+type tsStream struct {
+	Types  []string       `json:"types"`
+	TaskID string         `json:"taskId"`
+	Status string         `json:"status"`
+	Output map[string]any `json:"output"`
 }
