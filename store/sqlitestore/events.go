@@ -1,0 +1,153 @@
+package sqlitestore
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+
+	"github.com/gorunner/gorunner/events"
+)
+
+var _ events.Transport = (*Events)(nil)
+
+// EventsPollInterval is how often a subscribed process reads the change log: one small
+// indexed query per interval for the whole process, however many waiters it has. It bounds
+// how late a process hears another's change (list_changed, a run finished elsewhere).
+const EventsPollInterval = 20 * time.Millisecond
+
+// eventsKept is how many change-log rows are kept; a process that falls further behind
+// (it was stopped, or a poll failed for long) re-reads everything (a Message with All).
+const eventsKept = 10_000
+
+// eventsPage is the most rows one poll reads.
+const eventsPage = 1_000
+
+// Events carries the events.Bus messages of the processes sharing the file: Publish
+// appends the topics to a change log in one transaction, and Subscribe polls the log (and
+// the catalog version, which every catalog write moves: events.Catalog) every
+// EventsPollInterval.
+type Events struct {
+	s *Store
+}
+
+// Events returns the store's events.Transport.
+func (s *Store) Events() *Events { return &Events{s: s} }
+
+// Publish appends m's topics to the change log and prunes rows beyond eventsKept.
+func (e *Events) Publish(ctx context.Context, m events.Message) error {
+	if len(m.Topics) == 0 {
+		return nil
+	}
+	return e.s.write(ctx, func(tx *sql.Tx) error {
+		var last int64
+		for _, t := range m.Topics {
+			res, err := tx.ExecContext(ctx, `INSERT INTO events (origin, topic) VALUES (?, ?)`, m.Origin, string(t))
+			if err != nil {
+				return fmt.Errorf("appending event: %w", err)
+			}
+			if last, err = res.LastInsertId(); err != nil {
+				return err
+			}
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM events WHERE seq <= ?`, last-eventsKept); err != nil {
+			return fmt.Errorf("pruning events: %w", err)
+		}
+		return nil
+	})
+}
+
+// Subscribe delivers the messages appended from now on, polled every EventsPollInterval,
+// until ctx ends; then the channel is closed.
+func (e *Events) Subscribe(ctx context.Context) (<-chan events.Message, error) {
+	cur, err := e.position(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make(chan events.Message, 16)
+	go func() {
+		defer close(out)
+		tick := time.NewTicker(EventsPollInterval)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+			ms, next, err := e.poll(ctx, cur)
+			if err != nil {
+				continue // the next tick tries again; a gap is reported as All
+			}
+			cur = next
+			for _, m := range ms {
+				select {
+				case out <- m:
+				case <-ctx.Done():
+					return
+				}
+			}
+		}
+	}()
+	return out, nil
+}
+
+// cursor is how far a subscriber has read: the last seq and the catalog version seen.
+type cursor struct {
+	seq     int64
+	catalog int64
+}
+
+func (e *Events) position(ctx context.Context) (cursor, error) {
+	var c cursor
+	err := e.s.db.QueryRowContext(ctx, `SELECT COALESCE((SELECT MAX(seq) FROM events), 0),
+		(SELECT value FROM counters WHERE name = 'catalog_version')`).Scan(&c.seq, &c.catalog)
+	if err != nil {
+		return c, fmt.Errorf("reading the change log position: %w", err)
+	}
+	return c, nil
+}
+
+// poll reads the rows after cur and the catalog version, as messages by origin.
+func (e *Events) poll(ctx context.Context, cur cursor) ([]events.Message, cursor, error) {
+	rows, err := e.s.db.QueryContext(ctx, `SELECT 0, '', value FROM counters WHERE name = 'catalog_version'
+		UNION ALL SELECT * FROM (SELECT seq, origin, topic FROM events WHERE seq > ? ORDER BY seq LIMIT ?)`,
+		cur.seq, eventsPage)
+	if err != nil {
+		return nil, cur, err
+	}
+	defer rows.Close()
+	var ms []events.Message
+	next := cur
+	for rows.Next() {
+		var seq int64
+		var origin, topic string
+		if err := rows.Scan(&seq, &origin, &topic); err != nil {
+			return nil, cur, err
+		}
+		ms, next = next.add(ms, seq, origin, topic)
+	}
+	return ms, next, rows.Err()
+}
+
+// add folds one row of a poll into ms: the catalog row (seq 0) when the version moved, a
+// gap in seq (rows pruned before they were read) as All, others grouped by origin.
+func (c cursor) add(ms []events.Message, seq int64, origin, topic string) ([]events.Message, cursor) {
+	if seq == 0 {
+		var v int64
+		if _, err := fmt.Sscan(topic, &v); err == nil && v != c.catalog {
+			c.catalog = v
+			ms = append(ms, events.Message{Topics: []events.Topic{events.Catalog}})
+		}
+		return ms, c
+	}
+	if seq > c.seq+1 {
+		ms = append(ms, events.Message{All: true})
+	}
+	c.seq = seq
+	if n := len(ms); n > 0 && ms[n-1].Origin == origin && !ms[n-1].All {
+		ms[n-1].Topics = append(ms[n-1].Topics, events.Topic(topic))
+		return ms, c
+	}
+	return append(ms, events.Message{Origin: origin, Topics: []events.Topic{events.Topic(topic)}}), c
+}

@@ -1,0 +1,71 @@
+package sqlitestore_test
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gorunner/gorunner/catalog"
+	"github.com/gorunner/gorunner/events"
+	"github.com/gorunner/gorunner/events/eventstest"
+	"github.com/gorunner/gorunner/store/sqlitestore"
+)
+
+// twoProcesses opens one file twice, as two processes sharing it would.
+func twoProcesses(t *testing.T) (*sqlitestore.Store, *sqlitestore.Store) {
+	path := filepath.Join(t.TempDir(), "shared.db")
+	return open(t, path), open(t, path)
+}
+
+func TestEvents(t *testing.T) {
+	t.Parallel()
+	eventstest.Run(t, func(t *testing.T) (events.Transport, events.Transport) {
+		a, b := twoProcesses(t)
+		return a.Events(), b.Events()
+	})
+}
+
+// next waits for the next message.
+func next(t *testing.T, in <-chan events.Message) events.Message {
+	t.Helper()
+	select {
+	case m := <-in:
+		return m
+	case <-time.After(10 * time.Second):
+		t.Fatal("no event")
+		return events.Message{}
+	}
+}
+
+// TestCatalogWritesAreEvents checks that a catalog write on one process is heard as
+// events.Catalog on another, with no publish of its own.
+func TestCatalogWritesAreEvents(t *testing.T) {
+	t.Parallel()
+	a, b := twoProcesses(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	in, err := b.Events().Subscribe(ctx)
+	require.NoError(t, err)
+	require.NoError(t, a.CreateWorkflow(ctx, &catalog.Workflow{ID: "w1", Name: "w", Rev: 1, WebhookToken: "wh"}))
+	require.Equal(t, events.Message{Topics: []events.Topic{events.Catalog}}, next(t, in))
+}
+
+// TestPrunedEventsAreAGap checks that a subscriber which fell behind the kept rows is told
+// to re-read everything rather than miss the pruned topics silently.
+func TestPrunedEventsAreAGap(t *testing.T) {
+	t.Parallel()
+	a, b := twoProcesses(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	in, err := b.Events().Subscribe(ctx)
+	require.NoError(t, err)
+	topics := make([]events.Topic, 10_001) // one more than the store keeps
+	for i := range topics {
+		topics[i] = events.Due
+	}
+	require.NoError(t, a.Events().Publish(ctx, events.Message{Origin: "a", Topics: topics}))
+	require.True(t, next(t, in).All)
+}
