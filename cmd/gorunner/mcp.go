@@ -83,23 +83,24 @@ func serveMCP(cmd *cobra.Command, g *globals, allow []string, listLimit, maxDept
 	if err != nil {
 		return err
 	}
-	idem, err := idempotency.New(a.store, &idempotency.Config{Logger: a.log, Notifier: a.keys})
+	bus, stopEvents, err := a.startEvents(ctx)
 	if err != nil {
 		return err
 	}
-	engine, err := runner.New(a.store, a.catalog, a.catalog, &runner.Config{Logger: a.log, Egress: egress, MaxDepth: maxDepth, WakeSignal: a.wakes})
+	defer stopEvents()
+	idem, err := idempotency.New(a.store, &idempotency.Config{Logger: a.log, Events: bus})
+	if err != nil {
+		return err
+	}
+	engine, err := runner.New(a.store, a.catalog, a.catalog, &runner.Config{Logger: a.log, Egress: egress, MaxDepth: maxDepth, Events: bus})
 	if err != nil {
 		return err
 	}
 	srv, err := mcpserver.New(mcpserver.Deps{Catalog: a.catalog, Engine: engine, Idempotency: idem},
-		&mcpserver.Config{Version: version(), Logger: a.log, CatalogSignal: a.catalogs, ListLimit: listLimit})
+		&mcpserver.Config{Version: version(), Logger: a.log, ListLimit: listLimit})
 	if err != nil {
 		return err
 	}
-	if err := idem.Start(ctx); err != nil {
-		return err
-	}
-	defer func() { _ = idem.Stop(context.WithoutCancel(ctx)) }()
 	if err := engine.Start(ctx); err != nil {
 		return err
 	}

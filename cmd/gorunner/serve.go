@@ -97,12 +97,17 @@ func serve(cmd *cobra.Command, g *globals, f *serveFlags) error {
 	if err != nil {
 		return err
 	}
-	idem, err := idempotency.New(timedKeys{a.store, timer}, &idempotency.Config{Logger: a.log, Registerer: reg, Notifier: a.keys})
+	bus, stopEvents, err := a.startEvents(ctx)
+	if err != nil {
+		return err
+	}
+	defer stopEvents()
+	idem, err := idempotency.New(timedKeys{a.store, timer}, &idempotency.Config{Logger: a.log, Registerer: reg, Events: bus})
 	if err != nil {
 		return err
 	}
 	engine, err := runner.New(timedRuns{a.store, timer}, a.catalog, a.catalog,
-		&runner.Config{Logger: a.log, Egress: egress, LeaseTTL: f.leaseTTL, MaxDepth: f.maxDepth, Registerer: reg, WakeSignal: a.wakes})
+		&runner.Config{Logger: a.log, Egress: egress, LeaseTTL: f.leaseTTL, MaxDepth: f.maxDepth, Registerer: reg, Events: bus})
 	if err != nil {
 		return err
 	}
@@ -116,7 +121,7 @@ func serve(cmd *cobra.Command, g *globals, f *serveFlags) error {
 		return err
 	}
 	mcpSrv, err := mcpserver.New(mcpserver.Deps{Catalog: a.catalog, Engine: engine, Idempotency: idem},
-		&mcpserver.Config{Version: version(), Logger: a.log, Registerer: reg, CatalogSignal: a.catalogs, ListLimit: f.listLimit,
+		&mcpserver.Config{Version: version(), Logger: a.log, Registerer: reg, ListLimit: f.listLimit,
 			PublicURL: publicURL, AllowedOrigins: f.allowedOrigins})
 	if err != nil {
 		return err
@@ -138,10 +143,6 @@ func serve(cmd *cobra.Command, g *globals, f *serveFlags) error {
 	if err != nil {
 		return err
 	}
-	if err := idem.Start(ctx); err != nil {
-		return err
-	}
-	defer func() { _ = idem.Stop(context.WithoutCancel(ctx)) }()
 	if err := engine.Start(ctx); err != nil {
 		return err
 	}

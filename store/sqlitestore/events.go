@@ -3,6 +3,7 @@ package sqlitestore
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -39,16 +40,18 @@ func (e *Events) Publish(ctx context.Context, m events.Message) error {
 	if len(m.Topics) == 0 {
 		return nil
 	}
+	topics, err := json.Marshal(m.Topics)
+	if err != nil {
+		return err
+	}
 	return e.s.write(ctx, func(tx *sql.Tx) error {
-		var last int64
-		for _, t := range m.Topics {
-			res, err := tx.ExecContext(ctx, `INSERT INTO events (origin, topic) VALUES (?, ?)`, m.Origin, string(t))
-			if err != nil {
-				return fmt.Errorf("appending event: %w", err)
-			}
-			if last, err = res.LastInsertId(); err != nil {
-				return err
-			}
+		res, err := tx.ExecContext(ctx, `INSERT INTO events (origin, topic) SELECT ?, value FROM json_each(?)`, m.Origin, topics)
+		if err != nil {
+			return fmt.Errorf("appending events: %w", err)
+		}
+		last, err := res.LastInsertId()
+		if err != nil {
+			return err
 		}
 		if _, err := tx.ExecContext(ctx, `DELETE FROM events WHERE seq <= ?`, last-eventsKept); err != nil {
 			return fmt.Errorf("pruning events: %w", err)

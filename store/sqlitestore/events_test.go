@@ -11,6 +11,8 @@ import (
 	"github.com/gorunner/gorunner/catalog"
 	"github.com/gorunner/gorunner/events"
 	"github.com/gorunner/gorunner/events/eventstest"
+	"github.com/gorunner/gorunner/idempotency/idemtest"
+	"github.com/gorunner/gorunner/runner/runnertest"
 	"github.com/gorunner/gorunner/store/sqlitestore"
 )
 
@@ -68,4 +70,20 @@ func TestPrunedEventsAreAGap(t *testing.T) {
 	}
 	require.NoError(t, a.Events().Publish(ctx, events.Message{Origin: "a", Topics: topics}))
 	require.True(t, next(t, in).All)
+}
+
+func TestRunnerCrossProcess(t *testing.T) {
+	t.Parallel()
+	runnertest.RunCrossProcess(t, func(t *testing.T) (runnertest.Process, runnertest.Process) {
+		a, b := twoProcesses(t)
+		return runnertest.Process{Store: a, Events: a.Events()}, runnertest.Process{Store: b, Events: b.Events()}
+	})
+}
+
+func TestIdempotencyCrossProcess(t *testing.T) {
+	t.Parallel()
+	idemtest.RunCrossProcess(t, func(t *testing.T) (idemtest.Process, idemtest.Process) {
+		a, b := twoProcesses(t)
+		return idemtest.Process{Store: a, Events: a.Events()}, idemtest.Process{Store: b, Events: b.Events()}
+	})
 }
