@@ -182,6 +182,8 @@ type sessionEvents struct {
 	mu          sync.Mutex
 	listChanged int
 	progress    []string
+	// changed receives a value per list_changed (coalesced while unread).
+	changed chan struct{}
 }
 
 func (e *sessionEvents) changes() int {
@@ -205,12 +207,16 @@ func (f *fixture) connect(query string) (*mcp.ClientSession, *sessionEvents) {
 // connectAs is connect with another token.
 func (f *fixture) connectAs(token, query string) (*mcp.ClientSession, *sessionEvents) {
 	f.t.Helper()
-	ev := &sessionEvents{}
+	ev := &sessionEvents{changed: make(chan struct{}, 1)}
 	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, &mcp.ClientOptions{
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
 			ev.mu.Lock()
 			ev.listChanged++
 			ev.mu.Unlock()
+			select {
+			case ev.changed <- struct{}{}:
+			default:
+			}
 		},
 		ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
 			ev.mu.Lock()

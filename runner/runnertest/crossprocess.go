@@ -28,7 +28,7 @@ const crossWait = events.ResyncInterval * 9 / 10
 // through their buses: a run admitted on B is claimed at once by A (whose claim loop
 // polls only hourly, so only B's events.Due can wake it), and B's Wait returns when A
 // finishes the run (events.Run). open returns two processes sharing one fresh store.
-func RunCrossProcess(t *testing.T, open func(t *testing.T) (a, b Process)) {
+func RunCrossProcess(t *testing.T, open func(tb testing.TB) (a, b Process)) {
 	pa, pb := open(t)
 	flows := oneWorkflow(t)
 	crossEngine(t, pa, flows, true)
@@ -45,7 +45,7 @@ func RunCrossProcess(t *testing.T, open func(t *testing.T) (a, b Process)) {
 }
 
 // crossEngine builds an engine on a bus started over p's transport, started when work.
-func crossEngine(t *testing.T, p Process, flows runner.Workflows, work bool) *runner.Engine {
+func crossEngine(t testing.TB, p Process, flows runner.Workflows, work bool) *runner.Engine {
 	t.Helper()
 	bus := events.New(p.Events, nil)
 	require.NoError(t, bus.Start(context.Background()))
@@ -69,7 +69,7 @@ func (f staticFlows) Resolve(_ context.Context, name, _ string) (*runner.Target,
 	return &runner.Target{WorkflowID: "wf-one", Name: "one", Version: 1, Definition: json.RawMessage(f)}, nil
 }
 
-func oneWorkflow(t *testing.T) staticFlows {
+func oneWorkflow(t testing.TB) staticFlows {
 	def, err := schemas.Decode([]byte("name: one\ninput: {type: object}\nsteps:\n  - {id: a, set: 1}\n"))
 	require.NoError(t, err)
 	raw, err := schemas.Marshal(def)

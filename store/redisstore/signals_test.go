@@ -2,6 +2,8 @@ package redisstore_test
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -16,7 +18,7 @@ import (
 )
 
 // twoProcesses opens two stores on one key prefix, as two processes sharing it would.
-func twoProcesses(t *testing.T) (*redisstore.Store, *redisstore.Store) {
+func twoProcesses(t testing.TB) (*redisstore.Store, *redisstore.Store) {
 	t.Helper()
 	a, url, prefix := freshAt(t)
 	b, err := redisstore.Open(context.Background(), url, &redisstore.Config{Prefix: prefix})
@@ -53,10 +55,7 @@ func TestCatalogScriptsPublish(t *testing.T) {
 
 func TestRunnerCrossProcess(t *testing.T) {
 	t.Parallel()
-	runnertest.RunCrossProcess(t, func(t *testing.T) (runnertest.Process, runnertest.Process) {
-		a, b := twoProcesses(t)
-		return runnertest.Process{Store: a, Events: a.Events()}, runnertest.Process{Store: b, Events: b.Events()}
-	})
+	runnertest.RunCrossProcess(t, twoRunnerProcesses)
 }
 
 func TestIdempotencyCrossProcess(t *testing.T) {
@@ -65,4 +64,42 @@ func TestIdempotencyCrossProcess(t *testing.T) {
 		a, b := twoProcesses(t)
 		return idemtest.Process{Store: a, Events: a.Events()}, idemtest.Process{Store: b, Events: b.Events()}
 	})
+}
+
+func twoRunnerProcesses(tb testing.TB) (runnertest.Process, runnertest.Process) {
+	a, b := twoProcesses(tb)
+	return runnertest.Process{Store: a, Events: a.Events()}, runnertest.Process{Store: b, Events: b.Events()}
+}
+
+func BenchmarkWaitCrossProcess(b *testing.B) {
+	runnertest.BenchWaitLatency(b, twoRunnerProcesses)
+}
+
+// BenchmarkCatalogEventCrossProcess times, from the start of a catalog write on process A,
+// the events.Catalog notice on process B's bus, which is what starts B's tool-set sync
+// and list_changed: p50-ms.
+func BenchmarkCatalogEventCrossProcess(b *testing.B) {
+	a, other := twoProcesses(b)
+	bus := events.New(other.Events(), nil)
+	require.NoError(b, bus.Start(context.Background()))
+	b.Cleanup(func() { require.NoError(b, bus.Stop(context.Background())) })
+	sub := bus.Subscribe(events.Catalog)
+	defer sub.Close()
+	ctx := context.Background()
+	took := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for i := range b.N {
+		id := fmt.Sprintf("w%d", i)
+		start := time.Now()
+		require.NoError(b, a.CreateWorkflow(ctx, &catalog.Workflow{ID: id, Name: id, Rev: 1, WebhookToken: "wh" + id}))
+		select {
+		case <-sub.C:
+			took = append(took, time.Since(start))
+		case <-time.After(30 * time.Second):
+			b.Fatal("no catalog event")
+		}
+	}
+	b.StopTimer()
+	slices.Sort(took)
+	b.ReportMetric(float64(took[len(took)/2])/float64(time.Millisecond), "p50-ms")
 }

@@ -17,7 +17,7 @@ import (
 )
 
 // twoProcesses opens one file twice, as two processes sharing it would.
-func twoProcesses(t *testing.T) (*sqlitestore.Store, *sqlitestore.Store) {
+func twoProcesses(t testing.TB) (*sqlitestore.Store, *sqlitestore.Store) {
 	path := filepath.Join(t.TempDir(), "shared.db")
 	return open(t, path), open(t, path)
 }
@@ -74,10 +74,7 @@ func TestPrunedEventsAreAGap(t *testing.T) {
 
 func TestRunnerCrossProcess(t *testing.T) {
 	t.Parallel()
-	runnertest.RunCrossProcess(t, func(t *testing.T) (runnertest.Process, runnertest.Process) {
-		a, b := twoProcesses(t)
-		return runnertest.Process{Store: a, Events: a.Events()}, runnertest.Process{Store: b, Events: b.Events()}
-	})
+	runnertest.RunCrossProcess(t, twoRunnerProcesses)
 }
 
 func TestIdempotencyCrossProcess(t *testing.T) {
@@ -86,4 +83,13 @@ func TestIdempotencyCrossProcess(t *testing.T) {
 		a, b := twoProcesses(t)
 		return idemtest.Process{Store: a, Events: a.Events()}, idemtest.Process{Store: b, Events: b.Events()}
 	})
+}
+
+func twoRunnerProcesses(tb testing.TB) (runnertest.Process, runnertest.Process) {
+	a, b := twoProcesses(tb)
+	return runnertest.Process{Store: a, Events: a.Events()}, runnertest.Process{Store: b, Events: b.Events()}
+}
+
+func BenchmarkWaitCrossProcess(b *testing.B) {
+	runnertest.BenchWaitLatency(b, twoRunnerProcesses)
 }
