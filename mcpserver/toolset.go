@@ -105,7 +105,7 @@ func (s *Server) watch(ctx context.Context, seen int64, changed *events.Subscrip
 }
 
 // syncAll reads the catalog version, then brings every environment's tools up to date
-// with it; a change made meanwhile moves the version again and is seen on the next poll.
+// with it; a change made meanwhile moves the version again and fires events.Catalog again.
 func (s *Server) syncAll(ctx context.Context) (int64, error) {
 	s.syncMu.Lock()
 	defer s.syncMu.Unlock()

@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gorunner/gorunner/events"
 	"github.com/gorunner/gorunner/runner"
 )
 
@@ -27,12 +28,22 @@ func BenchmarkEngine(b *testing.B) {
 		}
 		b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "runs/s")
 	})
-	b.Run("3step_set", benchmark3StepSet)
+	b.Run("3step_set", func(b *testing.B) { benchmark3StepSet(b, false) })
+	b.Run("3step_set_change_log", func(b *testing.B) { benchmark3StepSet(b, true) })
 }
 
-func benchmark3StepSet(b *testing.B) {
+// benchmark3StepSet runs the 3-step workflow; with changeLog the engine's bus sends its
+// events through the SQLite change log, as gorunner serve does for other processes.
+func benchmark3StepSet(b *testing.B, changeLog bool) {
 	h := newHarness(b)
-	e := h.engine(runner.Config{})
+	var transport events.Transport
+	if changeLog {
+		transport = h.store.Events()
+	}
+	bus := events.New(transport, nil)
+	require.NoError(b, bus.Start(context.Background()))
+	b.Cleanup(func() { require.NoError(b, bus.Stop(context.Background())) })
+	e := h.engine(runner.Config{Events: bus})
 	name := h.define(`
 name: bench
 input: {type: object}

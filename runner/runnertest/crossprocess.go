@@ -33,12 +33,12 @@ func RunCrossProcess(t *testing.T, open func(tb testing.TB) (a, b Process)) {
 	flows := oneWorkflow(t)
 	crossEngine(t, pa, flows, true)
 	b := crossEngine(t, pb, flows, false) // not started: it never works a run itself
-	ctx, cancel := context.WithTimeout(context.Background(), crossWait)
-	defer cancel()
 	for i := range 3 {
-		res, err := b.Submit(ctx, runner.SubmitParams{Workflow: "one", Input: json.RawMessage(`{}`)})
+		res, err := b.Submit(context.Background(), runner.SubmitParams{Workflow: "one", Input: json.RawMessage(`{}`)})
 		require.NoError(t, err)
+		ctx, cancel := context.WithTimeout(context.Background(), crossWait)
 		r, err := b.Wait(ctx, res.Run.ID, time.Minute)
+		cancel()
 		require.NoErrorf(t, err, "run %d: B's wait ended by its deadline, not by A's notice", i)
 		require.Equal(t, runner.StatusCompleted, r.Status)
 	}

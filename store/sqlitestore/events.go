@@ -2,9 +2,12 @@ package sqlitestore
 
 import (
 	"context"
+	"crypto/rand"
 	"database/sql"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/gorunner/gorunner/events"
@@ -24,12 +27,21 @@ const eventsKept = 10_000
 // eventsPage is the most rows one poll reads.
 const eventsPage = 1_000
 
+// A subscribed process notes itself as a listener every listenerBeat; one not seen for
+// listenerTTL counts as gone (it stopped or died) and its row is deleted.
+const (
+	listenerBeat = time.Second
+	listenerTTL  = 5 * listenerBeat
+)
+
 // Events carries the events.Bus messages of the processes sharing the file: Publish
 // appends the topics to a change log in one transaction, and Subscribe polls the log (and
 // the catalog version, which every catalog write moves: events.Catalog) every
-// EventsPollInterval.
+// EventsPollInterval. While its subscription sees no other process listening, Publish
+// writes nothing: a process alone on the file pays no change-log writes.
 type Events struct {
-	s *Store
+	s     *Store
+	alone atomic.Bool
 }
 
 // Events returns the store's events.Transport.
@@ -37,7 +49,7 @@ func (s *Store) Events() *Events { return &Events{s: s} }
 
 // Publish appends m's topics to the change log and prunes rows beyond eventsKept.
 func (e *Events) Publish(ctx context.Context, m events.Message) error {
-	if len(m.Topics) == 0 {
+	if len(m.Topics) == 0 || e.alone.Load() {
 		return nil
 	}
 	topics, err := json.Marshal(m.Topics)
@@ -60,9 +72,13 @@ func (e *Events) Publish(ctx context.Context, m events.Message) error {
 	})
 }
 
-// Subscribe delivers the messages appended from now on, polled every EventsPollInterval,
-// until ctx ends; then the channel is closed.
+// Subscribe notes this process as a listener and delivers the messages appended from now
+// on, polled every EventsPollInterval, until ctx ends; then the channel is closed.
 func (e *Events) Subscribe(ctx context.Context) (<-chan events.Message, error) {
+	id := listenerID()
+	if err := e.beat(ctx, id); err != nil {
+		return nil, err
+	}
 	cur, err := e.position(ctx)
 	if err != nil {
 		return nil, err
@@ -70,29 +86,70 @@ func (e *Events) Subscribe(ctx context.Context) (<-chan events.Message, error) {
 	out := make(chan events.Message, 16)
 	go func() {
 		defer close(out)
-		tick := time.NewTicker(EventsPollInterval)
-		defer tick.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-tick.C:
-			}
-			ms, next, err := e.poll(ctx, cur)
-			if err != nil {
-				continue // the next tick tries again; a gap is reported as All
-			}
-			cur = next
-			for _, m := range ms {
-				select {
-				case out <- m:
-				case <-ctx.Done():
-					return
-				}
-			}
-		}
+		defer e.leave(id)
+		e.follow(ctx, id, cur, out)
 	}()
 	return out, nil
+}
+
+// follow polls the change log from cur into out, and notes the listener every
+// listenerBeat, until ctx ends. A failed poll is tried again at the next tick.
+func (e *Events) follow(ctx context.Context, id string, cur cursor, out chan<- events.Message) {
+	tick := time.NewTicker(EventsPollInterval)
+	defer tick.Stop()
+	lastBeat := time.Now()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		if time.Since(lastBeat) >= listenerBeat && e.beat(ctx, id) == nil {
+			lastBeat = time.Now()
+		}
+		ms, next, err := e.poll(ctx, id, cur)
+		if err != nil {
+			continue
+		}
+		cur = next
+		for _, m := range ms {
+			select {
+			case out <- m:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}
+}
+
+func listenerID() string {
+	b := make([]byte, 8)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// beat notes listener id as seen now and deletes the listeners gone for listenerTTL.
+func (e *Events) beat(ctx context.Context, id string) error {
+	now := time.Now().UnixNano()
+	return e.s.write(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO event_listeners (id, seen_at) VALUES (?, ?)
+			ON CONFLICT (id) DO UPDATE SET seen_at = excluded.seen_at`, id, now); err != nil {
+			return fmt.Errorf("noting an event listener: %w", err)
+		}
+		_, err := tx.ExecContext(ctx, `DELETE FROM event_listeners WHERE seen_at < ?`, now-int64(listenerTTL))
+		return err
+	})
+}
+
+// leave deletes listener id when its subscription ends, and publishes again from then on.
+func (e *Events) leave(id string) {
+	e.alone.Store(false)
+	ctx, cancel := context.WithTimeout(context.Background(), listenerBeat)
+	defer cancel()
+	_ = e.s.write(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `DELETE FROM event_listeners WHERE id = ?`, id)
+		return err
+	})
 }
 
 // cursor is how far a subscriber has read: the last seq and the catalog version seen.
@@ -111,11 +168,13 @@ func (e *Events) position(ctx context.Context) (cursor, error) {
 	return c, nil
 }
 
-// poll reads the rows after cur and the catalog version, as messages by origin.
-func (e *Events) poll(ctx context.Context, cur cursor) ([]events.Message, cursor, error) {
+// poll reads the rows after cur, the catalog version and how many other processes listen
+// (none: Publish may skip its writes), as messages by origin.
+func (e *Events) poll(ctx context.Context, id string, cur cursor) ([]events.Message, cursor, error) {
 	rows, err := e.s.db.QueryContext(ctx, `SELECT 0, '', value FROM counters WHERE name = 'catalog_version'
+		UNION ALL SELECT -1, '', COUNT(*) FROM event_listeners WHERE id != ? AND seen_at >= ?
 		UNION ALL SELECT * FROM (SELECT seq, origin, topic FROM events WHERE seq > ? ORDER BY seq LIMIT ?)`,
-		cur.seq, eventsPage)
+		id, time.Now().Add(-listenerTTL).UnixNano(), cur.seq, eventsPage)
 	if err != nil {
 		return nil, cur, err
 	}
@@ -127,6 +186,10 @@ func (e *Events) poll(ctx context.Context, cur cursor) ([]events.Message, cursor
 		var origin, topic string
 		if err := rows.Scan(&seq, &origin, &topic); err != nil {
 			return nil, cur, err
+		}
+		if seq == -1 {
+			e.alone.Store(topic == "0")
+			continue
 		}
 		ms, next = next.add(ms, seq, origin, topic)
 	}

@@ -2,6 +2,7 @@ package sqlitestore_test
 
 import (
 	"context"
+	"database/sql"
 	"path/filepath"
 	"testing"
 	"time"
@@ -92,4 +93,30 @@ func twoRunnerProcesses(tb testing.TB) (runnertest.Process, runnertest.Process) 
 
 func BenchmarkWaitCrossProcess(b *testing.B) {
 	runnertest.BenchWaitLatency(b, twoRunnerProcesses)
+}
+
+// TestAloneWritesNoEvents checks that a process alone on the file writes nothing to the
+// change log, and writes again once another process listens.
+func TestAloneWritesNoEvents(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "shared.db")
+	ev := open(t, path).Events()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	_, err := ev.Subscribe(ctx)
+	require.NoError(t, err)
+	raw, err := sql.Open("sqlite", path)
+	require.NoError(t, err)
+	defer raw.Close()
+	written := func() bool {
+		var before, after int
+		require.NoError(t, raw.QueryRow(`SELECT COUNT(*) FROM events`).Scan(&before))
+		require.NoError(t, ev.Publish(ctx, events.Message{Origin: "a", Topics: []events.Topic{events.Due}}))
+		require.NoError(t, raw.QueryRow(`SELECT COUNT(*) FROM events`).Scan(&after))
+		return after > before
+	}
+	require.Eventually(t, func() bool { return !written() }, 10*time.Second, 5*time.Millisecond, "alone: no writes")
+	_, err = open(t, path).Events().Subscribe(ctx)
+	require.NoError(t, err)
+	require.Eventually(t, written, 10*time.Second, 5*time.Millisecond, "another process listens: writes")
 }

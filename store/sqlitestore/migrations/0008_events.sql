@@ -5,3 +5,9 @@ CREATE TABLE events (
     origin TEXT NOT NULL,
     topic TEXT NOT NULL
 );
+
+-- The processes reading the change log, so that a process alone on the file writes none.
+CREATE TABLE event_listeners (
+    id TEXT PRIMARY KEY,
+    seen_at INTEGER NOT NULL
+);
