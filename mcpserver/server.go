@@ -5,8 +5,8 @@
 // answered (the catalog's change hook), a call of a name it lacks looks the workflow up,
 // and a watcher reads the store's catalog version on each events.Catalog notice of the
 // engine's bus (fed by every process sharing the store) and, when it moved, diffs the
-// workflows against the registered tools, so every session gets one notifications/tools/list_changed
-// — also for changes made by another process.
+// workflows against the registered tools, so every session gets one
+// notifications/tools/list_changed — also for changes made by another process.
 //
 // A tool call validates its arguments, starts the run through the same keyed-replay
 // request as POST /api/workflows/{name}/run (so MCP and REST retries replay each other),
