@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"log/slog"
 	"sync"
+	"time"
 )
 
 // Config tunes a Bus; nil means the defaults.
@@ -20,6 +21,7 @@ type Bus struct {
 	origin    string
 	transport Transport
 	log       *slog.Logger
+	resync    time.Duration // ResyncInterval; tests shorten it
 
 	mu      sync.Mutex
 	subs    map[Topic]map[*Subscription]struct{}
@@ -38,7 +40,7 @@ func New(transport Transport, cfg *Config) *Bus {
 	b := make([]byte, 8)
 	_, _ = rand.Read(b)
 	return &Bus{
-		origin: hex.EncodeToString(b), transport: transport, log: log,
+		origin: hex.EncodeToString(b), transport: transport, log: log, resync: ResyncInterval,
 		subs: map[Topic]map[*Subscription]struct{}{}, pending: map[Topic]struct{}{},
 		kick: make(chan struct{}, 1),
 	}

@@ -204,6 +204,26 @@ func TestBrokenSubscriptionWakesEveryone(t *testing.T) {
 	}, waitFor, 10*time.Millisecond)
 }
 
+// TestLostNoticesAreBounded checks that a subscriber whose notices are all lost between
+// processes is still told to re-read, every resync interval.
+func TestLostNoticesAreBounded(t *testing.T) {
+	t.Parallel()
+	h := newHub()
+	h.failed = errors.New("every message lost")
+	a := New(h, nil)
+	b := New(h, nil)
+	b.resync = 10 * time.Millisecond
+	for _, bus := range []*Bus{a, b} {
+		require.NoError(t, bus.Start(context.Background()))
+		t.Cleanup(func() { require.NoError(t, bus.Stop(context.Background())) })
+	}
+	s := b.Subscribe(Run("r"))
+	defer s.Close()
+	a.Publish(Run("r"))
+	fired(t, s)
+	fired(t, s) // and again: it is a period, not a one-off
+}
+
 func TestFailedPublishIsNotFatal(t *testing.T) {
 	t.Parallel()
 	h := newHub()

@@ -106,7 +106,7 @@ func (b *Bus) send(ctx context.Context) {
 // breaks (then tells every subscriber to re-read: messages may have been lost), and tells
 // every subscriber to re-read each ResyncInterval.
 func (b *Bus) receive(ctx context.Context, in <-chan Message) {
-	resync := time.NewTicker(ResyncInterval)
+	resync := time.NewTicker(b.resync)
 	defer resync.Stop()
 	for {
 		select {
