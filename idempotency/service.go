@@ -13,6 +13,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/gorunner/gorunner/events"
 )
 
 // MaxKeyLength is the longest key accepted, in characters.
@@ -29,9 +31,6 @@ type Config struct {
 	LockTTL time.Duration
 	// InProgressWait is how long a retry waits for the first request to finish (default 1s).
 	InProgressWait time.Duration
-	// PollInterval is how often a waiting retry re-reads the key when no Notifier is
-	// subscribed, to see a request finished by another process (default 50ms).
-	PollInterval time.Duration
 	// MaxKeys is the most kept keys per scope (default 10,000).
 	MaxKeys int
 	// MaxBody is the biggest answer body kept, in bytes (default 64 KiB); a bigger answer
@@ -41,8 +40,10 @@ type Config struct {
 	Logger *slog.Logger
 	// Registerer receives the metrics; nil means no metrics are registered.
 	Registerer prometheus.Registerer
-	// Notifier carries "a key finished" between processes; nil means waiting retries poll.
-	Notifier Notifier
+	// Events carries "a key finished" (events.Key) to the retries waiting on it, in this
+	// process and, when it is the process's bus started with the store's transport, in
+	// others. Nil means a bus of the service's own, which hears only this service.
+	Events *events.Bus
 }
 
 func (c *Config) withDefaults() *Config {
@@ -56,18 +57,20 @@ func (c *Config) withDefaults() *Config {
 	out.TTL = cmp.Or(out.TTL, 24*time.Hour)
 	out.LockTTL = cmp.Or(out.LockTTL, 2*time.Minute)
 	out.InProgressWait = cmp.Or(out.InProgressWait, time.Second)
-	out.PollInterval = cmp.Or(out.PollInterval, 50*time.Millisecond)
 	out.MaxKeys = cmp.Or(out.MaxKeys, 10_000)
 	out.MaxBody = cmp.Or(out.MaxBody, 64<<10)
 	if out.Logger == nil {
 		out.Logger = slog.Default()
+	}
+	if out.Events == nil {
+		out.Events = events.New(nil, &events.Config{Logger: out.Logger})
 	}
 	return &out
 }
 
 func (c *Config) validate() error {
 	switch {
-	case c.TTL < 0, c.LockTTL < 0, c.InProgressWait < 0, c.PollInterval < 0:
+	case c.TTL < 0, c.LockTTL < 0, c.InProgressWait < 0:
 		return errors.New("idempotency config: durations must not be negative")
 	case c.MaxKeys < 0, c.MaxBody < 0:
 		return errors.New("idempotency config: MaxKeys and MaxBody must not be negative")
@@ -114,8 +117,6 @@ type Service struct {
 	store   Store
 	cfg     *Config
 	metrics *metrics
-	waits   *broker
-	sub     subscription
 }
 
 // New builds a Service over store.
@@ -131,7 +132,7 @@ func New(store Store, cfg *Config) (*Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Service{store: store, cfg: cfg, metrics: m, waits: newBroker()}, nil
+	return &Service{store: store, cfg: cfg, metrics: m}, nil
 }
 
 // Do runs fn once for req's scope and key and keeps its answer (SPEC §4): a retry of the

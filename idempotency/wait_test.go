@@ -4,14 +4,13 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"path/filepath"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/gorunner/gorunner/events"
 	"github.com/gorunner/gorunner/idempotency"
 )
 
@@ -71,11 +70,10 @@ func start(ctx context.Context, svc *idempotency.Service, req idempotency.Reques
 	return out
 }
 
-// noPolling makes a retry wait a long time without polling: only a signal can end its wait
-// before the test's context does.
-func noPolling(c *idempotency.Config) {
+// longWait makes a retry wait a long time: only a notice can end its wait before the
+// test's context does.
+func longWait(c *idempotency.Config) {
 	c.InProgressWait = time.Minute
-	c.PollInterval = time.Minute
 }
 
 func TestInProgress(t *testing.T) {
@@ -94,7 +92,11 @@ func TestInProgress(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			st := newWatchStore(openStore(t))
-			h := newHarness(t, st, noPolling)
+			bus := events.New(nil, nil)
+			h := newHarness(t, st, func(c *idempotency.Config) {
+				longWait(c)
+				c.Events = bus
+			})
 			ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 			defer cancel()
 			first := newBlocked()
@@ -110,6 +112,7 @@ func TestInProgress(t *testing.T) {
 			require.Equal(t, tt.wantStatus, got.resp.Status)
 			require.Equal(t, tt.wantReplay, got.resp.Replayed)
 			require.Equal(t, tt.wantCalls, first.calls.Load())
+			require.Equal(t, events.Stats{}, bus.Stats(), "no subscription outlives its waiter")
 		})
 	}
 }
@@ -200,101 +203,4 @@ func TestErrorFreesTheKey(t *testing.T) {
 			require.Equal(t, int64(1), calls.Load())
 		})
 	}
-}
-
-// hub is an in-memory Notifier shared by the Services of a test, as Redis pub/sub is by
-// processes.
-type hub struct {
-	mu   sync.Mutex
-	subs map[chan idempotency.KeyRef]struct{}
-}
-
-func (h *hub) Publish(_ context.Context, scope, key string) error {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	for ch := range h.subs {
-		select {
-		case ch <- idempotency.KeyRef{Scope: scope, Key: key}:
-		default:
-		}
-	}
-	return nil
-}
-
-func (h *hub) Subscribe(ctx context.Context) (<-chan idempotency.KeyRef, error) {
-	ch := make(chan idempotency.KeyRef, 16)
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.subs == nil {
-		h.subs = map[chan idempotency.KeyRef]struct{}{}
-	}
-	h.subs[ch] = struct{}{}
-	context.AfterFunc(ctx, func() {
-		h.mu.Lock()
-		defer h.mu.Unlock()
-		delete(h.subs, ch)
-		close(ch)
-	})
-	return ch, nil
-}
-
-// TestOtherProcess: a retry on one process wakes when the first request finishes on
-// another sharing the store, by the Notifier or, without one, by polling.
-func TestOtherProcess(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		name string
-		tune func(*idempotency.Config)
-	}{
-		{"notifier", noPolling},
-		{"polling", func(c *idempotency.Config) {
-			c.InProgressWait = time.Minute
-			c.PollInterval = 10 * time.Millisecond
-		}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			path := filepath.Join(t.TempDir(), "shared.db")
-			notifier := &hub{}
-			withHub := func(c *idempotency.Config) {
-				tt.tune(c)
-				if c.PollInterval == time.Minute {
-					c.Notifier = notifier
-				}
-			}
-			procA := newHarness(t, openStoreAt(t, path), withHub)
-			storeB := newWatchStore(openStoreAt(t, path))
-			procB := newHarness(t, storeB, withHub)
-			for _, p := range []*harness{procA, procB} {
-				require.NoError(t, p.svc.Start(t.Context()))
-				t.Cleanup(func() { require.NoError(t, p.svc.Stop(context.Background())) })
-			}
-			ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
-			defer cancel()
-			first := newBlocked()
-			req := runRequest("p:a", "k")
-			firstDone := start(ctx, procA.svc, req, first.fn(http.StatusCreated))
-			<-first.entered
-			retry := start(ctx, procB.svc, req, answer(&first.calls, http.StatusOK))
-			<-storeB.existing
-			close(first.release)
-			require.NoError(t, (<-firstDone).err)
-			got := <-retry
-			require.NoError(t, got.err)
-			require.True(t, got.resp.Replayed)
-			require.Equal(t, int64(1), first.calls.Load())
-		})
-	}
-}
-
-func TestStartStop(t *testing.T) {
-	t.Parallel()
-	h := newHarness(t, nil, func(c *idempotency.Config) { c.Notifier = &hub{} })
-	require.NoError(t, h.svc.Stop(t.Context()), "stopping what never started")
-	require.NoError(t, h.svc.Start(t.Context()))
-	require.Error(t, h.svc.Start(t.Context()), "already started")
-	require.NoError(t, h.svc.Stop(t.Context()))
-	require.NoError(t, h.svc.Start(t.Context()), "started again after Stop")
-	require.NoError(t, h.svc.Stop(t.Context()))
 }

@@ -3,9 +3,10 @@
 // /mcp behind its bearer auth) and over stdio (gorunner mcp). The tool set follows the
 // catalog: a change made through this process's catalog updates it before the change is
 // answered (the catalog's change hook), a call of a name it lacks looks the workflow up,
-// and a watcher polls the store's catalog version and, when it moves, diffs the workflows
-// against the registered tools, so every session gets one notifications/tools/list_changed
-// — also for changes made by another process.
+// and a watcher reads the store's catalog version on each events.Catalog notice of the
+// engine's bus (fed by every process sharing the store) and, when it moved, diffs the
+// workflows against the registered tools, so every session gets one
+// notifications/tools/list_changed — also for changes made by another process.
 //
 // A tool call validates its arguments, starts the run through the same keyed-replay
 // request as POST /api/workflows/{name}/run (so MCP and REST retries replay each other),
@@ -16,7 +17,6 @@ import (
 	"cmp"
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -28,6 +28,7 @@ import (
 
 	"github.com/gorunner/gorunner/auth"
 	"github.com/gorunner/gorunner/catalog"
+	"github.com/gorunner/gorunner/events"
 	"github.com/gorunner/gorunner/guard"
 	"github.com/gorunner/gorunner/idempotency"
 	"github.com/gorunner/gorunner/runner"
@@ -64,12 +65,6 @@ type Config struct {
 	ToolTimeout time.Duration
 	// MaxToolTimeout caps every workflow's toolTimeout (default 60s).
 	MaxToolTimeout time.Duration
-	// WatchInterval is how often the catalog version is polled (default 250ms).
-	WatchInterval time.Duration
-	// CatalogSignal, when set, subscribes to catalog changes made by any process sharing
-	// the store (Redis pub/sub); each signal makes the watcher look at once instead of at
-	// its next poll, which stays the fallback.
-	CatalogSignal func(ctx context.Context) (<-chan struct{}, error)
 	// PageSize is how many tools one tools/list page holds (default 100). A page is sliced
 	// from a sorted listing kept per tool set, so its cost grows with PageSize (its JSON),
 	// not with the number of tools.
@@ -95,7 +90,6 @@ type Config struct {
 const (
 	DefaultToolTimeout    = 30 * time.Second
 	DefaultMaxToolTimeout = 60 * time.Second
-	DefaultWatchInterval  = 250 * time.Millisecond
 	DefaultPageSize       = 100
 	DefaultListLimit      = 200
 )
@@ -110,7 +104,6 @@ func (c *Config) withDefaults() Config {
 	}
 	out.ToolTimeout = cmp.Or(out.ToolTimeout, DefaultToolTimeout)
 	out.MaxToolTimeout = cmp.Or(out.MaxToolTimeout, DefaultMaxToolTimeout)
-	out.WatchInterval = cmp.Or(out.WatchInterval, DefaultWatchInterval)
 	out.PageSize = cmp.Or(out.PageSize, DefaultPageSize)
 	out.ListLimit = cmp.Or(out.ListLimit, DefaultListLimit)
 	if out.Logger == nil {
@@ -123,7 +116,7 @@ func (c *Config) withDefaults() Config {
 }
 
 func (c *Config) validate() error {
-	if c.ToolTimeout < 0 || c.MaxToolTimeout < 0 || c.WatchInterval < 0 || c.PageSize < 0 || c.ListLimit < 0 {
+	if c.ToolTimeout < 0 || c.MaxToolTimeout < 0 || c.PageSize < 0 || c.ListLimit < 0 {
 		return errors.New("mcpserver config: durations, PageSize and ListLimit must not be negative")
 	}
 	return nil
@@ -199,24 +192,20 @@ func (s *Server) Start(ctx context.Context) error {
 	if s.stopLoop != nil {
 		return errors.New("mcpserver: already started")
 	}
+	// Subscribe before the first sync, so that no change falls between the two.
+	changed := s.deps.Engine.Events().Subscribe(events.Catalog)
 	unregister := s.deps.Catalog.OnChange(s.catalogChanged)
 	version, err := s.syncAll(ctx)
 	if err != nil {
 		unregister()
+		changed.Close()
 		return err
 	}
 	loopCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
-	var changed <-chan struct{}
-	if s.cfg.CatalogSignal != nil {
-		if changed, err = s.cfg.CatalogSignal(loopCtx); err != nil {
-			stop()
-			unregister()
-			return fmt.Errorf("mcpserver: subscribing to catalog changes: %w", err)
-		}
-	}
 	s.stopLoop, s.loopDone, s.unregister = stop, make(chan struct{}), unregister
 	go func() {
 		defer close(s.loopDone)
+		defer changed.Close()
 		s.watch(loopCtx, version, changed)
 	}()
 	return nil

@@ -12,6 +12,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/gorunner/gorunner/catalog"
+	"github.com/gorunner/gorunner/events"
 	"github.com/gorunner/gorunner/runner"
 	"github.com/gorunner/gorunner/schemas"
 	"github.com/gorunner/gorunner/tools"
@@ -73,32 +74,31 @@ func (s *Server) newEnvironment(name string) *environment {
 	return env
 }
 
-// watch polls the catalog version (and reads it at once on a signal from changed) and
-// syncs the tool sets whenever it moves.
-func (s *Server) watch(ctx context.Context, seen int64, changed <-chan struct{}) {
-	tick := time.NewTicker(s.cfg.WatchInterval)
-	defer tick.Stop()
+// syncRetry is how long the watcher waits before it retries a failed sync of the tool sets.
+const syncRetry = time.Second
+
+// watch brings the tool sets up to date whenever the catalog version moves: it reads the
+// version on each events.Catalog notice (a catalog write on any process sharing the store,
+// or the bus's resync) and retries a failed sync after syncRetry.
+func (s *Server) watch(ctx context.Context, seen int64, changed *events.Subscription) {
+	var retry <-chan time.Time
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-tick.C:
-		case _, ok := <-changed:
-			if !ok {
-				changed = nil // the subscription ended; polling carries on
-			}
+		case <-changed.C:
+		case <-retry:
 		}
-		v, err := s.deps.Catalog.CatalogVersion(ctx)
-		if err != nil || v == seen {
-			if err != nil && ctx.Err() == nil {
-				s.log.Warn("mcp: reading the catalog version failed", "err", err)
-			}
+		retry = nil
+		if v, err := s.deps.Catalog.CatalogVersion(ctx); err == nil && v == seen {
 			continue
 		}
-		if _, err := s.syncAll(ctx); err != nil {
+		v, err := s.syncAll(ctx)
+		if err != nil {
 			if ctx.Err() == nil {
-				s.log.Warn("mcp: updating the tool set failed; retrying", "err", err)
+				s.log.Warn("mcp: updating the tool set failed; retrying", "in", syncRetry, "err", err)
 			}
+			retry = time.After(syncRetry)
 			continue
 		}
 		seen = v
@@ -106,7 +106,7 @@ func (s *Server) watch(ctx context.Context, seen int64, changed <-chan struct{})
 }
 
 // syncAll reads the catalog version, then brings every environment's tools up to date
-// with it; a change made meanwhile moves the version again and is seen on the next poll.
+// with it; a change made meanwhile moves the version again and fires events.Catalog again.
 func (s *Server) syncAll(ctx context.Context) (int64, error) {
 	s.syncMu.Lock()
 	defer s.syncMu.Unlock()

@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gorunner/gorunner/events"
 	"github.com/gorunner/gorunner/runner"
 )
 
@@ -27,12 +28,30 @@ func BenchmarkEngine(b *testing.B) {
 		}
 		b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "runs/s")
 	})
-	b.Run("3step_set", benchmark3StepSet)
+	b.Run("3step_set", func(b *testing.B) { benchmark3StepSet(b, 0) })
+	b.Run("3step_set_change_log_alone", func(b *testing.B) { benchmark3StepSet(b, 1) })
+	b.Run("3step_set_change_log_2_processes", func(b *testing.B) { benchmark3StepSet(b, 2) })
 }
 
-func benchmark3StepSet(b *testing.B) {
+// benchmark3StepSet runs the 3-step workflow. With processes > 0 the engine's bus is on
+// the SQLite change log, as gorunner serve's is; with 2 another handle on the file listens,
+// as a second process would, so this one writes its events to the log.
+func benchmark3StepSet(b *testing.B, processes int) {
 	h := newHarness(b)
-	e := h.engine(runner.Config{})
+	var transport events.Transport
+	if processes > 0 {
+		transport = h.store.Events()
+	}
+	if processes > 1 {
+		ctx, stop := context.WithCancel(context.Background())
+		b.Cleanup(stop)
+		_, err := h.open().Events().Subscribe(ctx)
+		require.NoError(b, err)
+	}
+	bus := events.New(transport, nil)
+	require.NoError(b, bus.Start(context.Background()))
+	b.Cleanup(func() { require.NoError(b, bus.Stop(context.Background())) })
+	e := h.engine(runner.Config{Events: bus})
 	name := h.define(`
 name: bench
 input: {type: object}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/gorunner/gorunner/events"
 )
 
 // MaxWaitsPerPrincipal is how many waits (GET /api/runs/{id}?wait=, MCP tool-call and
@@ -16,26 +18,33 @@ const MaxWaitsPerPrincipal = 64
 // ErrTooManyWaits means the principal already holds MaxWaitsPerPrincipal waits open.
 var ErrTooManyWaits = errors.New("too many concurrent waits")
 
+// Reading a run for its waiters is tried readAttempts times, backing off from readBackoff
+// and doubling, before the error reaches them: one transient store error must not fail every
+// waiter of the run.
+const (
+	readAttempts = 4
+	readBackoff  = 50 * time.Millisecond
+)
+
 // broker shares the reading of a run among everything in this process that waits on it:
-// each watched run has one feed, which reads the run once per change (local workers
-// publish after every save) or per poll tick (runs worked by other processes) and hands
+// each watched run has one feed, which reads the run once when it starts and once per
+// events.Run notice (published after every save, here or in another process) and hands
 // the state it read to all its followers. N waiters on one run cost one read per change.
 type broker struct {
-	load func(ctx context.Context, id string) (*Run, error)
-	poll time.Duration
+	get func(ctx context.Context, id string) (*Run, error)
+	bus *events.Bus
 
 	mu    sync.Mutex
 	feeds map[string]*feed
 	waits map[string]int // open waits by principal
 }
 
-func newBroker(load func(ctx context.Context, id string) (*Run, error), poll time.Duration) *broker {
-	return &broker{load: load, poll: poll, feeds: map[string]*feed{}, waits: map[string]int{}}
+func newBroker(get func(ctx context.Context, id string) (*Run, error), bus *events.Bus) *broker {
+	return &broker{get: get, bus: bus, feeds: map[string]*feed{}, waits: map[string]int{}}
 }
 
 // feed is the one reader of a run that its followers share.
 type feed struct {
-	kick      chan struct{} // a change was published; coalesced
 	stop      context.CancelFunc
 	followers int // guarded by broker.mu
 
@@ -69,9 +78,13 @@ func (b *broker) follow(runID string) (*feed, func()) {
 	f := b.feeds[runID]
 	if f == nil {
 		ctx, stop := context.WithCancel(context.Background())
-		f = &feed{kick: make(chan struct{}, 1), stop: stop, changed: make(chan struct{})}
+		f = &feed{stop: stop, changed: make(chan struct{})}
 		b.feeds[runID] = f
-		go b.read(ctx, runID, f)
+		sub := b.bus.Subscribe(events.Run(runID)) // before the first read: no change is missed
+		go func() {
+			defer sub.Close()
+			b.read(ctx, runID, f, sub)
+		}()
 	}
 	f.followers++
 	return f, func() {
@@ -84,11 +97,9 @@ func (b *broker) follow(runID string) (*feed, func()) {
 	}
 }
 
-// read reads run id into f once at start, then once per published change or poll tick,
-// until the run is finished (it changes no more) or nobody follows it.
-func (b *broker) read(ctx context.Context, id string, f *feed) {
-	tick := time.NewTicker(b.poll)
-	defer tick.Stop()
+// read reads run id into f once at start, then once per notice of the run, until the run
+// is finished (it changes no more) or nobody follows it.
+func (b *broker) read(ctx context.Context, id string, f *feed, sub *events.Subscription) {
 	for {
 		r, err := b.load(ctx, id)
 		if ctx.Err() != nil {
@@ -99,24 +110,36 @@ func (b *broker) read(ctx context.Context, id string, f *feed) {
 			return
 		}
 		select {
-		case <-f.kick:
-		case <-tick.C:
+		case <-sub.C:
 		case <-ctx.Done():
 			return
 		}
 	}
 }
 
-// publish tells the feed of runID, if any, that the run changed.
-func (b *broker) publish(runID string) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if f := b.feeds[runID]; f != nil {
-		select {
-		case f.kick <- struct{}{}:
-		default:
+// load reads run id, retrying a failed read (see readAttempts); a run that does not exist
+// is not retried.
+func (b *broker) load(ctx context.Context, id string) (*Run, error) {
+	wait := readBackoff
+	for attempt := 1; ; attempt++ {
+		r, err := b.get(ctx, id)
+		if err == nil || errors.Is(err, ErrNotFound) || attempt == readAttempts {
+			return r, err
 		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, ctx.Err()
+		case <-t.C:
+		}
+		wait *= 2
 	}
+}
+
+// publish tells the followers of runID, here and in other processes, that the run changed.
+func (b *broker) publish(runID string) {
+	b.bus.Publish(events.Run(runID))
 }
 
 // takeWait opens one of principal's waits; release closes it.
@@ -225,3 +248,7 @@ func fingerprint(r *Run) string {
 	}
 	return string(b)
 }
+
+// Events returns the engine's bus (Config.Events), for the other parts of the process
+// that wait on changes, such as the MCP server's tool catalog.
+func (e *Engine) Events() *events.Bus { return e.cfg.Events }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/gorunner/gorunner/events"
 	"github.com/gorunner/gorunner/schemas"
 )
 
@@ -22,8 +23,10 @@ type Config struct {
 	Concurrency int
 	// LeaseTTL is how long a claim lasts unless renewed (every LeaseTTL/3); default 30s.
 	LeaseTTL time.Duration
-	// PollInterval is how often the engine looks for runs made due by other processes;
-	// default 250ms. Runs started, resumed or woken in this process need no polling.
+	// PollInterval is how often the engine looks for runs whose wake-up time has come
+	// (sleeps, retry backoff and hook timeouts of a minute or more, expired leases); default
+	// 250ms. A run made due by any process sharing Events (admitted, resumed, woken) is
+	// claimed on its notice, without waiting for a poll.
 	PollInterval time.Duration
 	// Now is the clock; default time.Now. Tests inject one to drive sleeps and backoff.
 	Now func() time.Time
@@ -43,10 +46,13 @@ type Config struct {
 	// Registerer receives the engine's metrics (runs started and finished, step
 	// durations); nil registers none.
 	Registerer prometheus.Registerer
-	// WakeSignal, when set, carries "a run may be due now" between the processes sharing
-	// the store: the engine publishes on it when it admits, resumes, cancels or wakes a run,
-	// and claims at once when another process does. Polling stays the fallback.
-	WakeSignal WakeSignal
+	// Events is the process's signalling layer: the engine publishes events.Run after
+	// every save of a run and events.Due when it admits, resumes, cancels or wakes one, and
+	// its waiters (Wait, Watch) and claim loop follow them. Share one bus, started with the
+	// store's transport, between the engine, the idempotency service and the MCP server of
+	// a process, so that other processes' changes reach them. Nil means a bus of the
+	// engine's own, which hears only this engine.
+	Events *events.Bus
 }
 
 // Defaults of Config.
@@ -86,6 +92,9 @@ func (c *Config) withDefaults() Config {
 	}
 	if out.MaxDepth == 0 {
 		out.MaxDepth = DefaultMaxDepth
+	}
+	if out.Events == nil {
+		out.Events = events.New(nil, &events.Config{Logger: out.Logger})
 	}
 	return out
 }

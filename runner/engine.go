@@ -23,6 +23,8 @@ import (
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/gorunner/gorunner/events"
 )
 
 // Workflows resolves a workflow to the definition a new run executes.
@@ -62,8 +64,7 @@ type Engine struct {
 	kinds     kindTable
 	broker    *broker
 	metrics   *metrics
-	poke      chan struct{}
-	shout     chan struct{} // wake-ups to publish on Config.WakeSignal, coalesced
+	poke      chan struct{} // a worker slot came free; coalesced
 
 	mu        sync.Mutex
 	held      map[string]context.CancelCauseFunc // runs this engine works, by ID
@@ -90,7 +91,7 @@ func New(store Store, workflows Workflows, creds Credentials, cfg *Config) (*Eng
 		return nil, err
 	}
 	return &Engine{
-		broker:    newBroker(store.GetRun, c.PollInterval),
+		broker:    newBroker(store.GetRun, c.Events),
 		store:     store,
 		workflows: workflows,
 		creds:     creds,
@@ -102,7 +103,6 @@ func New(store Store, workflows Workflows, creds Credentials, cfg *Config) (*Eng
 		kinds:     newKindTable(c.Kinds),
 		metrics:   m,
 		poke:      make(chan struct{}, 1),
-		shout:     make(chan struct{}, 1),
 		held:      map[string]context.CancelCauseFunc{},
 		awaiters:  map[string]map[string]bool{},
 	}, nil
@@ -117,11 +117,6 @@ func (e *Engine) Start(ctx context.Context) error {
 	}
 	loopCtx, stopLoops := context.WithCancel(ctx)
 	beatCtx, stopBeat := context.WithCancel(context.WithoutCancel(ctx))
-	if err := e.startSignal(loopCtx); err != nil {
-		stopLoops()
-		stopBeat()
-		return err
-	}
 	e.stopLoops, e.stopBeat, e.beatDone = stopLoops, stopBeat, make(chan struct{})
 	e.loopsDone.Add(1)
 	go func() {
@@ -184,20 +179,13 @@ func (e *Engine) interrupt(runID string, cause error) {
 	}
 }
 
-// wake tells the local claim loop, and through Config.WakeSignal every other process, to
-// look for due runs now.
+// wake tells the claim loops of this process and, through Config.Events, of every other
+// process sharing the store to look for due runs now.
 func (e *Engine) wake() {
-	e.pokeLocal()
-	if e.cfg.WakeSignal == nil {
-		return
-	}
-	select {
-	case e.shout <- struct{}{}:
-	default:
-	}
+	e.cfg.Events.Publish(events.Due)
 }
 
-// pokeLocal tells the local claim loop to look for due runs now.
+// pokeLocal tells the local claim loop to look for due runs now (a worker slot came free).
 func (e *Engine) pokeLocal() {
 	select {
 	case e.poke <- struct{}{}:
@@ -207,10 +195,13 @@ func (e *Engine) pokeLocal() {
 
 func (e *Engine) now() time.Time { return e.cfg.Now().UTC() }
 
-// claimLoop claims due runs whenever a slot is free and something may be due: on a poke
-// (a local start, resume, wake-up or a finished run) or every PollInterval. Workers get
-// workCtx, which Stop does not cancel, so steps in flight can finish.
+// claimLoop claims due runs whenever a slot is free and something may be due: on an
+// events.Due notice (a start, resume or wake-up on any process), when a local worker ends,
+// or every PollInterval (wake-up times coming due). Workers get workCtx, which Stop does not
+// cancel, so steps in flight can finish.
 func (e *Engine) claimLoop(ctx, workCtx context.Context) {
+	due := e.cfg.Events.Subscribe(events.Due)
+	defer due.Close()
 	ticker := time.NewTicker(e.cfg.PollInterval)
 	defer ticker.Stop()
 	for {
@@ -219,6 +210,7 @@ func (e *Engine) claimLoop(ctx, workCtx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-e.poke:
+		case <-due.C:
 		case <-ticker.C:
 		}
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/gorunner/gorunner/auth"
 	"github.com/gorunner/gorunner/catalog"
+	"github.com/gorunner/gorunner/events"
 	"github.com/gorunner/gorunner/examples"
 	"github.com/gorunner/gorunner/idempotency"
 	"github.com/gorunner/gorunner/oauth"
@@ -32,11 +33,9 @@ type app struct {
 	auth    *auth.Service
 	// secretKey is <data-dir>/secret.key: it seals connection secrets and console sessions.
 	secretKey []byte
-	// keys, wakes and catalogs carry "key finished", "run due" and "catalog changed"
-	// between processes; nil on SQLite, where processes poll the shared file.
-	keys     idempotency.Notifier
-	wakes    runner.WakeSignal
-	catalogs func(ctx context.Context) (<-chan struct{}, error) // catalog changes, for mcpserver
+	// transport carries the events of the processes sharing the store (run, key,
+	// catalog, due): Redis pub/sub, or the SQLite file's change log.
+	transport events.Transport
 }
 
 // store is what a backend provides: every store contract, a health check and Close.
@@ -86,7 +85,7 @@ func (a *app) openStore(ctx context.Context, g *globals) error {
 		if err != nil {
 			return fmt.Errorf("opening store %s: %w", redactURL(g.store), err)
 		}
-		a.store, a.keys, a.wakes, a.catalogs = rs, rs.KeyNotifier(), rs.WakeSignal(), rs.CatalogSignal
+		a.store, a.transport = rs, rs.Events()
 		return nil
 	}
 	path, err := sqlitePath(g)
@@ -97,7 +96,7 @@ func (a *app) openStore(ctx context.Context, g *globals) error {
 	if err != nil {
 		return fmt.Errorf("opening store %s: %w", path, err)
 	}
-	a.store = ss
+	a.store, a.transport = ss, ss.Events()
 	return nil
 }
 

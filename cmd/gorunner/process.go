@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/gorunner/gorunner/api"
+	"github.com/gorunner/gorunner/events"
 	"github.com/gorunner/gorunner/idempotency"
 	"github.com/gorunner/gorunner/mcpserver"
 	"github.com/gorunner/gorunner/runner"
@@ -65,11 +66,12 @@ func checkAtLeastOne(flag string, n int) error {
 }
 
 // process is one GoRunner process, wired the same way for serve and mcp: the store (its
-// calls timed), the catalog, keyed replay, the engine and the MCP server, with every
-// metric in one registry.
+// calls timed), the catalog, the events bus, keyed replay, the engine and the MCP server,
+// with every metric in one registry.
 type process struct {
 	*app
 	metrics *prometheus.Registry
+	bus     *events.Bus
 	idem    *idempotency.Service
 	engine  *runner.Engine
 	mcp     *mcpserver.Server
@@ -93,8 +95,9 @@ func openProcess(ctx context.Context, g *globals, f *processFlags, egress *runne
 	return p, nil
 }
 
-// wire builds keyed replay and the engine over the timed store, and the MCP server over
-// both, all registering their metrics in p.metrics.
+// wire builds the process's one events bus over the store's transport, keyed replay and
+// the engine over the timed store, and the MCP server over both, all registering their
+// metrics in p.metrics.
 func (p *process) wire(egress *runner.EgressPolicy, f *processFlags, mcp mcpserver.Config) error {
 	p.metrics = prometheus.NewRegistry()
 	p.metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -102,41 +105,43 @@ func (p *process) wire(egress *runner.EgressPolicy, f *processFlags, mcp mcpserv
 	if err != nil {
 		return err
 	}
-	p.idem, err = idempotency.New(timer.Keys(p.store), &idempotency.Config{Logger: p.log, Registerer: p.metrics, Notifier: p.keys})
+	p.bus = events.New(p.transport, &events.Config{Logger: p.log})
+	p.idem, err = idempotency.New(timer.Keys(p.store), &idempotency.Config{Logger: p.log, Registerer: p.metrics, Events: p.bus})
 	if err != nil {
 		return err
 	}
 	p.engine, err = runner.New(timer.Runs(p.store), p.catalog, p.catalog, &runner.Config{Logger: p.log, Egress: egress,
-		LeaseTTL: f.leaseTTL, MaxDepth: f.maxDepth, Registerer: p.metrics, WakeSignal: p.wakes})
+		LeaseTTL: f.leaseTTL, MaxDepth: f.maxDepth, Registerer: p.metrics, Events: p.bus})
 	if err != nil {
 		return err
 	}
-	mcp.Version, mcp.Logger, mcp.Registerer, mcp.CatalogSignal, mcp.ListLimit = version(), p.log, p.metrics, p.catalogs, f.listLimit
+	mcp.Version, mcp.Logger, mcp.Registerer, mcp.ListLimit = version(), p.log, p.metrics, f.listLimit
 	p.mcp, err = mcpserver.New(mcpserver.Deps{Catalog: p.catalog, Engine: p.engine, Idempotency: p.idem}, &mcp)
 	return err
 }
 
-// start starts the key sweeper, the engine's workers and the MCP server's catalog watch.
+// start connects the events bus to the other processes, then starts the engine's workers
+// and the MCP server's catalog watch.
 func (p *process) start(ctx context.Context) error {
-	if err := p.idem.Start(ctx); err != nil {
+	if err := p.bus.Start(ctx); err != nil {
 		return err
 	}
 	if err := p.engine.Start(ctx); err != nil {
-		return errors.Join(err, p.idem.Stop(context.WithoutCancel(ctx)))
+		return errors.Join(err, p.bus.Stop(context.WithoutCancel(ctx)))
 	}
 	if err := p.mcp.Start(ctx); err != nil {
-		return errors.Join(err, p.engine.Stop(context.WithoutCancel(ctx)), p.idem.Stop(context.WithoutCancel(ctx)))
+		return errors.Join(err, p.engine.Stop(context.WithoutCancel(ctx)), p.bus.Stop(context.WithoutCancel(ctx)))
 	}
 	return nil
 }
 
 // stop ends the work in order, within ctx: the MCP sessions first, so that no call
 // arrives meanwhile, then the command's own listeners (between), then the engine, which
-// hands the runs in flight back, and the key sweeper.
+// hands the runs in flight back, and last the events bus, which carried their notices.
 func (p *process) stop(ctx context.Context, between ...func(context.Context) error) error {
 	errs := []error{p.mcp.Stop(ctx)}
 	for _, f := range between {
 		errs = append(errs, f(ctx))
 	}
-	return errors.Join(append(errs, p.engine.Stop(ctx), p.idem.Stop(ctx))...)
+	return errors.Join(append(errs, p.engine.Stop(ctx), p.bus.Stop(ctx))...)
 }

@@ -240,3 +240,31 @@ func BenchmarkMCPToolsListPage(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkListChangedCrossProcess publishes a workflow through another process sharing
+// the SQLite file (its own catalog, engine and MCP server) and times, from the publish's
+// answer, the notifications/tools/list_changed a session of this process gets: p50-ms.
+func BenchmarkListChangedCrossProcess(b *testing.B) {
+	f := newFixture(b)
+	other := f.twin()
+	_, ev := f.connect("")
+	took := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for i := range b.N {
+		select {
+		case <-ev.changed:
+		default:
+		}
+		publish(b, other.catalog, echoDef(fmt.Sprintf("lc-%d", i)))
+		start := time.Now()
+		select {
+		case <-ev.changed:
+			took = append(took, time.Since(start))
+		case <-time.After(30 * time.Second):
+			b.Fatal("no list_changed")
+		}
+	}
+	b.StopTimer()
+	slices.Sort(took)
+	b.ReportMetric(float64(took[len(took)/2])/float64(time.Millisecond), "p50-ms")
+}

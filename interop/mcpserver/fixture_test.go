@@ -18,6 +18,7 @@ import (
 	"github.com/gorunner/gorunner/api"
 	"github.com/gorunner/gorunner/auth"
 	"github.com/gorunner/gorunner/catalog"
+	"github.com/gorunner/gorunner/events"
 	"github.com/gorunner/gorunner/idempotency"
 	"github.com/gorunner/gorunner/mcpserver"
 	"github.com/gorunner/gorunner/runner"
@@ -36,6 +37,9 @@ type fixture struct {
 	token   string
 	// principal is the ID of token's principal.
 	principal string
+	// local leaves the engine's bus without the store's transport: no other process's
+	// change, nor the catalog version, reaches it.
+	local bool
 }
 
 // newFixture starts the API and the MCP server after publishing defs, so that their tools
@@ -48,8 +52,21 @@ func newFixture(t testing.TB, defs ...string) *fixture {
 // newFixtureConfig is newFixture with the MCP server configured by cfg.
 func newFixtureConfig(t testing.TB, cfg *mcpserver.Config, defs ...string) *fixture {
 	t.Helper()
+	return newFixtureWith(t, cfg, false, defs...)
+}
+
+// newLocalFixture is newFixture with a bus that hears nothing from the store (local): the
+// catalog watcher never looks, so what the tool set shows can only come from the catalog's
+// change hook or a lookup at call time.
+func newLocalFixture(t testing.TB) *fixture {
+	t.Helper()
+	return newFixtureWith(t, &mcpserver.Config{PageSize: 2}, true)
+}
+
+func newFixtureWith(t testing.TB, cfg *mcpserver.Config, local bool, defs ...string) *fixture {
+	t.Helper()
 	ctx := context.Background()
-	f := &fixture{t: t, dbPath: filepath.Join(t.TempDir(), "gorunner.db")}
+	f := &fixture{t: t, dbPath: filepath.Join(t.TempDir(), "gorunner.db"), local: local}
 	st, err := sqlitestore.Open(ctx, f.dbPath)
 	require.NoError(t, err)
 	t.Cleanup(func() { st.Close() })
@@ -82,11 +99,18 @@ func (f *fixture) twin() *fixture {
 func (f *fixture) serve(st *sqlitestore.Store, cfg *mcpserver.Config) {
 	t := f.t
 	ctx := context.Background()
-	idem, err := idempotency.New(st, nil)
+	var transport events.Transport
+	if !f.local {
+		transport = st.Events()
+	}
+	bus := events.New(transport, nil)
+	require.NoError(t, bus.Start(ctx))
+	t.Cleanup(func() { _ = bus.Stop(context.Background()) })
+	idem, err := idempotency.New(st, &idempotency.Config{Events: bus})
 	require.NoError(t, err)
 	allow, err := runner.NewEgressPolicy("127.0.0.1")
 	require.NoError(t, err)
-	f.engine, err = runner.New(st, f.catalog, f.catalog, &runner.Config{PollInterval: 20 * time.Millisecond, Egress: allow})
+	f.engine, err = runner.New(st, f.catalog, f.catalog, &runner.Config{PollInterval: 20 * time.Millisecond, Egress: allow, Events: bus})
 	require.NoError(t, err)
 	require.NoError(t, f.engine.Start(ctx))
 	t.Cleanup(func() { _ = f.engine.Stop(context.Background()) })
@@ -153,40 +177,46 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 	return b.next.RoundTrip(r)
 }
 
-// events records what the server sent a client session on its own.
-type events struct {
+// sessionEvents records what the server sent a client session on its own.
+type sessionEvents struct {
 	mu          sync.Mutex
 	listChanged int
 	progress    []string
+	// changed receives a value per list_changed (coalesced while unread).
+	changed chan struct{}
 }
 
-func (e *events) changes() int {
+func (e *sessionEvents) changes() int {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return e.listChanged
 }
 
-func (e *events) progressMessages() []string {
+func (e *sessionEvents) progressMessages() []string {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return append([]string(nil), e.progress...)
 }
 
 // connect opens an MCP session over streamable HTTP at /mcp+query.
-func (f *fixture) connect(query string) (*mcp.ClientSession, *events) {
+func (f *fixture) connect(query string) (*mcp.ClientSession, *sessionEvents) {
 	f.t.Helper()
 	return f.connectAs(f.token, query)
 }
 
 // connectAs is connect with another token.
-func (f *fixture) connectAs(token, query string) (*mcp.ClientSession, *events) {
+func (f *fixture) connectAs(token, query string) (*mcp.ClientSession, *sessionEvents) {
 	f.t.Helper()
-	ev := &events{}
+	ev := &sessionEvents{changed: make(chan struct{}, 1)}
 	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, &mcp.ClientOptions{
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
 			ev.mu.Lock()
 			ev.listChanged++
 			ev.mu.Unlock()
+			select {
+			case ev.changed <- struct{}{}:
+			default:
+			}
 		},
 		ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
 			ev.mu.Lock()

@@ -6,19 +6,13 @@ import (
 	"fmt"
 	"net/http"
 	"testing"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/require"
 
 	"github.com/gorunner/gorunner/catalog"
-	"github.com/gorunner/gorunner/mcpserver"
 	"github.com/gorunner/gorunner/store/sqlitestore"
 )
-
-// noWatch is a configuration whose catalog watcher never looks in a test's time: what the
-// tool set shows can only come from the catalog's change hook or a lookup at call time.
-var noWatch = &mcpserver.Config{PageSize: 2, WatchInterval: time.Hour}
 
 // echoDef is a one-step workflow called name that answers with its input's n.
 func echoDef(name string) string {
@@ -29,7 +23,7 @@ func echoDef(name string) string {
 // MCP server when the publish is answered (SPEC §5 read your writes), 100 times in a row;
 // an unpublish or a delete is gone from the list when it is answered.
 func TestPublishThenCallAtOnce(t *testing.T) {
-	f := newFixtureConfig(t, noWatch)
+	f := newLocalFixture(t)
 	s, _ := f.connect("")
 	for i := range 100 {
 		name := fmt.Sprintf("rw-%03d", i)
@@ -67,7 +61,7 @@ func TestPublishThenCallAtOnce(t *testing.T) {
 // instant ago, before this one's watcher saw it, is called by looking it up, never "tool
 // not found"; a name the catalog does not publish still gets the unknown-tool answer.
 func TestCallOfAToolAnotherProcessJustPublished(t *testing.T) {
-	f := newFixtureConfig(t, noWatch)
+	f := newLocalFixture(t)
 	s, _ := f.connect("")
 	other, err := sqlitestore.Open(context.Background(), f.dbPath)
 	require.NoError(t, err)
@@ -114,7 +108,7 @@ func TestDispatchIsNotCallable(t *testing.T) {
 // TestDraftIsATestToolAtOnce: a draft created or updated over REST is the test
 // environment's tool when the write is answered, in its updated shape.
 func TestDraftIsATestToolAtOnce(t *testing.T) {
-	f := newFixtureConfig(t, noWatch)
+	f := newLocalFixture(t)
 	s, _ := f.connect("?environment=test")
 	var def map[string]any
 	require.NoError(t, json.Unmarshal([]byte(echoDef("drafted")), &def))

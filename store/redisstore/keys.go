@@ -82,6 +82,5 @@ func hookMember(env, token string) string { return env + ":" + token }
 
 // Pub/sub channels.
 
-func (k keys) wakeChannel() string    { return k.p + "signal:wake" }
-func (k keys) keysChannel() string    { return k.p + "signal:keys" }
+func (k keys) eventsChannel() string  { return k.p + "signal:events" }
 func (k keys) catalogChannel() string { return k.p + "signal:catalog" }

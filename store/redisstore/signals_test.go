@@ -2,73 +2,104 @@ package redisstore_test
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/gorunner/gorunner/catalog"
-	"github.com/gorunner/gorunner/idempotency"
+	"github.com/gorunner/gorunner/events"
+	"github.com/gorunner/gorunner/events/eventstest"
+	"github.com/gorunner/gorunner/idempotency/idemtest"
+	"github.com/gorunner/gorunner/runner/runnertest"
 	"github.com/gorunner/gorunner/store/redisstore"
 )
 
-func receive[T any](t *testing.T, ch <-chan T) T {
+// twoProcesses opens two stores on one key prefix, as two processes sharing it would.
+func twoProcesses(t testing.TB) (*redisstore.Store, *redisstore.Store) {
 	t.Helper()
+	a, url, prefix := freshAt(t)
+	b, err := redisstore.Open(context.Background(), url, &redisstore.Config{Prefix: prefix})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, b.Close()) })
+	return a, b
+}
+
+func TestEvents(t *testing.T) {
+	t.Parallel()
+	eventstest.Run(t, func(t *testing.T) (events.Transport, events.Transport) {
+		a, b := twoProcesses(t)
+		return a.Events(), b.Events()
+	})
+}
+
+// TestCatalogScriptsPublish checks that a catalog write on one process is heard as
+// events.Catalog on another.
+func TestCatalogScriptsPublish(t *testing.T) {
+	t.Parallel()
+	a, b := twoProcesses(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	in, err := b.Events().Subscribe(ctx)
+	require.NoError(t, err)
+	require.NoError(t, a.CreateWorkflow(ctx, &catalog.Workflow{ID: "w1", Name: "w", Rev: 1, WebhookToken: "wh"}))
 	select {
-	case v := <-ch:
-		return v
-	case <-time.After(5 * time.Second):
-		t.Fatal("no signal")
-		var zero T
-		return zero
+	case m := <-in:
+		require.Equal(t, []events.Topic{events.Catalog}, m.Topics)
+	case <-time.After(10 * time.Second):
+		t.Fatal("no catalog event")
 	}
 }
 
-// TestSignals checks that each signal reaches a subscriber on another connection, and
-// that a subscription's channel closes when its context ends.
-func TestSignals(t *testing.T) {
+func TestRunnerCrossProcess(t *testing.T) {
 	t.Parallel()
-	s := fresh(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-
-	keys, err := s.KeyNotifier().Subscribe(ctx)
-	require.NoError(t, err)
-	require.NoError(t, s.KeyNotifier().Publish(ctx, "p:a", "k:1"))
-	require.Equal(t, idempotency.KeyRef{Scope: "p:a", Key: "k:1"}, receive(t, keys))
-
-	wakes, err := s.WakeSignal().Subscribe(ctx)
-	require.NoError(t, err)
-	require.NoError(t, s.WakeSignal().Publish(ctx))
-	receive(t, wakes)
-
-	changes, err := s.CatalogSignal(ctx)
-	require.NoError(t, err)
-	require.NoError(t, s.CreateWorkflow(ctx, &catalog.Workflow{ID: "w1", Name: "w", Rev: 1, WebhookToken: "wh"}))
-	receive(t, changes)
-
-	cancel()
-	require.Eventually(t, func() bool {
-		_, open := <-keys
-		return !open
-	}, 5*time.Second, 10*time.Millisecond, "the channel closes when ctx ends")
+	runnertest.RunCrossProcess(t, twoRunnerProcesses)
 }
 
-// TestURLPrefix checks that a prefix query parameter keeps two stores apart in one
-// database.
-func TestURLPrefix(t *testing.T) {
+func TestIdempotencyCrossProcess(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	a := fresh(t)
-	require.NoError(t, a.CreateWorkflow(ctx, &catalog.Workflow{ID: "w1", Name: "w", Rev: 1, WebhookToken: "wh"}))
-	other := "gorunner-test:" + randomHex(t) + ":"
-	b, err := redisstore.Open(ctx, redisURL(t)+"?prefix="+other, nil)
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		require.NoError(t, b.Close())
-		deletePrefix(t, redisURL(t), other)
+	idemtest.RunCrossProcess(t, func(t *testing.T) (idemtest.Process, idemtest.Process) {
+		a, b := twoProcesses(t)
+		return idemtest.Process{Store: a, Events: a.Events()}, idemtest.Process{Store: b, Events: b.Events()}
 	})
-	_, err = b.GetWorkflow(ctx, "w")
-	require.ErrorIs(t, err, catalog.ErrNotFound, "another prefix sees nothing of the first")
-	require.NoError(t, b.CreateWorkflow(ctx, &catalog.Workflow{ID: "w1", Name: "w", Rev: 1, WebhookToken: "wh"}))
+}
+
+func twoRunnerProcesses(tb testing.TB) (runnertest.Process, runnertest.Process) {
+	a, b := twoProcesses(tb)
+	return runnertest.Process{Store: a, Events: a.Events()}, runnertest.Process{Store: b, Events: b.Events()}
+}
+
+func BenchmarkWaitCrossProcess(b *testing.B) {
+	runnertest.BenchWaitLatency(b, twoRunnerProcesses)
+}
+
+// BenchmarkCatalogEventCrossProcess times, from the start of a catalog write on process A,
+// the events.Catalog notice on process B's bus, which is what starts B's tool-set sync
+// and list_changed: p50-ms.
+func BenchmarkCatalogEventCrossProcess(b *testing.B) {
+	a, other := twoProcesses(b)
+	bus := events.New(other.Events(), nil)
+	require.NoError(b, bus.Start(context.Background()))
+	b.Cleanup(func() { require.NoError(b, bus.Stop(context.Background())) })
+	sub := bus.Subscribe(events.Catalog)
+	defer sub.Close()
+	ctx := context.Background()
+	took := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for i := range b.N {
+		id := fmt.Sprintf("w%d", i)
+		start := time.Now()
+		require.NoError(b, a.CreateWorkflow(ctx, &catalog.Workflow{ID: id, Name: id, Rev: 1, WebhookToken: "wh" + id}))
+		select {
+		case <-sub.C:
+			took = append(took, time.Since(start))
+		case <-time.After(30 * time.Second):
+			b.Fatal("no catalog event")
+		}
+	}
+	b.StopTimer()
+	slices.Sort(took)
+	b.ReportMetric(float64(took[len(took)/2])/float64(time.Millisecond), "p50-ms")
 }
