@@ -67,6 +67,12 @@ var (
 	_ runner.Store      = (*Store)(nil)
 )
 
+// idleConns is how many connections the pool keeps open while idle. database/sql keeps
+// 2 by default and closes the others when handed back, and a new connection must load the
+// schema and prepare every kept statement again; concurrent readers (API waits, MCP calls,
+// workers) beside the committer use more than 2.
+const idleConns = 16
+
 const (
 	dsnParams = "_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)" +
 		"&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)&_txlock=immediate"
@@ -94,6 +100,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening sqlite %q: %w", path, err)
 	}
+	db.SetMaxIdleConns(idleConns)
 	s := &Store{db: db, stmts: &stmtCache{db: db}, writes: make(chan *writeReq),
 		closing: make(chan struct{}), stopped: make(chan struct{})}
 	go s.commitLoop()
