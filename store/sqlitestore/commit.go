@@ -92,9 +92,11 @@ func (s *Store) commit(batch []*writeReq) {
 	}
 }
 
-// runBatch runs reqs in one transaction and answers each: a failed request at once (its
-// savepoint is rolled back), the others after COMMIT. A lone request needs no savepoint. If
-// a request lost the transaction, runBatch answers it and returns the others to run again.
+// runBatch runs reqs in one transaction and answers each after COMMIT, a failed request
+// too: its savepoint is rolled back, but its error may tell of the batch's uncommitted
+// changes (a start token's owner created by another request), which its caller may go and
+// read. A lone request needs no savepoint. If a request lost the transaction, runBatch
+// answers it and returns all the others to run again.
 func (s *Store) runBatch(reqs []*writeReq) (again []*writeReq) {
 	// The transaction belongs to no caller: a caller's cancelled context must not roll back
 	// the others' changes (database/sql rolls a transaction back when its context ends).
@@ -109,26 +111,27 @@ func (s *Store) runBatch(reqs []*writeReq) (again []*writeReq) {
 		s.runAlone(tx, reqs[0])
 		return nil
 	}
-	applied := make([]*writeReq, 0, len(reqs))
+	errs := make([]error, len(reqs))
 	for i, req := range reqs {
-		err := s.runInSavepoint(tx, req)
-		switch {
-		case errors.Is(err, errTxLost):
+		errs[i] = s.runInSavepoint(tx, req)
+		if errors.Is(errs[i], errTxLost) {
 			_ = tx.Rollback() // already rolled back by SQLite; this hands the connection back
 			req.answer(req.err)
-			return append(applied, reqs[i+1:]...)
-		case err != nil:
-			req.answer(err)
-		default:
-			applied = append(applied, req)
+			// The others run again, those that failed too: their errors may have come
+			// from changes now rolled back.
+			return append(reqs[:i:i], reqs[i+1:]...)
 		}
 	}
-	err = tx.Commit()
-	if err != nil {
-		err = fmt.Errorf("committing transaction: %w", err)
+	var commitErr error
+	if err := tx.Commit(); err != nil {
+		commitErr = fmt.Errorf("committing transaction: %w", err)
 	}
-	for _, req := range applied {
-		req.answer(err)
+	for i, req := range reqs {
+		if errs[i] == nil {
+			req.answer(commitErr)
+			continue
+		}
+		req.answer(errors.Join(errs[i], commitErr))
 	}
 	return nil
 }

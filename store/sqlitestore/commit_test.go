@@ -309,3 +309,32 @@ func TestClosedStore(t *testing.T) {
 	require.False(t, committed(t, reopened, "waiting"))
 	require.False(t, committed(t, reopened, "later"))
 }
+
+// TestFailedAnsweredAfterCommit: a failed request is answered only once its batch has
+// committed, since its error may tell of another request's changes (here the key it
+// collided with), which its caller may then read.
+func TestFailedAnsweredAfterCommit(t *testing.T) {
+	t.Parallel()
+	s, _ := openT(t)
+	ctx := context.Background()
+	first := request(ctx, insertKey(ctx, s, "owner"))
+	collides := request(ctx, insertKey(ctx, s, "owner"))
+	started, hold := make(chan struct{}), make(chan struct{})
+	last := request(ctx, func(*sql.Tx) error {
+		close(started)
+		<-hold
+		return nil
+	})
+	go s.commit([]*writeReq{first, collides, last})
+
+	select {
+	case <-collides.done:
+		t.Fatal("a failed request was answered before its batch committed")
+	case <-started:
+	}
+	close(hold)
+	require.Error(t, answered(t, collides))
+	require.True(t, committed(t, s, "owner"))
+	require.NoError(t, answered(t, first))
+	require.NoError(t, answered(t, last))
+}

@@ -15,7 +15,9 @@ const maxStatements = 512
 // SQLite parses each text once per connection instead of on every call (the driver,
 // modernc.org/sqlite, prepares and finalizes a statement per call otherwise). database/sql
 // prepares a kept *sql.Stmt again on each pooled connection that first runs it, and a
-// transaction borrows the connection's copy through Tx.StmtContext.
+// transaction borrows the connection's copy through Tx.StmtContext. A first use within a
+// write prepares on another pooled connection while the committer holds its own, so the
+// pool must not be limited to one connection (Open sets no limit).
 type stmtCache struct {
 	db    *sql.DB
 	stmts sync.Map // SQL text → *sql.Stmt
