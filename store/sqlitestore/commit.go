@@ -33,8 +33,9 @@ type writeReq struct {
 // transaction (group commit, see commitLoop), each in its own savepoint, and write returns
 // only once that transaction has committed. fn runs on the store's committer goroutine and
 // may run more than once (again, from the start, when another request of its batch lost
-// the transaction), so it must only set its results, not add to them. A ctx done before fn
-// runs skips it; fn's statements heed ctx themselves.
+// the transaction), so it must only set its results, not add to them, and it must not call
+// write (it would wait for itself). A ctx done before fn runs skips it; fn's statements heed
+// ctx themselves.
 func (s *Store) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	req := &writeReq{ctx: ctx, fn: fn, done: make(chan struct{})}
 	select {

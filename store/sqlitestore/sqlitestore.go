@@ -26,7 +26,7 @@
 //
 // Within one process, writes go through one committer goroutine (see write in commit.go):
 // the writes that arrive while a transaction commits share the next one (group commit, at
-// most maxBatch), each in its own savepoint, so one fsync-bound COMMIT answers many callers
+// most maxBatch), each in its own savepoint, so one COMMIT (one WAL write) answers many callers
 // and one caller's error undoes only its own changes. Across processes the busy timeout
 // rules. Every statement is kept prepared (see stmtCache), and a run is read with its step
 // records in one statement, so a read needs no transaction of its own.
