@@ -3,6 +3,7 @@ package sqlitestore
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -67,11 +68,32 @@ func (x *runRow) decode() error {
 	if r.WaitingOn, err = unmarshalOrNil[runner.WaitingOn](x.waiting); err != nil {
 		return err
 	}
-	if len(x.steps) > 0 && x.steps[0] != '[' {
-		return fmt.Errorf("reading steps: %s", x.steps)
-	}
-	r.Steps, err = storecodec.DecodeSteps(x.steps)
+	r.Steps, err = decodeSteps(x.steps)
 	return err
+}
+
+// decodeSteps reads stepsCol: each element is checked by storecodec.DecodeStep, which
+// refuses a row that is not a step record.
+func decodeSteps(b []byte) ([]*runner.StepRecord, error) {
+	if len(b) == 0 {
+		return nil, nil
+	}
+	if b[0] != '[' {
+		return nil, fmt.Errorf("reading steps: %s", b)
+	}
+	var rows []json.RawMessage
+	if err := json.Unmarshal(b, &rows); err != nil {
+		return nil, fmt.Errorf("reading steps: %w", err)
+	}
+	steps := make([]*runner.StepRecord, len(rows))
+	for i, row := range rows {
+		st, err := storecodec.DecodeStep(row)
+		if err != nil {
+			return nil, fmt.Errorf("step %d: %w", i, err)
+		}
+		steps[i] = st
+	}
+	return steps, nil
 }
 
 // writeSteps upserts the encoded step records of run id, one row each.
