@@ -31,7 +31,7 @@ func (s *Store) CreateConnection(ctx context.Context, c *catalog.Connection) err
 		return err
 	}
 	return s.write(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO connections (`+connectionCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+		_, err := s.in(tx).ExecContext(ctx, `INSERT INTO connections (`+connectionCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
 			c.ID, c.Name, c.Type, c.Header, c.Username, c.Sealed, nanos(c.CreatedAt), hosts)
 		if err != nil {
 			return fmt.Errorf("creating connection %q: %w", c.Name, mapErr(err, catalog.ErrNotFound, catalog.ErrConflict))
@@ -42,7 +42,7 @@ func (s *Store) CreateConnection(ctx context.Context, c *catalog.Connection) err
 
 // GetConnection finds a connection by ID or, failing that, by name.
 func (s *Store) GetConnection(ctx context.Context, idOrName string) (*catalog.Connection, error) {
-	c, err := scanConnection(s.db.QueryRowContext(ctx, `SELECT `+connectionCols+` FROM connections
+	c, err := scanConnection(s.q().QueryRowContext(ctx, `SELECT `+connectionCols+` FROM connections
 		WHERE id = ?1 OR name = ?1 ORDER BY id = ?1 DESC LIMIT 1`, idOrName))
 	if err != nil {
 		return nil, fmt.Errorf("getting connection %q: %w", idOrName, mapErr(err, catalog.ErrNotFound, nil))
@@ -52,7 +52,7 @@ func (s *Store) GetConnection(ctx context.Context, idOrName string) (*catalog.Co
 
 // ListConnections lists connections ordered by name.
 func (s *Store) ListConnections(ctx context.Context) ([]*catalog.Connection, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT `+connectionCols+` FROM connections ORDER BY name`)
+	rows, err := s.q().QueryContext(ctx, `SELECT `+connectionCols+` FROM connections ORDER BY name`)
 	if err != nil {
 		return nil, fmt.Errorf("listing connections: %w", err)
 	}
@@ -66,7 +66,7 @@ func (s *Store) ListConnections(ctx context.Context) ([]*catalog.Connection, err
 // DeleteConnection removes a connection; unknown → catalog.ErrNotFound.
 func (s *Store) DeleteConnection(ctx context.Context, id string) error {
 	return s.write(ctx, func(tx *sql.Tx) error {
-		n, err := affected(tx.ExecContext(ctx, `DELETE FROM connections WHERE id = ?`, id))
+		n, err := affected(s.in(tx).ExecContext(ctx, `DELETE FROM connections WHERE id = ?`, id))
 		if err == nil && n == 0 {
 			err = catalog.ErrNotFound
 		}

@@ -57,7 +57,7 @@ func (e *Events) Publish(ctx context.Context, m events.Message) error {
 		return err
 	}
 	return e.s.write(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `INSERT INTO events (origin, topic) SELECT ?, value FROM json_each(?)`, m.Origin, topics)
+		res, err := e.s.in(tx).ExecContext(ctx, `INSERT INTO events (origin, topic) SELECT ?, value FROM json_each(?)`, m.Origin, topics)
 		if err != nil {
 			return fmt.Errorf("appending events: %w", err)
 		}
@@ -65,7 +65,7 @@ func (e *Events) Publish(ctx context.Context, m events.Message) error {
 		if err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, `DELETE FROM events WHERE seq <= ?`, last-eventsKept); err != nil {
+		if _, err := e.s.in(tx).ExecContext(ctx, `DELETE FROM events WHERE seq <= ?`, last-eventsKept); err != nil {
 			return fmt.Errorf("pruning events: %w", err)
 		}
 		return nil
@@ -132,11 +132,11 @@ func listenerID() string {
 func (e *Events) beat(ctx context.Context, id string) error {
 	now := time.Now().UnixNano()
 	return e.s.write(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO event_listeners (id, seen_at) VALUES (?, ?)
+		if _, err := e.s.in(tx).ExecContext(ctx, `INSERT INTO event_listeners (id, seen_at) VALUES (?, ?)
 			ON CONFLICT (id) DO UPDATE SET seen_at = excluded.seen_at`, id, now); err != nil {
 			return fmt.Errorf("noting an event listener: %w", err)
 		}
-		_, err := tx.ExecContext(ctx, `DELETE FROM event_listeners WHERE seen_at < ?`, now-int64(listenerTTL))
+		_, err := e.s.in(tx).ExecContext(ctx, `DELETE FROM event_listeners WHERE seen_at < ?`, now-int64(listenerTTL))
 		return err
 	})
 }
@@ -147,7 +147,7 @@ func (e *Events) leave(id string) {
 	ctx, cancel := context.WithTimeout(context.Background(), listenerBeat)
 	defer cancel()
 	_ = e.s.write(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `DELETE FROM event_listeners WHERE id = ?`, id)
+		_, err := e.s.in(tx).ExecContext(ctx, `DELETE FROM event_listeners WHERE id = ?`, id)
 		return err
 	})
 }
@@ -160,7 +160,7 @@ type cursor struct {
 
 func (e *Events) position(ctx context.Context) (cursor, error) {
 	var c cursor
-	err := e.s.db.QueryRowContext(ctx, `SELECT COALESCE((SELECT MAX(seq) FROM events), 0),
+	err := e.s.q().QueryRowContext(ctx, `SELECT COALESCE((SELECT MAX(seq) FROM events), 0),
 		(SELECT value FROM counters WHERE name = 'catalog_version')`).Scan(&c.seq, &c.catalog)
 	if err != nil {
 		return c, fmt.Errorf("reading the change log position: %w", err)
@@ -171,7 +171,7 @@ func (e *Events) position(ctx context.Context) (cursor, error) {
 // poll reads the rows after cur, the catalog version and how many other processes listen
 // (none: Publish may skip its writes), as messages by origin.
 func (e *Events) poll(ctx context.Context, id string, cur cursor) ([]events.Message, cursor, error) {
-	rows, err := e.s.db.QueryContext(ctx, `SELECT 0, '', value FROM counters WHERE name = 'catalog_version'
+	rows, err := e.s.q().QueryContext(ctx, `SELECT 0, '', value FROM counters WHERE name = 'catalog_version'
 		UNION ALL SELECT -1, '', COUNT(*) FROM event_listeners WHERE id != ? AND seen_at >= ?
 		UNION ALL SELECT * FROM (SELECT seq, origin, topic FROM events WHERE seq > ? ORDER BY seq LIMIT ?)`,
 		id, time.Now().Add(-listenerTTL).UnixNano(), cur.seq, eventsPage)

@@ -14,18 +14,18 @@ import (
 // (environment, token) primary key refuses when the token is owned; the owner is then read
 // in the same transaction.
 func (s *Store) ClaimToken(ctx context.Context, h *runner.Hook) error {
-	return s.write(ctx, func(tx *sql.Tx) error { return claimToken(ctx, tx, h) })
+	return s.write(ctx, func(tx *sql.Tx) error { return claimToken(ctx, s.in(tx), h) })
 }
 
-func claimToken(ctx context.Context, tx *sql.Tx, h *runner.Hook) error {
-	n, err := affected(tx.ExecContext(ctx, `INSERT INTO hooks (environment, token, run_id, created_at)
+func claimToken(ctx context.Context, q querier, h *runner.Hook) error {
+	n, err := affected(q.ExecContext(ctx, `INSERT INTO hooks (environment, token, run_id, created_at)
 		VALUES (?, ?, ?, ?) ON CONFLICT (environment, token) DO NOTHING`,
 		h.Environment, h.Token, h.RunID, nanos(h.CreatedAt)))
 	if err != nil || n == 1 {
 		return wrapClaim(h, err)
 	}
 	var owner string
-	err = tx.QueryRowContext(ctx, `SELECT run_id FROM hooks WHERE environment = ? AND token = ?`,
+	err = q.QueryRowContext(ctx, `SELECT run_id FROM hooks WHERE environment = ? AND token = ?`,
 		h.Environment, h.Token).Scan(&owner)
 	if err != nil || owner == h.RunID {
 		return wrapClaim(h, err)
@@ -44,7 +44,7 @@ func wrapClaim(h *runner.Hook, err error) error {
 func (s *Store) GetHook(ctx context.Context, env, token string) (*runner.Hook, error) {
 	h := runner.Hook{Environment: env, Token: token}
 	var created int64
-	err := s.db.QueryRowContext(ctx, `SELECT run_id, created_at FROM hooks WHERE environment = ? AND token = ?`,
+	err := s.q().QueryRowContext(ctx, `SELECT run_id, created_at FROM hooks WHERE environment = ? AND token = ?`,
 		env, token).Scan(&h.RunID, &created)
 	if err != nil {
 		return nil, fmt.Errorf("getting hook %q: %w", token, mapErr(err, runner.ErrNotFound, nil))
@@ -58,17 +58,17 @@ func (s *Store) GetHook(ctx context.Context, env, token string) (*runner.Hook, e
 func (s *Store) EnqueuePayload(ctx context.Context, env, token string, payload json.RawMessage, now time.Time) (string, error) {
 	var runID string
 	err := s.write(ctx, func(tx *sql.Tx) error {
-		err := tx.QueryRowContext(ctx, `SELECT run_id FROM hooks WHERE environment = ? AND token = ?`,
+		err := s.in(tx).QueryRowContext(ctx, `SELECT run_id FROM hooks WHERE environment = ? AND token = ?`,
 			env, token).Scan(&runID)
 		if err != nil {
 			return mapErr(err, runner.ErrNotFound, nil)
 		}
-		_, err = tx.ExecContext(ctx, `INSERT INTO payloads (environment, token, run_id, payload, created_at)
+		_, err = s.in(tx).ExecContext(ctx, `INSERT INTO payloads (environment, token, run_id, payload, created_at)
 			VALUES (?, ?, ?, ?, ?)`, env, token, runID, []byte(payload), nanos(now))
 		if err != nil {
 			return err
 		}
-		_, err = wakeRun(ctx, tx, runID, now)
+		_, err = wakeRun(ctx, s.in(tx), runID, now)
 		return err
 	})
 	if err != nil {
@@ -81,7 +81,7 @@ func (s *Store) EnqueuePayload(ctx context.Context, env, token string, payload j
 // runner.ErrNotFound.
 func (s *Store) NextPayload(ctx context.Context, runID, env, token string) (*runner.Payload, error) {
 	var p runner.Payload
-	err := s.db.QueryRowContext(ctx, `SELECT seq, payload FROM payloads
+	err := s.q().QueryRowContext(ctx, `SELECT seq, payload FROM payloads
 		WHERE run_id = ? AND environment = ? AND token = ? ORDER BY seq LIMIT 1`,
 		runID, env, token).Scan(&p.Seq, &p.Payload)
 	if err != nil {

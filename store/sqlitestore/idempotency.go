@@ -53,7 +53,7 @@ func (s *Store) Claim(ctx context.Context, p idempotency.ClaimParams) (idempoten
 	var res idempotency.ClaimResult
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		var err error
-		res, err = claimKey(ctx, tx, p)
+		res, err = claimKey(ctx, s.in(tx), p)
 		return err
 	})
 	if err != nil {
@@ -62,13 +62,13 @@ func (s *Store) Claim(ctx context.Context, p idempotency.ClaimParams) (idempoten
 	return res, nil
 }
 
-func claimKey(ctx context.Context, tx *sql.Tx, p idempotency.ClaimParams) (idempotency.ClaimResult, error) {
+func claimKey(ctx context.Context, q querier, p idempotency.ClaimParams) (idempotency.ClaimResult, error) {
 	now := nanos(p.Now)
-	if _, err := tx.ExecContext(ctx, `DELETE FROM idempotency_keys WHERE scope = ? AND expires_at <= ?`,
+	if _, err := q.ExecContext(ctx, `DELETE FROM idempotency_keys WHERE scope = ? AND expires_at <= ?`,
 		p.Scope, now); err != nil {
 		return idempotency.ClaimResult{}, err
 	}
-	cur, err := scanRecord(tx.QueryRowContext(ctx, `SELECT `+keyCols+` FROM idempotency_keys
+	cur, err := scanRecord(q.QueryRowContext(ctx, `SELECT `+keyCols+` FROM idempotency_keys
 		WHERE scope = ? AND key = ?`, p.Scope, p.Key))
 	switch {
 	case err == nil && !abandoned(cur, p.Now):
@@ -77,7 +77,7 @@ func claimKey(ctx context.Context, tx *sql.Tx, p idempotency.ClaimParams) (idemp
 		return idempotency.ClaimResult{}, err
 	}
 	if p.Limit > 0 {
-		oldest, full, err := makeRoom(ctx, tx, p)
+		oldest, full, err := makeRoom(ctx, q, p)
 		if err != nil || full {
 			return idempotency.ClaimResult{Outcome: idempotency.LimitReached, Oldest: oldest}, err
 		}
@@ -93,7 +93,7 @@ func claimKey(ctx context.Context, tx *sql.Tx, p idempotency.ClaimParams) (idemp
 		LockedUntil: p.Now.Add(p.LockTTL).UTC(),
 		ExpiresAt:   p.Now.Add(inProgressExpiry).UTC(),
 	}
-	_, err = tx.ExecContext(ctx, `INSERT INTO idempotency_keys (`+keyCols+`)
+	_, err = q.ExecContext(ctx, `INSERT INTO idempotency_keys (`+keyCols+`)
 		VALUES (?, ?, ?, ?, ?, '', ?, 0, NULL, NULL, ?, ?, ?)
 		ON CONFLICT (scope, key) DO UPDATE SET fingerprint = excluded.fingerprint, method = excluded.method,
 			path = excluded.path, run_id = '', state = excluded.state,
@@ -114,11 +114,11 @@ func abandoned(r *idempotency.Record, now time.Time) bool {
 // makeRoom enforces p.Limit for one new key. With EvictOldest it deletes the live keys
 // that expire first until there is room; otherwise it reports full and when the oldest
 // live key expires.
-func makeRoom(ctx context.Context, tx *sql.Tx, p idempotency.ClaimParams) (oldest time.Time, full bool, err error) {
+func makeRoom(ctx context.Context, q querier, p idempotency.ClaimParams) (oldest time.Time, full bool, err error) {
 	now := nanos(p.Now)
 	var live int
 	var first sql.NullInt64
-	err = tx.QueryRowContext(ctx, `SELECT COUNT(*), MIN(expires_at) FROM idempotency_keys
+	err = q.QueryRowContext(ctx, `SELECT COUNT(*), MIN(expires_at) FROM idempotency_keys
 		WHERE scope = ?2 AND `+liveKey, now, p.Scope).Scan(&live, &first)
 	if err != nil || live < p.Limit {
 		return time.Time{}, false, err
@@ -126,7 +126,7 @@ func makeRoom(ctx context.Context, tx *sql.Tx, p idempotency.ClaimParams) (oldes
 	if !p.EvictOldest {
 		return fromNanos(first.Int64), true, nil
 	}
-	_, err = tx.ExecContext(ctx, `DELETE FROM idempotency_keys WHERE rowid IN (
+	_, err = q.ExecContext(ctx, `DELETE FROM idempotency_keys WHERE rowid IN (
 		SELECT rowid FROM idempotency_keys WHERE scope = ?2 AND `+liveKey+`
 		ORDER BY expires_at, key LIMIT ?3)`, now, p.Scope, live-p.Limit+1)
 	return time.Time{}, false, err
@@ -146,7 +146,7 @@ func (s *Store) Complete(ctx context.Context, r *idempotency.Record) error {
 		}
 	}
 	return s.write(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO idempotency_keys (`+keyCols+`)
+		_, err := s.in(tx).ExecContext(ctx, `INSERT INTO idempotency_keys (`+keyCols+`)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?)
 			ON CONFLICT (scope, key) DO UPDATE SET fingerprint = excluded.fingerprint, method = excluded.method,
 				path = excluded.path, run_id = excluded.run_id,
@@ -163,7 +163,7 @@ func (s *Store) Complete(ctx context.Context, r *idempotency.Record) error {
 // Release frees an in-progress key. A key already completed, or gone, is left as it is.
 func (s *Store) Release(ctx context.Context, scope, key string) error {
 	return s.write(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `DELETE FROM idempotency_keys WHERE scope = ? AND key = ? AND state = ?`,
+		_, err := s.in(tx).ExecContext(ctx, `DELETE FROM idempotency_keys WHERE scope = ? AND key = ? AND state = ?`,
 			scope, key, idempotency.StateInProgress)
 		if err != nil {
 			return fmt.Errorf("releasing key %q in %q: %w", key, scope, err)
@@ -174,7 +174,7 @@ func (s *Store) Release(ctx context.Context, scope, key string) error {
 
 // Get reads a key as it stands; missing or expired → idempotency.ErrNotFound.
 func (s *Store) Get(ctx context.Context, scope, key string, now time.Time) (*idempotency.Record, error) {
-	r, err := scanRecord(s.db.QueryRowContext(ctx, `SELECT `+keyCols+` FROM idempotency_keys
+	r, err := scanRecord(s.q().QueryRowContext(ctx, `SELECT `+keyCols+` FROM idempotency_keys
 		WHERE scope = ? AND key = ? AND expires_at > ?`, scope, key, nanos(now)))
 	if err != nil {
 		return nil, fmt.Errorf("getting key %q in %q: %w", key, scope, mapErr(err, idempotency.ErrNotFound, nil))
@@ -197,7 +197,7 @@ func (s *Store) List(ctx context.Context, p idempotency.ListParams) ([]*idempote
 		}
 	}
 	limit := limits.Page(p.Limit)
-	rows, err := s.db.QueryContext(ctx, `SELECT scope, key, fingerprint, method, path, run_id, state,
+	rows, err := s.q().QueryContext(ctx, `SELECT scope, key, fingerprint, method, path, run_id, state,
 			status, NULL, NULL, created_at, locked_until, expires_at
 		FROM idempotency_keys WHERE scope = ? AND expires_at > ? AND (created_at, key) < (?, ?)
 		ORDER BY created_at DESC, key DESC LIMIT ?`,

@@ -24,20 +24,18 @@ func (s *Store) ClaimRuns(ctx context.Context, owner string, now, leaseUntil tim
 	}
 	var runs []*runner.Run
 	err := s.write(ctx, func(tx *sql.Tx) error {
-		rows, err := tx.QueryContext(ctx, `UPDATE runs SET lease_owner = ?1, lease_until = ?2, poke_at = 0,
+		rows, err := s.in(tx).QueryContext(ctx, `UPDATE runs SET lease_owner = ?1, lease_until = ?2, poke_at = 0,
 				claims = claims + 1
 			WHERE id IN (SELECT id FROM runs
 				WHERE wake_at > 0 AND `+notTerminal+` AND wake_at <= ?3
 					AND (lease_owner = '' OR lease_until < ?3)
 				ORDER BY wake_at, id LIMIT ?4)
-			RETURNING `+runCols, owner, nanos(leaseUntil), nanos(now), limit)
+			RETURNING `+runSelect, owner, nanos(leaseUntil), nanos(now), limit)
 		if err != nil {
 			return err
 		}
-		if runs, err = collect(rows, scanRun); err != nil {
-			return err
-		}
-		return loadSteps(ctx, tx, runs...)
+		runs, err = collect(rows, scanRun)
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("claiming runs for %s: %w", owner, err)
@@ -64,7 +62,8 @@ func (s *Store) RenewLeases(ctx context.Context, owner string, runIDs []string, 
 	}
 	held := make(map[string]bool, len(runIDs))
 	err = s.write(ctx, func(tx *sql.Tx) error {
-		rows, err := tx.QueryContext(ctx, `UPDATE runs SET lease_until = ?
+		clear(held) // a write may run again
+		rows, err := s.in(tx).QueryContext(ctx, `UPDATE runs SET lease_until = ?
 			WHERE lease_owner = ? AND id IN (SELECT value FROM json_each(?))
 			RETURNING id, cancel_requested`, nanos(until), owner, string(ids))
 		if err != nil {
@@ -102,7 +101,7 @@ func (s *Store) SaveRun(ctx context.Context, owner string, r *runner.Run, opts r
 	}
 	err = s.write(ctx, func(tx *sql.Tx) error {
 		var parent string
-		err := tx.QueryRowContext(ctx, `UPDATE runs SET status = ?1, output = ?2, error = ?3,
+		err := s.in(tx).QueryRowContext(ctx, `UPDATE runs SET status = ?1, output = ?2, error = ?3,
 				waiting_on = ?4, started_at = ?5, finished_at = ?6,
 				wake_at = CASE WHEN poke_at > 0 AND (?7 = 0 OR poke_at < ?7) THEN poke_at ELSE ?7 END,
 				cancel_requested = MAX(cancel_requested, ?8),
@@ -118,10 +117,10 @@ func (s *Store) SaveRun(ctx context.Context, owner string, r *runner.Run, opts r
 		if err != nil {
 			return mapErr(err, runner.ErrLeaseLost, nil)
 		}
-		if err := writeSteps(ctx, tx, r.ID, st.Steps); err != nil {
+		if err := writeSteps(ctx, s.in(tx), r.ID, st.Steps); err != nil {
 			return err
 		}
-		if err := consumePayload(ctx, tx, r.ID, opts.ConsumePayload); err != nil {
+		if err := consumePayload(ctx, s.in(tx), r.ID, opts.ConsumePayload); err != nil {
 			return err
 		}
 		if !r.Status.Terminal() {
@@ -131,7 +130,7 @@ func (s *Store) SaveRun(ctx context.Context, owner string, r *runner.Run, opts r
 		if r.FinishedAt != nil {
 			at = *r.FinishedAt
 		}
-		return finishRun(ctx, tx, r.ID, parent, at)
+		return finishRun(ctx, s.in(tx), r.ID, parent, at)
 	})
 	if err != nil {
 		return fmt.Errorf("saving run %s: %w", r.ID, err)
@@ -141,11 +140,11 @@ func (s *Store) SaveRun(ctx context.Context, owner string, r *runner.Run, opts r
 
 // consumePayload deletes payload seq of run; one already gone fails the save, so a payload
 // is never delivered twice.
-func consumePayload(ctx context.Context, tx *sql.Tx, runID string, seq int64) error {
+func consumePayload(ctx context.Context, q querier, runID string, seq int64) error {
 	if seq <= 0 {
 		return nil
 	}
-	n, err := affected(tx.ExecContext(ctx, `DELETE FROM payloads WHERE seq = ? AND run_id = ?`, seq, runID))
+	n, err := affected(q.ExecContext(ctx, `DELETE FROM payloads WHERE seq = ? AND run_id = ?`, seq, runID))
 	if err == nil && n == 0 {
 		err = runner.ErrNotFound
 	}
@@ -157,17 +156,17 @@ func consumePayload(ctx context.Context, tx *sql.Tx, runID string, seq int64) er
 
 // finishRun does what a run's end implies, in the transaction that ends it: its tokens
 // and undelivered payloads go, and its parent (if any) is due at the latest at at.
-func finishRun(ctx context.Context, tx *sql.Tx, runID, parentID string, at time.Time) error {
-	if _, err := tx.ExecContext(ctx, `DELETE FROM hooks WHERE run_id = ?`, runID); err != nil {
+func finishRun(ctx context.Context, q querier, runID, parentID string, at time.Time) error {
+	if _, err := q.ExecContext(ctx, `DELETE FROM hooks WHERE run_id = ?`, runID); err != nil {
 		return fmt.Errorf("releasing tokens: %w", err)
 	}
-	if _, err := tx.ExecContext(ctx, `DELETE FROM payloads WHERE run_id = ?`, runID); err != nil {
+	if _, err := q.ExecContext(ctx, `DELETE FROM payloads WHERE run_id = ?`, runID); err != nil {
 		return fmt.Errorf("dropping payloads: %w", err)
 	}
 	if parentID == "" {
 		return nil
 	}
-	if _, err := wakeRun(ctx, tx, parentID, at); err != nil {
+	if _, err := wakeRun(ctx, q, parentID, at); err != nil {
 		return fmt.Errorf("waking parent %s: %w", parentID, err)
 	}
 	return nil
@@ -177,7 +176,7 @@ func finishRun(ctx context.Context, tx *sql.Tx, runID, parentID string, at time.
 // already gone is not an error.
 func (s *Store) ReleaseRun(ctx context.Context, owner, runID string) error {
 	return s.write(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `UPDATE runs SET lease_owner = '', lease_until = 0, claims = 0
+		_, err := s.in(tx).ExecContext(ctx, `UPDATE runs SET lease_owner = '', lease_until = 0, claims = 0
 			WHERE id = ? AND lease_owner = ?`, runID, owner)
 		if err != nil {
 			return fmt.Errorf("releasing run %s: %w", runID, err)
@@ -191,17 +190,17 @@ func (s *Store) ReleaseRun(ctx context.Context, owner, runID string) error {
 func (s *Store) RequestCancel(ctx context.Context, runID string, now time.Time) (*runner.Run, error) {
 	var out *runner.Run
 	err := s.write(ctx, func(tx *sql.Tx) error {
-		n, err := affected(tx.ExecContext(ctx, `UPDATE runs SET cancel_requested = 1 WHERE id = ? AND `+notTerminal, runID))
+		n, err := affected(s.in(tx).ExecContext(ctx, `UPDATE runs SET cancel_requested = 1 WHERE id = ? AND `+notTerminal, runID))
 		if err != nil {
 			return err
 		}
 		if n == 0 {
-			return finishedOrMissing(ctx, tx, runID)
+			return finishedOrMissing(ctx, s.in(tx), runID)
 		}
-		if _, err := wakeRun(ctx, tx, runID, now); err != nil {
+		if _, err := wakeRun(ctx, s.in(tx), runID, now); err != nil {
 			return err
 		}
-		out, err = getRun(ctx, tx, runID)
+		out, err = getRun(ctx, s.in(tx), runID)
 		return err
 	})
 	if err != nil {
@@ -225,11 +224,11 @@ func finishedOrMissing(ctx context.Context, q querier, runID string) error {
 // run is left alone; an unknown one → runner.ErrNotFound.
 func (s *Store) WakeRun(ctx context.Context, runID string, t time.Time) error {
 	err := s.write(ctx, func(tx *sql.Tx) error {
-		n, err := wakeRun(ctx, tx, runID, t)
+		n, err := wakeRun(ctx, s.in(tx), runID, t)
 		if err != nil || n > 0 {
 			return err
 		}
-		if err := finishedOrMissing(ctx, tx, runID); !errors.Is(err, runner.ErrFinished) {
+		if err := finishedOrMissing(ctx, s.in(tx), runID); !errors.Is(err, runner.ErrFinished) {
 			return err
 		}
 		return nil
@@ -242,8 +241,8 @@ func (s *Store) WakeRun(ctx context.Context, runID string, t time.Time) error {
 
 // wakeRun moves wake_at and poke_at of a non-terminal run to t if t is sooner, and returns
 // how many runs it changed (0 or 1).
-func wakeRun(ctx context.Context, tx *sql.Tx, runID string, t time.Time) (int64, error) {
-	return affected(tx.ExecContext(ctx, `UPDATE runs SET
+func wakeRun(ctx context.Context, q querier, runID string, t time.Time) (int64, error) {
+	return affected(q.ExecContext(ctx, `UPDATE runs SET
 			wake_at = CASE WHEN wake_at = 0 OR wake_at > ?1 THEN ?1 ELSE wake_at END,
 			poke_at = CASE WHEN poke_at = 0 OR poke_at > ?1 THEN ?1 ELSE poke_at END
 		WHERE id = ?2 AND `+notTerminal, nanos(t), runID))

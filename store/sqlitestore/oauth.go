@@ -24,7 +24,7 @@ func (s *Store) CreateClient(ctx context.Context, c *oauth.Client) error {
 		return fmt.Errorf("registering client: %w", err)
 	}
 	return s.write(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO oauth_clients (id, name, redirect_uris, grant_types, created_at)
+		_, err := s.in(tx).ExecContext(ctx, `INSERT INTO oauth_clients (id, name, redirect_uris, grant_types, created_at)
 			VALUES (?, ?, ?, ?, ?)`, c.ID, c.Name, uris, grants, nanos(c.CreatedAt))
 		if err != nil {
 			return fmt.Errorf("registering client %q: %w", c.ID, err)
@@ -38,7 +38,7 @@ func (s *Store) ClientByID(ctx context.Context, id string) (*oauth.Client, error
 	var c oauth.Client
 	var uris, grants []byte
 	var created int64
-	err := s.db.QueryRowContext(ctx, `SELECT id, name, redirect_uris, grant_types, created_at FROM oauth_clients WHERE id = ?`, id).
+	err := s.q().QueryRowContext(ctx, `SELECT id, name, redirect_uris, grant_types, created_at FROM oauth_clients WHERE id = ?`, id).
 		Scan(&c.ID, &c.Name, &uris, &grants, &created)
 	if err == nil {
 		err = errors.Join(json.Unmarshal(uris, &c.RedirectURIs), json.Unmarshal(grants, &c.GrantTypes))
@@ -53,7 +53,7 @@ func (s *Store) ClientByID(ctx context.Context, id string) (*oauth.Client, error
 // CountClients counts registered clients.
 func (s *Store) CountClients(ctx context.Context) (int, error) {
 	var n int
-	if err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM oauth_clients`).Scan(&n); err != nil {
+	if err := s.q().QueryRowContext(ctx, `SELECT COUNT(*) FROM oauth_clients`).Scan(&n); err != nil {
 		return 0, fmt.Errorf("counting clients: %w", err)
 	}
 	return n, nil
@@ -62,7 +62,7 @@ func (s *Store) CountClients(ctx context.Context) (int, error) {
 // ClientsCreatedBefore lists the IDs of at most limit clients registered before t, oldest
 // first.
 func (s *Store) ClientsCreatedBefore(ctx context.Context, t time.Time, limit int) ([]string, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT id FROM oauth_clients WHERE created_at < ?
+	rows, err := s.q().QueryContext(ctx, `SELECT id FROM oauth_clients WHERE created_at < ?
 		ORDER BY created_at, id LIMIT ?`, nanos(t), limit)
 	if err == nil {
 		var ids []string
@@ -76,7 +76,7 @@ func (s *Store) ClientsCreatedBefore(ctx context.Context, t time.Time, limit int
 // DeleteClient deletes a registered client; none → oauth.ErrNotFound.
 func (s *Store) DeleteClient(ctx context.Context, id string) error {
 	return s.write(ctx, func(tx *sql.Tx) error {
-		n, err := affected(tx.ExecContext(ctx, `DELETE FROM oauth_clients WHERE id = ?`, id))
+		n, err := affected(s.in(tx).ExecContext(ctx, `DELETE FROM oauth_clients WHERE id = ?`, id))
 		if err == nil && n == 0 {
 			err = oauth.ErrNotFound
 		}
@@ -93,11 +93,11 @@ const codeCols = `hash, client_id, client_name, redirect_uri, challenge, scope, 
 // oauth.CodeRetention before it.
 func (s *Store) CreateCode(ctx context.Context, c *oauth.Code) error {
 	return s.write(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, `DELETE FROM oauth_codes WHERE expires_at < ?`,
+		if _, err := s.in(tx).ExecContext(ctx, `DELETE FROM oauth_codes WHERE expires_at < ?`,
 			nanos(c.ExpiresAt.Add(-oauth.CodeRetention))); err != nil {
 			return fmt.Errorf("dropping expired codes: %w", err)
 		}
-		_, err := tx.ExecContext(ctx, `INSERT INTO oauth_codes (`+codeCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		_, err := s.in(tx).ExecContext(ctx, `INSERT INTO oauth_codes (`+codeCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			c.Hash, c.ClientID, c.ClientName, c.RedirectURI, c.Challenge, c.Scope, c.PrincipalID, c.PrincipalName,
 			nanos(c.ExpiresAt), c.GrantID)
 		if err != nil {
@@ -114,7 +114,7 @@ func (s *Store) ExchangeCode(ctx context.Context, hash []byte, grantID string) (
 	used := false
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		var expires int64
-		err := tx.QueryRowContext(ctx, `SELECT `+codeCols+` FROM oauth_codes WHERE hash = ?`, hash).Scan(
+		err := s.in(tx).QueryRowContext(ctx, `SELECT `+codeCols+` FROM oauth_codes WHERE hash = ?`, hash).Scan(
 			&c.Hash, &c.ClientID, &c.ClientName, &c.RedirectURI, &c.Challenge, &c.Scope, &c.PrincipalID,
 			&c.PrincipalName, &expires, &c.GrantID)
 		if err != nil {
@@ -123,11 +123,11 @@ func (s *Store) ExchangeCode(ctx context.Context, hash []byte, grantID string) (
 		c.ExpiresAt = fromNanos(expires)
 		if used = c.GrantID != ""; used {
 			// Deleted, not returned as an error: that would roll the deletion back.
-			_, err = tx.ExecContext(ctx, `DELETE FROM oauth_codes WHERE hash = ?`, hash)
+			_, err = s.in(tx).ExecContext(ctx, `DELETE FROM oauth_codes WHERE hash = ?`, hash)
 			return err
 		}
 		c.GrantID = grantID
-		_, err = tx.ExecContext(ctx, `UPDATE oauth_codes SET grant_id = ? WHERE hash = ?`, grantID, hash)
+		_, err = s.in(tx).ExecContext(ctx, `UPDATE oauth_codes SET grant_id = ? WHERE hash = ?`, grantID, hash)
 		return err
 	})
 	switch {
@@ -145,7 +145,7 @@ func (s *Store) CreateGrant(ctx context.Context, g *oauth.Grant) error {
 	return s.write(ctx, func(tx *sql.Tx) error {
 		if g.Code != nil {
 			var usedBy string
-			err := tx.QueryRowContext(ctx, `SELECT grant_id FROM oauth_codes WHERE hash = ?`, g.Code).Scan(&usedBy)
+			err := s.in(tx).QueryRowContext(ctx, `SELECT grant_id FROM oauth_codes WHERE hash = ?`, g.Code).Scan(&usedBy)
 			if err = mapErr(err, oauth.ErrCodeUsed, nil); err == nil && usedBy != g.ID {
 				err = oauth.ErrCodeUsed
 			}
@@ -153,16 +153,16 @@ func (s *Store) CreateGrant(ctx context.Context, g *oauth.Grant) error {
 				return fmt.Errorf("storing grant %q: %w", g.ID, err)
 			}
 		}
-		_, err := tx.ExecContext(ctx, `INSERT INTO oauth_grants (id, client_id, client_name, principal_id,
+		_, err := s.in(tx).ExecContext(ctx, `INSERT INTO oauth_grants (id, client_id, client_name, principal_id,
 			principal_name, scope, created_at, refresh_hash, refresh_expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			g.ID, g.ClientID, g.ClientName, g.PrincipalID, g.PrincipalName, g.Scope, nanos(g.CreatedAt),
 			g.RefreshHash, nanos(g.RefreshExpiresAt))
 		if err == nil {
-			_, err = tx.ExecContext(ctx, `INSERT INTO oauth_refresh_tokens (hash, grant_id) VALUES (?, ?)`, g.RefreshHash, g.ID)
+			_, err = s.in(tx).ExecContext(ctx, `INSERT INTO oauth_refresh_tokens (hash, grant_id) VALUES (?, ?)`, g.RefreshHash, g.ID)
 		}
 		for _, id := range g.TokenIDs {
 			if err == nil {
-				err = addGrantToken(ctx, tx, g.ID, id)
+				err = addGrantToken(ctx, s.in(tx), g.ID, id)
 			}
 		}
 		if err != nil {
@@ -172,8 +172,8 @@ func (s *Store) CreateGrant(ctx context.Context, g *oauth.Grant) error {
 	})
 }
 
-func addGrantToken(ctx context.Context, tx *sql.Tx, grantID, tokenID string) error {
-	_, err := tx.ExecContext(ctx, `INSERT INTO oauth_grant_tokens (grant_id, seq, token_id)
+func addGrantToken(ctx context.Context, q querier, grantID, tokenID string) error {
+	_, err := q.ExecContext(ctx, `INSERT INTO oauth_grant_tokens (grant_id, seq, token_id)
 		VALUES (?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM oauth_grant_tokens WHERE grant_id = ?), ?)`,
 		grantID, grantID, tokenID)
 	return err
@@ -226,7 +226,7 @@ const byRefresh = `id = (SELECT grant_id FROM oauth_refresh_tokens WHERE hash = 
 
 // GrantByID finds a grant; none → oauth.ErrNotFound.
 func (s *Store) GrantByID(ctx context.Context, id string) (*oauth.Grant, error) {
-	g, err := grantOne(ctx, s.db, `id = ?`, id)
+	g, err := grantOne(ctx, s.q(), `id = ?`, id)
 	if err != nil {
 		return nil, fmt.Errorf("finding grant %q: %w", id, err)
 	}
@@ -235,7 +235,7 @@ func (s *Store) GrantByID(ctx context.Context, id string) (*oauth.Grant, error) 
 
 // GrantByToken finds the grant holding an access token; none → oauth.ErrNotFound.
 func (s *Store) GrantByToken(ctx context.Context, tokenID string) (*oauth.Grant, error) {
-	g, err := grantOne(ctx, s.db, `id = (SELECT grant_id FROM oauth_grant_tokens WHERE token_id = ?)`, tokenID)
+	g, err := grantOne(ctx, s.q(), `id = (SELECT grant_id FROM oauth_grant_tokens WHERE token_id = ?)`, tokenID)
 	if err != nil {
 		return nil, fmt.Errorf("finding grant by access token %q: %w", tokenID, err)
 	}
@@ -244,7 +244,7 @@ func (s *Store) GrantByToken(ctx context.Context, tokenID string) (*oauth.Grant,
 
 // GrantByRefresh finds the grant of a refresh token, current or rotated away.
 func (s *Store) GrantByRefresh(ctx context.Context, hash []byte) (*oauth.Grant, error) {
-	g, err := grantOne(ctx, s.db, byRefresh, hash)
+	g, err := grantOne(ctx, s.q(), byRefresh, hash)
 	if err != nil {
 		return nil, fmt.Errorf("finding grant by refresh token: %w", err)
 	}
@@ -253,7 +253,7 @@ func (s *Store) GrantByRefresh(ctx context.Context, hash []byte) (*oauth.Grant, 
 
 // ListGrants lists a principal's grants (all when principalID is ""), oldest first.
 func (s *Store) ListGrants(ctx context.Context, principalID string) ([]*oauth.Grant, error) {
-	gs, err := grantWhere(ctx, s.db, `? = '' OR principal_id = ?`, principalID, principalID)
+	gs, err := grantWhere(ctx, s.q(), `? = '' OR principal_id = ?`, principalID, principalID)
 	if err != nil {
 		return nil, fmt.Errorf("listing grants: %w", err)
 	}
@@ -266,23 +266,23 @@ func (s *Store) RotateRefresh(ctx context.Context, p oauth.RotateParams) (*oauth
 	var g *oauth.Grant
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		var err error
-		if g, err = grantOne(ctx, tx, byRefresh, p.Old); err != nil {
+		if g, err = grantOne(ctx, s.in(tx), byRefresh, p.Old); err != nil {
 			return err
 		}
 		if string(g.RefreshHash) != string(p.Old) {
 			return oauth.ErrRefreshReused
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE oauth_grants SET refresh_hash = ?, refresh_expires_at = ? WHERE id = ?`,
+		if _, err := s.in(tx).ExecContext(ctx, `UPDATE oauth_grants SET refresh_hash = ?, refresh_expires_at = ? WHERE id = ?`,
 			p.New, nanos(p.ExpiresAt), g.ID); err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO oauth_refresh_tokens (hash, grant_id) VALUES (?, ?)`, p.New, g.ID); err != nil {
+		if _, err := s.in(tx).ExecContext(ctx, `INSERT INTO oauth_refresh_tokens (hash, grant_id) VALUES (?, ?)`, p.New, g.ID); err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, `DELETE FROM oauth_grant_tokens WHERE grant_id = ?`, g.ID); err != nil {
+		if _, err := s.in(tx).ExecContext(ctx, `DELETE FROM oauth_grant_tokens WHERE grant_id = ?`, g.ID); err != nil {
 			return err
 		}
-		if err := addGrantToken(ctx, tx, g.ID, p.TokenID); err != nil {
+		if err := addGrantToken(ctx, s.in(tx), g.ID, p.TokenID); err != nil {
 			return err
 		}
 		g.RefreshHash, g.RefreshExpiresAt, g.TokenIDs = p.New, p.ExpiresAt, []string{p.TokenID}
@@ -302,15 +302,15 @@ func (s *Store) DeleteGrant(ctx context.Context, id string) (*oauth.Grant, error
 	var g *oauth.Grant
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		var err error
-		if g, err = grantOne(ctx, tx, `id = ?`, id); err != nil {
+		if g, err = grantOne(ctx, s.in(tx), `id = ?`, id); err != nil {
 			return err
 		}
 		for _, table := range []string{"oauth_refresh_tokens", "oauth_grant_tokens"} {
-			if _, err := tx.ExecContext(ctx, `DELETE FROM `+table+` WHERE grant_id = ?`, id); err != nil {
+			if _, err := s.in(tx).ExecContext(ctx, `DELETE FROM `+table+` WHERE grant_id = ?`, id); err != nil {
 				return err
 			}
 		}
-		_, err = tx.ExecContext(ctx, `DELETE FROM oauth_grants WHERE id = ?`, id)
+		_, err = s.in(tx).ExecContext(ctx, `DELETE FROM oauth_grants WHERE id = ?`, id)
 		return err
 	})
 	if err != nil {
@@ -323,11 +323,11 @@ func (s *Store) DeleteGrant(ctx context.Context, id string) (*oauth.Grant, error
 // oauth.CodeRetention before it.
 func (s *Store) CreateSignInCode(ctx context.Context, c *oauth.SignInCode) error {
 	return s.write(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, `DELETE FROM oauth_signin_codes WHERE expires_at < ?`,
+		if _, err := s.in(tx).ExecContext(ctx, `DELETE FROM oauth_signin_codes WHERE expires_at < ?`,
 			nanos(c.ExpiresAt.Add(-oauth.CodeRetention))); err != nil {
 			return fmt.Errorf("dropping expired sign-in codes: %w", err)
 		}
-		_, err := tx.ExecContext(ctx, `INSERT INTO oauth_signin_codes (hash, principal_id, principal_name, scope, expires_at)
+		_, err := s.in(tx).ExecContext(ctx, `INSERT INTO oauth_signin_codes (hash, principal_id, principal_name, scope, expires_at)
 			VALUES (?, ?, ?, ?, ?)`, c.Hash, c.PrincipalID, c.PrincipalName, c.Scope, nanos(c.ExpiresAt))
 		if err != nil {
 			return fmt.Errorf("storing sign-in code: %w", err)
@@ -341,7 +341,7 @@ func (s *Store) TakeSignInCode(ctx context.Context, hash []byte) (*oauth.SignInC
 	var c oauth.SignInCode
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		var expires int64
-		err := tx.QueryRowContext(ctx, `DELETE FROM oauth_signin_codes WHERE hash = ?
+		err := s.in(tx).QueryRowContext(ctx, `DELETE FROM oauth_signin_codes WHERE hash = ?
 			RETURNING hash, principal_id, principal_name, scope, expires_at`, hash).
 			Scan(&c.Hash, &c.PrincipalID, &c.PrincipalName, &c.Scope, &expires)
 		c.ExpiresAt = fromNanos(expires)

@@ -16,6 +16,18 @@ const runCols = `id, workflow_id, workflow, version, environment, status, input,
 	waiting_on, rerun_of, created_at, started_at, finished_at, definition, wake_at, cancel_requested,
 	start_token, parent_run_id, depth, claims, started_by`
 
+// stepsCol reads a run's step records (one row each in run_steps) as one JSON array, in
+// the correlated subquery that lets one statement read a run with its steps. Each row is a
+// JSON object (storecodec.EncodeStep), so joining them needs no JSON parsing in SQLite.
+// Indexes other than exactly 0 … n-1 yield a text that is not an array (no steps: NULL).
+const stepsCol = `(SELECT CASE WHEN min(idx) = 0 AND max(idx) = count(*) - 1
+		THEN '[' || group_concat(data, ',' ORDER BY idx) || ']'
+		ELSE 'step indexes ' || min(idx) || ' to ' || max(idx) || ' for ' || count(*) || ' steps' END
+	FROM run_steps WHERE run_steps.run_id = runs.id)`
+
+// runSelect is what a read of runs selects: runCols, then stepsCol.
+const runSelect = runCols + `, ` + stepsCol
+
 // notTerminal is the SQL condition for a run that has not ended.
 const notTerminal = `status NOT IN ('completed', 'failed', 'cancelled')`
 
@@ -23,17 +35,18 @@ const notTerminal = `status NOT IN ('completed', 'failed', 'cancelled')`
 type runRow struct {
 	run                              runner.Run
 	input, output, errJSON, waiting  []byte
-	definition                       []byte
+	definition, steps                []byte
 	created, started, finished, wake int64
 }
 
+// scanRun scans the columns of runSelect.
 func scanRun(row scanner) (*runner.Run, error) {
 	var x runRow
 	r := &x.run
 	err := row.Scan(&r.ID, &r.WorkflowID, &r.Workflow, &r.Version, &r.Environment, &r.Status,
 		&x.input, &x.output, &x.errJSON, &x.waiting, &r.RerunOf, &x.created, &x.started,
 		&x.finished, &x.definition, &x.wake, &r.CancelRequested, &r.StartToken, &r.ParentRunID,
-		&r.Depth, &r.Claims, &r.StartedBy)
+		&r.Depth, &r.Claims, &r.StartedBy, &x.steps)
 	if err != nil {
 		return nil, err
 	}
@@ -52,65 +65,44 @@ func (x *runRow) decode() error {
 	if r.Error, err = unmarshalOrNil[runner.Error](x.errJSON); err != nil {
 		return err
 	}
-	r.WaitingOn, err = unmarshalOrNil[runner.WaitingOn](x.waiting)
+	if r.WaitingOn, err = unmarshalOrNil[runner.WaitingOn](x.waiting); err != nil {
+		return err
+	}
+	r.Steps, err = decodeSteps(x.steps)
 	return err
 }
 
-// writeSteps upserts the encoded step records of run id, one row each.
-func writeSteps(ctx context.Context, tx *sql.Tx, id string, steps []storecodec.EncodedStep) error {
-	if len(steps) == 0 {
-		return nil
+// decodeSteps reads stepsCol: each element is checked by storecodec.DecodeStep, which
+// refuses a row that is not a step record.
+func decodeSteps(b []byte) ([]*runner.StepRecord, error) {
+	if len(b) == 0 {
+		return nil, nil
 	}
-	stmt, err := tx.PrepareContext(ctx, `INSERT INTO run_steps (run_id, idx, data) VALUES (?, ?, ?)
-		ON CONFLICT (run_id, idx) DO UPDATE SET data = excluded.data`)
-	if err != nil {
-		return fmt.Errorf("writing steps: %w", err)
+	if b[0] != '[' {
+		return nil, fmt.Errorf("reading steps: %s", b)
 	}
-	defer stmt.Close()
-	for _, st := range steps {
-		if _, err := stmt.ExecContext(ctx, id, st.Index, st.Data); err != nil {
-			return fmt.Errorf("writing step %d: %w", st.Index, err)
+	var rows []json.RawMessage
+	if err := json.Unmarshal(b, &rows); err != nil {
+		return nil, fmt.Errorf("reading steps: %w", err)
+	}
+	steps := make([]*runner.StepRecord, len(rows))
+	for i, row := range rows {
+		st, err := storecodec.DecodeStep(row)
+		if err != nil {
+			return nil, fmt.Errorf("step %d: %w", i, err)
 		}
+		steps[i] = st
 	}
-	return nil
+	return steps, nil
 }
 
-// loadSteps reads the step records of runs in one query.
-func loadSteps(ctx context.Context, q querier, runs ...*runner.Run) error {
-	if len(runs) == 0 {
-		return nil
-	}
-	byID := make(map[string]map[int][]byte, len(runs))
-	ids := make([]string, len(runs))
-	for i, r := range runs {
-		ids[i] = r.ID
-		byID[r.ID] = map[int][]byte{}
-	}
-	list, err := json.Marshal(ids)
-	if err != nil {
-		return err
-	}
-	rows, err := q.QueryContext(ctx, `SELECT run_id, idx, data FROM run_steps
-		WHERE run_id IN (SELECT value FROM json_each(?))`, string(list))
-	if err != nil {
-		return fmt.Errorf("reading steps: %w", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var id string
-		var idx int
-		var data []byte
-		if err := rows.Scan(&id, &idx, &data); err != nil {
-			return fmt.Errorf("reading steps: %w", err)
-		}
-		byID[id][idx] = data
-	}
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("reading steps: %w", err)
-	}
-	for _, r := range runs {
-		if r.Steps, err = storecodec.DecodeStepRows(byID[r.ID]); err != nil {
-			return fmt.Errorf("decoding run %s: %w", r.ID, err)
+// writeSteps upserts the encoded step records of run id, one row each.
+func writeSteps(ctx context.Context, q querier, id string, steps []storecodec.EncodedStep) error {
+	for _, st := range steps {
+		_, err := q.ExecContext(ctx, `INSERT INTO run_steps (run_id, idx, data) VALUES (?, ?, ?)
+			ON CONFLICT (run_id, idx) DO UPDATE SET data = excluded.data`, id, st.Index, st.Data)
+		if err != nil {
+			return fmt.Errorf("writing step %d: %w", st.Index, err)
 		}
 	}
 	return nil
@@ -124,7 +116,7 @@ func (s *Store) CreateRun(ctx context.Context, r *runner.Run, start *runner.Hook
 		return fmt.Errorf("creating run %s: %w", r.ID, err)
 	}
 	return s.write(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO runs (`+runCols+`)
+		_, err := s.in(tx).ExecContext(ctx, `INSERT INTO runs (`+runCols+`)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?)`,
 			r.ID, r.WorkflowID, r.Workflow, r.Version, r.Environment, r.Status, []byte(r.Input),
 			[]byte(r.Output), st.Error, st.WaitingOn, r.RerunOf, nanos(r.CreatedAt),
@@ -133,7 +125,7 @@ func (s *Store) CreateRun(ctx context.Context, r *runner.Run, start *runner.Hook
 		if err != nil {
 			return fmt.Errorf("creating run %s: %w", r.ID, err)
 		}
-		if err := writeSteps(ctx, tx, r.ID, st.Steps); err != nil {
+		if err := writeSteps(ctx, s.in(tx), r.ID, st.Steps); err != nil {
 			return fmt.Errorf("creating run %s: %w", r.ID, err)
 		}
 		if start == nil {
@@ -143,26 +135,18 @@ func (s *Store) CreateRun(ctx context.Context, r *runner.Run, start *runner.Hook
 		if h.RunID == "" {
 			h.RunID = r.ID
 		}
-		return claimToken(ctx, tx, &h)
+		return claimToken(ctx, s.in(tx), &h)
 	})
 }
 
-// GetRun returns a run with its steps; unknown → runner.ErrNotFound.
+// GetRun returns a run with its steps; unknown → runner.ErrNotFound. It is one statement,
+// so it reads one snapshot without a transaction.
 func (s *Store) GetRun(ctx context.Context, id string) (*runner.Run, error) {
-	var r *runner.Run
-	err := s.read(ctx, func(q querier) error {
-		var err error
-		r, err = getRun(ctx, q, id)
-		return err
-	})
-	return r, err
+	return getRun(ctx, s.q(), id)
 }
 
 func getRun(ctx context.Context, q querier, id string) (*runner.Run, error) {
-	r, err := scanRun(q.QueryRowContext(ctx, `SELECT `+runCols+` FROM runs WHERE id = ?`, id))
-	if err == nil {
-		err = loadSteps(ctx, q, r)
-	}
+	r, err := scanRun(q.QueryRowContext(ctx, `SELECT `+runSelect+` FROM runs WHERE id = ?`, id))
 	if err != nil {
 		return nil, fmt.Errorf("getting run %s: %w", id, mapErr(err, runner.ErrNotFound, nil))
 	}
@@ -198,22 +182,16 @@ func (s *Store) ListRuns(ctx context.Context, p runner.ListRunsParams) ([]*runne
 		where = append(where, "(created_at < ? OR (created_at = ? AND id < ?))")
 		args = append(args, c.CreatedAt, c.CreatedAt, c.ID)
 	}
-	query := `SELECT ` + runCols + ` FROM runs`
+	query := `SELECT ` + runSelect + ` FROM runs`
 	if len(where) > 0 {
 		query += ` WHERE ` + strings.Join(where, " AND ")
 	}
 	limit := limits.Page(p.Limit)
+	rows, err := s.q().QueryContext(ctx, query+` ORDER BY created_at DESC, id DESC LIMIT ?`, append(args, limit+1)...)
 	var runs []*runner.Run
-	err := s.read(ctx, func(q querier) error {
-		rows, err := q.QueryContext(ctx, query+` ORDER BY created_at DESC, id DESC LIMIT ?`, append(args, limit+1)...)
-		if err != nil {
-			return err
-		}
-		if runs, err = collect(rows, scanRun); err != nil {
-			return err
-		}
-		return loadSteps(ctx, q, runs...)
-	})
+	if err == nil {
+		runs, err = collect(rows, scanRun)
+	}
 	if err != nil {
 		return nil, "", fmt.Errorf("listing runs: %w", err)
 	}

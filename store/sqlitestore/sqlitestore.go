@@ -24,8 +24,12 @@
 //   - synchronous(NORMAL): the usual WAL pairing; a commit survives a process crash, and
 //     only an OS crash or power loss may roll back the last transactions.
 //
-// Within one process, write transactions also queue on a semaphore, which is cheaper and
-// fairer than the busy handler's sleep-and-retry; across processes the busy timeout rules.
+// Within one process, writes go through one committer goroutine (see write in commit.go):
+// the writes that arrive while a transaction commits share the next one (group commit, at
+// most maxBatch), each in its own savepoint, so one COMMIT (one WAL write) answers many callers
+// and one caller's error undoes only its own changes. Across processes the busy timeout
+// rules. Every statement is kept prepared (see stmtCache), and a run is read with its step
+// records in one statement, so a read needs no transaction of its own.
 //
 // Every multi-statement change runs in one transaction. Claims (runs, tokens, idempotency
 // keys) are decided inside the write transaction by UPDATE … WHERE or INSERT … ON CONFLICT,
@@ -40,11 +44,11 @@ package sqlitestore
 import (
 	"context"
 	"database/sql"
-	"database/sql/driver"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
+	"sync"
 	"time"
 
 	"modernc.org/sqlite"
@@ -63,6 +67,12 @@ var (
 	_ runner.Store      = (*Store)(nil)
 )
 
+// idleConns is how many connections the pool keeps open while idle. database/sql keeps
+// 2 by default and closes the others when handed back, and a new connection must load the
+// schema and prepare every kept statement again; concurrent readers (API waits, MCP calls,
+// workers) beside the committer use more than 2.
+const idleConns = 16
+
 const (
 	dsnParams = "_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)" +
 		"&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)&_txlock=immediate"
@@ -71,8 +81,12 @@ const (
 // Store is a SQLite-backed store. It is safe for concurrent use, also by several processes
 // sharing one file.
 type Store struct {
-	db       *sql.DB
-	writeSem chan struct{}
+	db        *sql.DB
+	stmts     *stmtCache
+	writes    chan *writeReq
+	closing   chan struct{}
+	closeOnce sync.Once
+	stopped   chan struct{}
 }
 
 // Open opens (creating if needed) the SQLite database at path and brings its schema up to
@@ -86,77 +100,35 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening sqlite %q: %w", path, err)
 	}
-	s := &Store{db: db, writeSem: make(chan struct{}, 1)}
+	db.SetMaxIdleConns(idleConns)
+	s := &Store{db: db, stmts: &stmtCache{db: db}, writes: make(chan *writeReq),
+		closing: make(chan struct{}), stopped: make(chan struct{})}
+	go s.commitLoop()
 	if err := s.migrate(ctx); err != nil {
-		return nil, errors.Join(fmt.Errorf("migrating sqlite %q: %w", path, err), db.Close())
+		return nil, errors.Join(fmt.Errorf("migrating sqlite %q: %w", path, err), s.Close())
 	}
 	return s, nil
 }
 
-// Close closes the database.
+// Close stops the committer, after the batch it is running, and closes the database.
+// Writes waiting for a batch, and any later, fail with ErrClosed.
 func (s *Store) Close() error {
+	s.closeOnce.Do(func() { close(s.closing) })
+	<-s.stopped
 	return s.db.Close()
 }
 
 // Ping checks that the database answers.
 func (s *Store) Ping(ctx context.Context) error {
 	var one int
-	if err := s.db.QueryRowContext(ctx, `SELECT 1`).Scan(&one); err != nil {
+	if err := s.q().QueryRowContext(ctx, `SELECT 1`).Scan(&one); err != nil {
 		return fmt.Errorf("pinging sqlite: %w", err)
 	}
 	return nil
 }
 
-// write runs fn in one write transaction (BEGIN IMMEDIATE), committing if fn returns nil.
-func (s *Store) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
-	select {
-	case s.writeSem <- struct{}{}:
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-	defer func() { <-s.writeSem }()
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("beginning transaction: %w", err)
-	}
-	if err := fn(tx); err != nil {
-		if rbErr := tx.Rollback(); rbErr != nil {
-			return errors.Join(err, fmt.Errorf("rolling back: %w", rbErr))
-		}
-		return err
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("committing transaction: %w", err)
-	}
-	return nil
-}
-
-// read runs fn in one deferred (read) transaction on a connection of its own, so that the
-// reads of fn (a run and its step rows) see one snapshot without taking the write lock
-// (_txlock=immediate makes every BeginTx take it). BEGIN and ROLLBACK do not heed ctx: a
-// cancelled BEGIN may still have begun, and a connection handed back to the pool inside a
-// transaction would fail every later BEGIN on it. A connection whose ROLLBACK failed is
-// discarded for the same reason.
-func (s *Store) read(ctx context.Context, fn func(q querier) error) error {
-	conn, err := s.db.Conn(ctx)
-	if err != nil {
-		return fmt.Errorf("getting a connection: %w", err)
-	}
-	defer conn.Close()
-	if _, err := conn.ExecContext(context.WithoutCancel(ctx), `BEGIN DEFERRED`); err != nil {
-		return fmt.Errorf("beginning read transaction: %w", err)
-	}
-	err = fn(conn)
-	if _, rbErr := conn.ExecContext(context.WithoutCancel(ctx), `ROLLBACK`); rbErr != nil {
-		_ = conn.Raw(func(any) error { return driver.ErrBadConn })
-		if err == nil && ctx.Err() == nil {
-			return fmt.Errorf("ending read transaction: %w", rbErr)
-		}
-	}
-	return err
-}
-
-// querier is what *sql.DB and *sql.Tx share, so reads run inside or outside a transaction.
+// querier is what *sql.DB, *sql.Tx and prepared share, so reads run inside or outside a
+// transaction.
 type querier interface {
 	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)

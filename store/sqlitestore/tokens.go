@@ -28,7 +28,7 @@ func scanToken(row scanner) (*auth.Token, error) {
 // CreateToken inserts t. A duplicate ID or hash is an error.
 func (s *Store) CreateToken(ctx context.Context, t *auth.Token) error {
 	return s.write(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO api_tokens (`+tokenCols+`) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+		_, err := s.in(tx).ExecContext(ctx, `INSERT INTO api_tokens (`+tokenCols+`) VALUES (?, ?, ?, ?, ?, ?, ?)`,
 			t.ID, t.Name, t.Hash, t.Scopes.String(), nanosPtr(t.ExpiresAt), t.Audience, nanos(t.CreatedAt))
 		if err != nil {
 			return fmt.Errorf("creating token %q: %w", t.Name, err)
@@ -39,7 +39,7 @@ func (s *Store) CreateToken(ctx context.Context, t *auth.Token) error {
 
 // TokenByHash finds a token by the SHA-256 of its secret; none → auth.ErrNotFound.
 func (s *Store) TokenByHash(ctx context.Context, hash []byte) (*auth.Token, error) {
-	t, err := scanToken(s.db.QueryRowContext(ctx, `SELECT `+tokenCols+` FROM api_tokens WHERE hash = ?`, hash))
+	t, err := scanToken(s.q().QueryRowContext(ctx, `SELECT `+tokenCols+` FROM api_tokens WHERE hash = ?`, hash))
 	if err != nil {
 		return nil, fmt.Errorf("finding token: %w", mapErr(err, auth.ErrNotFound, nil))
 	}
@@ -48,7 +48,7 @@ func (s *Store) TokenByHash(ctx context.Context, hash []byte) (*auth.Token, erro
 
 // TokenByID finds a token by its ID; none → auth.ErrNotFound.
 func (s *Store) TokenByID(ctx context.Context, id string) (*auth.Token, error) {
-	t, err := scanToken(s.db.QueryRowContext(ctx, `SELECT `+tokenCols+` FROM api_tokens WHERE id = ?`, id))
+	t, err := scanToken(s.q().QueryRowContext(ctx, `SELECT `+tokenCols+` FROM api_tokens WHERE id = ?`, id))
 	if err != nil {
 		return nil, fmt.Errorf("finding token %q: %w", id, mapErr(err, auth.ErrNotFound, nil))
 	}
@@ -57,7 +57,7 @@ func (s *Store) TokenByID(ctx context.Context, id string) (*auth.Token, error) {
 
 // ListTokens lists tokens oldest first.
 func (s *Store) ListTokens(ctx context.Context) ([]*auth.Token, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT `+tokenCols+` FROM api_tokens ORDER BY created_at, id`)
+	rows, err := s.q().QueryContext(ctx, `SELECT `+tokenCols+` FROM api_tokens ORDER BY created_at, id`)
 	if err != nil {
 		return nil, fmt.Errorf("listing tokens: %w", err)
 	}
@@ -71,7 +71,7 @@ func (s *Store) ListTokens(ctx context.Context) ([]*auth.Token, error) {
 // DeleteToken revokes a token; unknown → auth.ErrNotFound.
 func (s *Store) DeleteToken(ctx context.Context, id string) error {
 	return s.write(ctx, func(tx *sql.Tx) error {
-		n, err := affected(tx.ExecContext(ctx, `DELETE FROM api_tokens WHERE id = ?`, id))
+		n, err := affected(s.in(tx).ExecContext(ctx, `DELETE FROM api_tokens WHERE id = ?`, id))
 		if err == nil && n == 0 {
 			err = auth.ErrNotFound
 		}
@@ -85,7 +85,7 @@ func (s *Store) DeleteToken(ctx context.Context, id string) error {
 // CountTokens counts the tokens not revoked.
 func (s *Store) CountTokens(ctx context.Context) (int, error) {
 	var n int
-	if err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM api_tokens`).Scan(&n); err != nil {
+	if err := s.q().QueryRowContext(ctx, `SELECT COUNT(*) FROM api_tokens`).Scan(&n); err != nil {
 		return 0, fmt.Errorf("counting tokens: %w", err)
 	}
 	return n, nil

@@ -33,46 +33,46 @@ func (s *Store) Publish(ctx context.Context, workflowID, hash string, now time.T
 	)
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		var latest int
-		err := tx.QueryRowContext(ctx, `SELECT latest_version FROM workflows WHERE id = ? AND deleted_at = 0`,
+		err := s.in(tx).QueryRowContext(ctx, `SELECT latest_version FROM workflows WHERE id = ? AND deleted_at = 0`,
 			workflowID).Scan(&latest)
 		if err != nil {
 			return fmt.Errorf("publishing workflow %q: %w", workflowID, mapErr(err, catalog.ErrNotFound, nil))
 		}
-		out, created, err = publishVersion(ctx, tx, workflowID, hash, latest, now)
+		out, created, err = publishVersion(ctx, s.in(tx), workflowID, hash, latest, now)
 		if err != nil {
 			return fmt.Errorf("publishing workflow %q: %w", workflowID, err)
 		}
-		_, err = tx.ExecContext(ctx, `UPDATE workflows SET published = 1, latest_version = ?, updated_at = ?
+		_, err = s.in(tx).ExecContext(ctx, `UPDATE workflows SET published = 1, latest_version = ?, updated_at = ?
 			WHERE id = ?`, out.Version, nanos(now), workflowID)
 		if err != nil {
 			return fmt.Errorf("publishing workflow %q: %w", workflowID, err)
 		}
-		return bumpCatalog(ctx, tx)
+		return bumpCatalog(ctx, s.in(tx))
 	})
 	return out, created, err
 }
 
 // publishVersion returns the latest version when its hash matches, else inserts the next.
-func publishVersion(ctx context.Context, tx *sql.Tx, workflowID, hash string, latest int, now time.Time) (*catalog.Version, bool, error) {
+func publishVersion(ctx context.Context, q querier, workflowID, hash string, latest int, now time.Time) (*catalog.Version, bool, error) {
 	if latest > 0 {
-		v, err := getVersion(ctx, tx, workflowID, latest)
+		v, err := getVersion(ctx, q, workflowID, latest)
 		if err != nil || v.Hash == hash {
 			return v, false, err
 		}
 	}
-	_, err := tx.ExecContext(ctx, `INSERT INTO workflow_versions (`+versionCols+`)
+	_, err := q.ExecContext(ctx, `INSERT INTO workflow_versions (`+versionCols+`)
 		SELECT id, ?, definition, ?, ? FROM workflows WHERE id = ?`, latest+1, hash, nanos(now), workflowID)
 	if err != nil {
 		return nil, false, err
 	}
-	v, err := getVersion(ctx, tx, workflowID, latest+1)
+	v, err := getVersion(ctx, q, workflowID, latest+1)
 	return v, err == nil, err
 }
 
 // GetVersion returns one version (0: the latest). Versions of a deleted workflow stay
 // readable, for the runs admitted before the delete.
 func (s *Store) GetVersion(ctx context.Context, workflowID string, version int) (*catalog.Version, error) {
-	v, err := getVersion(ctx, s.db, workflowID, version)
+	v, err := getVersion(ctx, s.q(), workflowID, version)
 	if err != nil {
 		return nil, fmt.Errorf("getting version %d of workflow %q: %w", version, workflowID, err)
 	}
@@ -88,7 +88,7 @@ func getVersion(ctx context.Context, q querier, workflowID string, version int) 
 // ListVersions lists a workflow's versions, newest first. A workflow that never existed →
 // catalog.ErrNotFound; one never published → an empty list.
 func (s *Store) ListVersions(ctx context.Context, workflowID string) ([]*catalog.Version, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT `+versionCols+` FROM workflow_versions
+	rows, err := s.q().QueryContext(ctx, `SELECT `+versionCols+` FROM workflow_versions
 		WHERE workflow_id = ? ORDER BY version DESC`, workflowID)
 	if err != nil {
 		return nil, fmt.Errorf("listing versions of %q: %w", workflowID, err)
@@ -98,7 +98,7 @@ func (s *Store) ListVersions(ctx context.Context, workflowID string) ([]*catalog
 		return vs, err
 	}
 	var one int
-	err = s.db.QueryRowContext(ctx, `SELECT 1 FROM workflows WHERE id = ?`, workflowID).Scan(&one)
+	err = s.q().QueryRowContext(ctx, `SELECT 1 FROM workflows WHERE id = ?`, workflowID).Scan(&one)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("listing versions of %q: %w", workflowID, catalog.ErrNotFound)
 	}

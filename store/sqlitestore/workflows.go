@@ -31,20 +31,20 @@ func scanWorkflow(row scanner) (*catalog.Workflow, error) {
 // CreateWorkflow inserts w; a live workflow with the same name → catalog.ErrConflict.
 func (s *Store) CreateWorkflow(ctx context.Context, w *catalog.Workflow) error {
 	return s.write(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO workflows (`+workflowCols+`)
+		_, err := s.in(tx).ExecContext(ctx, `INSERT INTO workflows (`+workflowCols+`)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			w.ID, w.Name, w.Title, w.Description, w.Rev, []byte(w.Definition), w.LatestVersion,
 			w.Published, w.WebhookToken, nanos(w.CreatedAt), nanos(w.UpdatedAt))
 		if err != nil {
 			return fmt.Errorf("creating workflow %q: %w", w.Name, mapErr(err, catalog.ErrNotFound, catalog.ErrConflict))
 		}
-		return bumpCatalog(ctx, tx)
+		return bumpCatalog(ctx, s.in(tx))
 	})
 }
 
 // GetWorkflow finds a live workflow by ID or, failing that, by name.
 func (s *Store) GetWorkflow(ctx context.Context, idOrName string) (*catalog.Workflow, error) {
-	return getWorkflow(ctx, s.db, idOrName)
+	return getWorkflow(ctx, s.q(), idOrName)
 }
 
 // getWorkflow looks up by ID, then by name: two indexed lookups. (An "id = ?1 OR name = ?1"
@@ -63,7 +63,7 @@ func getWorkflow(ctx context.Context, q querier, idOrName string) (*catalog.Work
 
 // GetWorkflowByWebhook finds a live workflow by its current webhook token.
 func (s *Store) GetWorkflowByWebhook(ctx context.Context, token string) (*catalog.Workflow, error) {
-	w, err := scanWorkflow(s.db.QueryRowContext(ctx, `SELECT `+workflowCols+` FROM workflows
+	w, err := scanWorkflow(s.q().QueryRowContext(ctx, `SELECT `+workflowCols+` FROM workflows
 		WHERE deleted_at = 0 AND webhook_token = ?`, token))
 	if err != nil {
 		return nil, fmt.Errorf("getting workflow by webhook: %w", mapErr(err, catalog.ErrNotFound, nil))
@@ -84,7 +84,7 @@ func (s *Store) ListWorkflows(ctx context.Context, p catalog.ListWorkflowsParams
 		where = append(where, "published = 1")
 	}
 	limit := limits.Page(p.Limit)
-	rows, err := s.db.QueryContext(ctx, `SELECT `+workflowCols+` FROM workflows WHERE `+
+	rows, err := s.q().QueryContext(ctx, `SELECT `+workflowCols+` FROM workflows WHERE `+
 		strings.Join(where, " AND ")+` ORDER BY name LIMIT ?`, after, limit+1)
 	if err != nil {
 		return nil, "", fmt.Errorf("listing workflows: %w", err)
@@ -106,23 +106,23 @@ func (s *Store) UpdateDraft(ctx context.Context, id string, w *catalog.Workflow,
 	var out *catalog.Workflow
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		var rev int
-		err := tx.QueryRowContext(ctx, `SELECT rev FROM workflows WHERE id = ? AND deleted_at = 0`, id).Scan(&rev)
+		err := s.in(tx).QueryRowContext(ctx, `SELECT rev FROM workflows WHERE id = ? AND deleted_at = 0`, id).Scan(&rev)
 		if err != nil {
 			return fmt.Errorf("updating workflow %q: %w", id, mapErr(err, catalog.ErrNotFound, nil))
 		}
 		if expectedRev > 0 && expectedRev != rev {
 			return fmt.Errorf("updating workflow %q: rev is %d, not %d: %w", id, rev, expectedRev, catalog.ErrConflict)
 		}
-		_, err = tx.ExecContext(ctx, `UPDATE workflows SET name = ?, title = ?, description = ?,
+		_, err = s.in(tx).ExecContext(ctx, `UPDATE workflows SET name = ?, title = ?, description = ?,
 			definition = ?, rev = rev + 1, updated_at = ? WHERE id = ?`,
 			w.Name, w.Title, w.Description, []byte(w.Definition), nanos(now), id)
 		if err != nil {
 			return fmt.Errorf("updating workflow %q: %w", id, mapErr(err, catalog.ErrNotFound, catalog.ErrConflict))
 		}
-		if err := bumpCatalog(ctx, tx); err != nil {
+		if err := bumpCatalog(ctx, s.in(tx)); err != nil {
 			return err
 		}
-		out, err = getWorkflow(ctx, tx, id)
+		out, err = getWorkflow(ctx, s.in(tx), id)
 		return err
 	})
 	return out, err
@@ -132,7 +132,7 @@ func (s *Store) UpdateDraft(ctx context.Context, id string, w *catalog.Workflow,
 // versions stay readable by GetVersion.
 func (s *Store) DeleteWorkflow(ctx context.Context, id string, now time.Time) error {
 	return s.write(ctx, func(tx *sql.Tx) error {
-		n, err := affected(tx.ExecContext(ctx, `UPDATE workflows SET deleted_at = ?, published = 0
+		n, err := affected(s.in(tx).ExecContext(ctx, `UPDATE workflows SET deleted_at = ?, published = 0
 			WHERE id = ? AND deleted_at = 0`, deletedMark(now), id))
 		if err != nil {
 			return fmt.Errorf("deleting workflow %q: %w", id, err)
@@ -140,7 +140,7 @@ func (s *Store) DeleteWorkflow(ctx context.Context, id string, now time.Time) er
 		if n == 0 {
 			return fmt.Errorf("deleting workflow %q: %w", id, catalog.ErrNotFound)
 		}
-		return bumpCatalog(ctx, tx)
+		return bumpCatalog(ctx, s.in(tx))
 	})
 }
 
@@ -153,7 +153,7 @@ func deletedMark(now time.Time) int64 {
 func (s *Store) Unpublish(ctx context.Context, workflowID string, now time.Time) (*catalog.Workflow, error) {
 	var out *catalog.Workflow
 	err := s.write(ctx, func(tx *sql.Tx) error {
-		n, err := affected(tx.ExecContext(ctx, `UPDATE workflows SET published = 0, updated_at = ?
+		n, err := affected(s.in(tx).ExecContext(ctx, `UPDATE workflows SET published = 0, updated_at = ?
 			WHERE id = ? AND deleted_at = 0`, nanos(now), workflowID))
 		if err != nil {
 			return fmt.Errorf("unpublishing workflow %q: %w", workflowID, err)
@@ -161,10 +161,10 @@ func (s *Store) Unpublish(ctx context.Context, workflowID string, now time.Time)
 		if n == 0 {
 			return fmt.Errorf("unpublishing workflow %q: %w", workflowID, catalog.ErrNotFound)
 		}
-		if err := bumpCatalog(ctx, tx); err != nil {
+		if err := bumpCatalog(ctx, s.in(tx)); err != nil {
 			return err
 		}
-		out, err = getWorkflow(ctx, tx, workflowID)
+		out, err = getWorkflow(ctx, s.in(tx), workflowID)
 		return err
 	})
 	return out, err
@@ -173,7 +173,7 @@ func (s *Store) Unpublish(ctx context.Context, workflowID string, now time.Time)
 // RotateWebhook replaces a live workflow's webhook token.
 func (s *Store) RotateWebhook(ctx context.Context, workflowID, token string, now time.Time) error {
 	return s.write(ctx, func(tx *sql.Tx) error {
-		n, err := affected(tx.ExecContext(ctx, `UPDATE workflows SET webhook_token = ?, updated_at = ?
+		n, err := affected(s.in(tx).ExecContext(ctx, `UPDATE workflows SET webhook_token = ?, updated_at = ?
 			WHERE id = ? AND deleted_at = 0`, token, nanos(now), workflowID))
 		if err != nil {
 			return fmt.Errorf("rotating webhook of %q: %w", workflowID, mapErr(err, catalog.ErrNotFound, catalog.ErrConflict))
@@ -188,15 +188,15 @@ func (s *Store) RotateWebhook(ctx context.Context, workflowID, token string, now
 // CatalogVersion returns the counter bumped by every catalog change.
 func (s *Store) CatalogVersion(ctx context.Context) (int64, error) {
 	var v int64
-	err := s.db.QueryRowContext(ctx, `SELECT value FROM counters WHERE name = 'catalog_version'`).Scan(&v)
+	err := s.q().QueryRowContext(ctx, `SELECT value FROM counters WHERE name = 'catalog_version'`).Scan(&v)
 	if err != nil {
 		return 0, fmt.Errorf("reading catalog version: %w", err)
 	}
 	return v, nil
 }
 
-func bumpCatalog(ctx context.Context, tx *sql.Tx) error {
-	if _, err := tx.ExecContext(ctx, `UPDATE counters SET value = value + 1 WHERE name = 'catalog_version'`); err != nil {
+func bumpCatalog(ctx context.Context, q querier) error {
+	if _, err := q.ExecContext(ctx, `UPDATE counters SET value = value + 1 WHERE name = 'catalog_version'`); err != nil {
 		return fmt.Errorf("bumping catalog version: %w", err)
 	}
 	return nil

@@ -1,0 +1,340 @@
+package sqlitestore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// openT opens a store on a fresh file with a table of keys for the tests to write.
+func openT(t *testing.T) (*Store, string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "commit.db")
+	s, err := Open(context.Background(), path)
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, s.Close()) })
+	require.NoError(t, s.write(context.Background(), func(tx *sql.Tx) error {
+		_, err := tx.Exec(`CREATE TABLE test_keys (k TEXT PRIMARY KEY)`)
+		return err
+	}))
+	return s, path
+}
+
+// insertKey is a write adding key k.
+func insertKey(ctx context.Context, s *Store, k string) func(tx *sql.Tx) error {
+	return func(tx *sql.Tx) error {
+		_, err := s.in(tx).ExecContext(ctx, `INSERT INTO test_keys (k) VALUES (?)`, k)
+		return err
+	}
+}
+
+// committed reports whether key k is visible to a connection outside any write, that is
+// whether it has been committed.
+func committed(t *testing.T, s *Store, k string) bool {
+	t.Helper()
+	ok, err := isCommitted(s, k)
+	require.NoError(t, err)
+	return ok
+}
+
+// isCommitted is committed for goroutines other than the test's.
+func isCommitted(s *Store, k string) (bool, error) {
+	var n int
+	err := s.db.QueryRow(`SELECT COUNT(*) FROM test_keys WHERE k = ?`, k).Scan(&n)
+	return n == 1, err
+}
+
+// request builds a write request as write would.
+func request(ctx context.Context, fn func(tx *sql.Tx) error) *writeReq {
+	return &writeReq{ctx: ctx, fn: fn, done: make(chan struct{})}
+}
+
+// answered waits for req's answer and returns its error.
+func answered(t *testing.T, req *writeReq) error {
+	t.Helper()
+	select {
+	case <-req.done:
+		return req.err
+	case <-time.After(time.Minute):
+		t.Fatal("a write request was never answered")
+		return nil
+	}
+}
+
+// blockCommitter holds the committer inside a write until the returned release is called,
+// so that the writes started meanwhile queue for the next batch.
+func blockCommitter(t *testing.T, s *Store) (release func() error) {
+	t.Helper()
+	started, hold := make(chan struct{}), make(chan struct{})
+	result := make(chan error, 1)
+	go func() {
+		result <- s.write(context.Background(), func(tx *sql.Tx) error {
+			close(started)
+			<-hold
+			return insertKey(context.Background(), s, "blocker")(tx)
+		})
+	}()
+	<-started
+	return func() error {
+		close(hold)
+		return <-result
+	}
+}
+
+// TestConcurrentWritesFailAlone has many goroutines write at once, every seventh adding
+// its key and then failing: each gets its own answer, a failed write's key is absent, and
+// every other write is committed when its call returns.
+func TestConcurrentWritesFailAlone(t *testing.T) {
+	t.Parallel()
+	s, _ := openT(t)
+	ctx := context.Background()
+	const writers = 3 * maxBatch
+	errs := make([]error, writers)
+	var wg sync.WaitGroup
+	for i := range writers {
+		wg.Go(func() {
+			k := fmt.Sprint("k", i)
+			errs[i] = s.write(ctx, func(tx *sql.Tx) error {
+				if err := insertKey(ctx, s, k)(tx); err != nil {
+					return err
+				}
+				if i%7 == 0 {
+					return fmt.Errorf("writer %d: %w", i, errBoom)
+				}
+				return nil
+			})
+			if errs[i] != nil {
+				return
+			}
+			if ok, err := isCommitted(s, k); !ok {
+				errs[i] = errors.Join(fmt.Errorf("writer %d answered before its commit", i), err)
+			}
+		})
+	}
+	wg.Wait()
+	for i := range writers {
+		k := fmt.Sprint("k", i)
+		if i%7 == 0 {
+			require.ErrorIs(t, errs[i], errBoom)
+			require.ErrorContains(t, errs[i], fmt.Sprintf("writer %d:", i))
+			require.False(t, committed(t, s, k), k)
+			continue
+		}
+		require.NoError(t, errs[i])
+		require.True(t, committed(t, s, k), k)
+	}
+}
+
+var errBoom = errors.New("boom")
+
+// TestBatch runs batches directly: a failed request undoes only its own changes, one that
+// lost the whole transaction has the others run again, a request whose context ended
+// before its turn never runs, and a panic is the caller's.
+func TestBatch(t *testing.T) {
+	t.Parallel()
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	ctx := context.Background()
+	tests := []struct {
+		name  string
+		fail  func(s *Store) func(tx *sql.Tx) error
+		ctx   context.Context
+		err   error
+		panic bool
+	}{
+		{
+			name: "error after a write",
+			fail: func(s *Store) func(tx *sql.Tx) error {
+				return func(tx *sql.Tx) error {
+					if err := insertKey(ctx, s, "failed")(tx); err != nil {
+						return err
+					}
+					return errBoom
+				}
+			},
+			ctx: ctx,
+			err: errBoom,
+		},
+		{
+			name: "constraint violation",
+			fail: func(s *Store) func(tx *sql.Tx) error { return insertKey(ctx, s, "k0") },
+			ctx:  ctx,
+		},
+		{
+			name: "transaction lost",
+			fail: func(s *Store) func(tx *sql.Tx) error {
+				return func(tx *sql.Tx) error {
+					if err := insertKey(ctx, s, "failed")(tx); err != nil {
+						return err
+					}
+					// What SQLite does to a write it interrupts: the whole transaction goes.
+					if _, err := tx.Exec(`ROLLBACK`); err != nil {
+						return err
+					}
+					return errBoom
+				}
+			},
+			ctx: ctx,
+			err: errBoom,
+		},
+		{
+			name: "context ended before its turn",
+			fail: func(s *Store) func(tx *sql.Tx) error {
+				return func(*sql.Tx) error { panic("a cancelled request ran") }
+			},
+			ctx: cancelled,
+			err: context.Canceled,
+		},
+		{
+			name: "panic",
+			fail: func(s *Store) func(tx *sql.Tx) error {
+				return func(tx *sql.Tx) error {
+					if err := insertKey(ctx, s, "failed")(tx); err != nil {
+						return err
+					}
+					panic(errBoom)
+				}
+			},
+			ctx:   ctx,
+			panic: true,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			s, _ := openT(t)
+			const n = 5
+			reqs := make([]*writeReq, n)
+			for i := range reqs {
+				reqs[i] = request(ctx, insertKey(ctx, s, fmt.Sprint("k", i)))
+			}
+			failing := request(tt.ctx, tt.fail(s))
+			batch := append(append(append([]*writeReq{}, reqs[:3]...), failing), reqs[3:]...)
+			s.commit(batch)
+
+			err := answered(t, failing)
+			require.Error(t, err)
+			if tt.err != nil {
+				require.ErrorIs(t, err, tt.err)
+			}
+			require.Equal(t, tt.panic, failing.panicked != nil)
+			require.False(t, committed(t, s, "failed"))
+			for i, req := range reqs {
+				require.NoError(t, answered(t, req))
+				require.True(t, committed(t, s, fmt.Sprint("k", i)))
+			}
+		})
+	}
+}
+
+// TestWritePanics: a write that panics panics in its caller, and the store goes on.
+func TestWritePanics(t *testing.T) {
+	t.Parallel()
+	s, _ := openT(t)
+	ctx := context.Background()
+	require.PanicsWithValue(t, errBoom, func() {
+		_ = s.write(ctx, func(tx *sql.Tx) error {
+			if err := insertKey(ctx, s, "failed")(tx); err != nil {
+				return err
+			}
+			panic(errBoom)
+		})
+	})
+	require.NoError(t, s.write(ctx, insertKey(ctx, s, "after")))
+	require.False(t, committed(t, s, "failed"))
+	require.True(t, committed(t, s, "after"))
+}
+
+// TestWaiterCancelled: a write whose context ends while it waits for the committer returns
+// at once with the context's error and never runs; the others are not disturbed.
+func TestWaiterCancelled(t *testing.T) {
+	t.Parallel()
+	s, _ := openT(t)
+	ctx := context.Background()
+	release := blockCommitter(t, s)
+
+	waiting, cancel := context.WithCancel(ctx)
+	result := make(chan error, 1)
+	go func() { result <- s.write(waiting, insertKey(ctx, s, "cancelled")) }()
+	other := make(chan error, 1)
+	go func() { other <- s.write(ctx, insertKey(ctx, s, "other")) }()
+	cancel()
+	select {
+	case err := <-result:
+		require.ErrorIs(t, err, context.Canceled)
+	case <-time.After(time.Minute):
+		t.Fatal("a cancelled write waited for the committer")
+	}
+
+	require.NoError(t, release())
+	require.NoError(t, <-other)
+	require.True(t, committed(t, s, "blocker"))
+	require.True(t, committed(t, s, "other"))
+	require.False(t, committed(t, s, "cancelled"))
+}
+
+// TestClosedStore: Close lets the batch in progress commit, fails the writes waiting for
+// the next one, and every later write, with ErrClosed.
+func TestClosedStore(t *testing.T) {
+	t.Parallel()
+	s, path := openT(t)
+	ctx := context.Background()
+	release := blockCommitter(t, s)
+
+	waiting := make(chan error, 1)
+	go func() { waiting <- s.write(ctx, insertKey(ctx, s, "waiting")) }()
+	closed := make(chan error, 1)
+	go func() { closed <- s.Close() }()
+	select {
+	case err := <-waiting:
+		require.ErrorIs(t, err, ErrClosed)
+	case <-time.After(time.Minute):
+		t.Fatal("a write waiting for a closed store's committer did not fail")
+	}
+	require.NoError(t, release(), "the batch in progress commits")
+	require.NoError(t, <-closed)
+	require.ErrorIs(t, s.write(ctx, insertKey(ctx, s, "later")), ErrClosed)
+
+	reopened, err := Open(ctx, path)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, reopened.Close()) }()
+	require.True(t, committed(t, reopened, "blocker"))
+	require.False(t, committed(t, reopened, "waiting"))
+	require.False(t, committed(t, reopened, "later"))
+}
+
+// TestFailedAnsweredAfterCommit: a failed request is answered only once its batch has
+// committed, since its error may tell of another request's changes (here the key it
+// collided with), which its caller may then read.
+func TestFailedAnsweredAfterCommit(t *testing.T) {
+	t.Parallel()
+	s, _ := openT(t)
+	ctx := context.Background()
+	first := request(ctx, insertKey(ctx, s, "owner"))
+	collides := request(ctx, insertKey(ctx, s, "owner"))
+	started, hold := make(chan struct{}), make(chan struct{})
+	last := request(ctx, func(*sql.Tx) error {
+		close(started)
+		<-hold
+		return nil
+	})
+	go s.commit([]*writeReq{first, collides, last})
+
+	select {
+	case <-collides.done:
+		t.Fatal("a failed request was answered before its batch committed")
+	case <-started:
+	}
+	close(hold)
+	require.Error(t, answered(t, collides))
+	require.True(t, committed(t, s, "owner"))
+	require.NoError(t, answered(t, first))
+	require.NoError(t, answered(t, last))
+}
