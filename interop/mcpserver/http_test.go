@@ -39,8 +39,7 @@ func TestToolsPerEnvironment(t *testing.T) {
 	schema := greet.InputSchema.(map[string]any)
 	props := schema["properties"].(map[string]any)
 	require.Contains(t, props, "name")
-	require.Equal(t, map[string]any{"type": "string", "minLength": float64(1), "maxLength": float64(255),
-		"description": props["idempotencyKey"].(map[string]any)["description"]}, props["idempotencyKey"])
+	require.Equal(t, map[string]any{"type": "string", "minLength": float64(1), "maxLength": float64(255)}, props["idempotencyKey"])
 	require.Equal(t, []any{"name"}, schema["required"])
 	out := greet.OutputSchema.(map[string]any)["properties"].(map[string]any)
 	for _, p := range []string{"runId", "status", "output", "error", "replayed"} {
