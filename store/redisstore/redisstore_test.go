@@ -134,7 +134,7 @@ func TestLegacyStepsField(t *testing.T) {
 	r := &runner.Run{ID: "old", WorkflowID: "wf", Workflow: "wf", Environment: runner.EnvProduction,
 		Status: runner.StatusPending, Input: json.RawMessage(`{}`), CreatedAt: now, WakeAt: now,
 		Steps: []*runner.StepRecord{{ID: "a", Status: runner.StepPending}, {ID: "b", Status: runner.StepPending}}}
-	require.NoError(t, s.CreateRun(ctx, r, nil))
+	require.NoError(t, runnertest.Create(ctx, s, r, nil))
 
 	opts, err := redis.ParseURL(url)
 	require.NoError(t, err)

@@ -68,7 +68,7 @@ func TestTwoProcessesClaim(t *testing.T) {
 	for i := range runs {
 		r := &runner.Run{ID: fmt.Sprintf("run-%02d", i), WorkflowID: "wf", Workflow: "wf",
 			Environment: runner.EnvProduction, Status: runner.StatusPending, CreatedAt: now, WakeAt: now}
-		require.NoError(t, stores[i%2].CreateRun(ctx, r, nil))
+		require.NoError(t, runnertest.Create(ctx, stores[i%2], r, nil))
 	}
 
 	const workers = 4
