@@ -112,6 +112,11 @@ func TestRunnerStore(t *testing.T) {
 	runnertest.Run(t, func(t *testing.T) runner.Store { return fresh(t) })
 }
 
+func TestAdmission(t *testing.T) {
+	t.Parallel()
+	runnertest.RunAdmission(t, func(t *testing.T) runnertest.AdmissionStore { return fresh(t) })
+}
+
 func TestOAuthStore(t *testing.T) {
 	t.Parallel()
 	oauthtest.Run(t, func(t *testing.T) oauth.Store { return fresh(t) })

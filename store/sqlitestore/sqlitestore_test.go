@@ -56,6 +56,11 @@ func TestRunnerStore(t *testing.T) {
 	runnertest.Run(t, func(t *testing.T) runner.Store { return fresh(t) })
 }
 
+func TestAdmission(t *testing.T) {
+	t.Parallel()
+	runnertest.RunAdmission(t, func(t *testing.T) runnertest.AdmissionStore { return fresh(t) })
+}
+
 // TestTwoProcessesClaim opens one file twice, as two processes would, and has both claim
 // the same due runs at once: no run may be leased to both.
 func TestTwoProcessesClaim(t *testing.T) {
