@@ -39,7 +39,7 @@ type route struct {
 	// admits says the handler starts a run through admission.Start, which does keyed
 	// replay itself, committing the key with the run in one write: no keyedReplay
 	// middleware (keyed still documents the key).
-	admits bool
+	admits  bool
 	handler http.HandlerFunc
 }
 
