@@ -93,6 +93,7 @@ func (e *Engine) Commit(ctx context.Context, a *Admission, key *idempotency.KeyW
 		e.wake()
 		return res, nil
 	}
+	e.admitted(r.ID)
 	w := cloneRun(r)
 	w.Claims = 1
 	e.start(runCtx, w)

@@ -64,6 +64,7 @@ type Engine struct {
 
 	mu        sync.Mutex
 	held      map[string]context.CancelCauseFunc // runs this engine works, by ID
+	admitting map[string]bool                    // held runs whose admission is not yet written
 	awaiters  map[string]map[string]bool         // run ID → runs waiting for it to end
 	workers   sync.WaitGroup
 	stopLoops context.CancelFunc
@@ -100,6 +101,7 @@ func New(store Store, workflows Workflows, creds Credentials, cfg *Config) (*Eng
 		poke:      make(chan struct{}, 1),
 		shout:     make(chan struct{}, 1),
 		held:      map[string]context.CancelCauseFunc{},
+		admitting: map[string]bool{},
 		awaiters:  map[string]map[string]bool{},
 	}, nil
 }
@@ -271,7 +273,19 @@ func (e *Engine) reserve(runID string) (context.Context, bool) {
 	if e.workCtx == nil || len(e.held) >= e.cfg.Concurrency {
 		return nil, false
 	}
-	return e.holdLocked(e.workCtx, runID)
+	runCtx, ok := e.holdLocked(e.workCtx, runID)
+	if ok {
+		e.admitting[runID] = true
+	}
+	return runCtx, ok
+}
+
+// admitted ends the reservation of a run whose admission was written: from now on its
+// lease is renewed.
+func (e *Engine) admitted(runID string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	delete(e.admitting, runID)
 }
 
 // unreserve gives back the slot of a reserved run that was not written.
@@ -279,6 +293,7 @@ func (e *Engine) unreserve(runID string) {
 	e.mu.Lock()
 	cancel := e.held[runID]
 	delete(e.held, runID)
+	delete(e.admitting, runID)
 	e.mu.Unlock()
 	cancel(nil)
 	e.workers.Done()
@@ -343,7 +358,9 @@ func (e *Engine) renew(ctx context.Context) {
 	e.mu.Lock()
 	ids := make([]string, 0, len(e.held))
 	for id := range e.held {
-		ids = append(ids, id)
+		if !e.admitting[id] { // not written yet: the store would report its lease lost
+			ids = append(ids, id)
+		}
 	}
 	e.mu.Unlock()
 	if len(ids) == 0 {
