@@ -30,10 +30,10 @@ func keyScope(r *http.Request, k keyed) (scope string, policy idempotency.Policy
 	return idempotency.PrincipalScope(p.ID), idempotency.Policy{}, true
 }
 
-// admissionOf is the admission a run request asks for: the workflow named by wf (its name
-// by, for the canonical form, SPEC §4 rule 11) in env with the body as input, keyed when
-// the request carries Idempotency-Key. A webhook's failures are kept as the answer its
-// error would be.
+// admissionOf is the admission a run request asks for: workflow wf (ID or name; name is
+// its name, which the canonical form of SPEC §4 rule 11 uses) in env with the body as
+// input, keyed when the request carries Idempotency-Key. A webhook's failures are kept as
+// the answer its error would be.
 func (s *Server) admissionOf(r *http.Request, k keyed, wf, name, env string) (admission.Request, error) {
 	body, err := readBody(r)
 	if err != nil {
