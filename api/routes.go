@@ -34,9 +34,12 @@ type route struct {
 	status int // the success status
 	data   any // the success data's Go type, nil for no body
 	list   bool
-	// prepare, when set, runs before keyed replay: it resolves what the route acts on, or
-	// rewrites the request into the canonical form keyed replay fingerprints.
+	// prepare, when set, runs before keyed replay: it resolves what the route acts on.
 	prepare func(http.Handler) http.Handler
+	// admits says the handler starts a run through admission.Start, which does keyed
+	// replay itself, committing the key with the run in one write: no keyedReplay
+	// middleware (keyed still documents the key).
+	admits  bool
 	handler http.HandlerFunc
 }
 
@@ -131,7 +134,7 @@ func (s *Server) table() []route {
 			summary: "Start a run (?environment=production|test); the body is the input",
 			access:  need(auth.RunsWrite, onWorkflow), keyed: principalKeyed,
 			body: anyObject{}, status: 202, data: runView{},
-			prepare: s.canonicalRun, handler: s.runWorkflow,
+			admits: true, handler: s.runWorkflow,
 		},
 		{
 			method: "GET", pattern: "/api/runs", id: "listRuns",
@@ -278,7 +281,7 @@ func (s *Server) table() []route {
 			summary: "Run the published version: 200 with the finished run, or 202 if not finished after 30 s",
 			public:  true, keyed: webhookKeyed,
 			body: anyObject{}, status: 200, data: runView{},
-			prepare: s.webhookWorkflow, handler: s.callWebhook,
+			prepare: s.webhookWorkflow, admits: true, handler: s.callWebhook,
 		},
 	}
 }
@@ -327,7 +330,7 @@ func (s *Server) routes() chi.Router {
 		if rt.prepare != nil {
 			mw = append(mw, rt.prepare)
 		}
-		if rt.keyed != notKeyed {
+		if rt.keyed != notKeyed && !rt.admits {
 			mw = append(mw, s.keyedReplay(rt.keyed))
 		}
 		r.With(mw...).Method(rt.method, rt.pattern, rt.handler)

@@ -6,7 +6,9 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/gorunner/gorunner/admission"
 	"github.com/gorunner/gorunner/auth"
+	"github.com/gorunner/gorunner/idempotency"
 	"github.com/gorunner/gorunner/runner"
 )
 
@@ -31,38 +33,29 @@ func (s *Server) runWorkflow(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	res, err := s.submit(r, chi.URLParam(r, "id"), env)
+	id := chi.URLParam(r, "id")
+	name := id
+	if _, keyed := r.Header[idempotency.HeaderKey]; keyed {
+		if wf, err := s.cfg.Catalog.Get(r.Context(), id); err == nil {
+			name = wf.Name
+		}
+	}
+	res, err := s.admit(r, principalKeyed, id, name, env)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	writeSubmitted(w, res)
+	idempotency.WriteResponse(w, res.Response)
 }
 
-// submit starts a run of workflow in env with the request body as its input.
-func (s *Server) submit(r *http.Request, workflow, env string) (*runner.SubmitResult, error) {
-	input, err := readObject(r)
+// admit starts a run of workflow (named name) in env with the request body as its input,
+// through the one admission path (SPEC §4 with a key).
+func (s *Server) admit(r *http.Request, k keyed, workflow, name, env string) (*admission.Result, error) {
+	req, err := s.admissionOf(r, k, workflow, name, env)
 	if err != nil {
 		return nil, err
 	}
-	return s.cfg.Engine.Submit(r.Context(), runner.SubmitParams{Workflow: workflow, Environment: env, Input: input, StartedBy: principalOf(r).ID})
-}
-
-// writeSubmitted answers a run admission: 202 with the new run, or 200 with the owner's
-// run and "reused": true when an atomic-start token sent the caller to it (SPEC §6).
-func writeSubmitted(w http.ResponseWriter, res *runner.SubmitResult) {
-	if res.Reused || res.Forwarded {
-		writeJSON(w, http.StatusOK, reusedBody{Data: res.Run, Reused: res.Reused, Forwarded: res.Forwarded})
-		return
-	}
-	writeData(w, http.StatusAccepted, res.Run)
-}
-
-// reusedBody is the answer when an atomic start found the token owned.
-type reusedBody struct {
-	Data      *runner.Run `json:"data"`
-	Reused    bool        `json:"reused,omitempty"`
-	Forwarded bool        `json:"forwarded,omitempty"`
+	return admission.Start(r.Context(), s.cfg.Engine, s.cfg.Idempotency, req)
 }
 
 func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) {

@@ -129,6 +129,15 @@ func TestWebhook(t *testing.T) {
 	replay := e.doAs("", "POST", path, map[string]any{"name": "Bob"}, "Idempotency-Key", "k1")
 	require.Equal(t, again.data()["id"], replay.data()["id"])
 	require.Equal(t, "true", replay.Header.Get("Idempotency-Replayed"))
+	require.Equal(t, http.StatusOK, replay.Status, "a replay answers with the first call's run as it stands")
+	require.Equal(t, "completed", replay.data()["status"])
+
+	bad := e.doAs("", "POST", path, map[string]any{"name": 1}, "Idempotency-Key", "k2")
+	require.Equal(t, http.StatusBadRequest, bad.Status, string(bad.Raw))
+	badAgain := e.doAs("", "POST", path, map[string]any{"name": 1}, "Idempotency-Key", "k2")
+	require.Equal(t, http.StatusBadRequest, badAgain.Status)
+	require.Equal(t, "true", badAgain.Header.Get("Idempotency-Replayed"), "a webhook keeps its failed answers (SPEC §4 rule 10)")
+	require.Equal(t, bad.Raw, badAgain.Raw)
 
 	rot := e.do("POST", "/api/workflows/w-greet/webhook/rotate", nil)
 	require.Equal(t, http.StatusCreated, rot.Status)

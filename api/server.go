@@ -211,22 +211,6 @@ func decodeJSON(r *http.Request, v any, optional bool) error {
 	return nil
 }
 
-// readObject reads a body that must be one JSON object and returns it as is.
-func readObject(r *http.Request) (json.RawMessage, error) {
-	body, err := readBody(r)
-	if err != nil {
-		return nil, err
-	}
-	if len(bytes.TrimSpace(body)) == 0 {
-		return json.RawMessage(`{}`), nil
-	}
-	var probe map[string]json.RawMessage
-	if err := json.Unmarshal(body, &probe); err != nil {
-		return nil, badRequest("", "the body must be a JSON object: "+err.Error())
-	}
-	return json.RawMessage(bytes.TrimSpace(body)), nil
-}
-
 func badRequest(path, msg string) *problem.Error {
 	e := problem.New(http.StatusBadRequest, problem.CodeValidation, msg)
 	if path != "" {

@@ -9,6 +9,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/gorunner/gorunner/catalog"
+	"github.com/gorunner/gorunner/idempotency"
 	"github.com/gorunner/gorunner/problem"
 	"github.com/gorunner/gorunner/runner"
 )
@@ -40,15 +41,23 @@ func webhookOf(r *http.Request) *catalog.Workflow {
 	return wf
 }
 
-// callWebhook runs the published version of the workflow the token belongs to.
+// callWebhook runs the published version of the workflow the token belongs to and answers
+// with the run once it ends, or as it stands after WebhookWait. A replay (same key, same
+// request) answers the same way about the first call's run, marked Idempotency-Replayed;
+// a failure kept under the key replays as it was answered.
 func (s *Server) callWebhook(w http.ResponseWriter, r *http.Request) {
-	res, err := s.submit(r, webhookOf(r).ID, runner.EnvProduction)
+	wf := webhookOf(r)
+	res, err := s.admit(r, webhookKeyed, wf.ID, wf.Name, runner.EnvProduction)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
+	if res.RunID == "" {
+		idempotency.WriteResponse(w, res.Response)
+		return
+	}
 	holdOpen(w)
-	run, err := s.cfg.Engine.Wait(r.Context(), res.Run.ID, WebhookWait)
+	run, err := s.cfg.Engine.Wait(r.Context(), res.RunID, WebhookWait)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -56,6 +65,9 @@ func (s *Server) callWebhook(w http.ResponseWriter, r *http.Request) {
 	status := http.StatusAccepted
 	if run.Status.Terminal() {
 		status = http.StatusOK
+	}
+	if res.Replayed {
+		w.Header().Set(idempotency.HeaderReplayed, "true")
 	}
 	writeData(w, status, run)
 }

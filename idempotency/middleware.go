@@ -54,12 +54,14 @@ func (s *Service) Middleware(
 				onError(w, r, err)
 				return
 			}
-			writeResponse(w, resp)
+			WriteResponse(w, resp)
 		})
 	}
 }
 
-func writeResponse(w http.ResponseWriter, resp *Response) {
+// WriteResponse writes an answer Do or Admit gave: its header, status and body, and
+// Idempotency-Replayed: true on a replay.
+func WriteResponse(w http.ResponseWriter, resp *Response) {
 	for name, values := range resp.Header {
 		w.Header()[name] = values
 	}
@@ -68,6 +70,14 @@ func writeResponse(w http.ResponseWriter, resp *Response) {
 	}
 	w.WriteHeader(resp.Status)
 	_, _ = w.Write(resp.Body)
+}
+
+// Capture is the answer write writes, buffered, for a caller to keep: a surface's error
+// envelope rendered as an answer (webhooks keep failures, SPEC §4 rule 10).
+func Capture(write func(http.ResponseWriter)) *Response {
+	rec := &recorder{header: http.Header{}}
+	write(rec)
+	return rec.response()
 }
 
 // recorder buffers a handler's answer so that Do can keep it.

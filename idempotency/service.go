@@ -104,6 +104,9 @@ type Response struct {
 	Header   http.Header // a replay carries only Content-Type and Location
 	Body     []byte
 	Replayed bool // the answer is a replay: nothing was done
+	// RunID is the run the answer names, if any: set by whoever made the answer, kept in
+	// the key's record and given back with a replay, so no one parses a body to find it.
+	RunID string
 }
 
 // PrincipalScope is the scope of a principal's keys.
@@ -202,7 +205,7 @@ func (s *Service) answer(rec *Record, fp string) (*Response, error) {
 		return nil, ErrKeyMismatch
 	case rec.State == StateDone:
 		s.metrics.count(outcomeReplay)
-		return &Response{Status: rec.Status, Header: rec.Header.Clone(), Body: rec.Body, Replayed: true}, nil
+		return &Response{Status: rec.Status, Header: rec.Header.Clone(), Body: rec.Body, Replayed: true, RunID: rec.RunID}, nil
 	case rec.State == StateTaken:
 		s.metrics.count(outcomeNotKept)
 		return nil, ErrAnswerNotKept
@@ -253,23 +256,11 @@ func keep(status int, p Policy) bool {
 // complete keeps resp; the answer goes out even when the store fails. The store write
 // outlives a cancelled request: the work was done and its answer must be kept.
 func (s *Service) complete(ctx context.Context, req Request, claim ClaimParams, resp *Response) {
-	rec := &Record{
-		Scope:       req.Scope,
-		Key:         req.Key,
-		Fingerprint: claim.Fingerprint,
-		Method:      claim.Method,
-		Path:        claim.Path,
-		RunID:       runIDOf(resp.Body),
-		State:       StateDone,
-		Status:      resp.Status,
-		Header:      keptHeader(resp.Header),
-		Body:        resp.Body,
-		CreatedAt:   claim.Now,
-		ExpiresAt:   s.cfg.Now().Add(s.cfg.TTL),
+	if resp.RunID == "" {
+		resp.RunID = runIDOf(resp.Body)
 	}
-	if len(resp.Body) > s.cfg.MaxBody {
-		rec.State, rec.Header, rec.Body = StateTaken, nil, nil
-	}
+	rec := s.kept(req, claim, resp)
+	rec.ExpiresAt = s.cfg.Now().Add(s.cfg.TTL)
 	if err := s.store.Complete(context.WithoutCancel(ctx), rec); err != nil {
 		s.cfg.Logger.ErrorContext(ctx, "keeping idempotent answer failed",
 			"key", req.Key, "scope", req.Scope, "route", req.Method+" "+req.Path, "err", err)

@@ -1,18 +1,16 @@
 package mcpserver
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
-	"net/url"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/gorunner/gorunner/admission"
 	"github.com/gorunner/gorunner/auth"
 	"github.com/gorunner/gorunner/idempotency"
 	"github.com/gorunner/gorunner/runner"
@@ -84,78 +82,27 @@ func (s *Server) toolTimeout(t *tools.Tool) time.Duration {
 	return min(d, s.cfg.MaxToolTimeout)
 }
 
-// start admits the run. With a key it goes through the keyed-replay store as exactly the
-// REST request POST /api/workflows/{name}/run?environment=<env> with the input as body, so
-// a REST retry and an MCP call replay each other; a replay answers with the first run's
-// current state. The admission outlives a cancelled request: only the waiting stops.
+// start admits the run through the one admission path, with a key as exactly the REST
+// request POST /api/workflows/{name}/run?environment=<env> with the input as body, so a
+// REST retry and an MCP call replay each other; a replay answers with the first run's
+// current state, read by the run ID its key's record names. The admission outlives a
+// cancelled request: only the waiting stops.
 func (s *Server) start(ctx context.Context, p auth.Principal, env, name string, c *tools.Call) (*runner.Run, bool, error) {
-	var fresh *runner.Run
-	submit := func(ctx context.Context) (*idempotency.Response, error) {
-		res, err := s.deps.Engine.Submit(context.WithoutCancel(ctx), runner.SubmitParams{Workflow: name, Environment: env, Input: c.Input, StartedBy: p.ID})
-		if err != nil {
-			return nil, err
-		}
-		fresh = res.Run
-		return submittedResponse(res)
+	req := admission.Request{Workflow: name, Name: name, Environment: env, Input: c.Input, StartedBy: p.ID}
+	if c.HasKey {
+		req.Keyed, req.Key, req.Scope = true, c.Key, idempotency.PrincipalScope(p.ID)
 	}
-	if !c.HasKey {
-		_, err := submit(ctx)
-		return fresh, false, err
-	}
-	resp, err := s.deps.Idempotency.Do(ctx, idempotency.Request{
-		Scope:  idempotency.PrincipalScope(p.ID),
-		Key:    c.Key,
-		Method: http.MethodPost,
-		Path:   "/api/workflows/" + name + "/run",
-		Query:  url.Values{"environment": {env}},
-		Body:   c.Input,
-	}, submit)
-	if err != nil {
+	res, err := admission.Start(ctx, s.deps.Engine, s.deps.Idempotency, req)
+	switch {
+	case err != nil:
 		return nil, false, err
+	case res.Run != nil:
+		return res.Run, false, nil
+	case res.RunID == "":
+		return nil, false, fmt.Errorf("the kept answer (status %d) names no run", res.Status)
 	}
-	if !resp.Replayed && fresh != nil {
-		return fresh, false, nil
-	}
-	run, err := s.replayedRun(ctx, resp)
-	return run, resp.Replayed, err
-}
-
-// submittedBody is the REST answer to a run admission, as api writes it.
-type submittedBody struct {
-	Data      *runner.Run `json:"data"`
-	Reused    bool        `json:"reused,omitempty"`
-	Forwarded bool        `json:"forwarded,omitempty"`
-}
-
-// submittedResponse is the answer POST /api/workflows/{name}/run gives: 202 with the new
-// run, or 200 with the token owner's run marked reused or forwarded (SPEC §6), encoded as
-// api encodes it, so that the kept answer replays the same on either surface.
-func submittedResponse(res *runner.SubmitResult) (*idempotency.Response, error) {
-	status := http.StatusAccepted
-	if res.Reused || res.Forwarded {
-		status = http.StatusOK
-	}
-	var body bytes.Buffer
-	enc := json.NewEncoder(&body)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(submittedBody{Data: res.Run, Reused: res.Reused, Forwarded: res.Forwarded}); err != nil {
-		return nil, fmt.Errorf("encoding the run: %w", err)
-	}
-	header := http.Header{"Content-Type": {"application/json"}}
-	return &idempotency.Response{Status: status, Header: header, Body: body.Bytes()}, nil
-}
-
-// replayedRun reads the current state of the run a kept answer names.
-func (s *Server) replayedRun(ctx context.Context, resp *idempotency.Response) (*runner.Run, error) {
-	var body struct {
-		Data struct {
-			ID string `json:"id"`
-		} `json:"data"`
-	}
-	if err := json.Unmarshal(resp.Body, &body); err != nil || body.Data.ID == "" {
-		return nil, fmt.Errorf("the kept answer (status %d) names no run", resp.Status)
-	}
-	return s.deps.Engine.Get(ctx, body.Data.ID)
+	run, err := s.deps.Engine.Get(ctx, res.RunID)
+	return run, res.Replayed, err
 }
 
 // await waits up to d for run to stop running, reporting finished steps as progress when

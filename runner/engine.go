@@ -68,9 +68,11 @@ type Engine struct {
 
 	mu        sync.Mutex
 	held      map[string]context.CancelCauseFunc // runs this engine works, by ID
+	admitting map[string]bool                    // held runs whose admission is not yet written
 	awaiters  map[string]map[string]bool         // run ID → runs waiting for it to end
 	workers   sync.WaitGroup
 	stopLoops context.CancelFunc
+	workCtx   context.Context // what workers run under while started; nil when stopped
 	loopsDone sync.WaitGroup
 	stopBeat  context.CancelFunc
 	beatDone  chan struct{}
@@ -104,6 +106,7 @@ func New(store Store, workflows Workflows, creds Credentials, cfg *Config) (*Eng
 		metrics:   m,
 		poke:      make(chan struct{}, 1),
 		held:      map[string]context.CancelCauseFunc{},
+		admitting: map[string]bool{},
 		awaiters:  map[string]map[string]bool{},
 	}, nil
 }
@@ -118,6 +121,7 @@ func (e *Engine) Start(ctx context.Context) error {
 	loopCtx, stopLoops := context.WithCancel(ctx)
 	beatCtx, stopBeat := context.WithCancel(context.WithoutCancel(ctx))
 	e.stopLoops, e.stopBeat, e.beatDone = stopLoops, stopBeat, make(chan struct{})
+	e.workCtx = context.WithoutCancel(ctx)
 	e.loopsDone.Add(1)
 	go func() {
 		defer e.loopsDone.Done()
@@ -137,6 +141,7 @@ func (e *Engine) Start(ctx context.Context) error {
 func (e *Engine) Stop(ctx context.Context) error {
 	e.mu.Lock()
 	stopLoops, stopBeat := e.stopLoops, e.stopBeat
+	e.workCtx = nil // admissions stop starting runs here before the workers are awaited
 	e.mu.Unlock()
 	if stopLoops == nil {
 		return nil
@@ -248,21 +253,71 @@ func (e *Engine) freeSlots() int {
 // launch starts a worker on a claimed run. A run already worked here (claimed again because
 // the clock jumped past its lease) is left to its worker.
 func (e *Engine) launch(ctx context.Context, r *Run) {
-	runCtx, cancel := context.WithCancelCause(ctx)
 	e.mu.Lock()
-	if _, ok := e.held[r.ID]; ok {
-		e.mu.Unlock()
-		cancel(nil)
-		return
-	}
-	e.held[r.ID] = cancel
-	e.workers.Add(1)
+	runCtx, ok := e.holdLocked(ctx, r.ID)
 	e.mu.Unlock()
+	if ok {
+		e.start(runCtx, r)
+	}
+}
+
+// reserve takes a worker slot for a run about to be admitted with this engine's lease; ok
+// is false when the engine is stopped or every slot is taken (the run is then left to a
+// claim). A reservation ends in start, or in unreserve when the run was not written.
+func (e *Engine) reserve(runID string) (context.Context, bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.workCtx == nil || len(e.held) >= e.cfg.Concurrency {
+		return nil, false
+	}
+	runCtx, ok := e.holdLocked(e.workCtx, runID)
+	if ok {
+		e.admitting[runID] = true
+	}
+	return runCtx, ok
+}
+
+// admitted ends the reservation of a run whose admission was written: from now on its
+// lease is renewed.
+func (e *Engine) admitted(runID string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	delete(e.admitting, runID)
+}
+
+// unreserve gives back the slot of a reserved run that was not written.
+func (e *Engine) unreserve(runID string) {
+	e.mu.Lock()
+	cancel := e.held[runID]
+	delete(e.held, runID)
+	delete(e.admitting, runID)
+	e.mu.Unlock()
+	cancel(nil)
+	e.workers.Done()
+	e.pokeLocal()
+}
+
+// holdLocked counts runID as worked here, under a context its heartbeat or Stop can
+// interrupt; false when it already is. e.mu is held.
+func (e *Engine) holdLocked(ctx context.Context, runID string) (context.Context, bool) {
+	if _, ok := e.held[runID]; ok {
+		return nil, false
+	}
+	runCtx, cancel := context.WithCancelCause(ctx)
+	e.held[runID] = cancel
+	e.workers.Add(1)
+	return runCtx, true
+}
+
+// start works held run r on a goroutine of its own, then gives up its slot (and its lease,
+// unless the run keeps it).
+func (e *Engine) start(runCtx context.Context, r *Run) {
 	go func() {
 		defer e.workers.Done()
 		defer e.pokeLocal()
 		keep := e.work(runCtx, r)
 		e.mu.Lock()
+		cancel := e.held[r.ID]
 		delete(e.held, r.ID)
 		e.mu.Unlock()
 		cancel(nil)
@@ -300,7 +355,9 @@ func (e *Engine) renew(ctx context.Context) {
 	e.mu.Lock()
 	ids := make([]string, 0, len(e.held))
 	for id := range e.held {
-		ids = append(ids, id)
+		if !e.admitting[id] { // not written yet: the store would report its lease lost
+			ids = append(ids, id)
+		}
 	}
 	e.mu.Unlock()
 	if len(ids) == 0 {

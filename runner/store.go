@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/gorunner/gorunner/idempotency"
 )
 
 // Sentinel errors a Store returns so the engine and the API can branch with errors.Is.
@@ -223,10 +225,12 @@ type SaveOptions struct {
 // Store is what the runner needs from a backend. runner/runnertest is the conformance
 // suite every backend passes.
 type Store interface {
-	// CreateRun admits r durably, due at r.WakeAt. With a non-nil start claim the token is
-	// claimed in the same transaction: owned by another active run → *TokenConflictError and
-	// nothing is written.
-	CreateRun(ctx context.Context, r *Run, start *Hook) error
+	// CreateRun admits p.Run durably, due at its WakeAt, in one transaction or script with
+	// what p asks: the start token claim (owned by another active run →
+	// *TokenConflictError), the lease (Claims 1), the idempotency key and its kept answer.
+	// It reports the key as idempotency.Store.Claim does; without a key a write is Claimed.
+	// Any outcome but Claimed, or an error, means nothing was written.
+	CreateRun(ctx context.Context, p CreateRunParams) (idempotency.ClaimResult, error)
 	// GetRun returns a run with its steps.
 	GetRun(ctx context.Context, id string) (*Run, error)
 	// ListRuns lists runs newest first, paginated by an opaque cursor.

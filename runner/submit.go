@@ -41,30 +41,17 @@ type SubmitResult struct {
 // between a conflict and its reading.
 const maxStartTries = 3
 
-// Submit validates the input and admits a new run: its row, its first wake-up and its start
-// token claim commit together, then this engine's workers are poked. An invalid input is an
-// *InputError and nothing is written. A start-token conflict is answered per the
-// definition's onConflict (SPEC §6); under fail it is a *TokenConflictError.
+// Submit validates the input and admits a new run: its row, its first wake-up, its start
+// token claim and, when a worker slot is free, this engine's lease commit together, and the
+// run starts here at once (else a worker claims it). An invalid input is an *InputError and
+// nothing is written. A start-token conflict is answered per the definition's onConflict
+// (SPEC §6); under fail it is a *TokenConflictError.
 func (e *Engine) Submit(ctx context.Context, p SubmitParams) (*SubmitResult, error) {
-	env, err := environment(p.Environment)
+	a, err := e.Prepare(ctx, p)
 	if err != nil {
 		return nil, err
 	}
-	t, err := e.workflows.Resolve(ctx, p.Workflow, env)
-	if err != nil {
-		return nil, fmt.Errorf("resolving workflow %q: %w", p.Workflow, err)
-	}
-	c, err := e.defs.get(t.Definition)
-	if err != nil {
-		return nil, fmt.Errorf("workflow %q: %w", t.Name, err)
-	}
-	input, err := checkInput(c, p.Input)
-	if err != nil {
-		return nil, err
-	}
-	r := e.newRun(t, env, input)
-	r.RerunOf, r.StartedBy = p.RerunOf, p.StartedBy
-	return e.admit(ctx, c, r)
+	return e.Admit(ctx, a)
 }
 
 func environment(env string) (string, error) {
@@ -138,17 +125,21 @@ func stepID(runID, stepName string) string {
 // admit creates r, claiming its start token if the definition has one, and applies the
 // conflict policy when another run owns the token.
 func (e *Engine) admit(ctx context.Context, c *compiled, r *Run) (*SubmitResult, error) {
-	initSteps(r, c.def)
-	start, err := e.startHook(c, r)
+	a, err := e.prepared(c, r)
 	if err != nil {
 		return nil, err
 	}
+	return e.Admit(ctx, a)
+}
+
+// Admit commits a prepared run without an idempotency key and answers a start-token
+// conflict per the definition's onConflict (SPEC §6): the owner's run (reused or
+// forwarded), a retry after superseding, or under fail a *TokenConflictError.
+func (e *Engine) Admit(ctx context.Context, a *Admission) (*SubmitResult, error) {
 	for try := 1; ; try++ {
-		err := e.store.CreateRun(ctx, r, start)
+		_, err := e.Commit(ctx, a, nil)
 		if err == nil {
-			e.metrics.admitted(r)
-			e.wake()
-			return &SubmitResult{Run: r}, nil
+			return &SubmitResult{Run: a.Run}, nil
 		}
 		var conflict *TokenConflictError
 		if !errors.As(err, &conflict) {
@@ -157,7 +148,7 @@ func (e *Engine) admit(ctx context.Context, c *compiled, r *Run) (*SubmitResult,
 		if try > maxStartTries {
 			return nil, conflict
 		}
-		if res, err := e.startConflict(ctx, c.def.Start.OnConflict, r, conflict); res != nil || err != nil {
+		if res, err := e.startConflict(ctx, a.c.def.Start.OnConflict, a.Run, conflict); res != nil || err != nil {
 			return res, err
 		}
 	}

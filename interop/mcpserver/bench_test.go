@@ -179,6 +179,23 @@ func BenchmarkMCPReplay(b *testing.B) {
 	}
 }
 
+// BenchmarkMCPKeyedCall calls the 1-step workflow with a fresh idempotencyKey each time
+// (a new run admitted with its key and kept answer), beside the bare echo tool, over HTTP.
+// Run it with a fixed -benchtime (e.g. 300x): every call keeps a key, and a principal keeps
+// at most 10,000.
+func BenchmarkMCPKeyedCall(b *testing.B) {
+	var keys atomic.Int64
+	for _, sd := range []side{baselineSide(b), gorunnerSide(b)} {
+		for _, workers := range []int{1, 16} {
+			b.Run(fmt.Sprintf("%s/http_c%d", sd.name, workers), func(b *testing.B) {
+				concurrently(b, workers, func() error {
+					return callOnce(sd.http, sd.tool, map[string]any{"n": 1, "idempotencyKey": fmt.Sprintf("k-%d", keys.Add(1))})
+				})
+			})
+		}
+	}
+}
+
 // BenchmarkMCPToolsList pages through tools/list once per iteration: GoRunner with
 // scaleWorkflows published workflows beside a bare mcp-go server with as many echo tools.
 func BenchmarkMCPToolsList(b *testing.B) {

@@ -25,7 +25,7 @@ func BenchStepCommit(b *testing.B, newStore func(b *testing.B) runner.Store) {
 	setup := func(id string, n int) (runner.Store, *runner.Run) {
 		s := newStore(b)
 		r := withSteps(newRun(id, 0, 0), n, stepOutputSize)
-		require.NoError(b, s.CreateRun(ctx, r, nil))
+		require.NoError(b, Create(ctx, s, r, nil))
 		claimed, err := s.ClaimRuns(ctx, "bench", base, base.Add(time.Hour), 1)
 		require.NoError(b, err)
 		require.Len(b, claimed, 1)

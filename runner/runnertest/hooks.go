@@ -83,14 +83,14 @@ func testStartToken(t *testing.T, s runner.Store) {
 	start := func(env, id string) *runner.Hook { return hook(env, "order:7", id) }
 	first := newRun("first", 0, 0)
 	first.StartToken = "order:7"
-	require.NoError(t, s.CreateRun(ctx, first, start(runner.EnvProduction, "first")))
+	require.NoError(t, Create(ctx, s, first, start(runner.EnvProduction, "first")))
 	h, err := s.GetHook(ctx, runner.EnvProduction, "order:7")
 	require.NoError(t, err)
 	require.Equal(t, "first", h.RunID)
 
 	second := newRun("second", time.Second, 0)
 	second.StartToken = "order:7"
-	requireConflict(t, s.CreateRun(ctx, second, start(runner.EnvProduction, "second")),
+	requireConflict(t, Create(ctx, s, second, start(runner.EnvProduction, "second")),
 		runner.EnvProduction, "order:7", "first")
 	_, err = s.GetRun(ctx, "second")
 	require.ErrorIs(t, err, runner.ErrNotFound, "a conflicting start writes nothing")
@@ -100,13 +100,13 @@ func testStartToken(t *testing.T, s runner.Store) {
 
 	testRun := newRun("test-run", 0, 0)
 	testRun.Environment = runner.EnvTest
-	require.NoError(t, s.CreateRun(ctx, testRun, start(runner.EnvTest, "test-run")), "a test run never blocks production")
+	require.NoError(t, Create(ctx, s, testRun, start(runner.EnvTest, "test-run")), "a test run never blocks production")
 
 	require.Equal(t, []string{"first"}, claim(t, s, "A", 0, 1))
 	r := get(t, s, "first")
 	r.Status, r.FinishedAt = runner.StatusFailed, ptr(base.Add(time.Second))
 	require.NoError(t, s.SaveRun(ctx, "A", r, runner.SaveOptions{}))
-	require.NoError(t, s.CreateRun(ctx, second, start(runner.EnvProduction, "second")), "the token is free once the owner ended")
+	require.NoError(t, Create(ctx, s, second, start(runner.EnvProduction, "second")), "the token is free once the owner ended")
 }
 
 func testPayloads(t *testing.T, s runner.Store) {

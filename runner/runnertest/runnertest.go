@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/gorunner/gorunner/idempotency"
 	"github.com/gorunner/gorunner/runner"
 )
 
@@ -74,10 +75,20 @@ func newRun(id string, created, due time.Duration) *runner.Run {
 	return r
 }
 
+// Create admits r (claiming start when not nil) through CreateRun with neither a key nor a
+// lease, as a run submitted elsewhere; an outcome other than Claimed is an error.
+func Create(ctx context.Context, s runner.Store, r *runner.Run, start *runner.Hook) error {
+	res, err := s.CreateRun(ctx, runner.CreateRunParams{Run: r, Start: start})
+	if err == nil && res.Outcome != idempotency.Claimed {
+		err = fmt.Errorf("creating run %s: outcome %d", r.ID, res.Outcome)
+	}
+	return err
+}
+
 func create(t *testing.T, s runner.Store, runs ...*runner.Run) {
 	t.Helper()
 	for _, r := range runs {
-		require.NoError(t, s.CreateRun(context.Background(), r, nil))
+		require.NoError(t, Create(context.Background(), s, r, nil))
 	}
 }
 

@@ -113,7 +113,7 @@ func testCreateAndGet(t *testing.T, s runner.Store) {
 
 	_, err := s.GetRun(context.Background(), "nope")
 	require.ErrorIs(t, err, runner.ErrNotFound)
-	require.Error(t, s.CreateRun(context.Background(), newRun("bare", 0, -1), nil), "duplicate ID")
+	require.Error(t, Create(context.Background(), s, newRun("bare", 0, -1), nil), "duplicate ID")
 }
 
 func testList(t *testing.T, s runner.Store) {

@@ -56,21 +56,11 @@ func (s *Store) Claim(ctx context.Context, p idempotency.ClaimParams) (idempoten
 	if err != nil {
 		return idempotency.ClaimResult{}, fmt.Errorf("claiming key %q in %q: %w", p.Key, p.Scope, err)
 	}
-	out, _ := res.([]any)
-	switch outcome, _ := out[0].(string); outcome {
-	case "claimed":
-		return idempotency.ClaimResult{Outcome: idempotency.Claimed, Record: &idempotency.Record{
-			Scope: p.Scope, Key: p.Key, Fingerprint: p.Fingerprint, Method: p.Method, Path: p.Path,
-			State:     idempotency.StateInProgress,
-			CreatedAt: p.Now.UTC(), LockedUntil: locked.UTC(), ExpiresAt: expires.UTC(),
-		}}, nil
-	case "existing":
-		rec, err := decodeRecord(p.Scope, flatMap(out[1:]))
-		return idempotency.ClaimResult{Outcome: idempotency.Existing, Record: rec}, err
-	default:
-		oldest, err := parseTS(fmt.Sprint(out[1]))
-		return idempotency.ClaimResult{Outcome: idempotency.LimitReached, Oldest: oldest}, err
-	}
+	return claimResult(res, p, &idempotency.Record{
+		Scope: p.Scope, Key: p.Key, Fingerprint: p.Fingerprint, Method: p.Method, Path: p.Path,
+		State:     idempotency.StateInProgress,
+		CreatedAt: p.Now.UTC(), LockedUntil: locked.UTC(), ExpiresAt: expires.UTC(),
+	})
 }
 
 // Complete stores the answer of a key (State Done or Taken, ExpiresAt set). It writes the
@@ -79,22 +69,69 @@ func (s *Store) Complete(ctx context.Context, r *idempotency.Record) error {
 	if r.State != idempotency.StateDone && r.State != idempotency.StateTaken {
 		return fmt.Errorf("completing key %q in %q: state %q is not done or taken", r.Key, r.Scope, r.State)
 	}
+	fields, err := recordFields(r)
+	if err != nil {
+		return fmt.Errorf("completing key %q in %q: %w", r.Key, r.Scope, err)
+	}
+	args := append([]any{r.Key, score(r.ExpiresAt), keptTTL(r).Milliseconds(), score(r.CreatedAt), s.k.idemPrefix(r.Scope)}, fields...)
+	_, err = s.run(ctx, s.scripts.completeKey, nil, s.keyKeys(r.Scope, r.Key), args...)
+	return wrapErr(fmt.Sprintf("completing key %q in %q", r.Key, r.Scope), err)
+}
+
+// recordFields are the hash fields and values of a kept answer's record.
+func recordFields(r *idempotency.Record) ([]any, error) {
 	header := ""
 	if r.Header != nil {
 		b, err := json.Marshal(r.Header)
 		if err != nil {
-			return fmt.Errorf("completing key %q in %q: encoding header: %w", r.Key, r.Scope, err)
+			return nil, fmt.Errorf("encoding header: %w", err)
 		}
 		header = string(b)
 	}
-	ttl := max(r.ExpiresAt.Sub(r.CreatedAt), minKeyTTL)
-	_, err := s.run(ctx, s.scripts.completeKey, nil, s.keyKeys(r.Scope, r.Key),
-		r.Key, score(r.ExpiresAt), ttl.Milliseconds(), score(r.CreatedAt),
-		"key", r.Key, "fingerprint", r.Fingerprint, "method", r.Method, "path", r.Path, "run_id", r.RunID,
+	return []any{"key", r.Key, "fingerprint", r.Fingerprint, "method", r.Method, "path", r.Path, "run_id", r.RunID,
 		"state", string(r.State), "status", r.Status,
 		"header", header, "body", r.Body, "created_at", ts(r.CreatedAt), "locked_until", ts(time.Time{}),
-		"expires_at", ts(r.ExpiresAt))
-	return wrapErr(fmt.Sprintf("completing key %q in %q", r.Key, r.Scope), err)
+		"expires_at", ts(r.ExpiresAt)}, nil
+}
+
+// keptTTL is how long Redis holds a kept answer's record: its life, at least minKeyTTL.
+func keptTTL(r *idempotency.Record) time.Duration {
+	return max(r.ExpiresAt.Sub(r.CreatedAt), minKeyTTL)
+}
+
+// admitKeyArgs are create_run's arguments for a key admitted with its answer: their count,
+// then the arguments.
+func (s *Store) admitKeyArgs(kw *idempotency.KeyWrite) ([]any, error) {
+	if kw == nil {
+		return []any{0}, nil
+	}
+	p, r := kw.Claim, kw.Answer
+	fields, err := recordFields(r)
+	if err != nil {
+		return nil, err
+	}
+	args := append([]any{s.k.idemPrefix(p.Scope), ts(p.Now), score(p.Now), p.Key, p.Limit, boolArg(p.EvictOldest),
+		keptTTL(r).Milliseconds(), score(r.ExpiresAt), score(r.CreatedAt)}, fields...)
+	return append([]any{len(args)}, args...), nil
+}
+
+// claimResult reads a claim_key or create_run reply for the key p claims; rec is the
+// record written when the key was taken.
+func claimResult(reply any, p idempotency.ClaimParams, rec *idempotency.Record) (idempotency.ClaimResult, error) {
+	out, _ := reply.([]any)
+	if len(out) == 0 {
+		return idempotency.ClaimResult{}, fmt.Errorf("unexpected reply %v", reply)
+	}
+	switch outcome, _ := out[0].(string); outcome {
+	case "claimed":
+		return idempotency.ClaimResult{Outcome: idempotency.Claimed, Record: rec}, nil
+	case "existing":
+		rec, err := decodeRecord(p.Scope, flatMap(out[1:]))
+		return idempotency.ClaimResult{Outcome: idempotency.Existing, Record: rec}, err
+	default:
+		oldest, err := parseTS(fmt.Sprint(out[1]))
+		return idempotency.ClaimResult{Outcome: idempotency.LimitReached, Oldest: oldest}, err
+	}
 }
 
 // Release frees an in-progress key. A key already completed, or gone, is left as it is.

@@ -59,6 +59,11 @@ func TestRunnerStore(t *testing.T) {
 	runnertest.Run(t, func(t *testing.T) runner.Store { return fresh(t) })
 }
 
+func TestAdmission(t *testing.T) {
+	t.Parallel()
+	runnertest.RunAdmission(t, func(t *testing.T) runnertest.AdmissionStore { return fresh(t) })
+}
+
 func TestOAuthStore(t *testing.T) {
 	t.Parallel()
 	oauthtest.Run(t, func(t *testing.T) oauth.Store { return fresh(t) })
@@ -81,7 +86,7 @@ func TestLegacyStepsField(t *testing.T) {
 	r := &runner.Run{ID: "old", WorkflowID: "wf", Workflow: "wf", Environment: runner.EnvProduction,
 		Status: runner.StatusPending, Input: json.RawMessage(`{}`), CreatedAt: now, WakeAt: now,
 		Steps: []*runner.StepRecord{{ID: "a", Status: runner.StepPending}, {ID: "b", Status: runner.StepPending}}}
-	require.NoError(t, s.CreateRun(ctx, r, nil))
+	require.NoError(t, runnertest.Create(ctx, s, r, nil))
 
 	opts, err := redis.ParseURL(url)
 	require.NoError(t, err)

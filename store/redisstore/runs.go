@@ -10,6 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/gorunner/gorunner/idempotency"
 	"github.com/gorunner/gorunner/internal/limits"
 	"github.com/gorunner/gorunner/runner"
 	"github.com/gorunner/gorunner/store/storecodec"
@@ -25,8 +26,13 @@ var runnerErrs = map[string]error{
 // save must write every step record.
 var errAllSteps = errors.New("every step record must be written")
 
-// runFields is the hash of a new run.
-func runFields(r *runner.Run, st storecodec.RunState) []any {
+// runFields is the hash of a new run, leased to owner until leaseUntil when owner is set
+// (counted as one claim).
+func runFields(r *runner.Run, st storecodec.RunState, owner string, leaseUntil time.Time) []any {
+	claims := 0
+	if owner != "" {
+		claims = 1
+	}
 	f := []any{
 		"id", r.ID, "workflow_id", r.WorkflowID, "workflow", r.Workflow, "version", r.Version,
 		"environment", r.Environment, "status", string(r.Status), "input", []byte(r.Input),
@@ -34,8 +40,8 @@ func runFields(r *runner.Run, st storecodec.RunState) []any {
 		"rerun_of", r.RerunOf, "created_at", ts(r.CreatedAt), "started_at", tsPtr(r.StartedAt),
 		"finished_at", tsPtr(r.FinishedAt), "definition", []byte(r.Definition), "wake_at", ts(r.WakeAt),
 		"poke_at", ts(time.Time{}), "cancel_requested", boolArg(r.CancelRequested), "start_token", r.StartToken,
-		"parent_run_id", r.ParentRunID, "depth", r.Depth, "claims", 0, "started_by", r.StartedBy, "lease_owner", "",
-		"lease_until", ts(time.Time{}), "sort_key", sortKey(r.CreatedAt, r.ID),
+		"parent_run_id", r.ParentRunID, "depth", r.Depth, "claims", claims, "started_by", r.StartedBy, "lease_owner", owner,
+		"lease_until", ts(leaseUntil), "sort_key", sortKey(r.CreatedAt, r.ID),
 	}
 	return append(f, stepFields(st.Steps)...)
 }
@@ -100,31 +106,47 @@ func decodeRun(m map[string]string) (*runner.Run, error) {
 	return r, f.err
 }
 
-// CreateRun admits r, due at r.WakeAt, claiming the start token (if any) in the same
-// script; a token owned by another run → *runner.TokenConflictError, nothing written.
-func (s *Store) CreateRun(ctx context.Context, r *runner.Run, start *runner.Hook) error {
+// CreateRun admits p.Run, due at its WakeAt, in one script with its key (if any: a live
+// key or a full scope → that outcome, nothing written), its start token (owned by another
+// run → *runner.TokenConflictError, nothing written) and its lease (if any).
+func (s *Store) CreateRun(ctx context.Context, p runner.CreateRunParams) (idempotency.ClaimResult, error) {
+	r := p.Run
 	st, err := storecodec.EncodeRunState(r, nil)
 	if err != nil {
-		return fmt.Errorf("creating run %s: %w", r.ID, err)
+		return idempotency.ClaimResult{}, fmt.Errorf("creating run %s: %w", r.ID, err)
+	}
+	keyArgs, err := s.admitKeyArgs(p.Key)
+	if err != nil {
+		return idempotency.ClaimResult{}, fmt.Errorf("creating run %s: %w", r.ID, err)
 	}
 	k := s.k
-	sk := sortKey(r.CreatedAt, r.ID)
 	ks := []string{k.run(r.ID), k.runsCreated(), k.runsByWorkflow(r.WorkflowID), k.runsByStatus(string(r.Status)), k.runsDue()}
-	args := []any{r.ID, sk, ts(r.WakeAt), string(r.Status), "", "", ""}
+	var claim idempotency.ClaimParams
+	var rec *idempotency.Record
+	if p.Key != nil {
+		claim, rec = p.Key.Claim, p.Key.Answer
+		ks = append(ks, s.keyKeys(claim.Scope, claim.Key)...)
+	}
+	args := []any{r.ID, sortKey(r.CreatedAt, r.ID), "", "", ""}
 	var h runner.Hook
-	if start != nil {
-		h = *start
+	if p.Start != nil {
+		h = *p.Start
 		if h.RunID == "" {
 			h.RunID = r.ID
 		}
 		ks = append(ks, k.hook(h.Environment, h.Token), k.runHooks(h.RunID))
-		args = []any{r.ID, sk, ts(r.WakeAt), string(r.Status), h.RunID, ts(h.CreatedAt), hookMember(h.Environment, h.Token)}
+		args = []any{r.ID, sortKey(r.CreatedAt, r.ID), h.RunID, ts(h.CreatedAt), hookMember(h.Environment, h.Token)}
 	}
-	_, err = s.run(ctx, s.scripts.createRun, runnerErrs, ks, append(args, runFields(r, st)...)...)
+	args = append(append(args, keyArgs...), runFields(r, st, p.Owner, p.LeaseUntil)...)
+	res, err := s.run(ctx, s.scripts.createRun, runnerErrs, ks, args...)
 	if err != nil {
-		return fmt.Errorf("creating run %s: %w", r.ID, tokenConflict(err, &h))
+		return idempotency.ClaimResult{}, fmt.Errorf("creating run %s: %w", r.ID, tokenConflict(err, &h))
 	}
-	return nil
+	out, err := claimResult(res, claim, rec)
+	if err != nil {
+		return idempotency.ClaimResult{}, fmt.Errorf("creating run %s: %w", r.ID, err)
+	}
+	return out, nil
 }
 
 // GetRun returns a run with its steps; unknown → runner.ErrNotFound.

@@ -63,9 +63,45 @@ func (s *Store) Claim(ctx context.Context, p idempotency.ClaimParams) (idempoten
 }
 
 func claimKey(ctx context.Context, q querier, p idempotency.ClaimParams) (idempotency.ClaimResult, error) {
-	now := nanos(p.Now)
+	res, err := checkKey(ctx, q, p)
+	if err != nil || res.Outcome != idempotency.Claimed {
+		return res, err
+	}
+	rec := &idempotency.Record{
+		Scope:       p.Scope,
+		Key:         p.Key,
+		Fingerprint: p.Fingerprint,
+		Method:      p.Method,
+		Path:        p.Path,
+		State:       idempotency.StateInProgress,
+		CreatedAt:   p.Now.UTC(),
+		LockedUntil: p.Now.Add(p.LockTTL).UTC(),
+		ExpiresAt:   p.Now.Add(inProgressExpiry).UTC(),
+	}
+	if err := putRecord(ctx, q, rec); err != nil {
+		return idempotency.ClaimResult{}, err
+	}
+	return idempotency.ClaimResult{Outcome: idempotency.Claimed, Record: rec}, nil
+}
+
+// admitKey takes a free key with its answer already kept (an admission's one write): the
+// key is never in progress.
+func admitKey(ctx context.Context, q querier, kw *idempotency.KeyWrite) (idempotency.ClaimResult, error) {
+	res, err := checkKey(ctx, q, kw.Claim)
+	if err != nil || res.Outcome != idempotency.Claimed {
+		return res, err
+	}
+	if err := putRecord(ctx, q, kw.Answer); err != nil {
+		return idempotency.ClaimResult{}, err
+	}
+	return idempotency.ClaimResult{Outcome: idempotency.Claimed, Record: kw.Answer}, nil
+}
+
+// checkKey purges the scope's expired keys and reports a live key (Existing) or a full
+// scope (LimitReached); Claimed means the key may be taken, room made for it.
+func checkKey(ctx context.Context, q querier, p idempotency.ClaimParams) (idempotency.ClaimResult, error) {
 	if _, err := q.ExecContext(ctx, `DELETE FROM idempotency_keys WHERE scope = ? AND expires_at <= ?`,
-		p.Scope, now); err != nil {
+		p.Scope, nanos(p.Now)); err != nil {
 		return idempotency.ClaimResult{}, err
 	}
 	cur, err := scanRecord(q.QueryRowContext(ctx, `SELECT `+keyCols+` FROM idempotency_keys
@@ -82,28 +118,7 @@ func claimKey(ctx context.Context, q querier, p idempotency.ClaimParams) (idempo
 			return idempotency.ClaimResult{Outcome: idempotency.LimitReached, Oldest: oldest}, err
 		}
 	}
-	rec := &idempotency.Record{
-		Scope:       p.Scope,
-		Key:         p.Key,
-		Fingerprint: p.Fingerprint,
-		Method:      p.Method,
-		Path:        p.Path,
-		State:       idempotency.StateInProgress,
-		CreatedAt:   p.Now.UTC(),
-		LockedUntil: p.Now.Add(p.LockTTL).UTC(),
-		ExpiresAt:   p.Now.Add(inProgressExpiry).UTC(),
-	}
-	_, err = q.ExecContext(ctx, `INSERT INTO idempotency_keys (`+keyCols+`)
-		VALUES (?, ?, ?, ?, ?, '', ?, 0, NULL, NULL, ?, ?, ?)
-		ON CONFLICT (scope, key) DO UPDATE SET fingerprint = excluded.fingerprint, method = excluded.method,
-			path = excluded.path, run_id = '', state = excluded.state,
-			status = 0, header = NULL, body = NULL, created_at = excluded.created_at,
-			locked_until = excluded.locked_until, expires_at = excluded.expires_at`,
-		rec.Scope, rec.Key, rec.Fingerprint, rec.Method, rec.Path, rec.State, now, nanos(rec.LockedUntil), nanos(rec.ExpiresAt))
-	if err != nil {
-		return idempotency.ClaimResult{}, err
-	}
-	return idempotency.ClaimResult{Outcome: idempotency.Claimed, Record: rec}, nil
+	return idempotency.ClaimResult{Outcome: idempotency.Claimed}, nil
 }
 
 // abandoned reports whether r is an in-progress claim whose lock has run out.
@@ -138,26 +153,33 @@ func (s *Store) Complete(ctx context.Context, r *idempotency.Record) error {
 	if r.State != idempotency.StateDone && r.State != idempotency.StateTaken {
 		return fmt.Errorf("completing key %q in %q: state %q is not done or taken", r.Key, r.Scope, r.State)
 	}
-	var header []byte
-	if r.Header != nil {
-		var err error
-		if header, err = json.Marshal(r.Header); err != nil {
-			return fmt.Errorf("completing key %q in %q: encoding header: %w", r.Key, r.Scope, err)
-		}
-	}
 	return s.write(ctx, func(tx *sql.Tx) error {
-		_, err := s.in(tx).ExecContext(ctx, `INSERT INTO idempotency_keys (`+keyCols+`)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?)
-			ON CONFLICT (scope, key) DO UPDATE SET fingerprint = excluded.fingerprint, method = excluded.method,
-				path = excluded.path, run_id = excluded.run_id,
-				state = excluded.state, status = excluded.status, header = excluded.header,
-				body = excluded.body, locked_until = 0, expires_at = excluded.expires_at`,
-			r.Scope, r.Key, r.Fingerprint, r.Method, r.Path, r.RunID, r.State, r.Status, header, r.Body, nanos(r.CreatedAt), nanos(r.ExpiresAt))
-		if err != nil {
+		if err := putRecord(ctx, s.in(tx), r); err != nil {
 			return fmt.Errorf("completing key %q in %q: %w", r.Key, r.Scope, err)
 		}
 		return nil
 	})
+}
+
+// putRecord writes a key's record whole, over whatever the key held.
+func putRecord(ctx context.Context, q querier, r *idempotency.Record) error {
+	var header []byte
+	if r.Header != nil {
+		var err error
+		if header, err = json.Marshal(r.Header); err != nil {
+			return fmt.Errorf("encoding header: %w", err)
+		}
+	}
+	_, err := q.ExecContext(ctx, `INSERT INTO idempotency_keys (`+keyCols+`)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (scope, key) DO UPDATE SET fingerprint = excluded.fingerprint, method = excluded.method,
+			path = excluded.path, run_id = excluded.run_id,
+			state = excluded.state, status = excluded.status, header = excluded.header,
+			body = excluded.body, created_at = excluded.created_at,
+			locked_until = excluded.locked_until, expires_at = excluded.expires_at`,
+		r.Scope, r.Key, r.Fingerprint, r.Method, r.Path, r.RunID, r.State, r.Status, header, r.Body,
+		nanos(r.CreatedAt), nanos(r.LockedUntil), nanos(r.ExpiresAt))
+	return err
 }
 
 // Release frees an in-progress key. A key already completed, or gone, is left as it is.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/gorunner/gorunner/idempotency"
 	"github.com/gorunner/gorunner/internal/limits"
 	"github.com/gorunner/gorunner/runner"
 	"github.com/gorunner/gorunner/store/storecodec"
@@ -108,35 +109,57 @@ func writeSteps(ctx context.Context, q querier, id string, steps []storecodec.En
 	return nil
 }
 
-// CreateRun admits r, due at r.WakeAt, claiming the start token (if any) in the same
-// transaction; a token owned by another run → *runner.TokenConflictError, nothing written.
-func (s *Store) CreateRun(ctx context.Context, r *runner.Run, start *runner.Hook) error {
+// CreateRun admits p.Run, due at its WakeAt, in one write transaction with its key (if
+// any: a live key or a full scope → that outcome, nothing written), its start token (owned
+// by another run → *runner.TokenConflictError, nothing written) and its lease (if any).
+func (s *Store) CreateRun(ctx context.Context, p runner.CreateRunParams) (idempotency.ClaimResult, error) {
+	r := p.Run
 	st, err := storecodec.EncodeRunState(r, nil)
 	if err != nil {
-		return fmt.Errorf("creating run %s: %w", r.ID, err)
+		return idempotency.ClaimResult{}, fmt.Errorf("creating run %s: %w", r.ID, err)
 	}
-	return s.write(ctx, func(tx *sql.Tx) error {
-		_, err := s.in(tx).ExecContext(ctx, `INSERT INTO runs (`+runCols+`)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?)`,
-			r.ID, r.WorkflowID, r.Workflow, r.Version, r.Environment, r.Status, []byte(r.Input),
-			[]byte(r.Output), st.Error, st.WaitingOn, r.RerunOf, nanos(r.CreatedAt),
-			nanosPtr(r.StartedAt), nanosPtr(r.FinishedAt), []byte(r.Definition), nanos(r.WakeAt),
-			r.CancelRequested, r.StartToken, r.ParentRunID, r.Depth, r.StartedBy)
-		if err != nil {
-			return fmt.Errorf("creating run %s: %w", r.ID, err)
+	res := idempotency.ClaimResult{Outcome: idempotency.Claimed}
+	err = s.write(ctx, func(tx *sql.Tx) error {
+		if p.Key != nil {
+			if res, err = admitKey(ctx, s.in(tx), p.Key); err != nil || res.Outcome != idempotency.Claimed {
+				return err
+			}
 		}
-		if err := writeSteps(ctx, s.in(tx), r.ID, st.Steps); err != nil {
-			return fmt.Errorf("creating run %s: %w", r.ID, err)
+		if err := insertRun(ctx, s.in(tx), p, st); err != nil {
+			return err
 		}
-		if start == nil {
+		if p.Start == nil {
 			return nil
 		}
-		h := *start
+		h := *p.Start
 		if h.RunID == "" {
 			h.RunID = r.ID
 		}
 		return claimToken(ctx, s.in(tx), &h)
 	})
+	if err != nil {
+		return idempotency.ClaimResult{}, fmt.Errorf("creating run %s: %w", r.ID, err)
+	}
+	return res, nil
+}
+
+// insertRun writes a new run's row, leased to p.Owner when set, and its step records.
+func insertRun(ctx context.Context, q querier, p runner.CreateRunParams, st storecodec.RunState) error {
+	r, claims := p.Run, 0
+	if p.Owner != "" {
+		claims = 1
+	}
+	_, err := q.ExecContext(ctx, `INSERT INTO runs (`+runCols+`, lease_owner, lease_until)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		r.ID, r.WorkflowID, r.Workflow, r.Version, r.Environment, r.Status, []byte(r.Input),
+		[]byte(r.Output), st.Error, st.WaitingOn, r.RerunOf, nanos(r.CreatedAt),
+		nanosPtr(r.StartedAt), nanosPtr(r.FinishedAt), []byte(r.Definition), nanos(r.WakeAt),
+		r.CancelRequested, r.StartToken, r.ParentRunID, r.Depth, claims, r.StartedBy,
+		p.Owner, nanos(p.LeaseUntil))
+	if err != nil {
+		return err
+	}
+	return writeSteps(ctx, q, r.ID, st.Steps)
 }
 
 // GetRun returns a run with its steps; unknown → runner.ErrNotFound. It is one statement,

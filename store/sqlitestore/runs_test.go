@@ -36,7 +36,8 @@ func TestRunStepsInOneRead(t *testing.T) {
 			ctx := context.Background()
 			r := &runner.Run{ID: "r1", WorkflowID: "w", Workflow: "w", Environment: runner.EnvProduction,
 				Status: runner.StatusRunning, CreatedAt: time.Now()}
-			require.NoError(t, s.CreateRun(ctx, r, nil))
+			_, err := s.CreateRun(ctx, runner.CreateRunParams{Run: r})
+			require.NoError(t, err)
 			for _, i := range tt.indexes {
 				data := tt.data
 				if data == "" {

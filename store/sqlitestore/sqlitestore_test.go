@@ -56,6 +56,11 @@ func TestRunnerStore(t *testing.T) {
 	runnertest.Run(t, func(t *testing.T) runner.Store { return fresh(t) })
 }
 
+func TestAdmission(t *testing.T) {
+	t.Parallel()
+	runnertest.RunAdmission(t, func(t *testing.T) runnertest.AdmissionStore { return fresh(t) })
+}
+
 // TestTwoProcessesClaim opens one file twice, as two processes would, and has both claim
 // the same due runs at once: no run may be leased to both.
 func TestTwoProcessesClaim(t *testing.T) {
@@ -68,7 +73,7 @@ func TestTwoProcessesClaim(t *testing.T) {
 	for i := range runs {
 		r := &runner.Run{ID: fmt.Sprintf("run-%02d", i), WorkflowID: "wf", Workflow: "wf",
 			Environment: runner.EnvProduction, Status: runner.StatusPending, CreatedAt: now, WakeAt: now}
-		require.NoError(t, stores[i%2].CreateRun(ctx, r, nil))
+		require.NoError(t, runnertest.Create(ctx, stores[i%2], r, nil))
 	}
 
 	const workers = 4

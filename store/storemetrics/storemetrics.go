@@ -59,8 +59,8 @@ type timedRuns struct {
 
 var _ runner.Store = timedRuns{}
 
-func (r timedRuns) CreateRun(ctx context.Context, run *runner.Run, start *runner.Hook) error {
-	return timedErr(r.t, "create_run", func() error { return r.s.CreateRun(ctx, run, start) })
+func (r timedRuns) CreateRun(ctx context.Context, p runner.CreateRunParams) (idempotency.ClaimResult, error) {
+	return timed(r.t, "create_run", func() (idempotency.ClaimResult, error) { return r.s.CreateRun(ctx, p) })
 }
 
 func (r timedRuns) GetRun(ctx context.Context, id string) (*runner.Run, error) {

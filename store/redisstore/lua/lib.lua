@@ -80,3 +80,98 @@ local function claim_token(hookkey, runhooks, id, created, member)
   redis.call('SADD', runhooks, member)
   return nil
 end
+
+-- key_drop deletes a key's record and its index entries.
+local function key_drop(prefix, exps, locks, made, k)
+  redis.call('DEL', prefix .. k)
+  redis.call('ZREM', exps, k)
+  redis.call('ZREM', locks, k)
+  redis.call('ZREM', made, k)
+end
+
+-- key_check purges a scope's expired keys and reports how key stands, writing nothing
+-- else: the reply {'existing', field, value, …} for a live key, {'limit', oldest
+-- expires_at} for a full scope, or nil and the keys to evict (evict '1') before key may be
+-- taken. Keys are records under prefix; exps, locks and made index them by expiry, lock
+-- and creation.
+local function key_check(prefix, exps, locks, made, now, now_score, key, limit, evict)
+  -- Expired keys of the scope go first; a score only says "maybe", the record decides.
+  for _, k in ipairs(redis.call('ZRANGEBYSCORE', exps, '-inf', now_score, 'LIMIT', 0, 1000)) do
+    local e = redis.call('HGET', prefix .. k, 'expires_at')
+    if not e or e <= now then
+      key_drop(prefix, exps, locks, made, k)
+    end
+  end
+  local function abandoned(k)
+    local f = redis.call('HMGET', prefix .. k, 'state', 'locked_until')
+    return f[1] == 'in_progress' and f[2] <= now
+  end
+  local cur, flat = hash(prefix .. key)
+  if cur.state and cur.expires_at > now and not abandoned(key) then
+    local out = {'existing'}
+    for _, v in ipairs(flat) do
+      table.insert(out, v)
+    end
+    return out, {}
+  end
+  local victims = {}
+  if limit <= 0 then
+    return nil, victims
+  end
+  local dead, ndead = {}, 0
+  for _, k in ipairs(redis.call('ZRANGEBYSCORE', locks, '-inf', now_score)) do
+    if abandoned(k) then
+      dead[k] = true
+      ndead = ndead + 1
+    end
+  end
+  local live = redis.call('ZCARD', exps) - ndead
+  if live < limit then
+    return nil, victims
+  end
+  -- Walk the live keys, the first to expire first: refuse naming the oldest, or evict.
+  local n = 0
+  if evict == '1' then
+    n = live - limit + 1
+  end
+  -- The first ndead + max(n, 1) keys hold enough live ones.
+  for _, k in ipairs(redis.call('ZRANGE', exps, 0, ndead + math.max(n, 1) - 1)) do
+    if not dead[k] then
+      if n == 0 then
+        return {'limit', redis.call('HGET', prefix .. k, 'expires_at')}, victims
+      end
+      table.insert(victims, k)
+      if #victims == n then
+        break
+      end
+    end
+  end
+  return nil, victims
+end
+
+-- key_put writes a key's record (fields: field, value, …) over whatever it held, after
+-- evicting victims, and indexes it: by expiry and creation, and by lock while lock_score
+-- is set (an in-progress claim). ttl (ms) only collects garbage; the record's expiry rules.
+local function key_put(prefix, exps, locks, made, key, victims, ttl, exp_score, created_score, lock_score, fields)
+  for _, k in ipairs(victims) do
+    key_drop(prefix, exps, locks, made, k)
+  end
+  local rec = prefix .. key
+  redis.call('DEL', rec)
+  redis.call('HSET', rec, unpack(fields))
+  redis.call('PEXPIRE', rec, ttl)
+  redis.call('ZADD', exps, exp_score, key)
+  redis.call('ZADD', made, created_score, key)
+  local indexes = {exps, made}
+  if lock_score then
+    redis.call('ZADD', locks, lock_score, key)
+    table.insert(indexes, locks)
+  else
+    redis.call('ZREM', locks, key)
+  end
+  for _, k in ipairs(indexes) do
+    if redis.call('PTTL', k) < ttl then
+      redis.call('PEXPIRE', k, ttl)
+    end
+  end
+end

@@ -1,0 +1,185 @@
+// Package admission is the one path that starts a run, for every surface: REST (and the
+// CLI through it), webhooks and MCP tool calls. It takes the canonical request keyed replay
+// fingerprints (SPEC §4 rule 11) and, with an idempotency key, commits the key, the run, its
+// first wake-up, its start-token claim, this engine's lease and the kept answer in one
+// store write (idempotency.Service.Admit over runner.Engine.Commit). A crash leaves either
+// none of them or all of them; a replay reads only the kept answer (and the caller the run
+// its record names).
+package admission
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+
+	"github.com/gorunner/gorunner/idempotency"
+	"github.com/gorunner/gorunner/runner"
+)
+
+// Request is one request to start a run.
+type Request struct {
+	// Workflow is the workflow's ID or name as the caller gave it.
+	Workflow string
+	// Name is the workflow's name: keyed replay fingerprints the request as
+	// POST RunPath(Name)?environment=<Environment>, whichever way the caller named it.
+	Name string
+	// Environment is runner.EnvProduction or runner.EnvTest ("" = production).
+	Environment string
+	// Input is the run input as sent; empty means {}.
+	Input json.RawMessage
+	// StartedBy is the ID of the principal starting the run; empty for a webhook.
+	StartedBy string
+
+	// Keyed says the request carries an idempotency key: Key (1 to 255 characters, else
+	// idempotency.ErrInvalidKey).
+	Keyed bool
+	Key   string
+	// Scope is whose the key is (idempotency.PrincipalScope or WorkflowScope).
+	Scope string
+	// Policy varies the key rules per surface (webhooks keep failures, evict the oldest).
+	Policy idempotency.Policy
+	// Failed renders an error as the answer Policy.KeepFailures keeps (the surface's error
+	// envelope); nil when failures are not kept.
+	Failed func(error) *idempotency.Response
+}
+
+// RunPath is the canonical path of a run request: the workflow by name. MCP tool calls are
+// fingerprinted as this path, so a REST retry by ID or by name replays an MCP call.
+func RunPath(workflowName string) string { return "/api/workflows/" + workflowName + "/run" }
+
+// Result is Start's answer.
+type Result struct {
+	// Response is the answer POST /api/workflows/{id}/run gives (202 with the new run, or
+	// 200 with the owner of its start token, SPEC §6) with RunID set; with a live key, a
+	// replay of the kept answer (Replayed set).
+	*idempotency.Response
+	// Run is the run as this call admitted (or reused) it; nil for a replay, whose run the
+	// caller reads by RunID if it needs it.
+	Run *runner.Run
+}
+
+// Start admits the run req asks for. With a key that is live it answers as
+// idempotency.Service.Admit does (a replay or an idempotency error). The admission
+// outlives a cancelled request once it writes.
+func Start(ctx context.Context, eng *runner.Engine, keys *idempotency.Service, req Request) (*Result, error) {
+	if len(bytes.TrimSpace(req.Input)) == 0 {
+		req.Input = json.RawMessage(`{}`)
+	}
+	p := runner.SubmitParams{Workflow: req.Workflow, Environment: req.Environment, Input: req.Input, StartedBy: req.StartedBy}
+	var prepared *runner.Admission
+	var admitted *runner.Run // the run this call admitted or reused, whichever path wrote it
+	fallback := func(ctx context.Context) (*idempotency.Response, error) {
+		res, err := submit(ctx, eng, p, prepared)
+		if err != nil && req.Failed != nil {
+			return req.Failed(err), nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		admitted = res.Run
+		return Answer(res)
+	}
+	if !req.Keyed {
+		resp, err := fallback(ctx)
+		return result(resp, admitted, err)
+	}
+	resp, err := keys.Admit(ctx, keyedRequest(req), idempotency.Admission{
+		Prepare: func(ctx context.Context) (*idempotency.Prepared, error) {
+			a, err := eng.Prepare(ctx, p)
+			if err != nil {
+				return nil, err
+			}
+			prepared, admitted = a, a.Run
+			return preparedAnswer(eng, a)
+		},
+		Fallback: fallback,
+	})
+	return result(resp, admitted, err)
+}
+
+// result pairs an answer with the run this call admitted, unless the answer is a replay or
+// names another run (the key was taken by another request meanwhile).
+func result(resp *idempotency.Response, admitted *runner.Run, err error) (*Result, error) {
+	if err != nil {
+		return nil, err
+	}
+	if resp.Replayed || admitted == nil || admitted.ID != resp.RunID {
+		admitted = nil
+	}
+	return &Result{Response: resp, Run: admitted}, nil
+}
+
+// keyedRequest is req as keyed replay sees it: the canonical REST request.
+func keyedRequest(req Request) idempotency.Request {
+	env := req.Environment
+	if env == "" {
+		env = runner.EnvProduction
+	}
+	return idempotency.Request{
+		Scope:  req.Scope,
+		Key:    req.Key,
+		Method: http.MethodPost,
+		Path:   RunPath(req.Name),
+		Query:  url.Values{"environment": {env}},
+		Body:   req.Input,
+		Policy: req.Policy,
+	}
+}
+
+// preparedAnswer is a prepared run's answer and its one write. A start token owned by
+// another run cannot be answered in that write (the answer is then the owner's run):
+// idempotency.ErrSplit sends the request down the claim → submit → complete path.
+func preparedAnswer(eng *runner.Engine, a *runner.Admission) (*idempotency.Prepared, error) {
+	answer, err := Answer(&runner.SubmitResult{Run: a.Run})
+	if err != nil {
+		return nil, err
+	}
+	write := func(ctx context.Context, key *idempotency.KeyWrite) (idempotency.ClaimResult, error) {
+		res, err := eng.Commit(ctx, a, key)
+		var conflict *runner.TokenConflictError
+		if errors.As(err, &conflict) {
+			return res, idempotency.ErrSplit
+		}
+		return res, err
+	}
+	return &idempotency.Prepared{Answer: answer, Write: write}, nil
+}
+
+// submit admits without the key's one write: the run a's Prepare built when there is one
+// (so nothing is resolved or validated twice), else a new one from p.
+func submit(ctx context.Context, eng *runner.Engine, p runner.SubmitParams, a *runner.Admission) (*runner.SubmitResult, error) {
+	ctx = context.WithoutCancel(ctx)
+	if a != nil {
+		return eng.Admit(ctx, a)
+	}
+	return eng.Submit(ctx, p)
+}
+
+// body is the REST answer to a run admission.
+type body struct {
+	Data      *runner.Run `json:"data"`
+	Reused    bool        `json:"reused,omitempty"`
+	Forwarded bool        `json:"forwarded,omitempty"`
+}
+
+// Answer is the REST answer to an admission: 202 with the new run, or 200 with the token
+// owner's run marked reused or forwarded (SPEC §6), encoded once here for every surface, so
+// that a kept answer replays the same on any of them.
+func Answer(res *runner.SubmitResult) (*idempotency.Response, error) {
+	status := http.StatusAccepted
+	if res.Reused || res.Forwarded {
+		status = http.StatusOK
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(body{Data: res.Run, Reused: res.Reused, Forwarded: res.Forwarded}); err != nil {
+		return nil, fmt.Errorf("encoding the run: %w", err)
+	}
+	header := http.Header{"Content-Type": {"application/json"}}
+	return &idempotency.Response{Status: status, Header: header, Body: buf.Bytes(), RunID: res.Run.ID}, nil
+}

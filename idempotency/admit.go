@@ -1,0 +1,140 @@
+package idempotency
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+	"unicode/utf8"
+)
+
+// ErrSplit, returned by a Prepared's Write, says the work cannot be committed in one write
+// with its key (an atomic-start token owned by another run, answered with that run): Admit
+// then answers the request through Do, claim → Fallback → complete.
+var ErrSplit = errors.New("idempotency: the request cannot be admitted in one write")
+
+// KeyWrite is a key's claim and the answer to keep under it, for a caller's store to commit
+// in the same write as the work the request does (SPEC §4, ARCHITECTURE "admission is one
+// transaction"). The store checks the key as Claim does; when it is free, it writes Answer
+// (State Done or Taken) instead of an in-progress claim, so the key is never in progress.
+type KeyWrite struct {
+	Claim  ClaimParams
+	Answer *Record
+}
+
+// Prepared is a request's work built in memory and not yet written: the answer a new
+// admission gives (with the RunID it names) and the one write that commits both.
+type Prepared struct {
+	// Answer is what the request answers when Write commits.
+	Answer *Response
+	// Write commits the work, and key when not nil, in one store write. It reports the key
+	// as Claim does: Claimed when everything was written; Existing or LimitReached when the
+	// key is live or its scope full, and then nothing was written. ErrSplit: see there.
+	Write func(ctx context.Context, key *KeyWrite) (ClaimResult, error)
+}
+
+// Admission is one request that does its work in a single store write with its key.
+type Admission struct {
+	// Prepare checks the request and builds its work without writing. Its error is the
+	// request's answer and nothing is written (under Policy.KeepFailures the failure is
+	// kept through Do and Fallback).
+	Prepare func(ctx context.Context) (*Prepared, error)
+	// Fallback does the request the way Do's fn does, for what cannot be one write (see
+	// ErrSplit and Prepare), for a retry of a request still in progress on Do's path, and
+	// without the key when the store cannot be reached (SPEC §4 rule 9).
+	Fallback func(ctx context.Context) (*Response, error)
+}
+
+// Admit does req as one write: a new key, the work and the kept answer commit together,
+// so that a crash leaves either nothing or all three. A live key answers as Do does
+// (replay, ErrKeyMismatch, ErrAnswerNotKept), a full scope with a *LimitError, and a key
+// still in progress on Do's path is awaited through Do. A replay reads only the key.
+func (s *Service) Admit(ctx context.Context, req Request, a Admission) (*Response, error) {
+	if n := utf8.RuneCountInString(req.Key); n < 1 || n > MaxKeyLength {
+		s.metrics.count(outcomeInvalid)
+		return nil, ErrInvalidKey
+	}
+	fp := Fingerprint(req.Method, req.Path, req.Query, req.Body)
+	claim := s.claimParams(req, fp)
+	rec, err := s.store.Get(ctx, req.Scope, req.Key, claim.Now)
+	switch {
+	case errors.Is(err, ErrNotFound):
+	case err != nil:
+		return s.passThrough(ctx, req, err, a.Fallback)
+	case !abandoned(rec, claim.Now):
+		return s.existing(ctx, req, rec, fp, a)
+	}
+	prep, err := a.Prepare(ctx)
+	if err != nil {
+		if req.Policy.KeepFailures {
+			return s.Do(ctx, req, a.Fallback)
+		}
+		return nil, err
+	}
+	return s.commit(ctx, req, claim, prep, a)
+}
+
+// commit makes prep's one write with the key and answers from what the store reports.
+func (s *Service) commit(ctx context.Context, req Request, claim ClaimParams, prep *Prepared, a Admission) (*Response, error) {
+	var key *KeyWrite
+	if keep(prep.Answer.Status, req.Policy) {
+		key = &KeyWrite{Claim: claim, Answer: s.kept(req, claim, prep.Answer)}
+	}
+	// The write outlives a cancelled request, as Do's complete does: it is the admission.
+	res, err := prep.Write(context.WithoutCancel(ctx), key)
+	switch {
+	case errors.Is(err, ErrSplit):
+		return s.Do(ctx, req, a.Fallback)
+	case err != nil:
+		return nil, err
+	}
+	switch res.Outcome {
+	case Claimed:
+		s.metrics.count(outcomeNew)
+		return prep.Answer, nil
+	case LimitReached:
+		s.metrics.count(outcomeCap)
+		return nil, newLimitError(claim.Now, res.Oldest)
+	case Existing:
+		return s.existing(ctx, req, res.Record, claim.Fingerprint, a)
+	}
+	return nil, fmt.Errorf("admitting with idempotency key: unknown outcome %d", res.Outcome)
+}
+
+// existing answers from a live record: a retry of a request still in progress on Do's
+// path waits through Do; anything else is answered at once.
+func (s *Service) existing(ctx context.Context, req Request, rec *Record, fp string, a Admission) (*Response, error) {
+	if rec.State == StateInProgress && rec.Fingerprint == fp {
+		return s.Do(ctx, req, a.Fallback)
+	}
+	return s.answer(rec, fp)
+}
+
+// kept is the record an answer is kept as: the whole answer, or only that the key is taken
+// when the body is over MaxBody (SPEC §4 rule 8).
+func (s *Service) kept(req Request, claim ClaimParams, resp *Response) *Record {
+	rec := &Record{
+		Scope:       req.Scope,
+		Key:         req.Key,
+		Fingerprint: claim.Fingerprint,
+		Method:      claim.Method,
+		Path:        claim.Path,
+		RunID:       resp.RunID,
+		State:       StateDone,
+		Status:      resp.Status,
+		Header:      keptHeader(resp.Header),
+		Body:        resp.Body,
+		CreatedAt:   claim.Now,
+		ExpiresAt:   claim.Now.Add(s.cfg.TTL),
+	}
+	if len(resp.Body) > s.cfg.MaxBody {
+		rec.State, rec.Header, rec.Body = StateTaken, nil, nil
+	}
+	return rec
+}
+
+// abandoned reports whether r is an in-progress claim whose lock has run out: the key may
+// be taken over.
+func abandoned(r *Record, now time.Time) bool {
+	return r.State == StateInProgress && !r.LockedUntil.After(now)
+}

@@ -1,0 +1,122 @@
+package main_test
+
+import (
+	"database/sql"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	_ "modernc.org/sqlite"
+)
+
+// crashRounds is how many times TestAdmissionCrash kills the server mid-admissions, each
+// time after a different number of answered admissions, so the kill lands at many points
+// of the admission write while four clients keep admitting.
+const crashRounds = 6
+
+// TestAdmissionCrash SIGKILLs the real binary while clients send keyed run requests, over
+// and over on one data directory, then reads the store: every key is either free with no
+// run, or done with its kept answer naming a run that exists, never in progress; every run
+// is named by exactly one key; and every 202 a client got is kept under its key.
+func TestAdmissionCrash(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	s := startServe(t, dir)
+	token := s.adminToken(t)
+	publish(t, s, token, `{"name": "admit", "input": {"type": "object"}, "steps": [{"id": "one", "set": 1}]}`)
+
+	acked := map[string]string{} // key → run ID of a 202 the client got
+	var mu sync.Mutex
+	answered := func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(acked)
+	}
+	for round := range crashRounds {
+		if round > 0 {
+			s = startServe(t, dir)
+		}
+		stop := make(chan struct{})
+		var wg sync.WaitGroup
+		for g := range 4 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for n := 0; ; n++ {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					key := fmt.Sprintf("r%d-g%d-%d", round, g, n)
+					status, runID, err := submit(s, token, "admit", key, `{}`)
+					if err != nil {
+						return // the server died under this request
+					}
+					if status == 202 && runID != "" {
+						mu.Lock()
+						acked[key] = runID
+						mu.Unlock()
+					}
+				}
+			}()
+		}
+		killAt := answered() + 1 + 3*round
+		require.Eventually(t, func() bool { return answered() >= killAt }, time.Minute, time.Millisecond)
+		require.NoError(t, s.cmd.Process.Kill())
+		_ = s.cmd.Wait()
+		close(stop)
+		wg.Wait()
+	}
+
+	keys, runs := admissionState(t, filepath.Join(dir, "gorunner.db"))
+	require.NotEmpty(t, acked, "some admissions were answered before the kills")
+	named := map[string]string{}
+	for key, k := range keys {
+		require.Equal(t, "done", k.state, "key %s: a key is never left in progress", key)
+		require.True(t, runs[k.runID], "key %s names run %q, which must exist", key, k.runID)
+		require.Empty(t, named[k.runID], "run %s is named by keys %s and %s", k.runID, named[k.runID], key)
+		named[k.runID] = key
+	}
+	for id := range runs {
+		require.NotEmpty(t, named[id], "run %s has no key: a run is never admitted without its key", id)
+	}
+	for key, runID := range acked {
+		require.Equal(t, runID, keys[key].runID, "key %s was answered 202; its answer is kept", key)
+	}
+	t.Logf("%d runs admitted, %d answered before a kill", len(runs), len(acked))
+}
+
+// keyState is a key as the store holds it.
+type keyState struct{ state, runID string }
+
+// admissionState reads every key and run ID from a SQLite store no process serves.
+func admissionState(t *testing.T, path string) (map[string]keyState, map[string]bool) {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+path)
+	require.NoError(t, err)
+	defer db.Close()
+	keys := map[string]keyState{}
+	rows, err := db.Query(`SELECT key, state, run_id FROM idempotency_keys`)
+	require.NoError(t, err)
+	for rows.Next() {
+		var key string
+		var k keyState
+		require.NoError(t, rows.Scan(&key, &k.state, &k.runID))
+		keys[key] = k
+	}
+	require.NoError(t, rows.Err())
+	runs := map[string]bool{}
+	rows, err = db.Query(`SELECT id FROM runs`)
+	require.NoError(t, err)
+	for rows.Next() {
+		var id string
+		require.NoError(t, rows.Scan(&id))
+		runs[id] = true
+	}
+	require.NoError(t, rows.Err())
+	return keys, runs
+}

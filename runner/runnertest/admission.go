@@ -1,0 +1,209 @@
+package runnertest
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gorunner/gorunner/idempotency"
+	"github.com/gorunner/gorunner/runner"
+)
+
+// AdmissionStore is a backend that keeps runs and idempotency keys together, so that
+// CreateRun can commit a key and its kept answer with the run.
+type AdmissionStore interface {
+	runner.Store
+	idempotency.Store
+}
+
+// RunAdmission runs the atomic-admission suite: CreateRun with a key writes the run and
+// the key's answer together, or (key live, scope full, token owned) nothing at all.
+// newStore must return a fresh, empty, isolated store on each call.
+func RunAdmission(t *testing.T, newStore func(t *testing.T) AdmissionStore) {
+	tests := []struct {
+		name string
+		fn   func(t *testing.T, s AdmissionStore)
+	}{
+		{"KeyFree", testAdmitKeyFree},
+		{"KeyLive", testAdmitKeyLive},
+		{"KeyInProgress", testAdmitKeyInProgress},
+		{"Limit", testAdmitLimit},
+		{"EvictOldest", testAdmitEvictOldest},
+		{"TokenConflict", testAdmitTokenConflict},
+		{"Race", testAdmitRace},
+		{"Lease", testAdmitLease},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			tc.fn(t, newStore(t))
+		})
+	}
+}
+
+const admitScope = "p:admitter"
+
+// keyWrite is key's claim at now with a kept answer naming runID.
+func keyWrite(key, runID string, now time.Time, limit int, evict bool) *idempotency.KeyWrite {
+	claim := idempotency.ClaimParams{
+		Scope: admitScope, Key: key, Fingerprint: "fp-" + key, Method: http.MethodPost,
+		Path: "/api/workflows/orders/run", Now: now, LockTTL: time.Minute, Limit: limit, EvictOldest: evict,
+	}
+	return &idempotency.KeyWrite{Claim: claim, Answer: &idempotency.Record{
+		Scope: admitScope, Key: key, Fingerprint: claim.Fingerprint, Method: claim.Method, Path: claim.Path,
+		RunID: runID, State: idempotency.StateDone, Status: http.StatusAccepted,
+		Header: http.Header{"Content-Type": {"application/json"}},
+		Body:   []byte(`{"data":{"id":"` + runID + `"}}`), CreatedAt: now, ExpiresAt: now.Add(24 * time.Hour),
+	}}
+}
+
+func admit(t *testing.T, s AdmissionStore, p runner.CreateRunParams) idempotency.ClaimResult {
+	t.Helper()
+	res, err := s.CreateRun(context.Background(), p)
+	require.NoError(t, err)
+	return res
+}
+
+// requireNoRun checks that run id was not written.
+func requireNoRun(t *testing.T, s AdmissionStore, id string) {
+	t.Helper()
+	_, err := s.GetRun(context.Background(), id)
+	require.ErrorIs(t, err, runner.ErrNotFound, "run %s must not be written", id)
+}
+
+// requireKept checks that key is done, keeping the answer that names runID.
+func requireKept(t *testing.T, s AdmissionStore, key, runID string, now time.Time) {
+	t.Helper()
+	rec, err := s.Get(context.Background(), admitScope, key, now)
+	require.NoError(t, err)
+	require.Equal(t, idempotency.StateDone, rec.State)
+	require.Equal(t, runID, rec.RunID)
+	require.Equal(t, http.StatusAccepted, rec.Status)
+	require.JSONEq(t, `{"data":{"id":"`+runID+`"}}`, string(rec.Body))
+	require.Equal(t, "application/json", rec.Header.Get("Content-Type"))
+}
+
+func testAdmitKeyFree(t *testing.T, s AdmissionStore) {
+	res := admit(t, s, runner.CreateRunParams{Run: newRun("r1", 0, 0), Key: keyWrite("k", "r1", base, 10, false)})
+	require.Equal(t, idempotency.Claimed, res.Outcome)
+	requireRun(t, newRun("r1", 0, 0), get(t, s, "r1"))
+	requireKept(t, s, "k", "r1", base.Add(time.Second))
+	require.Equal(t, []string{"r1"}, claim(t, s, "A", time.Second, 10), "an admitted run is due as any other")
+}
+
+func testAdmitKeyLive(t *testing.T, s AdmissionStore) {
+	admit(t, s, runner.CreateRunParams{Run: newRun("r1", 0, 0), Key: keyWrite("k", "r1", base, 10, false)})
+	res := admit(t, s, runner.CreateRunParams{Run: newRun("r2", 0, 0), Key: keyWrite("k", "r2", base.Add(time.Second), 10, false)})
+	require.Equal(t, idempotency.Existing, res.Outcome)
+	require.Equal(t, "r1", res.Record.RunID, "the live key reports its record")
+	require.Equal(t, idempotency.StateDone, res.Record.State)
+	requireNoRun(t, s, "r2")
+	requireKept(t, s, "k", "r1", base.Add(2*time.Second))
+}
+
+func testAdmitKeyInProgress(t *testing.T, s AdmissionStore) {
+	c, err := s.Claim(context.Background(), keyWrite("k", "", base, 10, false).Claim)
+	require.NoError(t, err)
+	require.Equal(t, idempotency.Claimed, c.Outcome)
+	res := admit(t, s, runner.CreateRunParams{Run: newRun("r1", 0, 0), Key: keyWrite("k", "r1", base.Add(time.Second), 10, false)})
+	require.Equal(t, idempotency.Existing, res.Outcome)
+	require.Equal(t, idempotency.StateInProgress, res.Record.State)
+	requireNoRun(t, s, "r1")
+
+	later := base.Add(2 * time.Minute) // past the claim's LockTTL: abandoned, taken over
+	res = admit(t, s, runner.CreateRunParams{Run: newRun("r2", 0, 0), Key: keyWrite("k", "r2", later, 10, false)})
+	require.Equal(t, idempotency.Claimed, res.Outcome)
+	requireKept(t, s, "k", "r2", later)
+}
+
+func testAdmitLimit(t *testing.T, s AdmissionStore) {
+	admit(t, s, runner.CreateRunParams{Run: newRun("r1", 0, 0), Key: keyWrite("k1", "r1", base, 1, false)})
+	res := admit(t, s, runner.CreateRunParams{Run: newRun("r2", 0, 0), Key: keyWrite("k2", "r2", base.Add(time.Second), 1, false)})
+	require.Equal(t, idempotency.LimitReached, res.Outcome)
+	require.True(t, base.Add(24*time.Hour).Equal(res.Oldest), "when the oldest key expires: %v", res.Oldest)
+	requireNoRun(t, s, "r2")
+	_, err := s.Get(context.Background(), admitScope, "k2", base.Add(time.Second))
+	require.ErrorIs(t, err, idempotency.ErrNotFound)
+	requireKept(t, s, "k1", "r1", base.Add(time.Second))
+}
+
+func testAdmitEvictOldest(t *testing.T, s AdmissionStore) {
+	admit(t, s, runner.CreateRunParams{Run: newRun("r1", 0, 0), Key: keyWrite("k1", "r1", base, 1, true)})
+	res := admit(t, s, runner.CreateRunParams{Run: newRun("r2", 0, 0), Key: keyWrite("k2", "r2", base.Add(time.Second), 1, true)})
+	require.Equal(t, idempotency.Claimed, res.Outcome)
+	_, err := s.Get(context.Background(), admitScope, "k1", base.Add(time.Second))
+	require.ErrorIs(t, err, idempotency.ErrNotFound, "the oldest key is evicted")
+	requireKept(t, s, "k2", "r2", base.Add(time.Second))
+}
+
+// testAdmitTokenConflict: a key that is free but a start token owned by another run →
+// the conflict, and nothing written: no run, the key still free, no key evicted for it.
+func testAdmitTokenConflict(t *testing.T, s AdmissionStore) {
+	ctx := context.Background()
+	owner, second := newRun("owner", 0, 0), newRun("second", 0, 0)
+	owner.StartToken, second.StartToken = "order-1", "order-1"
+	admit(t, s, runner.CreateRunParams{Run: owner, Start: hook(runner.EnvProduction, "order-1", "owner"), Key: keyWrite("k1", "owner", base, 1, true)})
+	_, err := s.CreateRun(ctx, runner.CreateRunParams{Run: second, Start: hook(runner.EnvProduction, "order-1", "second"),
+		Key: keyWrite("k2", "second", base.Add(time.Second), 1, true)})
+	requireConflict(t, err, runner.EnvProduction, "order-1", "owner")
+	requireNoRun(t, s, "second")
+	_, err = s.Get(ctx, admitScope, "k2", base.Add(time.Second))
+	require.ErrorIs(t, err, idempotency.ErrNotFound)
+	requireKept(t, s, "k1", "owner", base.Add(time.Second))
+}
+
+func testAdmitRace(t *testing.T, s AdmissionStore) {
+	const n = 8
+	results := make([]idempotency.ClaimResult, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			id := fmt.Sprintf("r%d", i)
+			res, err := s.CreateRun(context.Background(), runner.CreateRunParams{Run: newRun(id, 0, 0), Key: keyWrite("k", id, base, 10, false)})
+			require.NoError(t, err)
+			results[i] = res
+		}()
+	}
+	wg.Wait()
+	var winner string
+	for i, res := range results {
+		if res.Outcome == idempotency.Claimed {
+			require.Empty(t, winner, "exactly one admission wins")
+			winner = fmt.Sprintf("r%d", i)
+		}
+	}
+	require.NotEmpty(t, winner)
+	for i, res := range results {
+		id := fmt.Sprintf("r%d", i)
+		if id == winner {
+			continue
+		}
+		require.Equal(t, idempotency.Existing, res.Outcome)
+		require.Equal(t, winner, res.Record.RunID)
+		requireNoRun(t, s, id)
+	}
+	requireKept(t, s, "k", winner, base)
+}
+
+// testAdmitLease: a run admitted with its lease is worked by its admitter; other workers
+// take it only once the lease expires, counting a second claim, as after any vanished one.
+func testAdmitLease(t *testing.T, s AdmissionStore) {
+	ctx := context.Background()
+	res := admit(t, s, runner.CreateRunParams{Run: newRun("r", 0, 0), Owner: "A", LeaseUntil: base.Add(time.Minute)})
+	require.Equal(t, idempotency.Claimed, res.Outcome)
+	require.Equal(t, 1, get(t, s, "r").Claims, "the admission counts as a claim")
+	require.Empty(t, claim(t, s, "B", 30*time.Second, 10), "the lease holds")
+	lost, _, err := s.RenewLeases(ctx, "A", []string{"r"}, base.Add(2*time.Minute))
+	require.NoError(t, err)
+	require.Empty(t, lost, "the admitter holds the lease")
+	require.Empty(t, claim(t, s, "B", 90*time.Second, 10), "the renewed lease holds")
+	require.Equal(t, []string{"r"}, claim(t, s, "B", 2*time.Minute+time.Millisecond, 10), "an expired lease is taken over")
+	require.Equal(t, 2, get(t, s, "r").Claims)
+}
