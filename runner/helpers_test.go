@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/gorunner/gorunner/events"
 	"github.com/gorunner/gorunner/runner"
 	"github.com/gorunner/gorunner/schemas"
 	"github.com/gorunner/gorunner/store/sqlitestore"
@@ -77,6 +78,15 @@ func newHarness(t testing.TB) *harness {
 	return h
 }
 
+// bus is an events bus of its own over the file's change log, as each process has: an
+// engine hears of the runs another engine admits and ends as it would across processes.
+func (h *harness) bus() *events.Bus {
+	b := events.New(h.store.Events(), nil)
+	require.NoError(h.t, b.Start(context.Background()))
+	h.t.Cleanup(func() { require.NoError(h.t, b.Stop(context.Background())) })
+	return b
+}
+
 // open opens another handle on the harness's file, as another process would.
 func (h *harness) open() *sqlitestore.Store {
 	s, err := sqlitestore.Open(context.Background(), h.path)
@@ -127,6 +137,9 @@ func (h *harness) newEngine(cfg runner.Config, store ...runner.Store) *runner.En
 	}
 	if cfg.Egress == nil {
 		cfg.Egress = allowLoopback
+	}
+	if cfg.Events == nil {
+		cfg.Events = h.bus()
 	}
 	e, err := runner.New(s, h.flows, h.creds, &cfg)
 	require.NoError(h.t, err)

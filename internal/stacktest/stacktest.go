@@ -15,6 +15,7 @@ import (
 
 	"github.com/gorunner/gorunner/auth"
 	"github.com/gorunner/gorunner/catalog"
+	"github.com/gorunner/gorunner/events"
 	"github.com/gorunner/gorunner/idempotency"
 	"github.com/gorunner/gorunner/runner"
 	"github.com/gorunner/gorunner/store/sqlitestore"
@@ -62,7 +63,14 @@ func New(t testing.TB, cfg Config) *Stack {
 	require.NoError(t, err)
 	_, s.AdminToken, err = s.Auth.Issue(ctx, auth.IssueParams{Name: "admin", Scopes: auth.AdminScopes()})
 	require.NoError(t, err)
-	s.Idempotency, err = idempotency.New(st, nil)
+	// A bus of its own over the file's change log, as a process has: a second Stack on the
+	// same path hears this one's runs and keys as another process would.
+	bus := events.New(st.Events(), nil)
+	require.NoError(t, bus.Start(ctx))
+	if cfg.Runner.Events == nil {
+		cfg.Runner.Events = bus
+	}
+	s.Idempotency, err = idempotency.New(st, &idempotency.Config{Events: bus})
 	require.NoError(t, err)
 	var runs runner.Store = st
 	if cfg.Runs != nil {
@@ -73,6 +81,7 @@ func New(t testing.TB, cfg Config) *Stack {
 	require.NoError(t, s.Engine.Start(ctx))
 	s.Stop = sync.OnceFunc(func() {
 		_ = s.Engine.Stop(context.Background())
+		_ = bus.Stop(context.Background())
 		st.Close()
 	})
 	t.Cleanup(s.Stop)
