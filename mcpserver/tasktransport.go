@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/gorunner/gorunner/auth"
 	"github.com/gorunner/gorunner/internal/limits"
@@ -68,11 +69,30 @@ func (s *Server) serveTaskCall(w http.ResponseWriter, r *http.Request, c *taskCa
 		}
 	} else {
 		c.sessionID = r.Header.Get(sessionHeader)
+		if problem, status := legacySessionProblem(r, c.sessionID); status != 0 {
+			http.Error(w, problem, status)
+			return
+		}
 		if s.elicitors.can(c.sessionID) && strings.Contains(r.Header.Get("Accept"), "text/event-stream") {
 			c.client = &clientLink{send: a.send, replies: &s.replies, principal: principalID(r.Context())}
 		}
 	}
 	a.finish(s.answerTask(r.Context(), c), c.meta.modern())
+}
+
+// legacySessionProblem refuses a 2025-11-25 request as mcp-go refuses one it serves
+// (tools/call and the rest), so that the task methods need the same handshake: a protocol
+// version header it does not know is a 400, and a request needs the Mcp-Session-Id that
+// initialize minted for its principal (a missing or foreign one is a 404). It returns
+// the problem and its status, or 0. The 2026-07-28 requests are stateless by design.
+func legacySessionProblem(r *http.Request, sessionID string) (string, int) {
+	if v := r.Header.Get(server.HeaderKeyProtocolVersion); v != "" && !mcp.IsValidProtocolVersion(v) {
+		return "Unsupported protocol version: " + v, http.StatusBadRequest
+	}
+	if _, err := (sessionIDs{}).ResolveSessionIdManager(r).Validate(sessionID); err != nil {
+		return "Invalid session ID", http.StatusNotFound
+	}
+	return "", 0
 }
 
 // headerMismatch checks the headers a 2026-07-28 request over HTTP must carry (SEP-2243):
