@@ -154,6 +154,8 @@ type Server struct {
 	replies replies
 	// elicitors are the 2025-11-25 sessions that declared elicitation.
 	elicitors elicitors
+	// absent are the names lookUp found missing from the catalog lately.
+	absent absentNames
 	// states signs the requestState of questions; misses counts their wrong answers.
 	states stateSigner
 	misses askMisses
