@@ -25,23 +25,31 @@ type view struct {
 	names  []string      // the same order
 
 	mu       sync.Mutex
-	listings map[string][]*mcp.Tool // what sessions list, by listKey; built on first use
+	listings map[string]*builtListing // what sessions list, by listKey; built on first use
 }
 
-// listing is the listing under key, built by build on first use.
+// builtListing is one listing of a view, built once.
+type builtListing struct {
+	once  sync.Once
+	tools []*mcp.Tool
+}
+
+// listing is the listing under key, built by build on first use. The build runs outside
+// v.mu, once per key: requests for the same key wait for it, others do not.
 func (v *view) listing(key string, build func() []*mcp.Tool) []*mcp.Tool {
 	v.mu.Lock()
-	defer v.mu.Unlock()
 	l, ok := v.listings[key]
 	if !ok {
-		l = build()
+		l = &builtListing{}
 		v.listings[key] = l
 	}
-	return l
+	v.mu.Unlock()
+	l.once.Do(func() { l.tools = build() })
+	return l.tools
 }
 
 func newView(entries map[string]*entry) *view {
-	v := &view{byName: make(map[string]*tools.Tool, len(entries)), listings: map[string][]*mcp.Tool{}}
+	v := &view{byName: make(map[string]*tools.Tool, len(entries)), listings: map[string]*builtListing{}}
 	for name, e := range entries {
 		v.byName[name] = e.tool
 		v.names = append(v.names, name)
@@ -82,11 +90,12 @@ func listed(name string, search bool) bool {
 
 // listFilter is the tools/list filter of env: one tool per workflow the session may call
 // (callScope), or the search tools. mcp-go also runs it at call time with just the called
-// tool; hooks have by then sent every call the session may not make to Miss, so a lone
-// tool passes.
+// tool, one registered with it (a companion, Miss or dispatch); hooks have by then sent
+// every call the session may not make to Miss, so such a lone tool passes. A lone workflow
+// tool is filtered as in any list: the shortcut must not hang on the list's length alone.
 func (s *Server) listFilter(env string) server.ToolFilterFunc {
 	return func(ctx context.Context, all []mcp.Tool) []mcp.Tool {
-		if len(all) == 1 {
+		if len(all) == 1 && s.registered(all[0].Name) {
 			return all
 		}
 		search := s.searching(ctx, env)
@@ -100,6 +109,13 @@ func (s *Server) listFilter(env string) server.ToolFilterFunc {
 		}
 		return out
 	}
+}
+
+// registered reports whether the tool called name is registered with mcp-go: a companion
+// (Miss included) or dispatch. Workflow tools live in the view only.
+func (s *Server) registered(name string) bool {
+	_, companion := s.companionSchemas[name]
+	return companion || name == dispatch
 }
 
 // hooks answer tools/list from the view (listHooks), send a call of a workflow to dispatch,
@@ -145,7 +161,8 @@ func (s *Server) callable(ctx context.Context, env, name string) bool {
 // lookUp reads the workflow called name, which env's tool set lacks, from the catalog and
 // brings its tool up to date, then reports whether a session of env may call it now. A
 // name in the tool set (a session may not call it) or of no production tool (a draft, for
-// env production) changes nothing.
+// env production) changes nothing. A name found absent is not read again for a while
+// (absentNames); a failed read is not remembered.
 func (s *Server) lookUp(ctx context.Context, env, name string) bool {
 	if _, ok := s.companionSchemas[name]; ok {
 		return false
@@ -153,14 +170,21 @@ func (s *Server) lookUp(ctx context.Context, env, name string) bool {
 	if _, ok := s.envs[env].view.Load().byName[name]; ok {
 		return false
 	}
+	if s.absent.absent(env, name, s.cfg.Now()) {
+		return false
+	}
+	gen := s.absent.generation()
 	w, err := s.deps.Catalog.Get(ctx, name)
 	if err != nil {
 		if !errors.Is(err, catalog.ErrNotFound) {
 			s.log.Warn("mcp: looking up a tool not in the tool set failed", "name", name, "err", err)
+			return false
 		}
+		s.absent.remember(env, name, s.cfg.Now(), gen)
 		return false
 	}
 	if env == runner.EnvProduction && !w.Published {
+		s.absent.remember(env, name, s.cfg.Now(), gen)
 		return false
 	}
 	if err := s.syncWorkflow(ctx, w.ID); err != nil {

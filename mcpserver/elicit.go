@@ -14,6 +14,7 @@ import (
 
 	"github.com/gorunner/gorunner/auth"
 	"github.com/gorunner/gorunner/expression"
+	"github.com/gorunner/gorunner/problem"
 	"github.com/gorunner/gorunner/runner"
 	"github.com/gorunner/gorunner/schemas"
 	"github.com/gorunner/gorunner/tools"
@@ -107,22 +108,21 @@ func canElicit(ctx context.Context) bool {
 const askInputID = "hook"
 
 // askState is the requestState of an input_required tool result: which run and hook step
-// the question is about, and how many times it has been asked. The client echoes it back
-// with the answer; it is checked against the caller's runs, never trusted.
+// the question is about, and how many times it has been asked. It goes out signed (see
+// stateSigner); the client echoes it back with the answer; it is checked against the
+// caller's runs, never trusted.
 type askState struct {
 	RunID    string `json:"runId"`
 	Step     int    `json:"step"`
 	Attempt  int    `json:"attempt"`
 	Replayed bool   `json:"replayed,omitempty"`
+	// sealed is the requestState as it came back, until continueAsk opens it.
+	sealed string
 }
 
-// askStateOf is the askState a call answering a question carries.
+// askStateOf is the still unopened askState a call answering a question carries.
 func askStateOf(req mcp.CallToolRequest) (askState, bool) {
-	var st askState
-	if req.Params.RequestState == "" || json.Unmarshal([]byte(req.Params.RequestState), &st) != nil || st.RunID == "" {
-		return askState{}, false
-	}
-	return st, true
+	return askState{sealed: req.Params.RequestState}, req.Params.RequestState != ""
 }
 
 // answer is the tool result for run: when it waits on a hook that asks and the client can
@@ -135,19 +135,19 @@ func (s *Server) answer(ctx context.Context, run *runner.Run, replayed bool) *mc
 			s.log.WarnContext(ctx, "mcp: cannot ask through elicitation", "run", run.ID, "err", err)
 		}
 		if ask != nil {
-			return askResult(askState{RunID: run.ID, Step: ask.step, Attempt: 1, Replayed: replayed}, ask.message, ask)
+			return s.askResult(askState{RunID: run.ID, Step: ask.step, Attempt: 1, Replayed: replayed}, ask.message, ask)
 		}
 	}
 	return tools.ResultOf(run).Replay(replayed).CallResult()
 }
 
 // askResult is the input_required result putting ask to the person.
-func askResult(st askState, message string, ask *pendingAsk) *mcp.CallToolResult {
-	state, err := json.Marshal(st)
+func (s *Server) askResult(st askState, message string, ask *pendingAsk) *mcp.CallToolResult {
+	state, err := s.states.seal(st)
 	if err != nil {
 		return tools.Problem{Status: http.StatusInternalServerError, Code: "INTERNAL", Message: "encoding the request state: " + err.Error()}.Result()
 	}
-	return server.NewInputRequestBuilder(string(state)).
+	return server.NewInputRequestBuilder(state).
 		Elicit(askInputID, mcp.ElicitationParams{Message: message, RequestedSchema: ask.schema}).
 		ToolResult()
 }
@@ -156,11 +156,16 @@ func askResult(st askState, message string, ask *pendingAsk) *mcp.CallToolResult
 // before: it resumes the hook with the answer through the engine's normal resume (so
 // whichever answer comes first — this one, a REST resume, gorunner_resume_hook — is the
 // one the hook takes), asks again when the answer does not fit the schema (at most
-// MaxAskAttempts times), then waits for the run as a first call does.
+// MaxAskAttempts times), then waits for the run as a first call does. A requestState the
+// server did not sign is refused, changing nothing.
 func (s *Server) continueAsk(ctx context.Context, req mcp.CallToolRequest, t *tools.Tool, st askState) (*mcp.CallToolResult, error) {
 	p, ok := auth.PrincipalFrom(ctx)
 	if !ok {
 		return nil, errUnauthenticated
+	}
+	st, err := s.states.open(st.sealed)
+	if err != nil {
+		return tools.Problem{Status: http.StatusBadRequest, Code: problem.CodeValidation, Message: err.Error()}.Result(), nil
 	}
 	run, err := s.ownRun(ctx, p, auth.RunsWrite, st.RunID)
 	if err != nil {
@@ -177,15 +182,17 @@ func (s *Server) continueAsk(ctx context.Context, req mcp.CallToolRequest, t *to
 		if res := server.ElicitationResponse(req.Params.InputResponses, askInputID); res != nil {
 			payload, problems := answerPayload(res, ask)
 			if len(problems) > 0 {
-				if st.Attempt >= MaxAskAttempts {
+				// An older state sent again does not reset the count: this process's wins.
+				if st.Attempt = max(st.Attempt, s.misses.miss(run.ID, ask.token)); st.Attempt >= MaxAskAttempts {
 					return tools.ResultOf(run).Replay(st.Replayed).CallResult(), nil
 				}
 				st.Attempt++
-				return askResult(st, retryMessage(ask.message, problems), ask), nil
+				return s.askResult(st, retryMessage(ask.message, problems), ask), nil
 			}
 			if err := s.resumeAsked(ctx, run, ask, payload); err != nil {
 				return s.errorResult(ctx, err)
 			}
+			s.misses.settle(run.ID, ask.token)
 		}
 	}
 	if run, err = s.await(ctx, req, run, s.toolTimeout(t)); err != nil {

@@ -84,6 +84,10 @@ type Config struct {
 	Registerer prometheus.Registerer
 	// Now is the clock tasks' ttl is measured with (default time.Now).
 	Now func() time.Time
+	// StateKey (at least MinStateKeyBytes) signs the requestState of the questions put to
+	// the person, so that one process's question can be answered through any process
+	// sharing the key; nil signs with a random key of this process only.
+	StateKey []byte
 }
 
 // Defaults of Config.
@@ -150,6 +154,11 @@ type Server struct {
 	replies replies
 	// elicitors are the 2025-11-25 sessions that declared elicitation.
 	elicitors elicitors
+	// absent are the names lookUp found missing from the catalog lately.
+	absent absentNames
+	// states signs the requestState of questions; misses counts their wrong answers.
+	states stateSigner
+	misses askMisses
 
 	// tasks are the goroutines sending notifications/tasks/status; tasksCtx ends them.
 	tasks     sync.WaitGroup
@@ -174,9 +183,13 @@ func New(deps Deps, cfg *Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	states, err := newStateSigner(c.StateKey)
+	if err != nil {
+		return nil, err
+	}
 	s := &Server{deps: deps, cfg: c, access: guard.New(deps.Catalog, deps.Engine), log: c.Logger,
 		envs: map[string]*environment{}, companionSchemas: compiled, metrics: m,
-		origins: allowedOrigins(c.PublicURL, c.AllowedOrigins)}
+		origins: allowedOrigins(c.PublicURL, c.AllowedOrigins), states: states}
 	s.tasksCtx, s.stopTasks = context.WithCancel(context.Background())
 	for _, env := range []string{runner.EnvProduction, runner.EnvTest} {
 		s.envs[env] = s.newEnvironment(env)

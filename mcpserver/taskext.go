@@ -143,12 +143,8 @@ var ack = map[string]any{"resultType": mcp.ResultTypeComplete}
 // the run is started and waited for as by a plain call; if it has not ended when the wait
 // stops (the tool's timeout, or the run waiting on a hook), the answer is its task.
 func (s *Server) callAsTask(ctx context.Context, p auth.Principal, c *taskCall) (any, error) {
-	var params toolCallParams
-	if err := json.Unmarshal(c.msg.Params, &params); err != nil {
-		return nil, &rpcError{Code: codeInvalidParams, Message: "invalid tools/call params: " + err.Error()}
-	}
 	t := c.tool // taskCallOf found it
-	res, err := s.runOrTask(ctx, p, c.env, t, params.Arguments)
+	res, err := s.runOrTask(ctx, p, c.env, t, c.call.Arguments)
 	outcome := outcomeOK
 	switch r := res.(type) {
 	case *mcp.CallToolResult:

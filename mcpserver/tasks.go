@@ -63,11 +63,13 @@ type rpcResponse struct {
 	Error   *rpcError       `json:"error,omitempty"`
 }
 
-// toolCallParams are the params of a tools/call the task layer reads.
+// toolCallParams are the params of a tools/call the task layer reads, _meta included.
 type toolCallParams struct {
-	Name      string          `json:"name"`
-	Arguments json.RawMessage `json:"arguments"`
-	Task      json.RawMessage `json:"task"`
+	Name         string          `json:"name"`
+	Arguments    json.RawMessage `json:"arguments"`
+	Task         json.RawMessage `json:"task"`
+	RequestState string          `json:"requestState"`
+	Meta         requestMeta     `json:"_meta"`
 }
 
 // taskParams are the params of tasks/get, tasks/result and tasks/cancel.
@@ -88,6 +90,8 @@ type taskCall struct {
 	client *clientLink
 	// tool is the workflow tool of a 2026-07-28 tools/call the task layer answers.
 	tool *tools.Tool
+	// call are the params of a tools/call, read once by taskCallOf.
+	call toolCallParams
 }
 
 // taskCallOf returns the task call of msg when the task layer answers it: for 2025-11-25
@@ -95,35 +99,38 @@ type taskCall struct {
 // task methods (the extension's, and the removed ones, to refuse them) and, when the
 // client declares the extension, the first call of a workflow tool (a call answering a
 // question, with requestState, stays with the tool handler).
+//
+// A tools/call's params are read here once, for routing and answering alike. One the task
+// layer does not answer goes to mcp-go as the raw body: its streamable HTTP and stdio
+// transports take only bytes (they parse them with their session and protocol checks), and
+// MCPServer.HandleMessage takes a json.RawMessage, so a parsed request cannot be handed on.
 func (s *Server) taskCallOf(ctx context.Context, env *environment, msg *rpcMessage) (*taskCall, bool) {
 	if len(msg.ID) == 0 {
 		return nil, false
 	}
-	c := &taskCall{env: env, msg: msg, meta: metaOf(msg.Params)}
-	method := mcp.MCPMethod(msg.Method)
-	switch method {
+	c := &taskCall{env: env, msg: msg}
+	switch mcp.MCPMethod(msg.Method) {
 	case mcp.MethodTasksGet, mcp.MethodTasksResult, mcp.MethodTasksList, mcp.MethodTasksCancel:
+		c.meta = metaOf(msg.Params)
 		return c, true
 	case methodTasksUpdate:
+		c.meta = metaOf(msg.Params)
 		return c, c.meta.modern()
 	case mcp.MethodToolsCall:
 	default:
 		return nil, false
 	}
-	var p struct {
-		toolCallParams
-		RequestState string `json:"requestState"`
-	}
-	if json.Unmarshal(msg.Params, &p) != nil {
+	if json.Unmarshal(msg.Params, &c.call) != nil {
 		return nil, false
 	}
+	c.meta = c.call.Meta
 	if !c.meta.modern() {
-		return c, len(p.Task) > 0 && string(p.Task) != "null"
+		return c, len(c.call.Task) > 0 && string(c.call.Task) != "null"
 	}
-	if !c.meta.extension() || p.RequestState != "" {
+	if !c.meta.extension() || c.call.RequestState != "" {
 		return nil, false
 	}
-	c.tool = s.workflowTool(ctx, env, p.Name)
+	c.tool = s.workflowTool(ctx, env, c.call.Name)
 	return c, c.tool != nil
 }
 
@@ -151,7 +158,7 @@ func (s *Server) answerTask(ctx context.Context, c *taskCall) rpcResponse {
 func (s *Server) answerLegacy(ctx context.Context, p auth.Principal, c *taskCall) (any, error) {
 	switch mcp.MCPMethod(c.msg.Method) {
 	case mcp.MethodToolsCall:
-		return s.createTask(ctx, c.env, p, c.sessionID, c.msg.Params)
+		return s.createTask(ctx, c.env, p, c.sessionID, &c.call)
 	case mcp.MethodTasksGet:
 		return s.getTask(ctx, p, c.msg.Params)
 	case mcp.MethodTasksResult:
@@ -183,11 +190,7 @@ func (s *Server) rpcErrorOf(ctx context.Context, err error) *rpcError {
 
 // createTask starts the run of a task-augmented tools/call and answers at once with its
 // task. A replayed idempotencyKey answers with the first call's task.
-func (s *Server) createTask(ctx context.Context, env *environment, p auth.Principal, sessionID string, raw json.RawMessage) (any, error) {
-	var params toolCallParams
-	if err := json.Unmarshal(raw, &params); err != nil {
-		return nil, &rpcError{Code: codeInvalidParams, Message: "invalid tools/call params: " + err.Error()}
-	}
+func (s *Server) createTask(ctx context.Context, env *environment, p auth.Principal, sessionID string, params *toolCallParams) (any, error) {
 	t := s.workflowTool(ctx, env, params.Name)
 	if t == nil {
 		return nil, &rpcError{Code: codeInvalidParams, Message: fmt.Sprintf("tool %q not found or it does not support tasks", params.Name)}

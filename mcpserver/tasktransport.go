@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/gorunner/gorunner/auth"
 	"github.com/gorunner/gorunner/internal/limits"
@@ -68,11 +69,30 @@ func (s *Server) serveTaskCall(w http.ResponseWriter, r *http.Request, c *taskCa
 		}
 	} else {
 		c.sessionID = r.Header.Get(sessionHeader)
+		if problem, status := legacySessionProblem(r, c.sessionID); status != 0 {
+			http.Error(w, problem, status)
+			return
+		}
 		if s.elicitors.can(c.sessionID) && strings.Contains(r.Header.Get("Accept"), "text/event-stream") {
 			c.client = &clientLink{send: a.send, replies: &s.replies, principal: principalID(r.Context())}
 		}
 	}
 	a.finish(s.answerTask(r.Context(), c), c.meta.modern())
+}
+
+// legacySessionProblem refuses a 2025-11-25 request as mcp-go refuses one it serves
+// (tools/call and the rest), so that the task methods need the same handshake: a protocol
+// version header it does not know is a 400, and a request needs the Mcp-Session-Id that
+// initialize minted for its principal (a missing or foreign one is a 404). It returns
+// the problem and its status, or 0. The 2026-07-28 requests are stateless by design.
+func legacySessionProblem(r *http.Request, sessionID string) (string, int) {
+	if v := r.Header.Get(server.HeaderKeyProtocolVersion); v != "" && !mcp.IsValidProtocolVersion(v) {
+		return "Unsupported protocol version: " + v, http.StatusBadRequest
+	}
+	if _, err := (sessionIDs{}).ResolveSessionIdManager(r).Validate(sessionID); err != nil {
+		return "Invalid session ID", http.StatusNotFound
+	}
+	return "", 0
 }
 
 // headerMismatch checks the headers a 2026-07-28 request over HTTP must carry (SEP-2243):
@@ -161,7 +181,14 @@ func (s *Server) taskStdio(ctx context.Context, env *environment, in io.Reader, 
 		}()
 		rd := bufio.NewReaderSize(in, 64<<10)
 		for ctx.Err() == nil {
-			line, err := rd.ReadBytes('\n')
+			line, rest, err := readLine(rd)
+			if errors.Is(err, errLineTooLong) {
+				out.send(lineTooLongAnswer)
+				err = nil
+				if rest {
+					err = skipLine(rd)
+				}
+			}
 			if len(line) > 0 && !s.takeStdioLine(ctx, env, &wg, line, out) {
 				if _, werr := pw.Write(line); werr != nil {
 					return
@@ -173,6 +200,48 @@ func (s *Server) taskStdio(ctx context.Context, env *environment, in io.Reader, 
 		}
 	}()
 	return pr
+}
+
+// MaxStdioLineBytes caps one JSON-RPC message read over stdio, as limits.MaxBodyBytes caps
+// an HTTP request body. A longer line is answered with lineTooLongAnswer as soon as it
+// passes the cap, and its rest is skipped up to its newline, never held. Messages are
+// newline-delimited and hold no newline, so what follows is the next message: the session
+// goes on.
+const MaxStdioLineBytes = limits.MaxBodyBytes
+
+// errLineTooLong: a line passed MaxStdioLineBytes.
+var errLineTooLong = errors.New("the message is longer than the stdio limit")
+
+// lineTooLongAnswer answers a line over MaxStdioLineBytes. Its id is null: the id may be
+// in the part of the line that is not kept.
+var lineTooLongAnswer = rpcResponse{JSONRPC: mcp.JSONRPC_VERSION, ID: json.RawMessage("null"), Error: &rpcError{
+	Code: mcp.INVALID_REQUEST, Message: fmt.Sprintf("the message is longer than %d bytes; it is skipped up to its newline", MaxStdioLineBytes)}}
+
+// readLine reads one line, its newline included, holding at most MaxStdioLineBytes of it;
+// past that it returns errLineTooLong at once, and rest says whether the line goes on
+// (skipLine skips it).
+func readLine(rd *bufio.Reader) (line []byte, rest bool, err error) {
+	for {
+		chunk, err := rd.ReadSlice('\n')
+		full := errors.Is(err, bufio.ErrBufferFull)
+		if len(line)+len(chunk) > MaxStdioLineBytes {
+			return nil, full, errLineTooLong
+		}
+		line = append(line, chunk...)
+		if !full {
+			return line, false, err
+		}
+	}
+}
+
+// skipLine reads up to and through the next newline, holding none of it.
+func skipLine(rd *bufio.Reader) error {
+	for {
+		_, err := rd.ReadSlice('\n')
+		if !errors.Is(err, bufio.ErrBufferFull) {
+			return err
+		}
+	}
 }
 
 // takeStdioLine answers line when it is invalid UTF-8, a task request (in its own

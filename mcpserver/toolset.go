@@ -110,6 +110,7 @@ func (s *Server) watch(ctx context.Context, seen int64, changed *events.Subscrip
 func (s *Server) syncAll(ctx context.Context) (int64, error) {
 	s.syncMu.Lock()
 	defer s.syncMu.Unlock()
+	s.absent.forget()
 	v, err := s.deps.Catalog.CatalogVersion(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("reading the catalog version: %w", err)
@@ -164,6 +165,7 @@ func (s *Server) apply(env *environment, next map[string]*entry) {
 func (s *Server) syncWorkflow(ctx context.Context, id string) error {
 	s.syncMu.Lock()
 	defer s.syncMu.Unlock()
+	s.absent.forget()
 	w, err := s.deps.Catalog.Get(ctx, id)
 	if errors.Is(err, catalog.ErrNotFound) {
 		w, err = nil, nil

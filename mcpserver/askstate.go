@@ -1,0 +1,111 @@
+package mcpserver
+
+import (
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+)
+
+// The requestState of a question (askState) travels through the client and comes back
+// with the answer, so the server signs it (HMAC-SHA256): a client that forges or edits it —
+// another run, another step, attempt reset to 1 — is refused. Signing does not stop a
+// client from sending an older state it was given (an earlier attempt) again, so each
+// process also counts the answers that did not fit, per hook (askMisses), and the higher
+// of the two counts is the attempt.
+
+// MinStateKeyBytes is the shortest Config.StateKey accepted.
+const MinStateKeyBytes = 32
+
+// MaxTrackedAsks bounds the hooks whose wrong answers a process counts; with more, the
+// count of an arbitrary one is dropped (its signed attempt still holds).
+const MaxTrackedAsks = 10_000
+
+// errForgedState: a requestState this server did not sign.
+var errForgedState = errors.New("the requestState is not one this server issued; answer the question with the requestState it came with, or call the tool again")
+
+// stateSigner signs and opens askStates.
+type stateSigner struct{ key []byte }
+
+// newStateSigner keys a signer from secret (derived for this one purpose), or from a
+// random key of this process when secret is nil.
+func newStateSigner(secret []byte) (stateSigner, error) {
+	if secret == nil {
+		secret = make([]byte, MinStateKeyBytes)
+		if _, err := rand.Read(secret); err != nil {
+			return stateSigner{}, fmt.Errorf("mcpserver: making the requestState key: %w", err)
+		}
+	}
+	if len(secret) < MinStateKeyBytes {
+		return stateSigner{}, fmt.Errorf("mcpserver config: StateKey must be at least %d bytes", MinStateKeyBytes)
+	}
+	m := hmac.New(sha256.New, secret)
+	m.Write([]byte("gorunner mcp requestState v1"))
+	return stateSigner{key: m.Sum(nil)}, nil
+}
+
+func (g stateSigner) mac(payload []byte) []byte {
+	m := hmac.New(sha256.New, g.key)
+	m.Write(payload)
+	return m.Sum(nil)
+}
+
+// seal is st as a requestState: its JSON and its signature, each base64url.
+func (g stateSigner) seal(st askState) (string, error) {
+	payload, err := json.Marshal(st)
+	if err != nil {
+		return "", err
+	}
+	enc := base64.RawURLEncoding
+	return enc.EncodeToString(payload) + "." + enc.EncodeToString(g.mac(payload)), nil
+}
+
+// open checks a requestState's signature and decodes it.
+func (g stateSigner) open(raw string) (askState, error) {
+	enc := base64.RawURLEncoding
+	p64, s64, _ := strings.Cut(raw, ".")
+	payload, perr := enc.DecodeString(p64)
+	sig, serr := enc.DecodeString(s64)
+	var st askState
+	if perr != nil || serr != nil || !hmac.Equal(sig, g.mac(payload)) || json.Unmarshal(payload, &st) != nil || st.RunID == "" {
+		return askState{}, errForgedState
+	}
+	return st, nil
+}
+
+// askMisses counts, per run and hook token, the answers that did not fit its ask.
+type askMisses struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+// miss records one more answer to the hook of run that did not fit, and returns how many
+// there were.
+func (a *askMisses) miss(run, hook string) int {
+	key := run + "\x00" + hook
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.n == nil {
+		a.n = map[string]int{}
+	}
+	if _, ok := a.n[key]; !ok && len(a.n) >= MaxTrackedAsks {
+		for k := range a.n {
+			delete(a.n, k)
+			break
+		}
+	}
+	a.n[key]++
+	return a.n[key]
+}
+
+// settle forgets the hook of run, answered.
+func (a *askMisses) settle(run, hook string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	delete(a.n, run+"\x00"+hook)
+}
