@@ -55,6 +55,8 @@ type Service struct {
 	store  Store
 	cfg    *Config
 	sealer *sealer
+	// targets keeps Resolve's production answers while the catalog version stands.
+	targets targets
 
 	hooksMu  sync.RWMutex
 	hooks    map[int]ChangeHook

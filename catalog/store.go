@@ -99,7 +99,9 @@ type Store interface {
 	ListVersions(ctx context.Context, workflowID string) ([]*Version, error)
 	// RotateWebhook replaces the webhook token; the old one stops resolving at once.
 	RotateWebhook(ctx context.Context, workflowID, token string, now time.Time) error
-	// CatalogVersion is a counter that moves whenever the set of tools may have changed.
+	// CatalogVersion is a counter that moves whenever the set of tools may have changed: on
+	// every create, draft update, publish, unpublish and delete, in the write's own
+	// transaction or script. Resolve keeps its answers while it stands.
 	CatalogVersion(ctx context.Context) (int64, error)
 
 	// CreateConnection inserts c; a taken name → ErrConflict.
