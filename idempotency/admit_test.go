@@ -41,7 +41,8 @@ func (a *admitter) admission() idempotency.Admission {
 				if a.split {
 					return idempotency.ClaimResult{}, idempotency.ErrSplit
 				}
-				return a.st.CreateRun(ctx, runner.CreateRunParams{Run: r, Key: key})
+				res, err := a.st.CreateRun(ctx, runner.CreateRunParams{Run: r, Key: key})
+				return res.ClaimResult, err
 			}}, nil
 		},
 		Fallback: func(context.Context) (*idempotency.Response, error) {

@@ -26,6 +26,13 @@ type CreateRunParams struct {
 	Key *idempotency.KeyWrite
 }
 
+// CreateRunResult is what CreateRun did: the key's outcome as idempotency.Store.Claim
+// reports it and, when the run was written with CreateRunParams.Owner set, its lease.
+type CreateRunResult struct {
+	idempotency.ClaimResult
+	Lease Lease
+}
+
 // Admission is a run built and checked in memory but not yet written (see Prepare), so
 // that its answer can be made before the one write that commits both.
 type Admission struct {
@@ -86,18 +93,18 @@ func (e *Engine) Commit(ctx context.Context, a *Admission, key *idempotency.KeyW
 		if local {
 			e.unreserve(r.ID)
 		}
-		return res, err
+		return res.ClaimResult, err
 	}
 	e.metrics.admitted(r)
 	if !local {
 		e.wake()
-		return res, nil
+		return res.ClaimResult, nil
 	}
 	e.admitted(r.ID)
 	w := cloneRun(r)
 	w.Claims = 1
-	e.start(runCtx, w)
-	return res, nil
+	e.start(runCtx, Claimed{Run: w, Lease: res.Lease})
+	return res.ClaimResult, nil
 }
 
 // cloneRun copies a new run and its step records, so that a worker can change its copy

@@ -18,8 +18,8 @@ type claimCounter struct {
 	claimed atomic.Int64
 }
 
-func (c *claimCounter) ClaimRuns(ctx context.Context, owner string, now, leaseUntil time.Time, limit int) ([]*runner.Run, error) {
-	runs, err := c.Store.ClaimRuns(ctx, owner, now, leaseUntil, limit)
+func (c *claimCounter) ClaimRuns(ctx context.Context, p runner.ClaimRunsParams) ([]runner.Claimed, error) {
+	runs, err := c.Store.ClaimRuns(ctx, p)
 	c.claimed.Add(int64(len(runs)))
 	return runs, err
 }

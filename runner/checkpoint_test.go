@@ -24,11 +24,11 @@ type commitLog struct {
 	commits []string
 }
 
-func (c *commitLog) SaveRun(ctx context.Context, owner string, r *runner.Run, opts runner.SaveOptions) error {
+func (c *commitLog) SaveRun(ctx context.Context, lease runner.Lease, r *runner.Run, opts runner.SaveOptions) error {
 	c.mu.Lock()
 	c.commits = append(c.commits, describeCommit(r, opts.Steps))
 	c.mu.Unlock()
-	return c.Store.SaveRun(ctx, owner, r, opts)
+	return c.Store.SaveRun(ctx, lease, r, opts)
 }
 
 func (c *commitLog) log() []string {
@@ -152,11 +152,11 @@ type lostCommit struct {
 	lost []runner.StepRecord
 }
 
-func (s *lostCommit) SaveRun(ctx context.Context, owner string, r *runner.Run, opts runner.SaveOptions) error {
+func (s *lostCommit) SaveRun(ctx context.Context, lease runner.Lease, r *runner.Run, opts runner.SaveOptions) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.lost != nil {
-		return s.Store.SaveRun(ctx, owner, r, opts)
+		return s.Store.SaveRun(ctx, lease, r, opts)
 	}
 	s.lost = make([]runner.StepRecord, len(r.Steps))
 	for i, rec := range r.Steps {

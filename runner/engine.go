@@ -228,15 +228,17 @@ func (e *Engine) claim(ctx, workCtx context.Context) {
 			return
 		}
 		now := e.now()
-		runs, err := e.store.ClaimRuns(ctx, e.cfg.Owner, now, now.Add(e.cfg.LeaseTTL), free)
+		runs, err := e.store.ClaimRuns(ctx, ClaimRunsParams{
+			Owner: e.cfg.Owner, Now: now, LeaseUntil: now.Add(e.cfg.LeaseTTL), Limit: free,
+		})
 		if err != nil {
 			if ctx.Err() == nil {
 				e.log.Error("claiming runs", "err", err)
 			}
 			return
 		}
-		for _, r := range runs {
-			e.launch(workCtx, r)
+		for _, c := range runs {
+			e.launch(workCtx, c)
 		}
 		if len(runs) < free {
 			return
@@ -252,12 +254,12 @@ func (e *Engine) freeSlots() int {
 
 // launch starts a worker on a claimed run. A run already worked here (claimed again because
 // the clock jumped past its lease) is left to its worker.
-func (e *Engine) launch(ctx context.Context, r *Run) {
+func (e *Engine) launch(ctx context.Context, c Claimed) {
 	e.mu.Lock()
-	runCtx, ok := e.holdLocked(ctx, r.ID)
+	runCtx, ok := e.holdLocked(ctx, c.Run.ID)
 	e.mu.Unlock()
 	if ok {
-		e.start(runCtx, r)
+		e.start(runCtx, c)
 	}
 }
 
@@ -309,29 +311,29 @@ func (e *Engine) holdLocked(ctx context.Context, runID string) (context.Context,
 	return runCtx, true
 }
 
-// start works held run r on a goroutine of its own, then gives up its slot (and its lease,
-// unless the run keeps it).
-func (e *Engine) start(runCtx context.Context, r *Run) {
+// start works held run c.Run under c.Lease on a goroutine of its own, then gives up its
+// slot (and its lease, unless the run keeps it).
+func (e *Engine) start(runCtx context.Context, c Claimed) {
 	go func() {
 		defer e.workers.Done()
 		defer e.pokeLocal()
-		keep := e.work(runCtx, r)
+		keep := e.work(runCtx, c)
 		e.mu.Lock()
-		cancel := e.held[r.ID]
-		delete(e.held, r.ID)
+		cancel := e.held[c.Run.ID]
+		delete(e.held, c.Run.ID)
 		e.mu.Unlock()
 		cancel(nil)
 		if !keep {
-			e.release(r.ID)
+			e.release(c.Lease)
 		}
 	}()
 }
 
-func (e *Engine) release(runID string) {
+func (e *Engine) release(lease Lease) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if err := e.store.ReleaseRun(ctx, e.cfg.Owner, runID); err != nil && !errors.Is(err, ErrLeaseLost) {
-		e.log.Error("releasing run", "run", runID, "err", err)
+	if err := e.store.ReleaseRun(ctx, lease); err != nil && !errors.Is(err, ErrLeaseLost) {
+		e.log.Error("releasing run", "run", lease.RunID(), "err", err)
 	}
 }
 
@@ -363,7 +365,9 @@ func (e *Engine) renew(ctx context.Context) {
 	if len(ids) == 0 {
 		return
 	}
-	lost, cancelled, err := e.store.RenewLeases(ctx, e.cfg.Owner, ids, e.now().Add(e.cfg.LeaseTTL))
+	lost, cancelled, err := e.store.RenewLeases(ctx, RenewLeasesParams{
+		Owner: e.cfg.Owner, RunIDs: ids, Until: e.now().Add(e.cfg.LeaseTTL),
+	})
 	if err != nil {
 		if ctx.Err() == nil {
 			e.log.Error("renewing leases", "err", err)

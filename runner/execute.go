@@ -45,6 +45,7 @@ const MaxUncommittedSteps = 100
 type execution struct {
 	e     *Engine
 	r     *Run
+	lease Lease
 	c     *compiled
 	input any
 	steps map[string]any // steps.<id> as expressions see them
@@ -55,10 +56,11 @@ type execution struct {
 	finished int
 }
 
-// work executes claimed run r until it ends, waits or is interrupted, and reports whether
-// its lease must be kept as is (not released).
-func (e *Engine) work(ctx context.Context, r *Run) bool {
-	x := &execution{e: e, r: r, steps: map[string]any{}, changed: map[int]bool{}}
+// work executes claimed run cl.Run under cl.Lease until it ends, waits or is interrupted,
+// and reports whether its lease must be kept as is (not released).
+func (e *Engine) work(ctx context.Context, cl Claimed) bool {
+	r := cl.Run
+	x := &execution{e: e, r: r, lease: cl.Lease, steps: map[string]any{}, changed: map[int]bool{}}
 	c, err := e.defs.get(r.Definition)
 	if err == nil && len(r.Steps) != len(c.def.Steps) {
 		err = fmt.Errorf("run has %d step records for %d steps", len(r.Steps), len(c.def.Steps))
@@ -476,7 +478,7 @@ func (x *execution) save(ctx context.Context, opts SaveOptions) flow {
 		opts.Steps = append(opts.Steps, i)
 	}
 	slices.Sort(opts.Steps)
-	err := x.e.store.SaveRun(context.WithoutCancel(ctx), x.e.cfg.Owner, x.r, opts)
+	err := x.e.store.SaveRun(context.WithoutCancel(ctx), x.lease, x.r, opts)
 	if err == nil {
 		clear(x.changed)
 		x.finished = 0

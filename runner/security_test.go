@@ -119,10 +119,10 @@ type vanishingStore struct {
 	hanging map[string]bool
 }
 
-func (s *vanishingStore) RenewLeases(ctx context.Context, owner string, ids []string, until time.Time) (lost, cancelled []string, err error) {
+func (s *vanishingStore) RenewLeases(ctx context.Context, p runner.RenewLeasesParams) (lost, cancelled []string, err error) {
 	s.mu.Lock()
 	var keep []string
-	for _, id := range ids {
+	for _, id := range p.RunIDs {
 		if s.hanging[id] {
 			lost = append(lost, id)
 		} else {
@@ -130,7 +130,8 @@ func (s *vanishingStore) RenewLeases(ctx context.Context, owner string, ids []st
 		}
 	}
 	s.mu.Unlock()
-	l, c, err := s.Store.RenewLeases(ctx, owner, keep, until)
+	p.RunIDs = keep
+	l, c, err := s.Store.RenewLeases(ctx, p)
 	return append(lost, l...), c, err
 }
 

@@ -8,8 +8,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-
-	"github.com/gorunner/gorunner/idempotency"
 )
 
 // Sentinel errors a Store returns so the engine and the API can branch with errors.Is.
@@ -229,27 +227,30 @@ type Store interface {
 	// what p asks: the start token claim (owned by another active run →
 	// *TokenConflictError), the lease (Claims 1), the idempotency key and its kept answer.
 	// It reports the key as idempotency.Store.Claim does; without a key a write is Claimed.
-	// Any outcome but Claimed, or an error, means nothing was written.
-	CreateRun(ctx context.Context, p CreateRunParams) (idempotency.ClaimResult, error)
+	// Any outcome but Claimed, or an error, means nothing was written. A Claimed write with
+	// p.Owner set hands out the run's lease.
+	CreateRun(ctx context.Context, p CreateRunParams) (CreateRunResult, error)
 	// GetRun returns a run with its steps.
 	GetRun(ctx context.Context, id string) (*Run, error)
 	// ListRuns lists runs newest first, paginated by an opaque cursor.
 	ListRuns(ctx context.Context, p ListRunsParams) ([]*Run, string, error)
-	// ClaimRuns leases up to limit due runs (not terminal, WakeAt set and ≤ now, lease free
-	// or expired) to owner until leaseUntil, counts each claim in Run.Claims, and returns
-	// them with their steps.
-	ClaimRuns(ctx context.Context, owner string, now, leaseUntil time.Time, limit int) ([]*Run, error)
-	// RenewLeases extends owner's leases; it returns the IDs whose lease was lost and those
+	// ClaimRuns leases up to p.Limit due runs (not terminal, WakeAt set and ≤ p.Now, lease
+	// free or expired) to p.Owner until p.LeaseUntil, counts each claim in Run.Claims, and
+	// returns them with their steps and their leases, the earliest due first.
+	ClaimRuns(ctx context.Context, p ClaimRunsParams) ([]Claimed, error)
+	// RenewLeases extends p.Owner's leases; it returns the IDs whose lease was lost and those
 	// whose cancel was requested.
-	RenewLeases(ctx context.Context, owner string, runIDs []string, until time.Time) (lost, cancelled []string, err error)
-	// SaveRun writes the run row and the step records opts.Steps names (nil: all); owner must
-	// hold the lease, else ErrLeaseLost. Unless opts.AttemptStart, it sets Claims to 1.
-	// When r.Status is terminal, in the same transaction: its tokens are released, its lease
-	// dropped, and its parent run (if any) made due now.
-	SaveRun(ctx context.Context, owner string, r *Run, opts SaveOptions) error
-	// ReleaseRun drops owner's lease on a run so another worker can take it at once, and
-	// sets its Claims back to 0: the worker gave the run back, it did not vanish.
-	ReleaseRun(ctx context.Context, owner, runID string) error
+	RenewLeases(ctx context.Context, p RenewLeasesParams) (lost, cancelled []string, err error)
+	// SaveRun writes the run row and the step records opts.Steps names (nil: all). lease must
+	// be a lease on r its owner still holds, else ErrLeaseLost and nothing is written. Unless
+	// opts.AttemptStart, it sets Claims to 1. When r.Status is terminal, in the same
+	// transaction: its tokens are released, its lease dropped, and its parent run (if any)
+	// made due now.
+	SaveRun(ctx context.Context, lease Lease, r *Run, opts SaveOptions) error
+	// ReleaseRun drops lease so another worker can take its run at once, and sets the run's
+	// Claims back to 0: the worker gave the run back, it did not vanish. A lease already
+	// lost is not an error.
+	ReleaseRun(ctx context.Context, lease Lease) error
 	// RequestCancel marks a run for cancellation and makes it due now. A finished run →
 	// ErrFinished. A run with no lease and still pending may be cancelled by the caller.
 	RequestCancel(ctx context.Context, runID string, now time.Time) (*Run, error)

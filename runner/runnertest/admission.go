@@ -66,7 +66,7 @@ func admit(t *testing.T, s AdmissionStore, p runner.CreateRunParams) idempotency
 	t.Helper()
 	res, err := s.CreateRun(context.Background(), p)
 	require.NoError(t, err)
-	return res
+	return res.ClaimResult
 }
 
 // requireNoRun checks that run id was not written.
@@ -168,7 +168,7 @@ func testAdmitRace(t *testing.T, s AdmissionStore) {
 			id := fmt.Sprintf("r%d", i)
 			res, err := s.CreateRun(context.Background(), runner.CreateRunParams{Run: newRun(id, 0, 0), Key: keyWrite("k", id, base, 10, false)})
 			require.NoError(t, err)
-			results[i] = res
+			results[i] = res.ClaimResult
 		}()
 	}
 	wg.Wait()
@@ -196,14 +196,23 @@ func testAdmitRace(t *testing.T, s AdmissionStore) {
 // take it only once the lease expires, counting a second claim, as after any vanished one.
 func testAdmitLease(t *testing.T, s AdmissionStore) {
 	ctx := context.Background()
-	res := admit(t, s, runner.CreateRunParams{Run: newRun("r", 0, 0), Owner: "A", LeaseUntil: base.Add(time.Minute)})
+	res, err := s.CreateRun(ctx, runner.CreateRunParams{Run: newRun("r", 0, 0), Owner: "A", LeaseUntil: base.Add(time.Minute)})
+	require.NoError(t, err)
 	require.Equal(t, idempotency.Claimed, res.Outcome)
+	require.Equal(t, runner.NewLease("r", "A"), res.Lease, "the admission hands out its lease")
 	require.Equal(t, 1, get(t, s, "r").Claims, "the admission counts as a claim")
 	require.Empty(t, claim(t, s, "B", 30*time.Second, 10), "the lease holds")
-	lost, _, err := s.RenewLeases(ctx, "A", []string{"r"}, base.Add(2*time.Minute))
+	lost, _, err := s.RenewLeases(ctx,
+		runner.RenewLeasesParams{Owner: "A", RunIDs: []string{"r"}, Until: base.Add(2 * time.Minute)})
 	require.NoError(t, err)
 	require.Empty(t, lost, "the admitter holds the lease")
 	require.Empty(t, claim(t, s, "B", 90*time.Second, 10), "the renewed lease holds")
 	require.Equal(t, []string{"r"}, claim(t, s, "B", 2*time.Minute+time.Millisecond, 10), "an expired lease is taken over")
 	require.Equal(t, 2, get(t, s, "r").Claims)
+	require.ErrorIs(t, s.SaveRun(ctx, res.Lease, get(t, s, "r"), runner.SaveOptions{}), runner.ErrLeaseLost,
+		"the admitter's lease is lost")
+
+	free, err := s.CreateRun(ctx, runner.CreateRunParams{Run: newRun("free", 0, 0)})
+	require.NoError(t, err)
+	require.Zero(t, free.Lease, "an admission without an owner takes no lease")
 }

@@ -22,20 +22,21 @@ const (
 // writes the step that changed, not the run's whole step list.
 func BenchStepCommit(b *testing.B, newStore func(b *testing.B) runner.Store) {
 	ctx := context.Background()
-	setup := func(id string, n int) (runner.Store, *runner.Run) {
+	setup := func(id string, n int) (runner.Store, runner.Claimed) {
 		s := newStore(b)
 		r := withSteps(newRun(id, 0, 0), n, stepOutputSize)
 		require.NoError(b, Create(ctx, s, r, nil))
-		claimed, err := s.ClaimRuns(ctx, "bench", base, base.Add(time.Hour), 1)
+		claimed, err := s.ClaimRuns(ctx, runner.ClaimRunsParams{Owner: "bench", Now: base, LeaseUntil: base.Add(time.Hour), Limit: 1})
 		require.NoError(b, err)
 		require.Len(b, claimed, 1)
 		return s, claimed[0]
 	}
-	commit := func(s runner.Store, r *runner.Run, i int) time.Duration {
+	commit := func(s runner.Store, c runner.Claimed, i int) time.Duration {
+		r := c.Run
 		last := len(r.Steps) - 1
 		r.Steps[last].Attempts = i
 		start := time.Now()
-		require.NoError(b, s.SaveRun(ctx, "bench", r, runner.SaveOptions{Steps: []int{last}}))
+		require.NoError(b, s.SaveRun(ctx, c.Lease, r, runner.SaveOptions{Steps: []int{last}}))
 		return time.Since(start)
 	}
 	smallStore, small := setup("small", 10)

@@ -49,8 +49,8 @@ type finalSaves struct {
 	at map[string]time.Time
 }
 
-func (f *finalSaves) SaveRun(ctx context.Context, owner string, r *runner.Run, opts runner.SaveOptions) error {
-	err := f.Store.SaveRun(ctx, owner, r, opts)
+func (f *finalSaves) SaveRun(ctx context.Context, lease runner.Lease, r *runner.Run, opts runner.SaveOptions) error {
+	err := f.Store.SaveRun(ctx, lease, r, opts)
 	if err == nil && r.Status.Terminal() {
 		f.mu.Lock()
 		f.at[r.ID] = time.Now()

@@ -102,10 +102,10 @@ func testStartToken(t *testing.T, s runner.Store) {
 	testRun.Environment = runner.EnvTest
 	require.NoError(t, Create(ctx, s, testRun, start(runner.EnvTest, "test-run")), "a test run never blocks production")
 
-	require.Equal(t, []string{"first"}, claim(t, s, "A", 0, 1))
-	r := get(t, s, "first")
+	c := claimOne(t, s, "A", 0, "first")
+	r := c.Run
 	r.Status, r.FinishedAt = runner.StatusFailed, ptr(base.Add(time.Second))
-	require.NoError(t, s.SaveRun(ctx, "A", r, runner.SaveOptions{}))
+	require.NoError(t, s.SaveRun(ctx, c.Lease, r, runner.SaveOptions{}))
 	require.NoError(t, Create(ctx, s, second, start(runner.EnvProduction, "second")), "the token is free once the owner ended")
 }
 
@@ -122,16 +122,16 @@ func testPayloads(t *testing.T, s runner.Store) {
 		require.Equal(t, "r", owner)
 	}
 	require.Empty(t, claim(t, s, "A", 4*time.Second, 1))
-	require.Equal(t, []string{"r"}, claim(t, s, "A", 5*time.Second, 1), "a payload makes its run due")
-	r := get(t, s, "r")
+	c := claimOne(t, s, "A", 5*time.Second, "r") // a payload makes its run due
+	r := c.Run
 
 	for _, want := range []string{`{"n":1}`, `{"n":2}`} {
 		p := nextPayload(t, s, want)
-		require.NoError(t, s.SaveRun(ctx, "A", r, runner.SaveOptions{ConsumePayload: p.Seq}))
-		require.Error(t, s.SaveRun(ctx, "A", r, runner.SaveOptions{ConsumePayload: p.Seq}), "consumed once only")
+		require.NoError(t, s.SaveRun(ctx, c.Lease, r, runner.SaveOptions{ConsumePayload: p.Seq}))
+		require.Error(t, s.SaveRun(ctx, c.Lease, r, runner.SaveOptions{ConsumePayload: p.Seq}), "consumed once only")
 	}
 	last := nextPayload(t, s, `{"n":3}`)
-	require.NoError(t, s.SaveRun(ctx, "A", r, runner.SaveOptions{ConsumePayload: last.Seq}))
+	require.NoError(t, s.SaveRun(ctx, c.Lease, r, runner.SaveOptions{ConsumePayload: last.Seq}))
 	_, err = s.NextPayload(ctx, "r", runner.EnvProduction, "tok")
 	require.ErrorIs(t, err, runner.ErrNotFound)
 	_, err = s.NextPayload(ctx, "r", runner.EnvTest, "tok")

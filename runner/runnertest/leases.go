@@ -18,11 +18,11 @@ func testClaimDueOnly(t *testing.T, s runner.Store) {
 	create(t, s, newRun("c", 0, 3*time.Second), newRun("a", 0, time.Second), newRun("b", 0, 2*time.Second),
 		newRun("future", 0, time.Hour), newRun("never", 0, -1), done)
 
-	runs, err := s.ClaimRuns(context.Background(), "A", base.Add(5*time.Second), base.Add(time.Minute), 2)
-	require.NoError(t, err)
-	require.Equal(t, []string{"a", "b"}, ids(runs), "earliest due first, at most limit")
-	requireJSON(t, newRun("a", 0, 0).Input, runs[0].Input)
-	requireJSON(t, newRun("a", 0, 0).Definition, runs[0].Definition)
+	runs := claimed(t, s, "A", 5*time.Second, 2)
+	require.Len(t, runs, 2)
+	require.Equal(t, []string{"a", "b"}, []string{runs[0].Run.ID, runs[1].Run.ID}, "earliest due first, at most limit")
+	requireJSON(t, newRun("a", 0, 0).Input, runs[0].Run.Input)
+	requireJSON(t, newRun("a", 0, 0).Definition, runs[0].Run.Definition)
 
 	require.Equal(t, []string{"c"}, claim(t, s, "B", 5*time.Second, 10), "leased runs are not claimed again")
 	require.Empty(t, claim(t, s, "C", 5*time.Second, 10))
@@ -31,15 +31,14 @@ func testClaimDueOnly(t *testing.T, s runner.Store) {
 
 func testClaimExpiredLease(t *testing.T, s runner.Store) {
 	create(t, s, newRun("r", 0, 0))
-	require.Equal(t, []string{"r"}, claim(t, s, "A", time.Second, 1))
+	a := claimOne(t, s, "A", time.Second, "r")
 	require.Empty(t, claim(t, s, "B", 30*time.Second, 1), "lease still held")
-	require.Equal(t, []string{"r"}, claim(t, s, "B", time.Second+time.Minute+time.Millisecond, 1),
-		"an expired lease is reclaimable")
+	b := claimOne(t, s, "B", time.Second+time.Minute+time.Millisecond, "r") // an expired lease is reclaimable
 
-	r := get(t, s, "r")
+	r := b.Run
 	r.Status = runner.StatusRunning
-	require.ErrorIs(t, s.SaveRun(context.Background(), "A", r, runner.SaveOptions{}), runner.ErrLeaseLost)
-	require.NoError(t, s.SaveRun(context.Background(), "B", r, runner.SaveOptions{}))
+	require.ErrorIs(t, s.SaveRun(context.Background(), a.Lease, r, runner.SaveOptions{}), runner.ErrLeaseLost)
+	require.NoError(t, s.SaveRun(context.Background(), b.Lease, r, runner.SaveOptions{}))
 }
 
 func testClaimRace(t *testing.T, s runner.Store) {
@@ -54,12 +53,15 @@ func testClaimRace(t *testing.T, s runner.Store) {
 		wg.Go(func() {
 			owner := string(rune('A' + o))
 			for range runs { // bounded: a broken backend may hand out the same runs forever
-				claimed, err := s.ClaimRuns(context.Background(), owner, base.Add(time.Second), base.Add(time.Hour), 2)
+				claimed, err := s.ClaimRuns(context.Background(),
+					runner.ClaimRunsParams{Owner: owner, Now: base.Add(time.Second), LeaseUntil: base.Add(time.Hour), Limit: 2})
 				if err != nil || len(claimed) == 0 {
 					errs[o] = err
 					return
 				}
-				got[o] = append(got[o], ids(claimed)...)
+				for _, c := range claimed {
+					got[o] = append(got[o], c.Run.ID)
+				}
 			}
 		})
 	}
@@ -80,37 +82,58 @@ func testClaimRace(t *testing.T, s runner.Store) {
 func testSaveRun(t *testing.T, s runner.Store) {
 	ctx := context.Background()
 	create(t, s, newRun("r", 0, 0))
-	claimed, err := s.ClaimRuns(ctx, "A", base, base.Add(time.Minute), 1)
-	require.NoError(t, err)
-	require.Len(t, claimed, 1)
+	c := claimOne(t, s, "A", 0, "r")
 
-	r := claimed[0]
+	r := c.Run
 	r.Status = runner.StatusWaiting
 	r.StartedAt = ptr(base.Add(time.Second))
 	r.WaitingOn = &runner.WaitingOn{Hook: "order:1"}
 	r.Steps = []*runner.StepRecord{{ID: "s1", StepID: "r/s1", Status: runner.StepWaiting, Attempts: 1,
 		State: json.RawMessage(`{"token":"order:1"}`)}}
 	r.WakeAt = time.Time{}
-	require.NoError(t, s.SaveRun(ctx, "A", r, runner.SaveOptions{}))
+	require.NoError(t, s.SaveRun(ctx, c.Lease, r, runner.SaveOptions{}))
 	requireRun(t, r, get(t, s, "r"))
 
-	require.NoError(t, s.ReleaseRun(ctx, "A", "r"))
+	require.NoError(t, s.ReleaseRun(ctx, c.Lease))
 	require.Empty(t, claim(t, s, "B", time.Hour, 1), "a run with no WakeAt is not due")
 
 	r.Output = json.RawMessage(`{"n":1}`)
-	require.ErrorIs(t, s.SaveRun(ctx, "A", r, runner.SaveOptions{}), runner.ErrLeaseLost, "released")
+	require.ErrorIs(t, s.SaveRun(ctx, c.Lease, r, runner.SaveOptions{}), runner.ErrLeaseLost, "released")
 }
 
 func testSaveLostLease(t *testing.T, s runner.Store) {
 	create(t, s, newRun("r", 0, 0))
 	r := get(t, s, "r")
-	require.ErrorIs(t, s.SaveRun(context.Background(), "A", r, runner.SaveOptions{}), runner.ErrLeaseLost,
+	forged := runner.NewLease("r", "A")
+	require.ErrorIs(t, s.SaveRun(context.Background(), forged, r, runner.SaveOptions{}), runner.ErrLeaseLost,
 		"never claimed")
+	require.ErrorIs(t, s.SaveRun(context.Background(), runner.Lease{}, r, runner.SaveOptions{}), runner.ErrLeaseLost,
+		"no lease")
 	require.Equal(t, []string{"r"}, claim(t, s, "B", 0, 1))
 	r.Status = runner.StatusFailed
-	require.ErrorIs(t, s.SaveRun(context.Background(), "A", r, runner.SaveOptions{}), runner.ErrLeaseLost,
+	require.ErrorIs(t, s.SaveRun(context.Background(), forged, r, runner.SaveOptions{}), runner.ErrLeaseLost,
 		"claimed by another")
 	require.Equal(t, runner.StatusPending, get(t, s, "r").Status, "nothing written")
+}
+
+// testSaveOtherRunsLease: a lease holds its own run only, even when its owner also holds
+// the run being saved.
+func testSaveOtherRunsLease(t *testing.T, s runner.Store) {
+	ctx := context.Background()
+	create(t, s, newRun("a", 0, 0), newRun("b", 0, time.Second))
+	runs := claimed(t, s, "A", time.Second, 2)
+	require.Len(t, runs, 2)
+	a, b := runs[0], runs[1]
+	require.Equal(t, "b", b.Run.ID)
+	want := get(t, s, "b")
+
+	b.Run.Status, b.Run.FinishedAt, b.Run.Output = runner.StatusCompleted, ptr(base.Add(2*time.Second)), json.RawMessage(`1`)
+	b.Run.Steps = []*runner.StepRecord{{ID: "s1", StepID: "b/s1", Status: runner.StepCompleted, Attempts: 1}}
+	require.ErrorIs(t, s.SaveRun(ctx, a.Lease, b.Run, runner.SaveOptions{}), runner.ErrLeaseLost)
+	requireRun(t, want, get(t, s, "b")) // nothing written
+
+	require.NoError(t, s.SaveRun(ctx, b.Lease, b.Run, runner.SaveOptions{}), "its own lease saves it")
+	require.Equal(t, runner.StatusCompleted, get(t, s, "b").Status)
 }
 
 func testTerminalSave(t *testing.T, s runner.Store) {
@@ -121,16 +144,16 @@ func testTerminalSave(t *testing.T, s runner.Store) {
 	child.ParentRunID = "parent"
 	create(t, s, parent, child, newRun("other", 2*time.Second, -1))
 	require.NoError(t, s.ClaimToken(ctx, hook(runner.EnvProduction, "tok", "child")))
-	require.Equal(t, []string{"child"}, claim(t, s, "A", time.Second, 1))
+	c := claimOne(t, s, "A", time.Second, "child")
 
-	r := get(t, s, "child")
+	r := c.Run
 	r.Status, r.FinishedAt, r.Output = runner.StatusCompleted, ptr(base.Add(10*time.Second)), json.RawMessage(`1`)
-	require.NoError(t, s.SaveRun(ctx, "A", r, runner.SaveOptions{}))
+	require.NoError(t, s.SaveRun(ctx, c.Lease, r, runner.SaveOptions{}))
 
 	_, err := s.GetHook(ctx, runner.EnvProduction, "tok")
 	require.ErrorIs(t, err, runner.ErrNotFound, "tokens released")
 	require.NoError(t, s.ClaimToken(ctx, hook(runner.EnvProduction, "tok", "other")), "the token is free")
-	require.ErrorIs(t, s.SaveRun(ctx, "A", r, runner.SaveOptions{}), runner.ErrLeaseLost, "lease dropped")
+	require.ErrorIs(t, s.SaveRun(ctx, c.Lease, r, runner.SaveOptions{}), runner.ErrLeaseLost, "lease dropped")
 
 	require.Empty(t, claim(t, s, "B", 9*time.Second, 10), "parent due when the child ended, not before")
 	require.Equal(t, []string{"parent"}, claim(t, s, "B", 10*time.Second, 10), "parent woken")
@@ -140,25 +163,26 @@ func testWakeNotLostToSave(t *testing.T, s runner.Store) {
 	ctx := context.Background()
 	create(t, s, newRun("r", 0, 0))
 	require.NoError(t, s.ClaimToken(ctx, hook(runner.EnvProduction, "tok", "r")))
-	require.Equal(t, []string{"r"}, claim(t, s, "A", time.Second, 1))
-	r := get(t, s, "r")
+	c := claimOne(t, s, "A", time.Second, "r")
+	r := c.Run
 
 	_, err := s.EnqueuePayload(ctx, runner.EnvProduction, "tok", json.RawMessage(`{}`), base.Add(2*time.Second))
 	require.NoError(t, err)
 	r.Status, r.WakeAt = runner.StatusWaiting, time.Time{}
-	require.NoError(t, s.SaveRun(ctx, "A", r, runner.SaveOptions{}), "the worker has not seen the payload")
-	require.NoError(t, s.ReleaseRun(ctx, "A", "r"))
+	require.NoError(t, s.SaveRun(ctx, c.Lease, r, runner.SaveOptions{}), "the worker has not seen the payload")
+	require.NoError(t, s.ReleaseRun(ctx, c.Lease))
 	require.Equal(t, []string{"r"}, claim(t, s, "B", 3*time.Second, 1), "the wake-up survives the save")
 }
 
 func testReleaseRun(t *testing.T, s runner.Store) {
 	ctx := context.Background()
 	create(t, s, newRun("r", 0, 0))
-	require.Equal(t, []string{"r"}, claim(t, s, "A", 0, 1))
-	// Another owner's release must not free A's lease; whether it errs is the backend's choice.
-	_ = s.ReleaseRun(ctx, "B", "r")
+	c := claimOne(t, s, "A", 0, "r")
+	// A forged lease of another owner must not free A's lease; whether it errs is the
+	// backend's choice.
+	_ = s.ReleaseRun(ctx, runner.NewLease("r", "B"))
 	require.Empty(t, claim(t, s, "B", time.Second, 1))
-	require.NoError(t, s.ReleaseRun(ctx, "A", "r"))
+	require.NoError(t, s.ReleaseRun(ctx, c.Lease))
 	require.Equal(t, []string{"r"}, claim(t, s, "B", time.Second, 1), "released runs are claimable at once")
 }
 
@@ -167,20 +191,23 @@ func testRenewLeases(t *testing.T, s runner.Store) {
 	create(t, s, newRun("r1", 0, 0), newRun("r2", 0, 0))
 	require.Equal(t, []string{"r1", "r2"}, claim(t, s, "A", 0, 2))
 	// Only r2 is left due once A's leases run out: r1 is renewed first.
-	lost, cancelled, err := s.RenewLeases(ctx, "A", []string{"r1"}, base.Add(5*time.Minute))
+	renew := func(until time.Duration, ids ...string) (lost, cancelled []string, err error) {
+		return s.RenewLeases(ctx, runner.RenewLeasesParams{Owner: "A", RunIDs: ids, Until: base.Add(until)})
+	}
+	lost, cancelled, err := renew(5*time.Minute, "r1")
 	require.NoError(t, err)
 	require.Empty(t, lost)
 	require.Empty(t, cancelled)
 	require.Equal(t, []string{"r2"}, claim(t, s, "B", 2*time.Minute, 2), "r1's renewed lease holds")
 
-	lost, cancelled, err = s.RenewLeases(ctx, "A", []string{"r1", "r2", "nope"}, base.Add(6*time.Minute))
+	lost, cancelled, err = renew(6*time.Minute, "r1", "r2", "nope")
 	require.NoError(t, err)
 	require.ElementsMatch(t, []string{"r2", "nope"}, lost)
 	require.Empty(t, cancelled)
 
 	_, err = s.RequestCancel(ctx, "r1", base.Add(3*time.Minute))
 	require.NoError(t, err)
-	lost, cancelled, err = s.RenewLeases(ctx, "A", []string{"r1"}, base.Add(7*time.Minute))
+	lost, cancelled, err = renew(7*time.Minute, "r1")
 	require.NoError(t, err)
 	require.Empty(t, lost)
 	require.Equal(t, []string{"r1"}, cancelled)
@@ -199,10 +226,8 @@ func testRequestCancel(t *testing.T, s runner.Store) {
 	require.Equal(t, "idle", r.ID)
 	require.True(t, r.CancelRequested)
 	require.Empty(t, claim(t, s, "A", 4*time.Second, 1))
-	claimed, err := s.ClaimRuns(ctx, "A", base.Add(5*time.Second), base.Add(time.Minute), 1)
-	require.NoError(t, err)
-	require.Len(t, claimed, 1, "a cancel makes the run due now")
-	require.True(t, claimed[0].CancelRequested)
+	c := claimOne(t, s, "A", 5*time.Second, "idle") // a cancel makes the run due now
+	require.True(t, c.Run.CancelRequested)
 
 	_, err = s.RequestCancel(ctx, "done", base)
 	require.ErrorIs(t, err, runner.ErrFinished)

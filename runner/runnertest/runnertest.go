@@ -36,6 +36,7 @@ func Run(t *testing.T, newStore func(t *testing.T) runner.Store) {
 		{"PartialStepSave", testPartialStepSave},
 		{"ClaimsCount", testClaimsCount},
 		{"SaveLostLease", testSaveLostLease},
+		{"SaveOtherRunsLease", testSaveOtherRunsLease},
 		{"TerminalSave", testTerminalSave},
 		{"WakeNotLostToSave", testWakeNotLostToSave},
 		{"ReleaseRun", testReleaseRun},
@@ -99,12 +100,37 @@ func get(t *testing.T, s runner.Store, id string) *runner.Run {
 	return r
 }
 
-// claim leases up to limit runs due at base+at to owner for a minute and returns their IDs.
+// claimed leases up to limit runs due at base+at to owner for a minute.
+func claimed(t *testing.T, s runner.Store, owner string, at time.Duration, limit int) []runner.Claimed {
+	t.Helper()
+	runs, err := s.ClaimRuns(context.Background(),
+		runner.ClaimRunsParams{Owner: owner, Now: base.Add(at), LeaseUntil: base.Add(at + time.Minute), Limit: limit})
+	require.NoError(t, err)
+	for _, c := range runs {
+		require.Equal(t, c.Run.ID, c.Lease.RunID(), "a claim's lease is on its run")
+		require.Equal(t, owner, c.Lease.Owner(), "a claim's lease is the claimer's")
+	}
+	return runs
+}
+
+// claim is claimed, reporting the IDs of the runs claimed.
 func claim(t *testing.T, s runner.Store, owner string, at time.Duration, limit int) []string {
 	t.Helper()
-	runs, err := s.ClaimRuns(context.Background(), owner, base.Add(at), base.Add(at+time.Minute), limit)
-	require.NoError(t, err)
-	return ids(runs)
+	runs := claimed(t, s, owner, at, limit)
+	out := make([]string, len(runs))
+	for i, c := range runs {
+		out[i] = c.Run.ID
+	}
+	return out
+}
+
+// claimOne claims for owner the one run due at base+at, which must be run id.
+func claimOne(t *testing.T, s runner.Store, owner string, at time.Duration, id string) runner.Claimed {
+	t.Helper()
+	runs := claimed(t, s, owner, at, 1)
+	require.Len(t, runs, 1)
+	require.Equal(t, id, runs[0].Run.ID)
+	return runs[0]
 }
 
 func ids(runs []*runner.Run) []string {

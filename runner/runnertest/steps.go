@@ -33,15 +33,13 @@ func testManySteps(t *testing.T, s runner.Store) {
 	create(t, s, r)
 	requireRun(t, r, get(t, s, "many"))
 
-	claimed, err := s.ClaimRuns(ctx, "A", base, base.Add(time.Minute), 1)
-	require.NoError(t, err)
-	require.Len(t, claimed, 1)
-	requireRun(t, r, claimed[0])
+	c := claimOne(t, s, "A", 0, "many")
+	requireRun(t, r, c.Run)
 
 	for _, st := range r.Steps {
 		st.Status, st.Output = runner.StepSkipped, json.RawMessage(`{"saved":"all"}`)
 	}
-	require.NoError(t, s.SaveRun(ctx, "A", r, runner.SaveOptions{}), "nil Steps writes every record")
+	require.NoError(t, s.SaveRun(ctx, c.Lease, r, runner.SaveOptions{}), "nil Steps writes every record")
 	requireRun(t, r, get(t, s, "many"))
 
 	runs, _, err := s.ListRuns(ctx, runner.ListRunsParams{})
@@ -57,7 +55,7 @@ func testPartialStepSave(t *testing.T, s runner.Store) {
 		st.Status, st.Output, st.StartedAt, st.FinishedAt = runner.StepPending, nil, nil, nil
 	}
 	create(t, s, r)
-	require.Equal(t, []string{"part"}, claim(t, s, "A", 0, 1))
+	lease := claimOne(t, s, "A", 0, "part").Lease
 
 	want := get(t, s, "part")
 	r.Steps[10].Status, r.Steps[10].Attempts, r.Steps[10].Output = runner.StepCompleted, 1, json.RawMessage(`{"n":10}`)
@@ -65,7 +63,7 @@ func testPartialStepSave(t *testing.T, s runner.Store) {
 	r.Steps[19].Status = runner.StepWaiting
 	r.Steps[3].Output = json.RawMessage(`{"changed":"in memory only"}`)
 	r.Status = runner.StatusRunning
-	require.NoError(t, s.SaveRun(ctx, "A", r, runner.SaveOptions{Steps: []int{10, 19}}))
+	require.NoError(t, s.SaveRun(ctx, lease, r, runner.SaveOptions{Steps: []int{10, 19}}))
 
 	want.Status = runner.StatusRunning
 	want.Steps[10], want.Steps[19] = r.Steps[10], r.Steps[19]
@@ -73,10 +71,10 @@ func testPartialStepSave(t *testing.T, s runner.Store) {
 	requireRun(t, want, got)
 	requireJSON(t, json.RawMessage(`{"child":"c1"}`), got.Steps[10].State)
 
-	require.NoError(t, s.SaveRun(ctx, "A", r, runner.SaveOptions{Steps: []int{}}), "no step changed")
+	require.NoError(t, s.SaveRun(ctx, lease, r, runner.SaveOptions{Steps: []int{}}), "no step changed")
 	requireRun(t, want, get(t, s, "part"))
 
-	require.Error(t, s.SaveRun(ctx, "A", r, runner.SaveOptions{Steps: []int{20}}), "index out of range")
+	require.Error(t, s.SaveRun(ctx, lease, r, runner.SaveOptions{Steps: []int{20}}), "index out of range")
 	requireRun(t, want, get(t, s, "part"))
 }
 
@@ -84,28 +82,26 @@ func testClaimsCount(t *testing.T, s runner.Store) {
 	ctx := context.Background()
 	create(t, s, newRun("r", 0, 0))
 	require.Zero(t, get(t, s, "r").Claims)
-	claimAt := func(owner string, at time.Duration) *runner.Run {
+	claimAt := func(owner string, at time.Duration) runner.Claimed {
 		t.Helper()
-		runs, err := s.ClaimRuns(ctx, owner, base.Add(at), base.Add(at+time.Minute), 1)
-		require.NoError(t, err)
-		require.Len(t, runs, 1)
-		return runs[0]
+		return claimOne(t, s, owner, at, "r")
 	}
 
-	r := claimAt("A", 0)
-	require.Equal(t, 1, r.Claims)
-	r = claimAt("B", 2*time.Minute)
-	require.Equal(t, 2, r.Claims, "A vanished: its lease expired")
-	r.Status = runner.StatusRunning
-	require.NoError(t, s.SaveRun(ctx, "B", r, runner.SaveOptions{AttemptStart: true}))
+	c := claimAt("A", 0)
+	require.Equal(t, 1, c.Run.Claims)
+	c = claimAt("B", 2*time.Minute)
+	require.Equal(t, 2, c.Run.Claims, "A vanished: its lease expired")
+	c.Run.Status = runner.StatusRunning
+	require.NoError(t, s.SaveRun(ctx, c.Lease, c.Run, runner.SaveOptions{AttemptStart: true}))
 	require.Equal(t, 2, get(t, s, "r").Claims, "the start of an attempt is not progress")
-	r = claimAt("C", 4*time.Minute)
-	require.Equal(t, 3, r.Claims)
+	c = claimAt("C", 4*time.Minute)
+	require.Equal(t, 3, c.Run.Claims)
 
-	require.NoError(t, s.SaveRun(ctx, "C", r, runner.SaveOptions{}))
+	require.NoError(t, s.SaveRun(ctx, c.Lease, c.Run, runner.SaveOptions{}))
 	require.Equal(t, 1, get(t, s, "r").Claims, "progress: C is the only worker since")
-	require.Equal(t, 2, claimAt("D", 6*time.Minute).Claims, "C vanished after its progress")
-	require.NoError(t, s.ReleaseRun(ctx, "D", "r"))
+	c = claimAt("D", 6*time.Minute)
+	require.Equal(t, 2, c.Run.Claims, "C vanished after its progress")
+	require.NoError(t, s.ReleaseRun(ctx, c.Lease))
 	require.Zero(t, get(t, s, "r").Claims, "a released run was given back, not lost")
-	require.Equal(t, 1, claimAt("E", 6*time.Minute).Claims)
+	require.Equal(t, 1, claimAt("E", 6*time.Minute).Run.Claims)
 }

@@ -4,37 +4,29 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/gorunner/gorunner/runner"
 	"github.com/gorunner/gorunner/store/storecodec"
 )
 
-// ClaimRuns leases up to limit due runs to owner, the earliest due first. The selection
+// ClaimRuns leases up to p.Limit due runs to p.Owner, the earliest due first. The selection
 // and the lease are one script, so two claimers (in this process or another) never get
 // the same run. Claiming clears poke_at: the claimer sees every wake-up asked until now.
-func (s *Store) ClaimRuns(ctx context.Context, owner string, now, leaseUntil time.Time, limit int) ([]*runner.Run, error) {
-	if limit <= 0 {
+func (s *Store) ClaimRuns(ctx context.Context, p runner.ClaimRunsParams) ([]runner.Claimed, error) {
+	if p.Limit <= 0 {
 		return nil, nil
 	}
 	res, err := s.run(ctx, s.scripts.claimRuns, nil, []string{s.k.runsDue()},
-		owner, ts(now), score(now), ts(leaseUntil), limit, s.k.runPrefix())
+		p.Owner, ts(p.Now), score(p.Now), ts(p.LeaseUntil), p.Limit, s.k.runPrefix())
 	if err != nil {
-		return nil, fmt.Errorf("claiming runs for %s: %w", owner, err)
+		return nil, fmt.Errorf("claiming runs for %s: %w", p.Owner, err)
 	}
 	runs, err := s.runsByID(ctx, replyStrings(res))
 	if err != nil {
-		return nil, fmt.Errorf("claiming runs for %s: %w", owner, err)
+		return nil, fmt.Errorf("claiming runs for %s: %w", p.Owner, err)
 	}
-	slices.SortFunc(runs, func(a, b *runner.Run) int {
-		if c := a.WakeAt.Compare(b.WakeAt); c != 0 {
-			return c
-		}
-		return strings.Compare(a.ID, b.ID)
-	})
-	return runs, nil
+	return storecodec.Claimed(runs, p.Owner), nil
 }
 
 // replyStrings reads a script's array of strings.
@@ -49,40 +41,43 @@ func replyStrings(res any) []string {
 	return out
 }
 
-// RenewLeases extends owner's leases on runIDs until until. A run whose lease owner has
+// RenewLeases extends p.Owner's leases on p.RunIDs until p.Until. A run whose lease owner has
 // changed (or which ended, dropping its lease) is reported lost; a held run whose cancel
 // was requested is reported cancelled.
-func (s *Store) RenewLeases(ctx context.Context, owner string, runIDs []string, until time.Time) (lost, cancelled []string, err error) {
-	if len(runIDs) == 0 {
+func (s *Store) RenewLeases(ctx context.Context, p runner.RenewLeasesParams) (lost, cancelled []string, err error) {
+	if len(p.RunIDs) == 0 {
 		return nil, nil, nil
 	}
-	args := append([]any{owner, ts(until), s.k.runPrefix()}, anyStrings(runIDs)...)
+	args := append([]any{p.Owner, ts(p.Until), s.k.runPrefix()}, anyStrings(p.RunIDs)...)
 	res, err := s.run(ctx, s.scripts.renewLeases, nil, []string{s.k.runsDue()}, args...)
 	if err != nil {
-		return nil, nil, fmt.Errorf("renewing leases of %s: %w", owner, err)
+		return nil, nil, fmt.Errorf("renewing leases of %s: %w", p.Owner, err)
 	}
 	held := map[string]bool{}
 	pairs := replyStrings(res)
 	for i := 0; i+1 < len(pairs); i += 2 {
 		held[pairs[i]] = pairs[i+1] == "1"
 	}
-	lost, cancelled = storecodec.LeaseOutcome(runIDs, held)
+	lost, cancelled = storecodec.LeaseOutcome(p.RunIDs, held)
 	return lost, cancelled, nil
 }
 
 // SaveRun writes the fields a worker changes (status, output, error, the step records
-// opts.Steps names, waitingOn, startedAt, finishedAt, wakeAt, and a cancel request) if owner
-// holds the lease, and sets its claims count to 1 (its own) unless opts.AttemptStart. Identity
+// opts.Steps names, waitingOn, startedAt, finishedAt, wakeAt, and a cancel request) if lease
+// is a lease on r its owner still holds, and sets its claims count to 1 (its own) unless opts.AttemptStart. Identity
 // and admission fields never change. A wake-up asked from outside since the claim is kept:
 // WakeAt becomes the earlier of the two. A terminal status releases the run's tokens and
 // queued payloads, drops the lease and wakes the parent, at r.FinishedAt (or the wall clock
 // when unset). Consuming a payload already consumed → runner.ErrNotFound, nothing written.
 // A run stored with its steps in one field gets them all written, a field each.
-func (s *Store) SaveRun(ctx context.Context, owner string, r *runner.Run, opts runner.SaveOptions) error {
-	err := s.saveRun(ctx, owner, r, opts)
+func (s *Store) SaveRun(ctx context.Context, lease runner.Lease, r *runner.Run, opts runner.SaveOptions) error {
+	err := lease.Check(r.ID)
+	if err == nil {
+		err = s.saveRun(ctx, lease.Owner(), r, opts)
+	}
 	if errors.Is(err, errAllSteps) {
 		opts.Steps = nil
-		err = s.saveRun(ctx, owner, r, opts)
+		err = s.saveRun(ctx, lease.Owner(), r, opts)
 	}
 	return wrapErr(fmt.Sprintf("saving run %s", r.ID), err)
 }
@@ -106,11 +101,12 @@ func (s *Store) saveRun(ctx context.Context, owner string, r *runner.Run, opts r
 	return err
 }
 
-// ReleaseRun drops owner's lease on a run and sets its claims count back to 0. A lease
-// already gone is not an error.
-func (s *Store) ReleaseRun(ctx context.Context, owner, runID string) error {
-	_, err := s.run(ctx, s.scripts.releaseRun, nil, []string{s.k.run(runID), s.k.runsDue()}, runID, owner)
-	return wrapErr(fmt.Sprintf("releasing run %s", runID), err)
+// ReleaseRun drops lease and sets its run's claims count back to 0. A lease already gone
+// is not an error.
+func (s *Store) ReleaseRun(ctx context.Context, lease runner.Lease) error {
+	id := lease.RunID()
+	_, err := s.run(ctx, s.scripts.releaseRun, nil, []string{s.k.run(id), s.k.runsDue()}, id, lease.Owner())
+	return wrapErr(fmt.Sprintf("releasing run %s", id), err)
 }
 
 // RequestCancel marks a run for cancellation and makes it due now; the worker that holds

@@ -97,14 +97,14 @@ func TestLegacyStepsField(t *testing.T) {
 	require.NoError(t, rdb.HSet(ctx, key, "steps",
 		`[{"id":"a","status":"completed","output":{"n":1}},{"id":"b","status":"pending"}]`).Err())
 
-	claimed, err := s.ClaimRuns(ctx, "A", now, now.Add(time.Hour), 1)
+	claimed, err := s.ClaimRuns(ctx, runner.ClaimRunsParams{Owner: "A", Now: now, LeaseUntil: now.Add(time.Hour), Limit: 1})
 	require.NoError(t, err)
 	require.Len(t, claimed, 1)
-	got := claimed[0]
+	got := claimed[0].Run
 	require.Len(t, got.Steps, 2)
 	require.JSONEq(t, `{"n":1}`, string(got.Steps[0].Output))
 	got.Steps[1].Status = runner.StepCompleted
-	require.NoError(t, s.SaveRun(ctx, "A", got, runner.SaveOptions{Steps: []int{1}}))
+	require.NoError(t, s.SaveRun(ctx, claimed[0].Lease, got, runner.SaveOptions{Steps: []int{1}}))
 
 	fields, err := rdb.HKeys(ctx, key).Result()
 	require.NoError(t, err)

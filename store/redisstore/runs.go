@@ -109,15 +109,15 @@ func decodeRun(m map[string]string) (*runner.Run, error) {
 // CreateRun admits p.Run, due at its WakeAt, in one script with its key (if any: a live
 // key or a full scope → that outcome, nothing written), its start token (owned by another
 // run → *runner.TokenConflictError, nothing written) and its lease (if any).
-func (s *Store) CreateRun(ctx context.Context, p runner.CreateRunParams) (idempotency.ClaimResult, error) {
+func (s *Store) CreateRun(ctx context.Context, p runner.CreateRunParams) (runner.CreateRunResult, error) {
 	r := p.Run
 	st, err := storecodec.EncodeRunState(r, nil)
 	if err != nil {
-		return idempotency.ClaimResult{}, fmt.Errorf("creating run %s: %w", r.ID, err)
+		return runner.CreateRunResult{}, fmt.Errorf("creating run %s: %w", r.ID, err)
 	}
 	keyArgs, err := s.admitKeyArgs(p.Key)
 	if err != nil {
-		return idempotency.ClaimResult{}, fmt.Errorf("creating run %s: %w", r.ID, err)
+		return runner.CreateRunResult{}, fmt.Errorf("creating run %s: %w", r.ID, err)
 	}
 	k := s.k
 	ks := []string{k.run(r.ID), k.runsCreated(), k.runsByWorkflow(r.WorkflowID), k.runsByStatus(string(r.Status)), k.runsDue()}
@@ -140,13 +140,13 @@ func (s *Store) CreateRun(ctx context.Context, p runner.CreateRunParams) (idempo
 	args = append(append(args, keyArgs...), runFields(r, st, p.Owner, p.LeaseUntil)...)
 	res, err := s.run(ctx, s.scripts.createRun, runnerErrs, ks, args...)
 	if err != nil {
-		return idempotency.ClaimResult{}, fmt.Errorf("creating run %s: %w", r.ID, tokenConflict(err, &h))
+		return runner.CreateRunResult{}, fmt.Errorf("creating run %s: %w", r.ID, tokenConflict(err, &h))
 	}
 	out, err := claimResult(res, claim, rec)
 	if err != nil {
-		return idempotency.ClaimResult{}, fmt.Errorf("creating run %s: %w", r.ID, err)
+		return runner.CreateRunResult{}, fmt.Errorf("creating run %s: %w", r.ID, err)
 	}
-	return out, nil
+	return storecodec.Admitted(p, out), nil
 }
 
 // GetRun returns a run with its steps; unknown → runner.ErrNotFound.

@@ -6,20 +6,18 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/gorunner/gorunner/runner"
 	"github.com/gorunner/gorunner/store/storecodec"
 )
 
-// ClaimRuns leases up to limit due runs to owner, the earliest due first. The selection and
+// ClaimRuns leases up to p.Limit due runs to p.Owner, the earliest due first. The selection and
 // the lease are one UPDATE inside a write transaction, so two claimers (in this process or
 // another) never get the same run. Claiming clears poke_at: the claimer sees every wake-up
 // asked for until now.
-func (s *Store) ClaimRuns(ctx context.Context, owner string, now, leaseUntil time.Time, limit int) ([]*runner.Run, error) {
-	if limit <= 0 {
+func (s *Store) ClaimRuns(ctx context.Context, p runner.ClaimRunsParams) ([]runner.Claimed, error) {
+	if p.Limit <= 0 {
 		return nil, nil
 	}
 	var runs []*runner.Run
@@ -30,7 +28,7 @@ func (s *Store) ClaimRuns(ctx context.Context, owner string, now, leaseUntil tim
 				WHERE wake_at > 0 AND `+notTerminal+` AND wake_at <= ?3
 					AND (lease_owner = '' OR lease_until < ?3)
 				ORDER BY wake_at, id LIMIT ?4)
-			RETURNING `+runSelect, owner, nanos(leaseUntil), nanos(now), limit)
+			RETURNING `+runSelect, p.Owner, nanos(p.LeaseUntil), nanos(p.Now), p.Limit)
 		if err != nil {
 			return err
 		}
@@ -38,34 +36,28 @@ func (s *Store) ClaimRuns(ctx context.Context, owner string, now, leaseUntil tim
 		return err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("claiming runs for %s: %w", owner, err)
+		return nil, fmt.Errorf("claiming runs for %s: %w", p.Owner, err)
 	}
-	slices.SortFunc(runs, func(a, b *runner.Run) int {
-		if c := a.WakeAt.Compare(b.WakeAt); c != 0 {
-			return c
-		}
-		return strings.Compare(a.ID, b.ID)
-	})
-	return runs, nil
+	return storecodec.Claimed(runs, p.Owner), nil
 }
 
-// RenewLeases extends owner's leases on runIDs until until. A run whose lease owner has
+// RenewLeases extends p.Owner's leases on p.RunIDs until p.Until. A run whose lease owner has
 // changed (or which ended, dropping its lease) is reported lost; a held run whose cancel
 // was requested is reported cancelled.
-func (s *Store) RenewLeases(ctx context.Context, owner string, runIDs []string, until time.Time) (lost, cancelled []string, err error) {
-	if len(runIDs) == 0 {
+func (s *Store) RenewLeases(ctx context.Context, p runner.RenewLeasesParams) (lost, cancelled []string, err error) {
+	if len(p.RunIDs) == 0 {
 		return nil, nil, nil
 	}
-	ids, err := json.Marshal(runIDs)
+	ids, err := json.Marshal(p.RunIDs)
 	if err != nil {
 		return nil, nil, err
 	}
-	held := make(map[string]bool, len(runIDs))
+	held := make(map[string]bool, len(p.RunIDs))
 	err = s.write(ctx, func(tx *sql.Tx) error {
 		clear(held) // a write may run again
 		rows, err := s.in(tx).QueryContext(ctx, `UPDATE runs SET lease_until = ?
 			WHERE lease_owner = ? AND id IN (SELECT value FROM json_each(?))
-			RETURNING id, cancel_requested`, nanos(until), owner, string(ids))
+			RETURNING id, cancel_requested`, nanos(p.Until), p.Owner, string(ids))
 		if err != nil {
 			return err
 		}
@@ -81,20 +73,23 @@ func (s *Store) RenewLeases(ctx context.Context, owner string, runIDs []string, 
 		return rows.Err()
 	})
 	if err != nil {
-		return nil, nil, fmt.Errorf("renewing leases of %s: %w", owner, err)
+		return nil, nil, fmt.Errorf("renewing leases of %s: %w", p.Owner, err)
 	}
-	lost, cancelled = storecodec.LeaseOutcome(runIDs, held)
+	lost, cancelled = storecodec.LeaseOutcome(p.RunIDs, held)
 	return lost, cancelled, nil
 }
 
 // SaveRun writes the mutable part of a run (status, output, error, the step records
-// opts.Steps names, waitingOn, startedAt, finishedAt, wakeAt, and a cancel request) if owner
-// holds its lease, and sets its claims count to 1 (its own) unless opts.AttemptStart. Identity
+// opts.Steps names, waitingOn, startedAt, finishedAt, wakeAt, and a cancel request) if lease
+// is a lease on r its owner still holds, and sets its claims count to 1 (its own) unless opts.AttemptStart. Identity
 // and admission fields (workflow, version, input, definition, tokens, parent) never change.
 // A wake-up asked from outside since the claim is kept: WakeAt becomes the earlier of the
 // two. A terminal status releases the run's tokens and queued payloads, drops the lease and
 // wakes the parent, at r.FinishedAt (or the wall clock when unset).
-func (s *Store) SaveRun(ctx context.Context, owner string, r *runner.Run, opts runner.SaveOptions) error {
+func (s *Store) SaveRun(ctx context.Context, lease runner.Lease, r *runner.Run, opts runner.SaveOptions) error {
+	if err := lease.Check(r.ID); err != nil {
+		return fmt.Errorf("saving run %s: %w", r.ID, err)
+	}
 	st, err := storecodec.EncodeRunState(r, opts.Steps)
 	if err != nil {
 		return fmt.Errorf("saving run %s: %w", r.ID, err)
@@ -111,7 +106,7 @@ func (s *Store) SaveRun(ctx context.Context, owner string, r *runner.Run, opts r
 			WHERE id = ?10 AND lease_owner = ?11
 			RETURNING parent_run_id`,
 			r.Status, []byte(r.Output), st.Error, st.WaitingOn, nanosPtr(r.StartedAt),
-			nanosPtr(r.FinishedAt), nanos(r.WakeAt), r.CancelRequested, r.Status.Terminal(), r.ID, owner,
+			nanosPtr(r.FinishedAt), nanos(r.WakeAt), r.CancelRequested, r.Status.Terminal(), r.ID, lease.Owner(),
 			opts.AttemptStart,
 		).Scan(&parent)
 		if err != nil {
@@ -172,14 +167,14 @@ func finishRun(ctx context.Context, q querier, runID, parentID string, at time.T
 	return nil
 }
 
-// ReleaseRun drops owner's lease on a run and sets its claims count back to 0. A lease
-// already gone is not an error.
-func (s *Store) ReleaseRun(ctx context.Context, owner, runID string) error {
+// ReleaseRun drops lease and sets its run's claims count back to 0. A lease already gone
+// is not an error.
+func (s *Store) ReleaseRun(ctx context.Context, lease runner.Lease) error {
 	return s.write(ctx, func(tx *sql.Tx) error {
 		_, err := s.in(tx).ExecContext(ctx, `UPDATE runs SET lease_owner = '', lease_until = 0, claims = 0
-			WHERE id = ? AND lease_owner = ?`, runID, owner)
+			WHERE id = ? AND lease_owner = ?`, lease.RunID(), lease.Owner())
 		if err != nil {
-			return fmt.Errorf("releasing run %s: %w", runID, err)
+			return fmt.Errorf("releasing run %s: %w", lease.RunID(), err)
 		}
 		return nil
 	})

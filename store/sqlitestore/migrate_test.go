@@ -52,12 +52,12 @@ func TestMigrateStepsToRows(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, bare.Steps)
 
-	claimed, err := s.ClaimRuns(ctx, "A", time.Unix(0, 5), time.Now().Add(time.Hour), 1)
+	claimed, err := s.ClaimRuns(ctx, runner.ClaimRunsParams{Owner: "A", Now: time.Unix(0, 5), LeaseUntil: time.Now().Add(time.Hour), Limit: 1})
 	require.NoError(t, err)
 	require.Len(t, claimed, 1)
-	r = claimed[0]
+	r = claimed[0].Run
 	r.Steps[1].Status, r.Steps[1].Output = runner.StepCompleted, json.RawMessage(`2`)
-	require.NoError(t, s.SaveRun(ctx, "A", r, runner.SaveOptions{Steps: []int{1}}))
+	require.NoError(t, s.SaveRun(ctx, claimed[0].Lease, r, runner.SaveOptions{Steps: []int{1}}))
 	r, err = s.GetRun(ctx, "r")
 	require.NoError(t, err)
 	require.JSONEq(t, `{"n":1}`, string(r.Steps[0].Output))

@@ -112,11 +112,11 @@ func writeSteps(ctx context.Context, q querier, id string, steps []storecodec.En
 // CreateRun admits p.Run, due at its WakeAt, in one write transaction with its key (if
 // any: a live key or a full scope → that outcome, nothing written), its start token (owned
 // by another run → *runner.TokenConflictError, nothing written) and its lease (if any).
-func (s *Store) CreateRun(ctx context.Context, p runner.CreateRunParams) (idempotency.ClaimResult, error) {
+func (s *Store) CreateRun(ctx context.Context, p runner.CreateRunParams) (runner.CreateRunResult, error) {
 	r := p.Run
 	st, err := storecodec.EncodeRunState(r, nil)
 	if err != nil {
-		return idempotency.ClaimResult{}, fmt.Errorf("creating run %s: %w", r.ID, err)
+		return runner.CreateRunResult{}, fmt.Errorf("creating run %s: %w", r.ID, err)
 	}
 	res := idempotency.ClaimResult{Outcome: idempotency.Claimed}
 	err = s.write(ctx, func(tx *sql.Tx) error {
@@ -138,9 +138,9 @@ func (s *Store) CreateRun(ctx context.Context, p runner.CreateRunParams) (idempo
 		return claimToken(ctx, s.in(tx), &h)
 	})
 	if err != nil {
-		return idempotency.ClaimResult{}, fmt.Errorf("creating run %s: %w", r.ID, err)
+		return runner.CreateRunResult{}, fmt.Errorf("creating run %s: %w", r.ID, err)
 	}
-	return res, nil
+	return storecodec.Admitted(p, res), nil
 }
 
 // insertRun writes a new run's row, leased to p.Owner when set, and its step records.

@@ -84,13 +84,14 @@ func TestTwoProcessesClaim(t *testing.T) {
 		wg.Go(func() {
 			s := stores[w%2]
 			for range runs {
-				claimed, err := s.ClaimRuns(ctx, fmt.Sprint("owner-", w), now, now.Add(time.Hour), 3)
+				claimed, err := s.ClaimRuns(ctx,
+					runner.ClaimRunsParams{Owner: fmt.Sprint("owner-", w), Now: now, LeaseUntil: now.Add(time.Hour), Limit: 3})
 				if err != nil || len(claimed) == 0 {
 					errs[w] = err
 					return
 				}
-				for _, r := range claimed {
-					got[w] = append(got[w], r.ID)
+				for _, c := range claimed {
+					got[w] = append(got[w], c.Run.ID)
 				}
 			}
 		})

@@ -7,8 +7,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
+	"github.com/gorunner/gorunner/idempotency"
 	"github.com/gorunner/gorunner/runner"
 )
 
@@ -183,6 +186,32 @@ func LeaseOutcome(runIDs []string, held map[string]bool) (lost, cancelled []stri
 		}
 	}
 	return lost, cancelled
+}
+
+// Claimed hands out the runs just claimed for owner, each with its lease, the earliest due
+// first (then by ID), as runner.Store.ClaimRuns returns them.
+func Claimed(runs []*runner.Run, owner string) []runner.Claimed {
+	slices.SortFunc(runs, func(a, b *runner.Run) int {
+		if c := a.WakeAt.Compare(b.WakeAt); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	out := make([]runner.Claimed, len(runs))
+	for i, r := range runs {
+		out[i] = runner.Claimed{Run: r, Lease: runner.NewLease(r.ID, owner)}
+	}
+	return out
+}
+
+// Admitted is what runner.Store.CreateRun reports once p was written, or refused, with the
+// key's outcome res: with the run's lease when the write took one for p.Owner.
+func Admitted(p runner.CreateRunParams, res idempotency.ClaimResult) runner.CreateRunResult {
+	out := runner.CreateRunResult{ClaimResult: res}
+	if p.Owner != "" && res.Outcome == idempotency.Claimed {
+		out.Lease = runner.NewLease(p.Run.ID, p.Owner)
+	}
+	return out
 }
 
 // EncodeHosts is how both backends keep a connection's hosts: a JSON array.

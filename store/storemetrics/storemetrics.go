@@ -59,8 +59,8 @@ type timedRuns struct {
 
 var _ runner.Store = timedRuns{}
 
-func (r timedRuns) CreateRun(ctx context.Context, p runner.CreateRunParams) (idempotency.ClaimResult, error) {
-	return timed(r.t, "create_run", func() (idempotency.ClaimResult, error) { return r.s.CreateRun(ctx, p) })
+func (r timedRuns) CreateRun(ctx context.Context, p runner.CreateRunParams) (runner.CreateRunResult, error) {
+	return timed(r.t, "create_run", func() (runner.CreateRunResult, error) { return r.s.CreateRun(ctx, p) })
 }
 
 func (r timedRuns) GetRun(ctx context.Context, id string) (*runner.Run, error) {
@@ -76,24 +76,24 @@ func (r timedRuns) ListRuns(ctx context.Context, p runner.ListRunsParams) ([]*ru
 	return list, next, err
 }
 
-func (r timedRuns) ClaimRuns(ctx context.Context, owner string, now, leaseUntil time.Time, limit int) ([]*runner.Run, error) {
-	return timed(r.t, "claim_runs", func() ([]*runner.Run, error) { return r.s.ClaimRuns(ctx, owner, now, leaseUntil, limit) })
+func (r timedRuns) ClaimRuns(ctx context.Context, p runner.ClaimRunsParams) ([]runner.Claimed, error) {
+	return timed(r.t, "claim_runs", func() ([]runner.Claimed, error) { return r.s.ClaimRuns(ctx, p) })
 }
 
-func (r timedRuns) RenewLeases(ctx context.Context, owner string, runIDs []string, until time.Time) (lost, cancelled []string, err error) {
+func (r timedRuns) RenewLeases(ctx context.Context, p runner.RenewLeasesParams) (lost, cancelled []string, err error) {
 	lost, err = timed(r.t, "renew_leases", func() (l []string, err error) {
-		l, cancelled, err = r.s.RenewLeases(ctx, owner, runIDs, until)
+		l, cancelled, err = r.s.RenewLeases(ctx, p)
 		return l, err
 	})
 	return lost, cancelled, err
 }
 
-func (r timedRuns) SaveRun(ctx context.Context, owner string, run *runner.Run, opts runner.SaveOptions) error {
-	return timedErr(r.t, "save_run", func() error { return r.s.SaveRun(ctx, owner, run, opts) })
+func (r timedRuns) SaveRun(ctx context.Context, lease runner.Lease, run *runner.Run, opts runner.SaveOptions) error {
+	return timedErr(r.t, "save_run", func() error { return r.s.SaveRun(ctx, lease, run, opts) })
 }
 
-func (r timedRuns) ReleaseRun(ctx context.Context, owner, runID string) error {
-	return timedErr(r.t, "release_run", func() error { return r.s.ReleaseRun(ctx, owner, runID) })
+func (r timedRuns) ReleaseRun(ctx context.Context, lease runner.Lease) error {
+	return timedErr(r.t, "release_run", func() error { return r.s.ReleaseRun(ctx, lease) })
 }
 
 func (r timedRuns) RequestCancel(ctx context.Context, runID string, now time.Time) (*runner.Run, error) {
