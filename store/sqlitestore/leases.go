@@ -20,14 +20,14 @@ func (s *Store) ClaimRuns(ctx context.Context, p runner.ClaimRunsParams) ([]runn
 	if p.Limit <= 0 {
 		return nil, nil
 	}
+	if due, err := s.anyDue(ctx, p.Now); err != nil || !due {
+		return nil, err
+	}
 	var runs []*runner.Run
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		rows, err := s.in(tx).QueryContext(ctx, `UPDATE runs SET lease_owner = ?1, lease_until = ?2, poke_at = 0,
 				claims = claims + 1
-			WHERE id IN (SELECT id FROM runs
-				WHERE wake_at > 0 AND `+notTerminal+` AND wake_at <= ?3
-					AND (lease_owner = '' OR lease_until < ?3)
-				ORDER BY wake_at, id LIMIT ?4)
+			WHERE id IN (SELECT id FROM runs WHERE `+claimable+` ORDER BY wake_at, id LIMIT ?4)
 			RETURNING `+runSelect, p.Owner, nanos(p.LeaseUntil), nanos(p.Now), p.Limit)
 		if err != nil {
 			return err
@@ -39,6 +39,24 @@ func (s *Store) ClaimRuns(ctx context.Context, p runner.ClaimRunsParams) ([]runn
 		return nil, fmt.Errorf("claiming runs for %s: %w", p.Owner, err)
 	}
 	return storecodec.Claimed(runs, p.Owner), nil
+}
+
+// claimable selects the runs due at ?3 whose lease is free or expired, through the runs_due
+// index.
+const claimable = `wake_at > 0 AND ` + notTerminal + ` AND wake_at <= ?3 AND (lease_owner = '' OR lease_until < ?3)`
+
+// anyDue reports whether some run is claimable at now: a read, so that a worker's poll
+// finding nothing due, which is most polls of an idle or busy-but-caught-up process,
+// costs no write transaction and no fsync.
+func (s *Store) anyDue(ctx context.Context, now time.Time) (bool, error) {
+	var due bool
+	// claimable's time is ?3, the claim's own numbering; ?1 and ?2 are left unset.
+	err := s.q().QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM runs WHERE `+claimable+`)`,
+		nil, nil, nanos(now)).Scan(&due)
+	if err != nil {
+		return false, fmt.Errorf("looking for due runs: %w", err)
+	}
+	return due, nil
 }
 
 // RenewLeases extends p.Owner's leases on p.RunIDs until p.Until. A run whose lease owner has
