@@ -8,6 +8,7 @@ import (
 
 	"github.com/gorunner/gorunner/auth"
 	"github.com/gorunner/gorunner/runner"
+	"github.com/gorunner/gorunner/wire"
 )
 
 // MaxWait is the longest ?wait= a GET of a run may hold the answer.
@@ -51,18 +52,11 @@ func (s *Server) submit(r *http.Request, workflow, env string) (*runner.SubmitRe
 // writeSubmitted answers a run admission: 202 with the new run, or 200 with the owner's
 // run and "reused": true when an atomic-start token sent the caller to it (SPEC §6).
 func writeSubmitted(w http.ResponseWriter, res *runner.SubmitResult) {
+	status := http.StatusAccepted
 	if res.Reused || res.Forwarded {
-		writeJSON(w, http.StatusOK, reusedBody{Data: res.Run, Reused: res.Reused, Forwarded: res.Forwarded})
-		return
+		status = http.StatusOK
 	}
-	writeData(w, http.StatusAccepted, res.Run)
-}
-
-// reusedBody is the answer when an atomic start found the token owned.
-type reusedBody struct {
-	Data      *runner.Run `json:"data"`
-	Reused    bool        `json:"reused,omitempty"`
-	Forwarded bool        `json:"forwarded,omitempty"`
+	writeJSON(w, status, wire.SubmittedOf(res))
 }
 
 func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) {
@@ -89,10 +83,10 @@ func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	runs, next, err := boundedPage(p.Limit, func(limit int) ([]*runner.Run, string, error) {
+	runs, next, err := boundedPage(p.Limit, func(limit int) ([]*wire.Run, string, error) {
 		p.Limit = limit
 		runs, next, err := s.cfg.Engine.List(r.Context(), p)
-		return listedRuns(runs), next, err
+		return wire.RunsOf(runs, true), next, err
 	})
 	if err != nil {
 		s.writeError(w, r, err)
@@ -134,7 +128,7 @@ func (s *Server) getRun(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	writeData(w, http.StatusOK, run)
+	writeData(w, http.StatusOK, wire.RunOf(run))
 }
 
 func (s *Server) cancelRun(w http.ResponseWriter, r *http.Request) {
@@ -143,7 +137,7 @@ func (s *Server) cancelRun(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	writeData(w, http.StatusOK, run)
+	writeData(w, http.StatusOK, wire.RunOf(run))
 }
 
 func (s *Server) rerunRun(w http.ResponseWriter, r *http.Request) {
@@ -152,7 +146,7 @@ func (s *Server) rerunRun(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	writeData(w, http.StatusAccepted, run)
+	writeData(w, http.StatusAccepted, wire.RunOf(run))
 }
 
 func (s *Server) rerunMany(w http.ResponseWriter, r *http.Request) {
@@ -179,7 +173,7 @@ func (s *Server) rerunMany(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusAccepted, listBody{Data: nonNil(runs)})
+	writeJSON(w, http.StatusAccepted, listBody{Data: wire.RunsOf(runs, false)})
 }
 
 func (s *Server) getHook(w http.ResponseWriter, r *http.Request) {
@@ -193,7 +187,7 @@ func (s *Server) getHook(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	writeData(w, http.StatusOK, h)
+	writeData(w, http.StatusOK, wire.HookOf(h))
 }
 
 func (s *Server) resumeHook(w http.ResponseWriter, r *http.Request) {
@@ -213,7 +207,7 @@ func (s *Server) resumeHook(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	writeData(w, http.StatusAccepted, resumeView{Token: token, RunID: runID})
+	writeData(w, http.StatusAccepted, wire.Resume{Token: token, RunID: runID})
 }
 
 // mayRerun checks runs:write on the workflow of every run a bulk rerun would start, before

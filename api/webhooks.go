@@ -11,6 +11,7 @@ import (
 	"github.com/gorunner/gorunner/catalog"
 	"github.com/gorunner/gorunner/problem"
 	"github.com/gorunner/gorunner/runner"
+	"github.com/gorunner/gorunner/wire"
 )
 
 // WebhookWait is how long a webhook call waits for its run to finish before answering 202.
@@ -57,5 +58,5 @@ func (s *Server) callWebhook(w http.ResponseWriter, r *http.Request) {
 	if run.Status.Terminal() {
 		status = http.StatusOK
 	}
-	writeData(w, status, run)
+	writeData(w, status, wire.RunOf(run))
 }
