@@ -94,23 +94,21 @@ const (
 	EnvTest       = "test"
 )
 
-// Error is a run's or a step's error. Its JSON tags are its stored encoding (storecodec,
-// both backends) and the MCP tool result's (tools.Result): clients see wire.Error.
+// Error is a run's or a step's error. Clients see wire.Error; stores keep storecodec's.
 type Error struct {
 	Code    string `json:"code"`
 	Message string `json:"message"`
 	Step    string `json:"step,omitempty"`
 }
 
-// WaitingOn says what a waiting run waits for. Its JSON tags are its stored encoding and
-// the MCP tool result's; clients see wire.WaitingOn.
+// WaitingOn says what a waiting run waits for. Clients see wire.WaitingOn.
 type WaitingOn struct {
 	Hook       string     `json:"hook,omitempty"`
 	SleepUntil *time.Time `json:"sleepUntil,omitempty"`
 }
 
-// StepRecord is the durable record of one step of a run. Its JSON tags are its stored
-// encoding (storecodec adds State); clients see wire.StepRecord.
+// StepRecord is the durable record of one step of a run. Clients see wire.StepRecord;
+// stores keep storecodec's encoding.
 type StepRecord struct {
 	ID         string          `json:"id"`
 	StepID     string          `json:"stepId"`
@@ -127,8 +125,11 @@ type StepRecord struct {
 	State json.RawMessage `json:"-"`
 }
 
-// Run is one execution of one workflow version with one input. Clients see wire.Run; the
-// JSON tags remain only for the keyed-replay answer mcpserver still encodes from the record.
+// Run is one execution of one workflow version with one input. Clients see wire.Run.
+//
+// The JSON tags on Run, StepRecord, Error and WaitingOn remain only for the keyed-replay
+// answer mcpserver still encodes from the record (call.go's submittedBody); once that
+// encodes wire.SubmittedOf they have no reader left and go.
 type Run struct {
 	ID          string          `json:"id"`
 	WorkflowID  string          `json:"workflowId"`
