@@ -23,7 +23,7 @@ func (s *Server) createConnection(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	writeData(w, http.StatusCreated, c)
+	writeData(w, http.StatusCreated, wire.ConnectionOf(c))
 }
 
 func (s *Server) listConnections(w http.ResponseWriter, r *http.Request) {
@@ -32,7 +32,7 @@ func (s *Server) listConnections(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, listBody{Data: nonNil(list)})
+	writeJSON(w, http.StatusOK, listBody{Data: wire.ConnectionsOf(list)})
 }
 
 func (s *Server) deleteConnection(w http.ResponseWriter, r *http.Request) {

@@ -194,14 +194,14 @@ func (s *Server) table() []route {
 			method: "POST", pattern: "/api/connections", id: "createConnection",
 			summary: "Create a connection; its secret can never be read back",
 			access:  need(auth.WorkflowsWrite, onEvery), keyed: principalKeyed,
-			body: connectionBody{}, status: 201, data: connectionView{},
+			body: connectionBody{}, status: 201, data: wire.Connection{},
 			handler: s.createConnection,
 		},
 		{
 			method: "GET", pattern: "/api/connections", id: "listConnections",
 			summary: "List connections (no secrets)",
 			access:  need(auth.WorkflowsWrite, onEvery),
-			status:  200, data: connectionView{}, list: true,
+			status:  200, data: wire.Connection{}, list: true,
 			handler: s.listConnections,
 		},
 		{

@@ -36,8 +36,6 @@ func (anyValue) JSONSchema() *jsonschema.Schema {
 	return &jsonschema.Schema{Description: "Any JSON value."}
 }
 
-type connectionView = catalog.Connection
-
 type connectionBody = catalog.ConnectionParams
 
 type templateView = catalog.Template

@@ -105,6 +105,11 @@ func TestViews(t *testing.T) {
 				`"createdAt":"2026-11-30T12:00:00Z","updatedAt":"2026-11-30T12:00:00Z"}`, nil},
 		{"version", wire.VersionOf(&catalog.Version{WorkflowID: "wf-1", Version: 2, Definition: json.RawMessage(`{}`), Hash: "h", PublishedAt: t0}),
 			`{"workflowId":"wf-1","version":2,"definition":{},"hash":"h","publishedAt":"2026-11-30T12:00:00Z"}`, nil},
+		{"connection", wire.ConnectionOf(&catalog.Connection{ID: "c-1", Name: "stripe", Type: "basic", Header: "X-Key",
+			Username: "ada", Hosts: []string{"api.stripe.com"}, Sealed: []byte("engine-sealed"), CreatedAt: t0}),
+			`{"id":"c-1","name":"stripe","type":"basic","header":"X-Key","username":"ada","hosts":["api.stripe.com"],` +
+				`"createdAt":"2026-11-30T12:00:00Z"}`, []string{"engine-sealed", "ZW5naW5lLXNlYWxlZA", "sealed", "secret"}},
+		{"no connections", wire.ConnectionsOf(nil), `[]`, nil},
 		{"token", wire.TokenOf(tok),
 			`{"id":"tok-1","name":"ci","scopes":["admin"],"expiresAt":"2026-11-30T12:00:02Z","audience":"/mcp",` +
 				`"createdAt":"2026-11-30T12:00:00Z"}`, []string{"hash-bytes", "aGFzaC1ieXRlcw"}},
@@ -147,17 +152,18 @@ func TestViews(t *testing.T) {
 func TestEveryFieldMapped(t *testing.T) {
 	t.Parallel()
 	for name, v := range map[string]any{
-		"run":      wire.RunOf(engineRun()),
-		"step":     wire.StepOf(engineRun().Steps[0]),
-		"error":    wire.ErrorOf(engineRun().Error),
-		"waiting":  wire.WaitingOnOf(engineRun().WaitingOn),
-		"hook":     wire.HookOf(&runner.Hook{Token: "t", RunID: "r", CreatedAt: t0}),
-		"workflow": wire.WorkflowOf(&catalog.Workflow{ID: "w", Name: "n", Title: "t", Description: "d", Rev: 1, Definition: json.RawMessage(`{}`), LatestVersion: 1, Published: true, CreatedAt: t0, UpdatedAt: t0}, "u"),
-		"version":  wire.VersionOf(&catalog.Version{WorkflowID: "w", Version: 1, Definition: json.RawMessage(`{}`), Hash: "h", PublishedAt: t0}),
-		"token":    wire.TokenOf(&auth.Token{ID: "i", Name: "n", Scopes: auth.AdminScopes(), ExpiresAt: &t0, Audience: "a", CreatedAt: t0}),
-		"newToken": wire.NewTokenOf(&auth.Token{ID: "i", Name: "n", Scopes: auth.AdminScopes(), ExpiresAt: &t0}, "s"),
-		"key":      wire.KeyOf(&idempotency.Record{Key: "k", State: idempotency.StateDone, Method: "m", Path: "p", Status: 1, RunID: "r", CreatedAt: t0, ExpiresAt: t0}),
-		"grant":    wire.GrantOf(&oauth.Grant{ID: "i", ClientID: "c", ClientName: "n", PrincipalID: "p", PrincipalName: "pn", Scope: "s", CreatedAt: t0, RefreshExpiresAt: t0, TokenIDs: []string{"t"}}),
+		"run":        wire.RunOf(engineRun()),
+		"step":       wire.StepOf(engineRun().Steps[0]),
+		"error":      wire.ErrorOf(engineRun().Error),
+		"waiting":    wire.WaitingOnOf(engineRun().WaitingOn),
+		"hook":       wire.HookOf(&runner.Hook{Token: "t", RunID: "r", CreatedAt: t0}),
+		"workflow":   wire.WorkflowOf(&catalog.Workflow{ID: "w", Name: "n", Title: "t", Description: "d", Rev: 1, Definition: json.RawMessage(`{}`), LatestVersion: 1, Published: true, CreatedAt: t0, UpdatedAt: t0}, "u"),
+		"connection": wire.ConnectionOf(&catalog.Connection{ID: "i", Name: "n", Type: "t", Header: "h", Username: "u", Hosts: []string{"h"}, CreatedAt: t0}),
+		"version":    wire.VersionOf(&catalog.Version{WorkflowID: "w", Version: 1, Definition: json.RawMessage(`{}`), Hash: "h", PublishedAt: t0}),
+		"token":      wire.TokenOf(&auth.Token{ID: "i", Name: "n", Scopes: auth.AdminScopes(), ExpiresAt: &t0, Audience: "a", CreatedAt: t0}),
+		"newToken":   wire.NewTokenOf(&auth.Token{ID: "i", Name: "n", Scopes: auth.AdminScopes(), ExpiresAt: &t0}, "s"),
+		"key":        wire.KeyOf(&idempotency.Record{Key: "k", State: idempotency.StateDone, Method: "m", Path: "p", Status: 1, RunID: "r", CreatedAt: t0, ExpiresAt: t0}),
+		"grant":      wire.GrantOf(&oauth.Grant{ID: "i", ClientID: "c", ClientName: "n", PrincipalID: "p", PrincipalName: "pn", Scope: "s", CreatedAt: t0, RefreshExpiresAt: t0, TokenIDs: []string{"t"}}),
 	} {
 		rv := reflect.Indirect(reflect.ValueOf(v))
 		for i := range rv.NumField() {

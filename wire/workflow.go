@@ -58,3 +58,30 @@ func WorkflowOf(w *catalog.Workflow, webhookURL string) Workflow {
 func VersionOf(v *catalog.Version) Version {
 	return Version{WorkflowID: v.WorkflowID, Version: v.Version, Definition: v.Definition, Hash: v.Hash, PublishedAt: v.PublishedAt}
 }
+
+// Connection is a named credential as the API shows it: never its secret, sealed or not.
+type Connection struct {
+	ID       string `json:"id"`
+	Name     string `json:"name"`
+	Type     string `json:"type"`
+	Header   string `json:"header,omitempty"`   // the header name for type "header"
+	Username string `json:"username,omitempty"` // for type "basic"
+	// Hosts are the only hosts the secret is sent to; none: it is sent nowhere.
+	Hosts     []string  `json:"hosts"`
+	CreatedAt time.Time `json:"createdAt"`
+}
+
+// ConnectionOf is the view of a connection.
+func ConnectionOf(c *catalog.Connection) Connection {
+	return Connection{ID: c.ID, Name: c.Name, Type: c.Type, Header: c.Header, Username: c.Username,
+		Hosts: c.Hosts, CreatedAt: c.CreatedAt}
+}
+
+// ConnectionsOf is the view of each connection; never nil, so that none encodes as [].
+func ConnectionsOf(list []*catalog.Connection) []Connection {
+	out := make([]Connection, len(list))
+	for i, c := range list {
+		out[i] = ConnectionOf(c)
+	}
+	return out
+}
