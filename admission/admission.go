@@ -18,6 +18,7 @@ import (
 
 	"github.com/gorunner/gorunner/idempotency"
 	"github.com/gorunner/gorunner/runner"
+	"github.com/gorunner/gorunner/wire"
 )
 
 // Request is one request to start a run.
@@ -159,13 +160,6 @@ func submit(ctx context.Context, eng *runner.Engine, p runner.SubmitParams, a *r
 	return eng.Submit(ctx, p)
 }
 
-// body is the REST answer to a run admission.
-type body struct {
-	Data      *runner.Run `json:"data"`
-	Reused    bool        `json:"reused,omitempty"`
-	Forwarded bool        `json:"forwarded,omitempty"`
-}
-
 // Answer is the REST answer to an admission: 202 with the new run, or 200 with the token
 // owner's run marked reused or forwarded (SPEC §6), encoded once here for every surface, so
 // that a kept answer replays the same on any of them.
@@ -177,7 +171,7 @@ func Answer(res *runner.SubmitResult) (*idempotency.Response, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
-	if err := enc.Encode(body{Data: res.Run, Reused: res.Reused, Forwarded: res.Forwarded}); err != nil {
+	if err := enc.Encode(wire.SubmittedOf(res)); err != nil {
 		return nil, fmt.Errorf("encoding the run: %w", err)
 	}
 	header := http.Header{"Content-Type": {"application/json"}}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/gorunner/gorunner/auth"
 	"github.com/gorunner/gorunner/oauth"
+	"github.com/gorunner/gorunner/wire"
 )
 
 func (s *Server) createConnection(w http.ResponseWriter, r *http.Request) {
@@ -22,7 +23,7 @@ func (s *Server) createConnection(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	writeData(w, http.StatusCreated, c)
+	writeData(w, http.StatusCreated, wire.ConnectionOf(c))
 }
 
 func (s *Server) listConnections(w http.ResponseWriter, r *http.Request) {
@@ -31,7 +32,7 @@ func (s *Server) listConnections(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, listBody{Data: nonNil(list)})
+	writeJSON(w, http.StatusOK, listBody{Data: wire.ConnectionsOf(list)})
 }
 
 func (s *Server) deleteConnection(w http.ResponseWriter, r *http.Request) {
@@ -76,7 +77,7 @@ func (s *Server) createToken(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	writeData(w, http.StatusCreated, newTokenView{ID: t.ID, Name: t.Name, Scopes: t.Scopes.Strings(), ExpiresAt: t.ExpiresAt, Token: secret})
+	writeData(w, http.StatusCreated, wire.NewTokenOf(t, secret))
 }
 
 // TokenParams reads what a token is created with, for the API and the console: scopes
@@ -106,9 +107,9 @@ func (s *Server) listTokens(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	views := make([]tokenView, len(list))
+	views := make([]wire.Token, len(list))
 	for i, t := range list {
-		views[i] = newTokenViewOf(t)
+		views[i] = wire.TokenOf(t)
 	}
 	writeJSON(w, http.StatusOK, listBody{Data: views})
 }

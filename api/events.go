@@ -11,6 +11,7 @@ import (
 
 	"github.com/gorunner/gorunner/auth"
 	"github.com/gorunner/gorunner/runner"
+	"github.com/gorunner/gorunner/wire"
 )
 
 // EventsHeartbeat is how often a quiet event stream sends a comment, so that proxies and
@@ -91,22 +92,22 @@ type eventStream struct {
 
 // stepEvent is the data of a step event.
 type stepEvent struct {
-	Index int                `json:"index"`
-	Step  *runner.StepRecord `json:"step"`
+	Index int              `json:"index"`
+	Step  *wire.StepRecord `json:"step"`
 }
 
 // statusEvent is the data of a status and an end event: the run without its steps.
 type statusEvent struct {
-	Status     runner.Status     `json:"status"`
-	Output     json.RawMessage   `json:"output"`
-	Error      *runner.Error     `json:"error"`
-	WaitingOn  *runner.WaitingOn `json:"waitingOn"`
-	StartedAt  *time.Time        `json:"startedAt"`
-	FinishedAt *time.Time        `json:"finishedAt"`
+	Status     runner.Status   `json:"status"`
+	Output     json.RawMessage `json:"output"`
+	Error      *wire.Error     `json:"error"`
+	WaitingOn  *wire.WaitingOn `json:"waitingOn"`
+	StartedAt  *time.Time      `json:"startedAt"`
+	FinishedAt *time.Time      `json:"finishedAt"`
 }
 
 func statusOf(r *runner.Run) statusEvent {
-	return statusEvent{Status: r.Status, Output: r.Output, Error: r.Error, WaitingOn: r.WaitingOn,
+	return statusEvent{Status: r.Status, Output: r.Output, Error: wire.ErrorOf(r.Error), WaitingOn: wire.WaitingOnOf(r.WaitingOn),
 		StartedAt: r.StartedAt, FinishedAt: r.FinishedAt}
 }
 
@@ -123,7 +124,7 @@ func (st *eventStream) send(cur *runner.Run) error {
 	var evs []event
 	for i, rec := range cur.Steps {
 		if st.prev == nil || i >= len(st.prev.Steps) || stepChanged(st.prev.Steps[i], rec) {
-			evs = append(evs, event{"step", stepEvent{Index: i, Step: rec}})
+			evs = append(evs, event{"step", stepEvent{Index: i, Step: wire.StepOf(rec)}})
 		}
 	}
 	if st.prev == nil || st.prev.Status != cur.Status || len(evs) == 0 {

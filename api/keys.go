@@ -3,41 +3,13 @@ package api
 import (
 	"net/http"
 	"net/url"
-	"time"
 
 	"github.com/go-chi/chi/v5"
 
 	"github.com/gorunner/gorunner/auth"
 	"github.com/gorunner/gorunner/idempotency"
+	"github.com/gorunner/gorunner/wire"
 )
-
-// KeyView is one of the caller's idempotency keys (SPEC §3), as the API and the console
-// show it. The kept answer itself is never listed: it is replayed only by a retry of the
-// same request by the same principal.
-type KeyView struct {
-	Key       string    `json:"key"`
-	State     string    `json:"state" jsonschema:"enum=in_progress,enum=kept,enum=taken"`
-	Method    string    `json:"method"`
-	Path      string    `json:"path"`
-	Status    int       `json:"status,omitempty" jsonschema:"description=The kept answer's HTTP status; absent while in progress."`
-	RunID     string    `json:"runId,omitempty"`
-	CreatedAt time.Time `json:"createdAt"`
-	ExpiresAt time.Time `json:"expiresAt"`
-}
-
-// keyState is the SPEC's word for a record's state: in_progress, kept or taken.
-func keyState(s idempotency.State) string {
-	if s == idempotency.StateDone {
-		return "kept"
-	}
-	return string(s)
-}
-
-// KeyViewOf is the view of a key record.
-func KeyViewOf(r *idempotency.Record) KeyView {
-	return KeyView{Key: r.Key, State: keyState(r.State), Method: r.Method, Path: r.Path, Status: r.Status,
-		RunID: r.RunID, CreatedAt: r.CreatedAt, ExpiresAt: r.ExpiresAt}
-}
 
 func (s *Server) listKeys(w http.ResponseWriter, r *http.Request) {
 	page, err := pageOf(r)
@@ -51,9 +23,9 @@ func (s *Server) listKeys(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	views := make([]KeyView, len(recs))
+	views := make([]wire.Key, len(recs))
 	for i, rec := range recs {
-		views[i] = KeyViewOf(rec)
+		views[i] = wire.KeyOf(rec)
 	}
 	writeJSON(w, http.StatusOK, listBody{Data: views, NextCursor: next})
 }
@@ -73,5 +45,5 @@ func (s *Server) getKey(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	writeData(w, http.StatusOK, KeyViewOf(rec))
+	writeData(w, http.StatusOK, wire.KeyOf(rec))
 }

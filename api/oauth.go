@@ -2,33 +2,12 @@ package api
 
 import (
 	"net/http"
-	"strings"
-	"time"
 
 	"github.com/go-chi/chi/v5"
 
-	"github.com/gorunner/gorunner/oauth"
 	"github.com/gorunner/gorunner/problem"
+	"github.com/gorunner/gorunner/wire"
 )
-
-// grantView is an OAuth grant: a client a person approved, with what it may do.
-type grantView struct {
-	ID          string    `json:"id"`
-	ClientID    string    `json:"clientId" jsonschema:"description=A Client ID Metadata Document URL, or the ID of a dynamically registered client."`
-	ClientName  string    `json:"clientName"`
-	PrincipalID string    `json:"principalId" jsonschema:"description=The token (or local sign-in) that approved the grant."`
-	Principal   string    `json:"principal"`
-	Scopes      []string  `json:"scopes"`
-	CreatedAt   time.Time `json:"createdAt"`
-	RefreshBy   time.Time `json:"refreshExpiresAt" jsonschema:"description=When the current refresh token stops working unless used."`
-	Tokens      int       `json:"tokensIssued"`
-}
-
-func newGrantView(g *oauth.Grant) grantView {
-	return grantView{ID: g.ID, ClientID: g.ClientID, ClientName: g.ClientName, PrincipalID: g.PrincipalID,
-		Principal: g.PrincipalName, Scopes: strings.Fields(g.Scope), CreatedAt: g.CreatedAt,
-		RefreshBy: g.RefreshExpiresAt, Tokens: len(g.TokenIDs)}
-}
 
 // ErrOAuthOff answers the grant routes (API and console) of a server without --public-url.
 var ErrOAuthOff = problem.New(http.StatusNotFound, problem.CodeNotFound, "OAuth is off: serve with --public-url to turn it on")
@@ -43,9 +22,9 @@ func (s *Server) listGrants(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	views := make([]grantView, len(gs))
+	views := make([]wire.Grant, len(gs))
 	for i, g := range gs {
-		views[i] = newGrantView(g)
+		views[i] = wire.GrantOf(g)
 	}
 	writeJSON(w, http.StatusOK, listBody{Data: views})
 }

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-
-	"github.com/gorunner/gorunner/runner"
 )
 
 // MaxPageBytes is the most body one list answer carries: a page that would be larger is cut
@@ -15,14 +13,6 @@ const MaxPageBytes = 4 << 20
 
 // pageSlack is room left in MaxPageBytes for the envelope and the next cursor.
 const pageSlack = 1 << 10
-
-func listedRuns(runs []*runner.Run) []*runner.Run {
-	out := make([]*runner.Run, len(runs))
-	for i, r := range runs {
-		out[i] = r.Listed()
-	}
-	return out
-}
 
 // boundedPage lists a page of at most limit items, and lists it again shorter as long as
 // its answer would pass MaxPageBytes, so that the page's own next cursor continues

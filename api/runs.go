@@ -10,6 +10,7 @@ import (
 	"github.com/gorunner/gorunner/auth"
 	"github.com/gorunner/gorunner/idempotency"
 	"github.com/gorunner/gorunner/runner"
+	"github.com/gorunner/gorunner/wire"
 )
 
 // MaxWait is the longest ?wait= a GET of a run may hold the answer.
@@ -82,10 +83,10 @@ func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	runs, next, err := boundedPage(p.Limit, func(limit int) ([]*runner.Run, string, error) {
+	runs, next, err := boundedPage(p.Limit, func(limit int) ([]*wire.Run, string, error) {
 		p.Limit = limit
 		runs, next, err := s.cfg.Engine.List(r.Context(), p)
-		return listedRuns(runs), next, err
+		return wire.RunsOf(runs, true), next, err
 	})
 	if err != nil {
 		s.writeError(w, r, err)
@@ -127,7 +128,7 @@ func (s *Server) getRun(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	writeData(w, http.StatusOK, run)
+	writeData(w, http.StatusOK, wire.RunOf(run))
 }
 
 func (s *Server) cancelRun(w http.ResponseWriter, r *http.Request) {
@@ -136,7 +137,7 @@ func (s *Server) cancelRun(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	writeData(w, http.StatusOK, run)
+	writeData(w, http.StatusOK, wire.RunOf(run))
 }
 
 func (s *Server) rerunRun(w http.ResponseWriter, r *http.Request) {
@@ -145,7 +146,7 @@ func (s *Server) rerunRun(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	writeData(w, http.StatusAccepted, run)
+	writeData(w, http.StatusAccepted, wire.RunOf(run))
 }
 
 func (s *Server) rerunMany(w http.ResponseWriter, r *http.Request) {
@@ -172,7 +173,7 @@ func (s *Server) rerunMany(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusAccepted, listBody{Data: nonNil(runs)})
+	writeJSON(w, http.StatusAccepted, listBody{Data: wire.RunsOf(runs, false)})
 }
 
 func (s *Server) getHook(w http.ResponseWriter, r *http.Request) {
@@ -186,7 +187,7 @@ func (s *Server) getHook(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	writeData(w, http.StatusOK, h)
+	writeData(w, http.StatusOK, wire.HookOf(h))
 }
 
 func (s *Server) resumeHook(w http.ResponseWriter, r *http.Request) {
@@ -206,7 +207,7 @@ func (s *Server) resumeHook(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	writeData(w, http.StatusAccepted, resumeView{Token: token, RunID: runID})
+	writeData(w, http.StatusAccepted, wire.Resume{Token: token, RunID: runID})
 }
 
 // mayRerun checks runs:write on the workflow of every run a bulk rerun would start, before

@@ -1,17 +1,15 @@
 package api
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/url"
 	"strings"
-	"time"
 
 	"github.com/invopop/jsonschema"
 
-	"github.com/gorunner/gorunner/auth"
 	"github.com/gorunner/gorunner/catalog"
 	"github.com/gorunner/gorunner/runner"
+	"github.com/gorunner/gorunner/wire"
 )
 
 // definitionDoc is a workflow definition document, described by /schemas/workflow.json.
@@ -38,68 +36,9 @@ func (anyValue) JSONSchema() *jsonschema.Schema {
 	return &jsonschema.Schema{Description: "Any JSON value."}
 }
 
-type workflowView struct {
-	ID            string          `json:"id" jsonschema:"format=uuid"`
-	Name          string          `json:"name"`
-	Title         string          `json:"title,omitempty"`
-	Description   string          `json:"description,omitempty"`
-	Rev           int             `json:"rev"`
-	Definition    json.RawMessage `json:"definition"`
-	LatestVersion *int            `json:"latestVersion"`
-	Published     bool            `json:"published"`
-	WebhookURL    string          `json:"webhookUrl"`
-	CreatedAt     time.Time       `json:"createdAt"`
-	UpdatedAt     time.Time       `json:"updatedAt"`
-}
-
-type versionView struct {
-	WorkflowID  string          `json:"workflowId" jsonschema:"format=uuid"`
-	Version     int             `json:"version"`
-	Definition  json.RawMessage `json:"definition"`
-	Hash        string          `json:"hash"`
-	PublishedAt time.Time       `json:"publishedAt"`
-}
-
-type webhookView struct {
-	URL   string `json:"url"`
-	Token string `json:"token"`
-}
-
-type runView = runner.Run
-
-type hookView = runner.Hook
-
-type resumeView struct {
-	Token string `json:"token"`
-	RunID string `json:"runId"`
-}
-
-type connectionView = catalog.Connection
-
 type connectionBody = catalog.ConnectionParams
 
 type templateView = catalog.Template
-
-type tokenView struct {
-	ID        string     `json:"id"`
-	Name      string     `json:"name"`
-	Scopes    []string   `json:"scopes" jsonschema:"description=admin | workflows:write | runs:write | runs:read; runs:* may end in :workflow=NAME or :tag=TAG."`
-	ExpiresAt *time.Time `json:"expiresAt" jsonschema:"description=null for a token that does not expire."`
-	Audience  string     `json:"audience,omitempty" jsonschema:"description=The one resource the token is valid at (/mcp for OAuth access tokens)."`
-	CreatedAt time.Time  `json:"createdAt"`
-}
-
-func newTokenViewOf(t *auth.Token) tokenView {
-	return tokenView{ID: t.ID, Name: t.Name, Scopes: t.Scopes.Strings(), ExpiresAt: t.ExpiresAt, Audience: t.Audience, CreatedAt: t.CreatedAt}
-}
-
-type newTokenView struct {
-	ID        string     `json:"id"`
-	Name      string     `json:"name"`
-	Scopes    []string   `json:"scopes"`
-	ExpiresAt *time.Time `json:"expiresAt"`
-	Token     string     `json:"token" jsonschema:"description=The secret; shown once."`
-}
 
 type createTokenBody struct {
 	Name      string   `json:"name"`
@@ -131,19 +70,6 @@ func (s *Server) webhookURL(token string) string {
 	return s.cfg.PublicURL + "/webhooks/" + token
 }
 
-func (s *Server) workflowView(w *catalog.Workflow) workflowView {
-	v := workflowView{
-		ID: w.ID, Name: w.Name, Title: w.Title, Description: w.Description, Rev: w.Rev,
-		Definition: w.Definition, Published: w.Published, WebhookURL: s.webhookURL(w.WebhookToken),
-		CreatedAt: w.CreatedAt, UpdatedAt: w.UpdatedAt,
-	}
-	if w.LatestVersion > 0 {
-		n := w.LatestVersion
-		v.LatestVersion = &n
-	}
-	return v
-}
-
-func versionViewOf(v *catalog.Version) versionView {
-	return versionView{WorkflowID: v.WorkflowID, Version: v.Version, Definition: v.Definition, Hash: v.Hash, PublishedAt: v.PublishedAt}
+func (s *Server) workflowView(w *catalog.Workflow) wire.Workflow {
+	return wire.WorkflowOf(w, s.webhookURL(w.WebhookToken))
 }

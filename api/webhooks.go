@@ -12,6 +12,7 @@ import (
 	"github.com/gorunner/gorunner/idempotency"
 	"github.com/gorunner/gorunner/problem"
 	"github.com/gorunner/gorunner/runner"
+	"github.com/gorunner/gorunner/wire"
 )
 
 // WebhookWait is how long a webhook call waits for its run to finish before answering 202.
@@ -69,5 +70,5 @@ func (s *Server) callWebhook(w http.ResponseWriter, r *http.Request) {
 	if res.Replayed {
 		w.Header().Set(idempotency.HeaderReplayed, "true")
 	}
-	writeData(w, status, run)
+	writeData(w, status, wire.RunOf(run))
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/gorunner/gorunner/catalog"
 	"github.com/gorunner/gorunner/guard"
 	"github.com/gorunner/gorunner/internal/limits"
+	"github.com/gorunner/gorunner/wire"
 )
 
 // createWorkflow creates a workflow from a definition document, JSON or YAML; it serves
@@ -43,11 +44,11 @@ func (s *Server) listWorkflows(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	views, next, err := boundedPage(page.Limit, func(limit int) ([]workflowView, string, error) {
+	views, next, err := boundedPage(page.Limit, func(limit int) ([]wire.Workflow, string, error) {
 		page.Limit = limit
 		list, next, err := s.cfg.Catalog.List(r.Context(), catalog.ListWorkflowsParams{Page: page})
 		list = guard.ReadableWorkflows(principalOf(r), list)
-		views := make([]workflowView, len(list))
+		views := make([]wire.Workflow, len(list))
 		for i, wf := range list {
 			views[i] = s.workflowView(wf)
 		}
@@ -158,7 +159,7 @@ func (s *Server) publishWorkflow(w http.ResponseWriter, r *http.Request) {
 	if created {
 		status = http.StatusCreated
 	}
-	writeData(w, status, versionViewOf(v))
+	writeData(w, status, wire.VersionOf(v))
 }
 
 func (s *Server) unpublishWorkflow(w http.ResponseWriter, r *http.Request) {
@@ -176,9 +177,9 @@ func (s *Server) listVersions(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	views := make([]versionView, len(list))
+	views := make([]wire.Version, len(list))
 	for i, v := range list {
-		views[i] = versionViewOf(v)
+		views[i] = wire.VersionOf(v)
 	}
 	writeJSON(w, http.StatusOK, listBody{Data: views})
 }
@@ -189,7 +190,7 @@ func (s *Server) rotateWebhook(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	writeData(w, http.StatusCreated, webhookView{URL: s.webhookURL(wf.WebhookToken), Token: wf.WebhookToken})
+	writeData(w, http.StatusCreated, wire.Webhook{URL: s.webhookURL(wf.WebhookToken), Token: wf.WebhookToken})
 }
 
 // pageOf reads ?limit= (1 to limits.MaxPage, default limits.DefaultPage) and ?cursor=.

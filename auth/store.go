@@ -9,17 +9,18 @@ import (
 // ErrNotFound means no such token.
 var ErrNotFound = errors.New("not found")
 
-// Token is an API token as stored: never the secret, only its SHA-256 hash.
+// Token is an API token as stored: never the secret, only its SHA-256 hash. Clients see
+// wire.Token.
 type Token struct {
-	ID     string `json:"id"`
-	Name   string `json:"name"`
-	Hash   []byte `json:"-"` // SHA-256 of the secret
-	Scopes Scopes `json:"scopes"`
+	ID     string
+	Name   string
+	Hash   []byte // SHA-256 of the secret
+	Scopes Scopes
 	// ExpiresAt is nil for a token that does not expire.
-	ExpiresAt *time.Time `json:"expiresAt"`
+	ExpiresAt *time.Time
 	// Audience is empty, or the one resource the token is valid at (AudienceMCP).
-	Audience  string    `json:"audience,omitempty"`
-	CreatedAt time.Time `json:"createdAt"`
+	Audience  string
+	CreatedAt time.Time
 }
 
 // Expired reports whether the token has expired at now.

@@ -43,17 +43,18 @@ type Version struct {
 
 // Connection is a named credential for HTTP steps. Sealed is the secret encrypted by the
 // catalog; a store never sees the plain secret.
+// Clients see wire.Connection.
 type Connection struct {
-	ID       string `json:"id"`
-	Name     string `json:"name"`
-	Type     string `json:"type"`
-	Header   string `json:"header,omitempty"`   // the header name for type "header"
-	Username string `json:"username,omitempty"` // for type "basic"
+	ID       string
+	Name     string
+	Type     string
+	Header   string // the header name for type "header"
+	Username string // for type "basic"
 	// Hosts are the only hosts the secret is sent to (runner.ParseHostPattern); none for a
 	// connection made before connections had hosts, which is then sent nowhere.
-	Hosts     []string  `json:"hosts"`
-	Sealed    []byte    `json:"-"`
-	CreatedAt time.Time `json:"createdAt"`
+	Hosts     []string
+	Sealed    []byte
+	CreatedAt time.Time
 }
 
 // Page asks for one page of a list, newest first by the store's ordering.

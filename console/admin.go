@@ -13,10 +13,11 @@ import (
 	"github.com/gorunner/gorunner/api"
 	"github.com/gorunner/gorunner/auth"
 	"github.com/gorunner/gorunner/idempotency"
+	"github.com/gorunner/gorunner/wire"
 )
 
 type keysPage struct {
-	Keys []api.KeyView // the kept answers are never shown
+	Keys []wire.Key // the kept answers are never shown
 	Next template.URL
 }
 
@@ -30,7 +31,7 @@ func (c *Console) listKeys(w http.ResponseWriter, r *http.Request) {
 	}
 	p := keysPage{}
 	for _, k := range recs {
-		p.Keys = append(p.Keys, api.KeyViewOf(k))
+		p.Keys = append(p.Keys, wire.KeyOf(k))
 	}
 	if next != "" {
 		p.Next = pageURL("/console/keys", url.Values{"cursor": {next}})

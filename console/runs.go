@@ -13,10 +13,11 @@ import (
 	"github.com/gorunner/gorunner/api"
 	"github.com/gorunner/gorunner/auth"
 	"github.com/gorunner/gorunner/runner"
+	"github.com/gorunner/gorunner/wire"
 )
 
 type runsPage struct {
-	Runs     []*runner.Run
+	Runs     []*wire.Run
 	Workflow string
 	Status   string
 	Statuses []runner.Status
@@ -51,7 +52,7 @@ func (c *Console) listRuns(w http.ResponseWriter, r *http.Request) {
 		c.fail(w, r, err)
 		return
 	}
-	p.Runs = runs
+	p.Runs = wire.RunsOf(runs, false)
 	if next != "" {
 		nq := url.Values{"cursor": {next}}
 		for _, k := range []string{"workflow", "status"} {
@@ -65,7 +66,7 @@ func (c *Console) listRuns(w http.ResponseWriter, r *http.Request) {
 }
 
 type runPage struct {
-	Run     *runner.Run
+	Run     *wire.Run
 	Steps   []stepRow
 	EventID int64
 	Hook    *hookForm
@@ -77,7 +78,7 @@ type runPage struct {
 // stepRow is one entry of a run's timeline.
 type stepRow struct {
 	Name string // the step's id in the definition
-	*runner.StepRecord
+	*wire.StepRecord
 }
 
 // hookForm is the resume form of a run waiting on a hook: the generic JSON payload form,
@@ -99,9 +100,9 @@ func (c *Console) showRun(w http.ResponseWriter, r *http.Request, status int, p 
 		return
 	}
 	steps := definitionSteps(run.Definition)
-	p.Run, p.EventID = run, api.EventID(run)
+	p.Run, p.EventID = wire.RunOf(run), api.EventID(run)
 	for i, rec := range run.Steps {
-		row := stepRow{StepRecord: rec}
+		row := stepRow{StepRecord: wire.StepOf(rec)}
 		if i < len(steps) {
 			row.Name = steps[i].ID
 		}

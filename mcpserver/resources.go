@@ -12,6 +12,7 @@ import (
 	"github.com/gorunner/gorunner/auth"
 	"github.com/gorunner/gorunner/runner"
 	"github.com/gorunner/gorunner/tools"
+	"github.com/gorunner/gorunner/wire"
 )
 
 // runTemplate is the resource template of runs: resources/read of gorunner://runs/{runId}
@@ -40,7 +41,7 @@ func (s *Server) readRunResource(ctx context.Context, req mcp.ReadResourceReques
 	if err != nil {
 		return nil, err
 	}
-	body, err := json.Marshal(run)
+	body, err := json.Marshal(wire.RunOf(run))
 	if err != nil {
 		return nil, fmt.Errorf("encoding run %s: %w", id, err)
 	}

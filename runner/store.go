@@ -94,20 +94,21 @@ const (
 	EnvTest       = "test"
 )
 
-// Error is a run's or a step's error.
+// Error is a run's or a step's error. Clients see wire.Error; stores keep storecodec's.
 type Error struct {
 	Code    string `json:"code"`
 	Message string `json:"message"`
 	Step    string `json:"step,omitempty"`
 }
 
-// WaitingOn says what a waiting run waits for.
+// WaitingOn says what a waiting run waits for. Clients see wire.WaitingOn.
 type WaitingOn struct {
 	Hook       string     `json:"hook,omitempty"`
 	SleepUntil *time.Time `json:"sleepUntil,omitempty"`
 }
 
-// StepRecord is the durable record of one step of a run.
+// StepRecord is the durable record of one step of a run. Clients see wire.StepRecord;
+// stores keep storecodec's encoding.
 type StepRecord struct {
 	ID         string          `json:"id"`
 	StepID     string          `json:"stepId"`
@@ -120,11 +121,15 @@ type StepRecord struct {
 	// Conflict is steps.<id>.conflict for a hook step under onConflict: continue.
 	Conflict json.RawMessage `json:"conflict,omitempty"`
 	// State is the step kind's durable state between wake-ups (sleep deadline, hook token,
-	// child run ID, next retry time). Not part of the API.
+	// child run ID, next retry time). Never shown to clients.
 	State json.RawMessage `json:"-"`
 }
 
-// Run is one execution of one workflow version with one input.
+// Run is one execution of one workflow version with one input. Clients see wire.Run.
+//
+// The JSON tags on Run, StepRecord, Error and WaitingOn remain only for the keyed-replay
+// answer mcpserver still encodes from the record (call.go's submittedBody); once that
+// encodes wire.SubmittedOf they have no reader left and go.
 type Run struct {
 	ID          string          `json:"id"`
 	WorkflowID  string          `json:"workflowId"`
@@ -142,7 +147,7 @@ type Run struct {
 	StartedAt   *time.Time      `json:"startedAt"`
 	FinishedAt  *time.Time      `json:"finishedAt"`
 
-	// Engine state, not part of the API.
+	// Engine state, never shown to clients (wire.Run leaves it out).
 
 	// Definition is the definition this run executes, fixed at admission.
 	Definition json.RawMessage `json:"-"`
@@ -168,12 +173,12 @@ type Run struct {
 	Claims int `json:"-"`
 }
 
-// Hook is an active token owned by a run.
+// Hook is an active token owned by a run. Clients see wire.Hook.
 type Hook struct {
-	Environment string    `json:"-"`
-	Token       string    `json:"token"`
-	RunID       string    `json:"runId"`
-	CreatedAt   time.Time `json:"createdAt"`
+	Environment string
+	Token       string
+	RunID       string
+	CreatedAt   time.Time
 }
 
 // Payload is one payload queued for a token.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/gorunner/gorunner/runner"
 	"github.com/gorunner/gorunner/schemas"
+	"github.com/gorunner/gorunner/wire"
 )
 
 // Result is the structuredContent of a workflow tool and of the run companions: the run
@@ -22,18 +23,18 @@ type Result struct {
 	// Output is the run's output, present once it completed (null when the output is null).
 	Output json.RawMessage `json:"output,omitempty"`
 	// Error is why the run failed, absent otherwise.
-	Error *runner.Error `json:"error,omitempty"`
+	Error *wire.Error `json:"error,omitempty"`
 	// Replayed says the call carried a key already used: no run was started, RunID is the
 	// first call's run, in its current state.
 	Replayed *bool `json:"replayed,omitempty"`
 	// WaitingOn says what a waiting run waits for, so an agent knows whom to ask.
-	WaitingOn *runner.WaitingOn `json:"waitingOn,omitempty"`
+	WaitingOn *wire.WaitingOn `json:"waitingOn,omitempty"`
 }
 
 // ResultOf sums up a run for a tool result. Output is there only for a completed run, so
 // that it always has the type the tool's outputSchema gives it.
 func ResultOf(r *runner.Run) Result {
-	res := Result{RunID: r.ID, Status: r.Status, Error: r.Error, WaitingOn: r.WaitingOn}
+	res := Result{RunID: r.ID, Status: r.Status, Error: wire.ErrorOf(r.Error), WaitingOn: wire.WaitingOnOf(r.WaitingOn)}
 	if r.Status == runner.StatusCompleted {
 		res.Output = r.Output
 		if len(res.Output) == 0 {

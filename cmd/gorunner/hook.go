@@ -7,6 +7,7 @@ import (
 
 	"github.com/gorunner/gorunner/client"
 	"github.com/gorunner/gorunner/runner"
+	"github.com/gorunner/gorunner/wire"
 )
 
 func newHookCommand(o *clientOpts) *cobra.Command {
@@ -39,10 +40,7 @@ func newHookCommand(o *clientOpts) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			var res struct {
-				Token string `json:"token"`
-				RunID string `json:"runId"`
-			}
+			var res wire.Resume
 			req := client.Request{Method: "POST", Path: "/api/hooks/" + url.PathEscape(args[0]) + "/resume",
 				Query: url.Values{"environment": {env}}, Body: body, Key: key}
 			if _, _, err := c.Call(cmd.Context(), req, &res); err != nil {

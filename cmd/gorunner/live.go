@@ -12,6 +12,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/gorunner/gorunner/runner"
+	"github.com/gorunner/gorunner/wire"
 )
 
 // spinner is the frame sequence of a step in progress.
@@ -51,7 +52,7 @@ func terminalWidth(w io.Writer) int {
 }
 
 // draw redraws r; each call advances the spinner.
-func (v *liveView) draw(r *runner.Run) {
+func (v *liveView) draw(r *wire.Run) {
 	v.frame++
 	var b strings.Builder
 	if v.drawn > 0 {
@@ -67,7 +68,7 @@ func (v *liveView) draw(r *runner.Run) {
 }
 
 // lines are the header and one line per step.
-func (v *liveView) lines(r *runner.Run) []string {
+func (v *liveView) lines(r *wire.Run) []string {
 	out := []string{fmt.Sprintf("%s %s %s· run %s · %s%s", v.runMark(r.Status), r.Workflow, ansiDim, r.ID, r.Environment, ansiReset)}
 	idWidth := 0
 	for _, s := range r.Steps {
@@ -109,7 +110,7 @@ func (v *liveView) stepMark(st runner.StepStatus) string {
 
 // stepDetail is what a step line says after its ID: its status and time, and for a waiting
 // step what it waits on.
-func (v *liveView) stepDetail(r *runner.Run, s *runner.StepRecord) string {
+func (v *liveView) stepDetail(r *wire.Run, s *wire.StepRecord) string {
 	detail := string(s.Status)
 	if s.StartedAt != nil {
 		end := v.now()
@@ -136,7 +137,7 @@ func (v *liveView) stepDetail(r *runner.Run, s *runner.StepRecord) string {
 }
 
 // summary is what stays under the steps once the run ends or the wait is over.
-func summary(r *runner.Run) string {
+func summary(r *wire.Run) string {
 	switch r.Status {
 	case runner.StatusCompleted:
 		return fmt.Sprintf("%scompleted%s in %s → %s", ansiGreen, ansiReset, humanDuration(runDuration(r)), compactJSON(r.Output))
@@ -146,7 +147,7 @@ func summary(r *runner.Run) string {
 	return fmt.Sprintf("%s%s%s; follow it with: gorunner runs get %s --wait", ansiYellow, r.Status, ansiReset, r.ID)
 }
 
-func runDuration(r *runner.Run) time.Duration {
+func runDuration(r *wire.Run) time.Duration {
 	if r.FinishedAt == nil {
 		return 0
 	}
@@ -158,7 +159,7 @@ func runDuration(r *runner.Run) time.Duration {
 }
 
 // runErrorText is a run's error on one line.
-func runErrorText(r *runner.Run) string {
+func runErrorText(r *wire.Run) string {
 	if r.Error == nil {
 		return string(r.Status)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/gorunner/gorunner/client"
 	"github.com/gorunner/gorunner/runner"
+	"github.com/gorunner/gorunner/wire"
 )
 
 // Intervals of following a run: how often the live view asks for the run and redraws, and
@@ -91,7 +92,7 @@ func (o *clientOpts) startRun(cmd *cobra.Command, req client.Request, follow fol
 	if err != nil {
 		return err
 	}
-	var run runner.Run
+	var run wire.Run
 	if _, _, err := c.Call(cmd.Context(), req, &run); err != nil {
 		return err
 	}
@@ -115,7 +116,7 @@ func (o *clientOpts) clientAndPrinter(cmd *cobra.Command) (*client.Client, *prin
 
 // followRun waits up to timeout for run to end, live on a terminal, then prints it and
 // returns the error that carries the exit code of its status.
-func followRun(ctx context.Context, c *client.Client, p *printer, run *runner.Run, timeout time.Duration) error {
+func followRun(ctx context.Context, c *client.Client, p *printer, run *wire.Run, timeout time.Duration) error {
 	var err error
 	if p.tty && !p.json {
 		run, err = followLive(ctx, c, p, run, timeout)
@@ -138,7 +139,7 @@ func followRun(ctx context.Context, c *client.Client, p *printer, run *runner.Ru
 }
 
 // exitFor is nil for a completed run, else the error with the exit code of its status.
-func exitFor(r *runner.Run, timeout time.Duration) error {
+func exitFor(r *wire.Run, timeout time.Duration) error {
 	switch r.Status {
 	case runner.StatusCompleted:
 		return nil
@@ -149,19 +150,19 @@ func exitFor(r *runner.Run, timeout time.Duration) error {
 }
 
 // getRun reads a run, holding the answer up to wait while it is pending or running.
-func getRun(ctx context.Context, c *client.Client, id string, wait time.Duration) (*runner.Run, error) {
+func getRun(ctx context.Context, c *client.Client, id string, wait time.Duration) (*wire.Run, error) {
 	q := url.Values{}
 	if wait > 0 {
 		q.Set("wait", wait.Round(time.Millisecond).String())
 	}
-	var r runner.Run
+	var r wire.Run
 	_, _, err := c.Call(ctx, client.Request{Method: "GET", Path: "/api/runs/" + url.PathEscape(id), Query: q}, &r)
 	return &r, err
 }
 
 // waitQuietly waits for run to end with long polls, pausing while it waits on a hook or
 // a sleep, and returns its last state.
-func waitQuietly(ctx context.Context, c *client.Client, run *runner.Run, timeout time.Duration) (*runner.Run, error) {
+func waitQuietly(ctx context.Context, c *client.Client, run *wire.Run, timeout time.Duration) (*wire.Run, error) {
 	deadline := time.Now().Add(timeout)
 	for !run.Status.Terminal() {
 		left := time.Until(deadline)
@@ -194,7 +195,7 @@ func pause(ctx context.Context, d time.Duration) bool {
 
 // polled is one state of a run read by pollRun, or the error that stopped it.
 type polled struct {
-	run *runner.Run
+	run *wire.Run
 	err error
 }
 
@@ -221,7 +222,7 @@ func pollRun(ctx context.Context, c *client.Client, id string, interval time.Dur
 
 // followLive redraws the run's steps in place until it ends, timeout passes or the user
 // interrupts; the run goes on in the last two cases.
-func followLive(ctx context.Context, c *client.Client, p *printer, run *runner.Run, timeout time.Duration) (*runner.Run, error) {
+func followLive(ctx context.Context, c *client.Client, p *printer, run *wire.Run, timeout time.Duration) (*wire.Run, error) {
 	pctx, stop := context.WithCancel(ctx)
 	defer stop()
 	updates := pollRun(pctx, c, run.ID, livePoll)

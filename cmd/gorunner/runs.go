@@ -10,6 +10,7 @@ import (
 	"github.com/gorunner/gorunner/client"
 	"github.com/gorunner/gorunner/internal/limits"
 	"github.com/gorunner/gorunner/runner"
+	"github.com/gorunner/gorunner/wire"
 )
 
 func newRunsCommand(o *clientOpts) *cobra.Command {
@@ -28,7 +29,7 @@ func newRunsCommand(o *clientOpts) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			var r runner.Run
+			var r wire.Run
 			if _, _, err := c.Call(cmd.Context(), client.Request{Method: "POST", Path: runPath(args[0]) + "/cancel"}, &r); err != nil {
 				return err
 			}
@@ -62,7 +63,7 @@ func newRunsListCommand(o *clientOpts) *cobra.Command {
 			if status != "" {
 				q.Set("status", status)
 			}
-			runs := []*runner.Run{}
+			runs := []*wire.Run{}
 			if _, _, err := c.Call(cmd.Context(), client.Request{Method: "GET", Path: "/api/runs", Query: q}, &runs); err != nil {
 				return err
 			}
@@ -76,7 +77,7 @@ func newRunsListCommand(o *clientOpts) *cobra.Command {
 }
 
 // runRows is the runs table: header and one row per run.
-func runRows(runs []*runner.Run) ([]string, [][]string) {
+func runRows(runs []*wire.Run) ([]string, [][]string) {
 	rows := make([][]string, len(runs))
 	for i, r := range runs {
 		took := "-"
@@ -116,7 +117,7 @@ func newRunsGetCommand(o *clientOpts) *cobra.Command {
 }
 
 // showRun draws a run once, as the live view leaves it, with its summary.
-func showRun(p *printer, r *runner.Run) error {
+func showRun(p *printer, r *wire.Run) error {
 	view := newLiveView(p.out)
 	for _, l := range view.lines(r) {
 		if err := p.line("%s", colored(p, l+ansiReset)); err != nil {

@@ -3,42 +3,33 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/gorunner/gorunner/client"
 	"github.com/gorunner/gorunner/internal/limits"
 	"github.com/gorunner/gorunner/schemas"
+	"github.com/gorunner/gorunner/wire"
 )
 
-// workflowView is the API's workflow object, as much of it as the CLI shows.
-type workflowView struct {
-	ID            string          `json:"id"`
-	Name          string          `json:"name"`
-	Title         string          `json:"title,omitempty"`
-	Description   string          `json:"description,omitempty"`
-	Rev           int             `json:"rev"`
-	Definition    json.RawMessage `json:"definition"`
-	LatestVersion *int            `json:"latestVersion"`
-	Published     bool            `json:"published"`
-	WebhookURL    string          `json:"webhookUrl"`
-	CreatedAt     string          `json:"createdAt"`
-	UpdatedAt     string          `json:"updatedAt"`
+// publishedVersion is what `workflow publish` prints of the API's version: all but the
+// definition, which `workflow get` shows.
+type publishedVersion struct {
+	WorkflowID  string    `json:"workflowId"`
+	Version     int       `json:"version"`
+	Hash        string    `json:"hash"`
+	PublishedAt time.Time `json:"publishedAt"`
 }
 
-// versionView is the API's version object without its definition.
-type versionView struct {
-	WorkflowID  string `json:"workflowId"`
-	Version     int    `json:"version"`
-	Hash        string `json:"hash"`
-	PublishedAt string `json:"publishedAt"`
+func publishedVersionOf(v wire.Version) publishedVersion {
+	return publishedVersion{WorkflowID: v.WorkflowID, Version: v.Version, Hash: v.Hash, PublishedAt: v.PublishedAt}
 }
 
 func newWorkflowCommand(o *clientOpts) *cobra.Command {
@@ -82,11 +73,11 @@ func newWorkflowCommand(o *clientOpts) *cobra.Command {
 func workflowPath(name string) string { return "/api/workflows/" + url.PathEscape(name) }
 
 // workflows lists every workflow, following the pages.
-func workflows(ctx context.Context, c *client.Client) ([]workflowView, error) {
-	var all []workflowView
+func workflows(ctx context.Context, c *client.Client) ([]wire.Workflow, error) {
+	var all []wire.Workflow
 	q := url.Values{"limit": {strconv.Itoa(limits.MaxPage)}}
 	for {
-		var page []workflowView
+		var page []wire.Workflow
 		_, env, err := c.Call(ctx, client.Request{Method: "GET", Path: "/api/workflows", Query: q}, &page)
 		if err != nil {
 			return nil, err
@@ -109,7 +100,7 @@ func (o *clientOpts) listWorkflows(cmd *cobra.Command, _ []string) error {
 		return err
 	}
 	if list == nil {
-		list = []workflowView{}
+		list = []wire.Workflow{}
 	}
 	return p.either(list, func() error {
 		rows := make([][]string, len(list))
@@ -129,7 +120,7 @@ func (o *clientOpts) getWorkflow(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return err
 	}
-	var w workflowView
+	var w wire.Workflow
 	if _, _, err := c.Call(cmd.Context(), client.Request{Method: "GET", Path: workflowPath(args[0])}, &w); err != nil {
 		return err
 	}
@@ -137,8 +128,8 @@ func (o *clientOpts) getWorkflow(cmd *cobra.Command, args []string) error {
 }
 
 // publish publishes a workflow's draft and says whether that made a new version.
-func publish(ctx context.Context, c *client.Client, name string) (versionView, bool, error) {
-	var v versionView
+func publish(ctx context.Context, c *client.Client, name string) (wire.Version, bool, error) {
+	var v wire.Version
 	status, _, err := c.Call(ctx, client.Request{Method: "POST", Path: workflowPath(name) + "/publish"}, &v)
 	return v, status == http.StatusCreated, err
 }
@@ -152,7 +143,7 @@ func (o *clientOpts) publishWorkflow(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return err
 	}
-	return p.either(v, func() error {
+	return p.either(publishedVersionOf(v), func() error {
 		if !created {
 			return p.line("%s: unchanged since version %d", args[0], v.Version)
 		}

@@ -1,7 +1,6 @@
 package redisstore
 
 import (
-	"encoding/json"
 	"fmt"
 	"strconv"
 	"time"
@@ -117,18 +116,6 @@ func boolArg(b bool) string {
 		return "1"
 	}
 	return "0"
-}
-
-// unmarshalOrNil reads a field written by storecodec.MarshalOrNil.
-func unmarshalOrNil[T any](s string) (*T, error) {
-	if s == "" {
-		return nil, nil
-	}
-	v := new(T)
-	if err := json.Unmarshal([]byte(s), v); err != nil {
-		return nil, err
-	}
-	return v, nil
 }
 
 // sortKey is a lex sorted-set member ordering records by time, then ID.

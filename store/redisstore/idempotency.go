@@ -31,7 +31,7 @@ func decodeRecord(scope string, m map[string]string) (*idempotency.Record, error
 		Status: f.int("status"), Body: f.bytes("body"), CreatedAt: f.time("created_at"),
 		LockedUntil: f.time("locked_until"), ExpiresAt: f.time("expires_at"),
 	}
-	h, err := unmarshalOrNil[http.Header](f.str("header"))
+	h, err := storecodec.UnmarshalOrNil[http.Header](f.bytes("header"))
 	if err != nil {
 		return nil, fmt.Errorf("decoding header: %w", err)
 	}

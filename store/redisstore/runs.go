@@ -94,10 +94,10 @@ func decodeRun(m map[string]string) (*runner.Run, error) {
 		ParentRunID: f.str("parent_run_id"), Depth: f.int("depth"), Claims: f.int("claims"), StartedBy: f.str("started_by"),
 	}
 	var err error
-	if r.Error, err = unmarshalOrNil[runner.Error](f.str("error")); err != nil {
+	if r.Error, err = storecodec.DecodeError(f.bytes("error")); err != nil {
 		return nil, fmt.Errorf("decoding run %s: %w", r.ID, err)
 	}
-	if r.WaitingOn, err = unmarshalOrNil[runner.WaitingOn](f.str("waiting_on")); err != nil {
+	if r.WaitingOn, err = storecodec.DecodeWaitingOn(f.bytes("waiting_on")); err != nil {
 		return nil, fmt.Errorf("decoding run %s: %w", r.ID, err)
 	}
 	if r.Steps, err = decodeSteps(m); err != nil {

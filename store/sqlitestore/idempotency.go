@@ -35,7 +35,7 @@ func scanRecord(row scanner) (*idempotency.Record, error) {
 	if err != nil {
 		return nil, err
 	}
-	h, err := unmarshalOrNil[http.Header](header)
+	h, err := storecodec.UnmarshalOrNil[http.Header](header)
 	if err != nil {
 		return nil, fmt.Errorf("decoding header: %w", err)
 	}

@@ -63,10 +63,10 @@ func (x *runRow) decode() error {
 	r.CreatedAt, r.StartedAt, r.FinishedAt = fromNanos(x.created), fromNanosPtr(x.started), fromNanosPtr(x.finished)
 	r.WakeAt = fromNanos(x.wake)
 	var err error
-	if r.Error, err = unmarshalOrNil[runner.Error](x.errJSON); err != nil {
+	if r.Error, err = storecodec.DecodeError(x.errJSON); err != nil {
 		return err
 	}
-	if r.WaitingOn, err = unmarshalOrNil[runner.WaitingOn](x.waiting); err != nil {
+	if r.WaitingOn, err = storecodec.DecodeWaitingOn(x.waiting); err != nil {
 		return err
 	}
 	r.Steps, err = decodeSteps(x.steps)

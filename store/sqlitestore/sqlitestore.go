@@ -44,7 +44,6 @@ package sqlitestore
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
@@ -200,16 +199,4 @@ func fromNanosPtr(n int64) *time.Time {
 	}
 	t := fromNanos(n)
 	return &t
-}
-
-// unmarshalOrNil reads a column written by storecodec.MarshalOrNil.
-func unmarshalOrNil[T any](b []byte) (*T, error) {
-	if len(b) == 0 {
-		return nil, nil
-	}
-	v := new(T)
-	if err := json.Unmarshal(b, v); err != nil {
-		return nil, err
-	}
-	return v, nil
 }

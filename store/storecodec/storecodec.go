@@ -73,16 +73,10 @@ type EncodedStep struct {
 func EncodeRunState(r *runner.Run, indexes []int) (RunState, error) {
 	var st RunState
 	var err error
-	if st.Error, err = MarshalOrNil(r.Error); err != nil {
+	if st.Error, err = MarshalOrNil(errorRowOf(r.Error)); err != nil {
 		return st, err
 	}
-	var waiting *runner.WaitingOn
-	if r.WaitingOn != nil {
-		w := *r.WaitingOn
-		w.SleepUntil = UTC(w.SleepUntil)
-		waiting = &w
-	}
-	if st.WaitingOn, err = MarshalOrNil(waiting); err != nil {
+	if st.WaitingOn, err = MarshalOrNil(waitingRowOf(r.WaitingOn)); err != nil {
 		return st, err
 	}
 	if indexes == nil {
@@ -105,18 +99,73 @@ func EncodeRunState(r *runner.Run, indexes []int) (RunState, error) {
 	return st, nil
 }
 
-// stepRow is a step record as stored: the API fields plus the engine's State, which
-// StepRecord's own JSON encoding leaves out.
+// The stored encodings are declared here, apart from the engine's records, so that what a
+// store holds changes only when this package says so: runs written by earlier versions must
+// keep decoding (storecodec_test holds records in the stored format).
+
+// errorRow is a run's or a step's error as stored.
+type errorRow struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+	Step    string `json:"step,omitempty"`
+}
+
+func errorRowOf(e *runner.Error) *errorRow {
+	if e == nil {
+		return nil
+	}
+	return &errorRow{Code: e.Code, Message: e.Message, Step: e.Step}
+}
+
+func (e *errorRow) record() *runner.Error {
+	if e == nil {
+		return nil
+	}
+	return &runner.Error{Code: e.Code, Message: e.Message, Step: e.Step}
+}
+
+// waitingRow is what a waiting run waits for, as stored; times in UTC.
+type waitingRow struct {
+	Hook       string     `json:"hook,omitempty"`
+	SleepUntil *time.Time `json:"sleepUntil,omitempty"`
+}
+
+func waitingRowOf(w *runner.WaitingOn) *waitingRow {
+	if w == nil {
+		return nil
+	}
+	return &waitingRow{Hook: w.Hook, SleepUntil: UTC(w.SleepUntil)}
+}
+
+// stepRow is a step record as stored, with the engine's State; times in UTC.
 type stepRow struct {
-	*runner.StepRecord
-	State json.RawMessage `json:"state,omitempty"`
+	ID         string            `json:"id"`
+	StepID     string            `json:"stepId"`
+	Status     runner.StepStatus `json:"status"`
+	Attempts   int               `json:"attempts"`
+	Output     json.RawMessage   `json:"output,omitempty"`
+	Error      *errorRow         `json:"error,omitempty"`
+	StartedAt  *time.Time        `json:"startedAt,omitempty"`
+	FinishedAt *time.Time        `json:"finishedAt,omitempty"`
+	Conflict   json.RawMessage   `json:"conflict,omitempty"`
+	State      json.RawMessage   `json:"state,omitempty"`
+}
+
+func stepRowOf(st *runner.StepRecord) stepRow {
+	return stepRow{ID: st.ID, StepID: st.StepID, Status: st.Status, Attempts: st.Attempts, Output: st.Output,
+		Error: errorRowOf(st.Error), StartedAt: UTC(st.StartedAt), FinishedAt: UTC(st.FinishedAt),
+		Conflict: st.Conflict, State: st.State}
+}
+
+func (row *stepRow) record() *runner.StepRecord {
+	return &runner.StepRecord{ID: row.ID, StepID: row.StepID, Status: row.Status, Attempts: row.Attempts,
+		Output: row.Output, Error: row.Error.record(), StartedAt: row.StartedAt, FinishedAt: row.FinishedAt,
+		Conflict: row.Conflict, State: row.State}
 }
 
 // EncodeStep encodes one step record with its engine state, times in UTC.
 func EncodeStep(st *runner.StepRecord) ([]byte, error) {
-	c := *st
-	c.StartedAt, c.FinishedAt = UTC(st.StartedAt), UTC(st.FinishedAt)
-	b, err := json.Marshal(stepRow{StepRecord: &c, State: st.State})
+	b, err := json.Marshal(stepRowOf(st))
 	if err != nil {
 		return nil, fmt.Errorf("encoding step %s: %w", st.ID, err)
 	}
@@ -125,15 +174,53 @@ func EncodeStep(st *runner.StepRecord) ([]byte, error) {
 
 // DecodeStep reads what EncodeStep wrote.
 func DecodeStep(b []byte) (*runner.StepRecord, error) {
-	var row stepRow
+	var row *stepRow
 	if err := json.Unmarshal(b, &row); err != nil {
 		return nil, fmt.Errorf("decoding step: %w", err)
 	}
-	if row.StepRecord == nil {
-		return nil, errors.New("decoding step: not an object")
+	if !row.valid() {
+		return nil, errNotStep
 	}
-	row.StepRecord.State = row.State
-	return row.StepRecord, nil
+	return row.record(), nil
+}
+
+// errNotStep is a stored step that is not one: null, or an object without an id (every
+// step record has one, the step's id in the definition).
+var errNotStep = errors.New("decoding step: not an object with an id")
+
+func (row *stepRow) valid() bool { return row != nil && row.ID != "" }
+
+// DecodeError reads a run's error as EncodeRunState stored it; empty is no error.
+func DecodeError(b []byte) (*runner.Error, error) {
+	row, err := UnmarshalOrNil[errorRow](b)
+	if err != nil {
+		return nil, fmt.Errorf("decoding the run's error: %w", err)
+	}
+	return row.record(), nil
+}
+
+// DecodeWaitingOn reads what a run waits for as EncodeRunState stored it; empty is nothing.
+func DecodeWaitingOn(b []byte) (*runner.WaitingOn, error) {
+	row, err := UnmarshalOrNil[waitingRow](b)
+	if err != nil {
+		return nil, fmt.Errorf("decoding what the run waits on: %w", err)
+	}
+	if row == nil {
+		return nil, nil
+	}
+	return &runner.WaitingOn{Hook: row.Hook, SleepUntil: row.SleepUntil}, nil
+}
+
+// UnmarshalOrNil reads what MarshalOrNil wrote: empty is nil.
+func UnmarshalOrNil[T any](b []byte) (*T, error) {
+	if len(b) == 0 {
+		return nil, nil
+	}
+	v := new(T)
+	if err := json.Unmarshal(b, v); err != nil {
+		return nil, err
+	}
+	return v, nil
 }
 
 // DecodeStepRows reads a run's step records stored one per index; the indexes must be
@@ -161,14 +248,16 @@ func DecodeSteps(b []byte) ([]*runner.StepRecord, error) {
 	if len(b) == 0 {
 		return nil, nil
 	}
-	var rows []stepRow
+	var rows []*stepRow
 	if err := json.Unmarshal(b, &rows); err != nil {
 		return nil, fmt.Errorf("decoding steps: %w", err)
 	}
 	steps := make([]*runner.StepRecord, len(rows))
 	for i, row := range rows {
-		steps[i] = row.StepRecord
-		steps[i].State = row.State
+		if !row.valid() {
+			return nil, fmt.Errorf("step %d: %w", i, errNotStep)
+		}
+		steps[i] = row.record()
 	}
 	return steps, nil
 }

@@ -107,3 +107,76 @@ func TestHosts(t *testing.T) {
 	_, err = storecodec.DecodeHosts("{")
 	require.Error(t, err)
 }
+
+// Records as stored before the stored encoding was declared apart from runner's types:
+// they must keep decoding, and encoding must keep writing exactly these bytes.
+const (
+	storedStep = `{"id":"s-1","stepId":"greet","status":"failed","attempts":2,"output":"hi",` +
+		`"error":{"code":"HTTP_500","message":"bad","step":"greet"},"startedAt":"2026-11-30T12:00:01Z",` +
+		`"finishedAt":"2026-11-30T12:00:02Z","conflict":{"owner":"run-0"},"state":{"until":1}}`
+	storedBareStep = `{"id":"s-2","stepId":"wait","status":"pending","attempts":0}`
+	storedError    = `{"code":"STEP_FAILED","message":"boom","step":"greet"}`
+	storedWaiting  = `{"hook":"tok-1","sleepUntil":"2026-11-30T12:00:02Z"}`
+)
+
+func TestStoredFormat(t *testing.T) {
+	t.Parallel()
+	t1 := time.Date(2026, 11, 30, 12, 0, 1, 0, time.UTC)
+	t2 := t1.Add(time.Second)
+	step := &runner.StepRecord{ID: "s-1", StepID: "greet", Status: runner.StepFailed, Attempts: 2,
+		Output: json.RawMessage(`"hi"`), Error: &runner.Error{Code: "HTTP_500", Message: "bad", Step: "greet"},
+		StartedAt: &t1, FinishedAt: &t2, Conflict: json.RawMessage(`{"owner":"run-0"}`), State: json.RawMessage(`{"until":1}`)}
+	bare := &runner.StepRecord{ID: "s-2", StepID: "wait", Status: runner.StepPending}
+	run := &runner.Run{Error: &runner.Error{Code: "STEP_FAILED", Message: "boom", Step: "greet"},
+		WaitingOn: &runner.WaitingOn{Hook: "tok-1", SleepUntil: &t2}, Steps: []*runner.StepRecord{step, bare}}
+
+	st, err := storecodec.EncodeRunState(run, nil)
+	require.NoError(t, err)
+	require.Equal(t, storedError, string(st.Error))
+	require.Equal(t, storedWaiting, string(st.WaitingOn))
+	require.Equal(t, storedStep, string(st.Steps[0].Data))
+	require.Equal(t, storedBareStep, string(st.Steps[1].Data))
+
+	for name, decode := range map[string]func() ([]*runner.StepRecord, error){
+		"one row per step": func() ([]*runner.StepRecord, error) {
+			return storecodec.DecodeStepRows(map[int][]byte{0: []byte(storedStep), 1: []byte(storedBareStep)})
+		},
+		"one array per run": func() ([]*runner.StepRecord, error) {
+			return storecodec.DecodeSteps([]byte("[" + storedStep + "," + storedBareStep + "]"))
+		},
+	} {
+		steps, err := decode()
+		require.NoError(t, err, name)
+		require.Equal(t, []*runner.StepRecord{step, bare}, steps, name)
+	}
+	gotErr, err := storecodec.DecodeError([]byte(storedError))
+	require.NoError(t, err)
+	require.Equal(t, run.Error, gotErr)
+	gotWaiting, err := storecodec.DecodeWaitingOn([]byte(storedWaiting))
+	require.NoError(t, err)
+	require.Equal(t, run.WaitingOn, gotWaiting)
+}
+
+func TestDecodeRefusesMalformed(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name   string
+		decode func() error
+	}{
+		{"step not JSON", func() error { _, err := storecodec.DecodeStep([]byte("{")); return err }},
+		{"step null", func() error { _, err := storecodec.DecodeStep([]byte("null")); return err }},
+		{"array with null", func() error { _, err := storecodec.DecodeSteps([]byte("[null]")); return err }},
+		{"step without id", func() error { _, err := storecodec.DecodeStep([]byte(`{"state":{"until":1}}`)); return err }},
+		{"array with an empty object", func() error { _, err := storecodec.DecodeSteps([]byte("[{}]")); return err }},
+		{"error not JSON", func() error { _, err := storecodec.DecodeError([]byte("{")); return err }},
+		{"waiting not JSON", func() error { _, err := storecodec.DecodeWaitingOn([]byte(`{"sleepUntil":1}`)); return err }},
+	} {
+		require.Error(t, tc.decode(), tc.name)
+	}
+	none, err := storecodec.DecodeError(nil)
+	require.NoError(t, err)
+	require.Nil(t, none)
+	nothing, err := storecodec.DecodeWaitingOn(nil)
+	require.NoError(t, err)
+	require.Nil(t, nothing)
+}

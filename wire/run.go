@@ -1,0 +1,156 @@
+package wire
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/gorunner/gorunner/runner"
+)
+
+// Run is a run as the API shows it: the record without the engine's state (its definition,
+// lease claims, start token, parent, starter, depth, wake-up time).
+type Run struct {
+	ID          string          `json:"id"`
+	WorkflowID  string          `json:"workflowId"`
+	Workflow    string          `json:"workflow"`
+	Version     int             `json:"version"` // 0: a test run of the draft
+	Environment string          `json:"environment"`
+	Status      runner.Status   `json:"status"`
+	Input       json.RawMessage `json:"input"`
+	Output      json.RawMessage `json:"output"`
+	Error       *Error          `json:"error"`
+	Steps       []*StepRecord   `json:"steps"`
+	WaitingOn   *WaitingOn      `json:"waitingOn"`
+	RerunOf     string          `json:"rerunOf,omitempty"`
+	CreatedAt   time.Time       `json:"createdAt"`
+	StartedAt   *time.Time      `json:"startedAt"`
+	FinishedAt  *time.Time      `json:"finishedAt"`
+}
+
+// StepRecord is one step of a run as the API shows it: the record without the step kind's
+// durable state. (Named like the record so the OpenAPI component keeps its name.)
+type StepRecord struct {
+	ID         string            `json:"id"`
+	StepID     string            `json:"stepId"`
+	Status     runner.StepStatus `json:"status"`
+	Attempts   int               `json:"attempts"`
+	Output     json.RawMessage   `json:"output,omitempty"`
+	Error      *Error            `json:"error,omitempty"`
+	StartedAt  *time.Time        `json:"startedAt,omitempty"`
+	FinishedAt *time.Time        `json:"finishedAt,omitempty"`
+	// Conflict is steps.<id>.conflict for a hook step under onConflict: continue.
+	Conflict json.RawMessage `json:"conflict,omitempty"`
+}
+
+// Error is a run's or a step's error.
+type Error struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+	Step    string `json:"step,omitempty"`
+}
+
+// WaitingOn says what a waiting run waits for.
+type WaitingOn struct {
+	Hook       string     `json:"hook,omitempty"`
+	SleepUntil *time.Time `json:"sleepUntil,omitempty"`
+}
+
+// Hook is a token's active owner: GET /api/hooks/{token}.
+type Hook struct {
+	Token     string    `json:"token"`
+	RunID     string    `json:"runId"`
+	CreatedAt time.Time `json:"createdAt"`
+}
+
+// Submitted is the answer to a run admission (SPEC §6): the run, marked reused or
+// forwarded when an atomic-start token sent the caller to its owner. Both flags false, it
+// encodes as the plain {"data": run} envelope of a 202.
+type Submitted struct {
+	Data      *Run `json:"data"`
+	Reused    bool `json:"reused,omitempty"`
+	Forwarded bool `json:"forwarded,omitempty"`
+}
+
+// RunOf is the view of a run; nil gives nil.
+func RunOf(r *runner.Run) *Run {
+	if r == nil {
+		return nil
+	}
+	v := &Run{
+		ID: r.ID, WorkflowID: r.WorkflowID, Workflow: r.Workflow, Version: r.Version,
+		Environment: r.Environment, Status: r.Status, Input: r.Input, Output: r.Output,
+		Error: ErrorOf(r.Error), WaitingOn: WaitingOnOf(r.WaitingOn), RerunOf: r.RerunOf,
+		CreatedAt: r.CreatedAt, StartedAt: r.StartedAt, FinishedAt: r.FinishedAt,
+	}
+	if r.Steps != nil {
+		v.Steps = make([]*StepRecord, len(r.Steps))
+		for i, st := range r.Steps {
+			v.Steps[i] = StepOf(st)
+		}
+	}
+	return v
+}
+
+// ListedRunOf is the view of a run as a list shows it: large outputs replaced by a
+// truncation marker (runner.MaxListedOutputBytes).
+func ListedRunOf(r *runner.Run) *Run { return RunOf(r.Listed()) }
+
+// RunsOf is the view of each run; listed selects ListedRunOf. Never nil, so that an empty
+// list encodes as [].
+func RunsOf(runs []*runner.Run, listed bool) []*Run {
+	out := make([]*Run, len(runs))
+	for i, r := range runs {
+		if listed {
+			r = r.Listed()
+		}
+		out[i] = RunOf(r)
+	}
+	return out
+}
+
+// StepOf is the view of a step record; nil gives nil.
+func StepOf(st *runner.StepRecord) *StepRecord {
+	if st == nil {
+		return nil
+	}
+	return &StepRecord{
+		ID: st.ID, StepID: st.StepID, Status: st.Status, Attempts: st.Attempts, Output: st.Output,
+		Error: ErrorOf(st.Error), StartedAt: st.StartedAt, FinishedAt: st.FinishedAt, Conflict: st.Conflict,
+	}
+}
+
+// ErrorOf is the view of a run's or a step's error; nil gives nil.
+func ErrorOf(e *runner.Error) *Error {
+	if e == nil {
+		return nil
+	}
+	return &Error{Code: e.Code, Message: e.Message, Step: e.Step}
+}
+
+// WaitingOnOf is the view of what a run waits for; nil gives nil.
+func WaitingOnOf(w *runner.WaitingOn) *WaitingOn {
+	if w == nil {
+		return nil
+	}
+	return &WaitingOn{Hook: w.Hook, SleepUntil: w.SleepUntil}
+}
+
+// HookOf is the view of a token's owner; the environment is the caller's and not shown.
+func HookOf(h *runner.Hook) *Hook {
+	if h == nil {
+		return nil
+	}
+	return &Hook{Token: h.Token, RunID: h.RunID, CreatedAt: h.CreatedAt}
+}
+
+// SubmittedOf is the answer to an admission; its HTTP status is 200 when reused or
+// forwarded, else 202.
+func SubmittedOf(res *runner.SubmitResult) Submitted {
+	return Submitted{Data: RunOf(res.Run), Reused: res.Reused, Forwarded: res.Forwarded}
+}
+
+// Resume is the answer to a payload sent to a token: the run it was queued for.
+type Resume struct {
+	Token string `json:"token"`
+	RunID string `json:"runId"`
+}
