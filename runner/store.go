@@ -96,81 +96,78 @@ const (
 
 // Error is a run's or a step's error. Clients see wire.Error; stores keep storecodec's.
 type Error struct {
-	Code    string `json:"code"`
-	Message string `json:"message"`
-	Step    string `json:"step,omitempty"`
+	Code    string
+	Message string
+	Step    string
 }
 
 // WaitingOn says what a waiting run waits for. Clients see wire.WaitingOn.
 type WaitingOn struct {
-	Hook       string     `json:"hook,omitempty"`
-	SleepUntil *time.Time `json:"sleepUntil,omitempty"`
+	Hook       string
+	SleepUntil *time.Time
 }
 
 // StepRecord is the durable record of one step of a run. Clients see wire.StepRecord;
 // stores keep storecodec's encoding.
 type StepRecord struct {
-	ID         string          `json:"id"`
-	StepID     string          `json:"stepId"`
-	Status     StepStatus      `json:"status"`
-	Attempts   int             `json:"attempts"`
-	Output     json.RawMessage `json:"output,omitempty"`
-	Error      *Error          `json:"error,omitempty"`
-	StartedAt  *time.Time      `json:"startedAt,omitempty"`
-	FinishedAt *time.Time      `json:"finishedAt,omitempty"`
+	ID         string
+	StepID     string
+	Status     StepStatus
+	Attempts   int
+	Output     json.RawMessage
+	Error      *Error
+	StartedAt  *time.Time
+	FinishedAt *time.Time
 	// Conflict is steps.<id>.conflict for a hook step under onConflict: continue.
-	Conflict json.RawMessage `json:"conflict,omitempty"`
+	Conflict json.RawMessage
 	// State is the step kind's durable state between wake-ups (sleep deadline, hook token,
 	// child run ID, next retry time). Never shown to clients.
-	State json.RawMessage `json:"-"`
+	State json.RawMessage
 }
 
-// Run is one execution of one workflow version with one input. Clients see wire.Run.
-//
-// The JSON tags on Run, StepRecord, Error and WaitingOn remain only for the keyed-replay
-// answer mcpserver still encodes from the record (call.go's submittedBody); once that
-// encodes wire.SubmittedOf they have no reader left and go.
+// Run is one execution of one workflow version with one input: an engine record, without
+// JSON tags. Clients see wire.Run; the stores encode it through storecodec.
 type Run struct {
-	ID          string          `json:"id"`
-	WorkflowID  string          `json:"workflowId"`
-	Workflow    string          `json:"workflow"`
-	Version     int             `json:"version"` // 0: a test run of the draft
-	Environment string          `json:"environment"`
-	Status      Status          `json:"status"`
-	Input       json.RawMessage `json:"input"`
-	Output      json.RawMessage `json:"output"`
-	Error       *Error          `json:"error"`
-	Steps       []*StepRecord   `json:"steps"`
-	WaitingOn   *WaitingOn      `json:"waitingOn"`
-	RerunOf     string          `json:"rerunOf,omitempty"`
-	CreatedAt   time.Time       `json:"createdAt"`
-	StartedAt   *time.Time      `json:"startedAt"`
-	FinishedAt  *time.Time      `json:"finishedAt"`
+	ID          string
+	WorkflowID  string
+	Workflow    string
+	Version     int // 0: a test run of the draft
+	Environment string
+	Status      Status
+	Input       json.RawMessage
+	Output      json.RawMessage
+	Error       *Error
+	Steps       []*StepRecord
+	WaitingOn   *WaitingOn
+	RerunOf     string
+	CreatedAt   time.Time
+	StartedAt   *time.Time
+	FinishedAt  *time.Time
 
 	// Engine state, never shown to clients (wire.Run leaves it out).
 
 	// Definition is the definition this run executes, fixed at admission.
-	Definition json.RawMessage `json:"-"`
+	Definition json.RawMessage
 	// WakeAt is when a worker should next look at the run; zero means not due by time.
-	WakeAt time.Time `json:"-"`
+	WakeAt time.Time
 	// CancelRequested is set by a cancel; the worker holding the run ends it.
-	CancelRequested bool `json:"-"`
+	CancelRequested bool
 	// StartToken is the atomic-start token the run holds, if any.
-	StartToken string `json:"-"`
+	StartToken string
 	// ParentRunID is the run whose workflow step started this one; its end wakes the parent.
-	ParentRunID string `json:"-"`
+	ParentRunID string
 	// StartedBy is the ID of the principal that started the run (a child run inherits its
 	// parent's); empty for webhook runs. That principal may read the run (SPEC §9).
-	StartedBy string `json:"-"`
+	StartedBy string
 	// Depth is how many workflow steps nest this run: 0 for a run started from outside, its
 	// parent's Depth + 1 for a child. Fixed at admission.
-	Depth int `json:"-"`
+	Depth int
 	// Claims is how many workers in a row held the run without making progress since: the
 	// claims since the one during which the run last made progress, that one included.
 	// ClaimRuns counts it up; SaveRun (except SaveOptions.AttemptStart) sets it to 1, the
 	// saver's own claim; ReleaseRun sets it to 0. Above 1, earlier workers vanished holding
 	// the run.
-	Claims int `json:"-"`
+	Claims int
 }
 
 // Hook is an active token owned by a run. Clients see wire.Hook.
