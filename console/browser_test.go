@@ -65,7 +65,7 @@ func TestBrowser(t *testing.T) {
 	}
 
 	do(chromedp.Navigate(e.srv.URL+"/"), chromedp.WaitVisible(css("#token")))
-	do(chromedp.SendKeys(css("#token"), e.token), chromedp.Submit(css("#token")), chromedp.WaitVisible(css("h1")))
+	do(chromedp.SendKeys(css("#token"), e.token), chromedp.Submit(css("#token")), chromedp.WaitVisible(css("form.signout button")))
 	require.True(t, strings.HasSuffix(read(chromedp.Location()), "/console/runs"))
 
 	do(chromedp.Click(css(`a[href="/console/workflows"]`)), chromedp.WaitVisible(css("#definition")),

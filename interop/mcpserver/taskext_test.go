@@ -176,6 +176,9 @@ func TestTaskTTL(t *testing.T) {
 	s := f.openSession(t)
 	taskID := s.ok(t, "tools/call", map[string]any{"name": "greet", "arguments": map[string]any{"name": "Ada"}, "task": map[string]any{}})["task"].(map[string]any)["taskId"].(string)
 	created := f.engineRun(t, taskID).CreatedAt
+	done, err := f.engine.Wait(t.Context(), taskID, time.Minute)
+	require.NoError(t, err)
+	require.EqualValues(t, "completed", done.Status, "the run ends before the clock moves")
 
 	setClock(created.Add(mcpserver.TaskTTL))
 	require.Equal(t, taskID, s.ok(t, "tasks/get", map[string]any{"taskId": taskID})["taskId"], "at its ttl")
