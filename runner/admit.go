@@ -100,7 +100,6 @@ func (e *Engine) Commit(ctx context.Context, a *Admission, key *idempotency.KeyW
 		e.wake()
 		return res.ClaimResult, nil
 	}
-	e.admitted(r.ID)
 	w := cloneRun(r)
 	w.Claims = 1
 	e.start(runCtx, Claimed{Run: w, Lease: res.Lease})

@@ -20,7 +20,9 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"maps"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
@@ -68,7 +70,7 @@ type Engine struct {
 
 	mu        sync.Mutex
 	held      map[string]context.CancelCauseFunc // runs this engine works, by ID
-	admitting map[string]bool                    // held runs whose admission is not yet written
+	leases    map[string]Lease                   // leases of held runs, once the store wrote them
 	awaiters  map[string]map[string]bool         // run ID → runs waiting for it to end
 	workers   sync.WaitGroup
 	stopLoops context.CancelFunc
@@ -106,7 +108,7 @@ func New(store Store, workflows Workflows, creds Credentials, cfg *Config) (*Eng
 		metrics:   m,
 		poke:      make(chan struct{}, 1),
 		held:      map[string]context.CancelCauseFunc{},
-		admitting: map[string]bool{},
+		leases:    map[string]Lease{},
 		awaiters:  map[string]map[string]bool{},
 	}, nil
 }
@@ -272,19 +274,7 @@ func (e *Engine) reserve(runID string) (context.Context, bool) {
 	if e.workCtx == nil || len(e.held) >= e.cfg.Concurrency {
 		return nil, false
 	}
-	runCtx, ok := e.holdLocked(e.workCtx, runID)
-	if ok {
-		e.admitting[runID] = true
-	}
-	return runCtx, ok
-}
-
-// admitted ends the reservation of a run whose admission was written: from now on its
-// lease is renewed.
-func (e *Engine) admitted(runID string) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	delete(e.admitting, runID)
+	return e.holdLocked(e.workCtx, runID)
 }
 
 // unreserve gives back the slot of a reserved run that was not written.
@@ -292,7 +282,6 @@ func (e *Engine) unreserve(runID string) {
 	e.mu.Lock()
 	cancel := e.held[runID]
 	delete(e.held, runID)
-	delete(e.admitting, runID)
 	e.mu.Unlock()
 	cancel(nil)
 	e.workers.Done()
@@ -311,9 +300,12 @@ func (e *Engine) holdLocked(ctx context.Context, runID string) (context.Context,
 	return runCtx, true
 }
 
-// start works held run c.Run under c.Lease on a goroutine of its own, then gives up its
-// slot (and its lease, unless the run keeps it).
+// start works held run c.Run under c.Lease on a goroutine of its own, renewing the lease
+// meanwhile, then gives up its slot (and its lease, unless the run keeps it).
 func (e *Engine) start(runCtx context.Context, c Claimed) {
+	e.mu.Lock()
+	e.leases[c.Run.ID] = c.Lease
+	e.mu.Unlock()
 	go func() {
 		defer e.workers.Done()
 		defer e.pokeLocal()
@@ -321,6 +313,7 @@ func (e *Engine) start(runCtx context.Context, c Claimed) {
 		e.mu.Lock()
 		cancel := e.held[c.Run.ID]
 		delete(e.held, c.Run.ID)
+		delete(e.leases, c.Run.ID)
 		e.mu.Unlock()
 		cancel(nil)
 		if !keep {
@@ -355,18 +348,14 @@ func (e *Engine) heartbeat(ctx context.Context) {
 
 func (e *Engine) renew(ctx context.Context) {
 	e.mu.Lock()
-	ids := make([]string, 0, len(e.held))
-	for id := range e.held {
-		if !e.admitting[id] { // not written yet: the store would report its lease lost
-			ids = append(ids, id)
-		}
-	}
+	// A run reserved for an admission not yet written has no lease here to renew.
+	leases := slices.Collect(maps.Values(e.leases))
 	e.mu.Unlock()
-	if len(ids) == 0 {
+	if len(leases) == 0 {
 		return
 	}
 	lost, cancelled, err := e.store.RenewLeases(ctx, RenewLeasesParams{
-		Owner: e.cfg.Owner, RunIDs: ids, Until: e.now().Add(e.cfg.LeaseTTL),
+		Leases: leases, Until: e.now().Add(e.cfg.LeaseTTL),
 	})
 	if err != nil {
 		if ctx.Err() == nil {

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"errors"
 	"fmt"
 	"time"
 )
@@ -47,9 +48,31 @@ type ClaimRunsParams struct {
 	Limit      int
 }
 
-// RenewLeasesParams asks RenewLeases to extend Owner's leases on RunIDs until Until.
+// ErrLeaseOwners is the refusal to renew the leases of more than one owner in one call: a
+// worker renews only the leases it holds.
+var ErrLeaseOwners = errors.New("leases of more than one owner")
+
+// RenewLeasesParams asks RenewLeases to extend Leases until Until. The leases are those a
+// worker holds, so they are all of one owner.
 type RenewLeasesParams struct {
-	Owner  string
-	RunIDs []string
+	Leases []Lease
 	Until  time.Time
+}
+
+// Held returns the owner of p.Leases and the runs they hold. A zero lease (an error matching
+// ErrLeaseLost: it holds nothing) or leases of more than one owner (ErrLeaseOwners) are
+// refused, so that a store checks them before it writes anything. No leases: no owner.
+func (p RenewLeasesParams) Held() (owner string, runIDs []string, err error) {
+	runIDs = make([]string, 0, len(p.Leases))
+	for _, l := range p.Leases {
+		if l.runID == "" || l.owner == "" {
+			return "", nil, fmt.Errorf("renewing a lease that holds no run: %w", ErrLeaseLost)
+		}
+		if owner != "" && l.owner != owner {
+			return "", nil, fmt.Errorf("renewing leases of %q and %q: %w", owner, l.owner, ErrLeaseOwners)
+		}
+		owner = l.owner
+		runIDs = append(runIDs, l.runID)
+	}
+	return owner, runIDs, nil
 }

@@ -121,16 +121,16 @@ type vanishingStore struct {
 
 func (s *vanishingStore) RenewLeases(ctx context.Context, p runner.RenewLeasesParams) (lost, cancelled []string, err error) {
 	s.mu.Lock()
-	var keep []string
-	for _, id := range p.RunIDs {
-		if s.hanging[id] {
-			lost = append(lost, id)
+	var keep []runner.Lease
+	for _, l := range p.Leases {
+		if s.hanging[l.RunID()] {
+			lost = append(lost, l.RunID())
 		} else {
-			keep = append(keep, id)
+			keep = append(keep, l)
 		}
 	}
 	s.mu.Unlock()
-	p.RunIDs = keep
+	p.Leases = keep
 	l, c, err := s.Store.RenewLeases(ctx, p)
 	return append(lost, l...), c, err
 }

@@ -240,8 +240,8 @@ type Store interface {
 	// free or expired) to p.Owner until p.LeaseUntil, counts each claim in Run.Claims, and
 	// returns them with their steps and their leases, the earliest due first.
 	ClaimRuns(ctx context.Context, p ClaimRunsParams) ([]Claimed, error)
-	// RenewLeases extends p.Owner's leases; it returns the IDs whose lease was lost and those
-	// whose cancel was requested.
+	// RenewLeases extends p.Leases until p.Until; it returns the IDs whose lease was lost and
+	// those whose cancel was requested. Leases p.Held refuses are an error and extend nothing.
 	RenewLeases(ctx context.Context, p RenewLeasesParams) (lost, cancelled []string, err error)
 	// SaveRun writes the run row and the step records opts.Steps names (nil: all). lease must
 	// be a lease on r its owner still holds, else ErrLeaseLost and nothing is written. Unless

@@ -203,7 +203,7 @@ func testAdmitLease(t *testing.T, s AdmissionStore) {
 	require.Equal(t, 1, get(t, s, "r").Claims, "the admission counts as a claim")
 	require.Empty(t, claim(t, s, "B", 30*time.Second, 10), "the lease holds")
 	lost, _, err := s.RenewLeases(ctx,
-		runner.RenewLeasesParams{Owner: "A", RunIDs: []string{"r"}, Until: base.Add(2 * time.Minute)})
+		runner.RenewLeasesParams{Leases: []runner.Lease{res.Lease}, Until: base.Add(2 * time.Minute)})
 	require.NoError(t, err)
 	require.Empty(t, lost, "the admitter holds the lease")
 	require.Empty(t, claim(t, s, "B", 90*time.Second, 10), "the renewed lease holds")

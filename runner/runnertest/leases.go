@@ -189,28 +189,65 @@ func testReleaseRun(t *testing.T, s runner.Store) {
 func testRenewLeases(t *testing.T, s runner.Store) {
 	ctx := context.Background()
 	create(t, s, newRun("r1", 0, 0), newRun("r2", 0, 0))
-	require.Equal(t, []string{"r1", "r2"}, claim(t, s, "A", 0, 2))
+	held := claimed(t, s, "A", 0, 2)
+	require.Len(t, held, 2)
+	r1, r2 := held[0], held[1]
+	require.Equal(t, []string{"r1", "r2"}, []string{r1.Run.ID, r2.Run.ID})
 	// Only r2 is left due once A's leases run out: r1 is renewed first.
-	renew := func(until time.Duration, ids ...string) (lost, cancelled []string, err error) {
-		return s.RenewLeases(ctx, runner.RenewLeasesParams{Owner: "A", RunIDs: ids, Until: base.Add(until)})
+	renew := func(until time.Duration, leases ...runner.Lease) (lost, cancelled []string, err error) {
+		return s.RenewLeases(ctx, runner.RenewLeasesParams{Leases: leases, Until: base.Add(until)})
 	}
-	lost, cancelled, err := renew(5*time.Minute, "r1")
+	lost, cancelled, err := renew(5*time.Minute, r1.Lease)
 	require.NoError(t, err)
 	require.Empty(t, lost)
 	require.Empty(t, cancelled)
+	r1.Run.Status = runner.StatusRunning
+	require.NoError(t, s.SaveRun(ctx, r1.Lease, r1.Run, runner.SaveOptions{}), "a renewed lease still saves")
 	require.Equal(t, []string{"r2"}, claim(t, s, "B", 2*time.Minute, 2), "r1's renewed lease holds")
 
-	lost, cancelled, err = renew(6*time.Minute, "r1", "r2", "nope")
+	lost, cancelled, err = renew(6*time.Minute, r1.Lease, r2.Lease, runner.NewLease("nope", "A"))
 	require.NoError(t, err)
 	require.ElementsMatch(t, []string{"r2", "nope"}, lost)
 	require.Empty(t, cancelled)
 
 	_, err = s.RequestCancel(ctx, "r1", base.Add(3*time.Minute))
 	require.NoError(t, err)
-	lost, cancelled, err = renew(7*time.Minute, "r1")
+	lost, cancelled, err = renew(7*time.Minute, r1.Lease)
 	require.NoError(t, err)
 	require.Empty(t, lost)
 	require.Equal(t, []string{"r1"}, cancelled)
+
+	lost, cancelled, err = renew(time.Hour)
+	require.NoError(t, err, "no leases: nothing to renew")
+	require.Empty(t, lost)
+	require.Empty(t, cancelled)
+}
+
+// testRenewRefused: leases of two owners, or a zero lease among them, are refused before
+// anything is written; a forged lease of another owner is lost. None extends a lease.
+func testRenewRefused(t *testing.T, s runner.Store) {
+	ctx := context.Background()
+	create(t, s, newRun("r1", 0, 0), newRun("r2", 0, time.Second))
+	a := claimOne(t, s, "A", 0, "r1")
+	b := claimOne(t, s, "B", time.Second, "r2")
+	for _, tc := range []struct {
+		name   string
+		leases []runner.Lease
+		want   error
+	}{
+		{"leases of two owners", []runner.Lease{a.Lease, b.Lease}, runner.ErrLeaseOwners},
+		{"a zero lease", []runner.Lease{a.Lease, {}}, runner.ErrLeaseLost},
+		{"only a zero lease", []runner.Lease{{}}, runner.ErrLeaseLost},
+	} {
+		_, _, err := s.RenewLeases(ctx, runner.RenewLeasesParams{Leases: tc.leases, Until: base.Add(time.Hour)})
+		require.ErrorIs(t, err, tc.want, tc.name)
+	}
+	lost, _, err := s.RenewLeases(ctx,
+		runner.RenewLeasesParams{Leases: []runner.Lease{runner.NewLease("r1", "B")}, Until: base.Add(time.Hour)})
+	require.NoError(t, err)
+	require.Equal(t, []string{"r1"}, lost, "a lease B does not hold is lost")
+	require.Equal(t, []string{"r1", "r2"}, claim(t, s, "C", time.Minute+time.Second+time.Millisecond, 2),
+		"no lease was extended")
 }
 
 func testRequestCancel(t *testing.T, s runner.Store) {

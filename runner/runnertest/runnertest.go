@@ -41,6 +41,7 @@ func Run(t *testing.T, newStore func(t *testing.T) runner.Store) {
 		{"WakeNotLostToSave", testWakeNotLostToSave},
 		{"ReleaseRun", testReleaseRun},
 		{"RenewLeases", testRenewLeases},
+		{"RenewRefused", testRenewRefused},
 		{"RequestCancel", testRequestCancel},
 		{"WakeRun", testWakeRun},
 		{"ClaimToken", testClaimToken},

@@ -41,24 +41,25 @@ func replyStrings(res any) []string {
 	return out
 }
 
-// RenewLeases extends p.Owner's leases on p.RunIDs until p.Until. A run whose lease owner has
-// changed (or which ended, dropping its lease) is reported lost; a held run whose cancel
-// was requested is reported cancelled.
+// RenewLeases extends p.Leases until p.Until. A run whose lease owner has changed (or which
+// ended, dropping its lease) is reported lost; a held run whose cancel was requested is
+// reported cancelled. Leases p.Held refuses are an error and nothing is written.
 func (s *Store) RenewLeases(ctx context.Context, p runner.RenewLeasesParams) (lost, cancelled []string, err error) {
-	if len(p.RunIDs) == 0 {
-		return nil, nil, nil
+	owner, runIDs, err := p.Held()
+	if err != nil || len(runIDs) == 0 {
+		return nil, nil, err
 	}
-	args := append([]any{p.Owner, ts(p.Until), s.k.runPrefix()}, anyStrings(p.RunIDs)...)
+	args := append([]any{owner, ts(p.Until), s.k.runPrefix()}, anyStrings(runIDs)...)
 	res, err := s.run(ctx, s.scripts.renewLeases, nil, []string{s.k.runsDue()}, args...)
 	if err != nil {
-		return nil, nil, fmt.Errorf("renewing leases of %s: %w", p.Owner, err)
+		return nil, nil, fmt.Errorf("renewing leases of %s: %w", owner, err)
 	}
 	held := map[string]bool{}
 	pairs := replyStrings(res)
 	for i := 0; i+1 < len(pairs); i += 2 {
 		held[pairs[i]] = pairs[i+1] == "1"
 	}
-	lost, cancelled = storecodec.LeaseOutcome(p.RunIDs, held)
+	lost, cancelled = storecodec.LeaseOutcome(runIDs, held)
 	return lost, cancelled, nil
 }
 

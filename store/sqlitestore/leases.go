@@ -59,23 +59,24 @@ func (s *Store) anyDue(ctx context.Context, now time.Time) (bool, error) {
 	return due, nil
 }
 
-// RenewLeases extends p.Owner's leases on p.RunIDs until p.Until. A run whose lease owner has
-// changed (or which ended, dropping its lease) is reported lost; a held run whose cancel
-// was requested is reported cancelled.
+// RenewLeases extends p.Leases until p.Until. A run whose lease owner has changed (or which
+// ended, dropping its lease) is reported lost; a held run whose cancel was requested is
+// reported cancelled. Leases p.Held refuses are an error and nothing is written.
 func (s *Store) RenewLeases(ctx context.Context, p runner.RenewLeasesParams) (lost, cancelled []string, err error) {
-	if len(p.RunIDs) == 0 {
-		return nil, nil, nil
+	owner, runIDs, err := p.Held()
+	if err != nil || len(runIDs) == 0 {
+		return nil, nil, err
 	}
-	ids, err := json.Marshal(p.RunIDs)
+	ids, err := json.Marshal(runIDs)
 	if err != nil {
 		return nil, nil, err
 	}
-	held := make(map[string]bool, len(p.RunIDs))
+	held := make(map[string]bool, len(runIDs))
 	err = s.write(ctx, func(tx *sql.Tx) error {
 		clear(held) // a write may run again
 		rows, err := s.in(tx).QueryContext(ctx, `UPDATE runs SET lease_until = ?
 			WHERE lease_owner = ? AND id IN (SELECT value FROM json_each(?))
-			RETURNING id, cancel_requested`, nanos(p.Until), p.Owner, string(ids))
+			RETURNING id, cancel_requested`, nanos(p.Until), owner, string(ids))
 		if err != nil {
 			return err
 		}
@@ -91,9 +92,9 @@ func (s *Store) RenewLeases(ctx context.Context, p runner.RenewLeasesParams) (lo
 		return rows.Err()
 	})
 	if err != nil {
-		return nil, nil, fmt.Errorf("renewing leases of %s: %w", p.Owner, err)
+		return nil, nil, fmt.Errorf("renewing leases of %s: %w", owner, err)
 	}
-	lost, cancelled = storecodec.LeaseOutcome(p.RunIDs, held)
+	lost, cancelled = storecodec.LeaseOutcome(runIDs, held)
 	return lost, cancelled, nil
 }
 
