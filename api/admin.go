@@ -18,7 +18,7 @@ func (s *Server) createConnection(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	c, err := s.cfg.Catalog.CreateConnection(r.Context(), body)
+	c, err := s.deps.Catalog.CreateConnection(r.Context(), body)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -27,7 +27,7 @@ func (s *Server) createConnection(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) listConnections(w http.ResponseWriter, r *http.Request) {
-	list, err := s.cfg.Catalog.ListConnections(r.Context())
+	list, err := s.deps.Catalog.ListConnections(r.Context())
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -36,7 +36,7 @@ func (s *Server) listConnections(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) deleteConnection(w http.ResponseWriter, r *http.Request) {
-	if err := s.cfg.Catalog.DeleteConnection(r.Context(), chi.URLParam(r, "id")); err != nil {
+	if err := s.deps.Catalog.DeleteConnection(r.Context(), chi.URLParam(r, "id")); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
@@ -44,7 +44,7 @@ func (s *Server) deleteConnection(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) listTemplates(w http.ResponseWriter, r *http.Request) {
-	list, err := s.cfg.Catalog.Templates()
+	list, err := s.deps.Catalog.Templates()
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -58,7 +58,7 @@ func (s *Server) useTemplate(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	s.created(w, r)(s.cfg.Catalog.UseTemplate(r.Context(), chi.URLParam(r, "id"), body.Name))
+	s.created(w, r)(s.deps.Catalog.UseTemplate(r.Context(), chi.URLParam(r, "id"), body.Name))
 }
 
 func (s *Server) createToken(w http.ResponseWriter, r *http.Request) {
@@ -72,7 +72,7 @@ func (s *Server) createToken(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	t, secret, err := s.cfg.Auth.Issue(r.Context(), p)
+	t, secret, err := s.deps.Auth.Issue(r.Context(), p)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -102,7 +102,7 @@ func TokenParams(by auth.Principal, name string, scopes []string, expiresIn stri
 }
 
 func (s *Server) listTokens(w http.ResponseWriter, r *http.Request) {
-	list, err := s.cfg.Auth.List(r.Context())
+	list, err := s.deps.Auth.List(r.Context())
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -115,7 +115,7 @@ func (s *Server) listTokens(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) revokeToken(w http.ResponseWriter, r *http.Request) {
-	if err := RevokeToken(r.Context(), s.cfg.Auth, s.cfg.OAuth, chi.URLParam(r, "id")); err != nil {
+	if err := RevokeToken(r.Context(), s.deps.Auth, s.deps.OAuth, chi.URLParam(r, "id")); err != nil {
 		s.writeError(w, r, err)
 		return
 	}

@@ -44,7 +44,7 @@ func newEnvAt(t testing.TB, path string) *env {
 	return newEnvConfig(t, envConfig{path: path})
 }
 
-// newEnvWith is newEnvAt with the API settings of cfg (the services are filled in).
+// newEnvWith is newEnvAt with the API settings of cfg (Ready and PublicURL are filled in).
 func newEnvWith(t testing.TB, path string, cfg api.Config) *env {
 	t.Helper()
 	return newEnvConfig(t, envConfig{path: path, api: cfg})
@@ -53,7 +53,7 @@ func newEnvWith(t testing.TB, path string, cfg api.Config) *env {
 // envConfig varies the server newEnvConfig starts; the zero value is newEnv's.
 type envConfig struct {
 	path   string                          // the SQLite file (default: a new one)
-	api    api.Config                      // the services and PublicURL are filled in
+	api    api.Config                      // Ready and PublicURL are filled in
 	kinds  map[string]runner.StepHandler   // custom step kinds, registered with the catalog too
 	runs   func(runner.Store) runner.Store // wraps the engine's store
 	runner runner.Config                   // Kinds is set from kinds
@@ -72,9 +72,8 @@ func newEnvConfig(t testing.TB, c envConfig) *env {
 		Catalog: catalog.Config{Templates: examples.Workflows(), CustomKinds: custom}})
 	srv := httptest.NewUnstartedServer(nil)
 	cfg := c.api
-	cfg.Catalog, cfg.Auth, cfg.Engine, cfg.Idempotency, cfg.Ready = st.Catalog, st.Auth, st.Engine, st.Idempotency, st.Store.Ping
-	cfg.PublicURL = "http://" + srv.Listener.Addr().String()
-	s, err := api.New(cfg)
+	cfg.Ready, cfg.PublicURL = st.Store.Ping, "http://"+srv.Listener.Addr().String()
+	s, err := api.New(api.Deps{Catalog: st.Catalog, Auth: st.Auth, Engine: st.Engine, Idempotency: st.Idempotency}, &cfg)
 	require.NoError(t, err)
 	srv.Config = api.NewHTTPServer(s, c.limits)
 	srv.Start()

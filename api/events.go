@@ -21,7 +21,7 @@ const EventsHeartbeat = 15 * time.Second
 // runEvents serves GET /api/runs/{id}/events.
 func (s *Server) runEvents(w http.ResponseWriter, r *http.Request) {
 	p, _ := auth.PrincipalFrom(r.Context())
-	if err := StreamRunEvents(w, r, s.cfg.Engine, p.ID, chi.URLParam(r, "id"), s.cfg.EventsHeartbeat); err != nil {
+	if err := StreamRunEvents(w, r, s.deps.Engine, p.ID, chi.URLParam(r, "id"), s.cfg.EventsHeartbeat); err != nil {
 		s.writeError(w, r, err)
 	}
 }

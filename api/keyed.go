@@ -12,7 +12,7 @@ import (
 // caller; webhook routes per workflow, keeping every answer and evicting the oldest keys
 // instead of refusing (SPEC §4 rule 10).
 func (s *Server) keyedReplay(k keyed) func(http.Handler) http.Handler {
-	return s.cfg.Idempotency.Middleware(func(r *http.Request) (string, idempotency.Policy, bool) {
+	return s.deps.Idempotency.Middleware(func(r *http.Request) (string, idempotency.Policy, bool) {
 		return keyScope(r, k)
 	}, s.writeError)
 }

@@ -18,7 +18,7 @@ func (s *Server) listKeys(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p, _ := auth.PrincipalFrom(r.Context())
-	recs, next, err := s.cfg.Idempotency.Keys(r.Context(), idempotency.PrincipalScope(p.ID), page.Cursor, page.Limit)
+	recs, next, err := s.deps.Idempotency.Keys(r.Context(), idempotency.PrincipalScope(p.ID), page.Cursor, page.Limit)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -40,7 +40,7 @@ func (s *Server) getKey(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	p, _ := auth.PrincipalFrom(r.Context())
-	rec, err := s.cfg.Idempotency.Key(r.Context(), idempotency.PrincipalScope(p.ID), key)
+	rec, err := s.deps.Idempotency.Key(r.Context(), idempotency.PrincipalScope(p.ID), key)
 	if err != nil {
 		s.writeError(w, r, err)
 		return

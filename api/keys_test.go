@@ -20,7 +20,7 @@ func TestIdempotencyKeysOfThePrincipal(t *testing.T) {
 	require.Equal(t, http.StatusAccepted, run.Status, string(run.Raw))
 	require.Equal(t, http.StatusCreated, e.do("POST", "/api/workflows", greetDef("k-other"), "Idempotency-Key", "create-1").Status)
 
-	_, other, err := auth.New(e.store, nil).Issue(context.Background(), auth.IssueParams{Name: "other", Scopes: auth.AdminScopes()})
+	_, other, err := e.auth.Issue(context.Background(), auth.IssueParams{Name: "other", Scopes: auth.AdminScopes()})
 	require.NoError(t, err)
 	require.Equal(t, http.StatusAccepted, e.doAs(other, "POST", "/api/workflows/k-greet/run", map[string]any{"name": "Bob"}, "Idempotency-Key", "theirs").Status)
 

@@ -13,11 +13,11 @@ import (
 var ErrOAuthOff = problem.New(http.StatusNotFound, problem.CodeNotFound, "OAuth is off: serve with --public-url to turn it on")
 
 func (s *Server) listGrants(w http.ResponseWriter, r *http.Request) {
-	if s.cfg.OAuth == nil {
+	if s.deps.OAuth == nil {
 		s.writeError(w, r, ErrOAuthOff)
 		return
 	}
-	gs, err := s.cfg.OAuth.ListGrants(r.Context(), principalOf(r))
+	gs, err := s.deps.OAuth.ListGrants(r.Context(), principalOf(r))
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -30,11 +30,11 @@ func (s *Server) listGrants(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) revokeGrant(w http.ResponseWriter, r *http.Request) {
-	if s.cfg.OAuth == nil {
+	if s.deps.OAuth == nil {
 		s.writeError(w, r, ErrOAuthOff)
 		return
 	}
-	if err := s.cfg.OAuth.RevokeGrant(r.Context(), principalOf(r), chi.URLParam(r, "id")); err != nil {
+	if err := s.deps.OAuth.RevokeGrant(r.Context(), principalOf(r), chi.URLParam(r, "id")); err != nil {
 		s.writeError(w, r, err)
 		return
 	}

@@ -306,8 +306,8 @@ func (s *Server) routes() chi.Router {
 	for path, h := range s.cfg.Public {
 		r.Handle(path, h)
 	}
-	if s.cfg.OAuth != nil {
-		for path, h := range s.cfg.OAuth.Handlers() {
+	if s.deps.OAuth != nil {
+		for path, h := range s.deps.OAuth.Handlers() {
 			r.Handle(path, h)
 		}
 	}

@@ -37,7 +37,7 @@ func (s *Server) runWorkflow(w http.ResponseWriter, r *http.Request) {
 	id := chi.URLParam(r, "id")
 	name := id
 	if _, keyed := r.Header[idempotency.HeaderKey]; keyed {
-		if wf, err := s.cfg.Catalog.Get(r.Context(), id); err == nil {
+		if wf, err := s.deps.Catalog.Get(r.Context(), id); err == nil {
 			name = wf.Name
 		}
 	}
@@ -56,7 +56,7 @@ func (s *Server) admit(r *http.Request, k keyed, workflow, name, env string) (*a
 	if err != nil {
 		return nil, err
 	}
-	return admission.Start(r.Context(), s.cfg.Engine, s.cfg.Idempotency, req)
+	return admission.Start(r.Context(), s.deps.Engine, s.deps.Idempotency, req)
 }
 
 func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) {
@@ -72,7 +72,7 @@ func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if name := q.Get("workflow"); name != "" {
-		wf, err := s.cfg.Catalog.Get(r.Context(), name)
+		wf, err := s.deps.Catalog.Get(r.Context(), name)
 		if err != nil {
 			s.writeError(w, r, err)
 			return
@@ -85,7 +85,7 @@ func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) {
 	}
 	runs, next, err := boundedPage(p.Limit, func(limit int) ([]*wire.Run, string, error) {
 		p.Limit = limit
-		runs, next, err := s.cfg.Engine.List(r.Context(), p)
+		runs, next, err := s.deps.Engine.List(r.Context(), p)
 		return wire.RunsOf(runs, true), next, err
 	})
 	if err != nil {
@@ -115,7 +115,7 @@ func (s *Server) getRun(w http.ResponseWriter, r *http.Request) {
 	}
 	if wait > 0 {
 		p, _ := auth.PrincipalFrom(r.Context())
-		release, err := s.cfg.Engine.ReserveWait(p.ID)
+		release, err := s.deps.Engine.ReserveWait(p.ID)
 		if err != nil {
 			s.writeError(w, r, err)
 			return
@@ -123,7 +123,7 @@ func (s *Server) getRun(w http.ResponseWriter, r *http.Request) {
 		defer release()
 		holdOpen(w)
 	}
-	run, err := s.cfg.Engine.Wait(r.Context(), id, wait)
+	run, err := s.deps.Engine.Wait(r.Context(), id, wait)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -132,7 +132,7 @@ func (s *Server) getRun(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) cancelRun(w http.ResponseWriter, r *http.Request) {
-	run, err := s.cfg.Engine.Cancel(r.Context(), chi.URLParam(r, "id"))
+	run, err := s.deps.Engine.Cancel(r.Context(), chi.URLParam(r, "id"))
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -141,7 +141,7 @@ func (s *Server) cancelRun(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) rerunRun(w http.ResponseWriter, r *http.Request) {
-	run, err := s.cfg.Engine.Rerun(r.Context(), chi.URLParam(r, "id"), principalOf(r).ID)
+	run, err := s.deps.Engine.Rerun(r.Context(), chi.URLParam(r, "id"), principalOf(r).ID)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -157,7 +157,7 @@ func (s *Server) rerunMany(w http.ResponseWriter, r *http.Request) {
 	}
 	p := runner.RerunManyParams{RunIDs: body.RunIDs, Status: body.Status, StartedBy: principalOf(r).ID}
 	if body.Workflow != "" {
-		wf, err := s.cfg.Catalog.Get(r.Context(), body.Workflow)
+		wf, err := s.deps.Catalog.Get(r.Context(), body.Workflow)
 		if err != nil {
 			s.writeError(w, r, err)
 			return
@@ -168,7 +168,7 @@ func (s *Server) rerunMany(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	runs, err := s.cfg.Engine.RerunMany(r.Context(), p)
+	runs, err := s.deps.Engine.RerunMany(r.Context(), p)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -182,7 +182,7 @@ func (s *Server) getHook(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	h, err := s.cfg.Engine.Hook(r.Context(), env, chi.URLParam(r, "token"))
+	h, err := s.deps.Engine.Hook(r.Context(), env, chi.URLParam(r, "token"))
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -202,7 +202,7 @@ func (s *Server) resumeHook(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	token := chi.URLParam(r, "token")
-	runID, err := s.cfg.Engine.Resume(r.Context(), env, token, payload)
+	runID, err := s.deps.Engine.Resume(r.Context(), env, token, payload)
 	if err != nil {
 		s.writeError(w, r, err)
 		return

@@ -8,6 +8,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"sync"
@@ -27,12 +28,35 @@ import (
 	"github.com/gorunner/gorunner/schemas"
 )
 
-// Config wires a Server. Catalog, Auth, Engine and Idempotency are required.
-type Config struct {
+// Deps are the services a Server works with. Catalog, Auth, Engine and Idempotency are
+// required; OAuth is optional.
+type Deps struct {
 	Catalog     *catalog.Service
 	Auth        *auth.Service
 	Engine      *runner.Engine
 	Idempotency *idempotency.Service
+	// OAuth, when set, is the authorization server: its endpoints are mounted and
+	// /api/oauth/grants answers.
+	OAuth *oauth.Server
+}
+
+func (d Deps) validate() error {
+	switch {
+	case d.Catalog == nil:
+		return errors.New("api: Deps.Catalog is required")
+	case d.Auth == nil:
+		return errors.New("api: Deps.Auth is required")
+	case d.Engine == nil:
+		return errors.New("api: Deps.Engine is required")
+	case d.Idempotency == nil:
+		return errors.New("api: Deps.Idempotency is required")
+	}
+	return nil
+}
+
+// Config tunes a Server; a nil *Config means the defaults. PublicURL has no default: it
+// is required.
+type Config struct {
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
 	// Ready reports whether the store is reachable, for /readyz.
@@ -41,24 +65,47 @@ type Config struct {
 	Metrics http.Handler
 	// MCP serves /mcp behind the same bearer auth; nil leaves it unmounted.
 	MCP http.Handler
-	// EventsHeartbeat is how often a quiet event stream sends a comment (0: EventsHeartbeat).
+	// EventsHeartbeat is how often a quiet event stream sends a comment (default
+	// EventsHeartbeat).
 	EventsHeartbeat time.Duration
 	// Console serves the web console at / and /console/… (it signs people in itself);
 	// nil leaves it unmounted.
 	Console http.Handler
 	// Public are extra unauthenticated routes (e.g. /.well-known/…), by path.
 	Public map[string]http.Handler
-	// OAuth, when set, is the authorization server: its endpoints are mounted and
-	// /api/oauth/grants answers.
-	OAuth *oauth.Server
 	// PublicURL is the origin clients reach GoRunner at (e.g. https://runner.example):
 	// every absolute URL GoRunner writes starts with it. Required; the Host header of a
 	// request is never used.
 	PublicURL string
 }
 
+func (c *Config) withDefaults() *Config {
+	out := Config{}
+	if c != nil {
+		out = *c
+	}
+	if out.Logger == nil {
+		out.Logger = slog.Default()
+	}
+	if out.EventsHeartbeat <= 0 {
+		out.EventsHeartbeat = EventsHeartbeat
+	}
+	return &out
+}
+
+// validate checks c and puts its PublicURL in the form every URL is written with.
+func (c *Config) validate() error {
+	origin, err := PublicOrigin(c.PublicURL)
+	if err != nil {
+		return fmt.Errorf("api: Config.PublicURL: %w", err)
+	}
+	c.PublicURL = origin
+	return nil
+}
+
 // Server is the HTTP API.
 type Server struct {
+	deps   Deps
 	cfg    Config
 	guard  *guard.Guard
 	log    *slog.Logger
@@ -70,19 +117,15 @@ type Server struct {
 }
 
 // New builds the Server and its router.
-func New(cfg Config) (*Server, error) {
-	if cfg.Catalog == nil || cfg.Auth == nil || cfg.Engine == nil || cfg.Idempotency == nil {
-		return nil, errors.New("api: Catalog, Auth, Engine and Idempotency are required")
-	}
-	publicURL, err := PublicOrigin(cfg.PublicURL)
-	if err != nil {
+func New(deps Deps, cfg *Config) (*Server, error) {
+	if err := deps.validate(); err != nil {
 		return nil, err
 	}
-	cfg.PublicURL = publicURL
-	if cfg.Logger == nil {
-		cfg.Logger = slog.Default()
+	c := cfg.withDefaults()
+	if err := c.validate(); err != nil {
+		return nil, err
 	}
-	s := &Server{cfg: cfg, guard: guard.New(cfg.Catalog, cfg.Engine), log: slog.New(LogHandler(cfg.Logger.Handler()))}
+	s := &Server{deps: deps, cfg: *c, guard: guard.New(deps.Catalog, deps.Engine), log: slog.New(LogHandler(c.Logger.Handler()))}
 	s.router = s.routes()
 	return s, nil
 }
@@ -94,7 +137,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.router.Se
 // to an audience (an OAuth access token: /mcp) is refused everywhere else.
 func (s *Server) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		p, err := s.cfg.Auth.FromRequest(r)
+		p, err := s.deps.Auth.FromRequest(r)
 		if err == nil && !p.ValidFor(resourceOf(r)) {
 			err = auth.ErrUnauthorized
 		}

@@ -24,7 +24,7 @@ type webhookKey struct{}
 // (whose keys belong to that workflow) and the handler alike.
 func (s *Server) webhookWorkflow(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		wf, err := s.cfg.Catalog.GetByWebhook(r.Context(), chi.URLParam(r, "token"))
+		wf, err := s.deps.Catalog.GetByWebhook(r.Context(), chi.URLParam(r, "token"))
 		if errors.Is(err, catalog.ErrNotFound) {
 			err = problem.New(http.StatusNotFound, problem.CodeNotFound, "no workflow answers at this webhook address")
 		}
@@ -58,7 +58,7 @@ func (s *Server) callWebhook(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	holdOpen(w)
-	run, err := s.cfg.Engine.Wait(r.Context(), res.RunID, WebhookWait)
+	run, err := s.deps.Engine.Wait(r.Context(), res.RunID, WebhookWait)
 	if err != nil {
 		s.writeError(w, r, err)
 		return

@@ -24,7 +24,7 @@ func (s *Server) createWorkflow(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	s.created(w, r)(s.cfg.Catalog.Create(r.Context(), body))
+	s.created(w, r)(s.deps.Catalog.Create(r.Context(), body))
 }
 
 // created returns the writer of a 201 workflow answer.
@@ -46,7 +46,7 @@ func (s *Server) listWorkflows(w http.ResponseWriter, r *http.Request) {
 	}
 	views, next, err := boundedPage(page.Limit, func(limit int) ([]wire.Workflow, string, error) {
 		page.Limit = limit
-		list, next, err := s.cfg.Catalog.List(r.Context(), catalog.ListWorkflowsParams{Page: page})
+		list, next, err := s.deps.Catalog.List(r.Context(), catalog.ListWorkflowsParams{Page: page})
 		list = guard.ReadableWorkflows(principalOf(r), list)
 		views := make([]wire.Workflow, len(list))
 		for i, wf := range list {
@@ -62,7 +62,7 @@ func (s *Server) listWorkflows(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) getWorkflow(w http.ResponseWriter, r *http.Request) {
-	wf, err := s.cfg.Catalog.Get(r.Context(), chi.URLParam(r, "id"))
+	wf, err := s.deps.Catalog.Get(r.Context(), chi.URLParam(r, "id"))
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -71,12 +71,12 @@ func (s *Server) getWorkflow(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) exportWorkflow(w http.ResponseWriter, r *http.Request) {
-	wf, err := s.cfg.Catalog.Get(r.Context(), chi.URLParam(r, "id"))
+	wf, err := s.deps.Catalog.Get(r.Context(), chi.URLParam(r, "id"))
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	def, err := s.cfg.Catalog.Definition(wf)
+	def, err := s.deps.Catalog.Definition(wf)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -105,7 +105,7 @@ func (s *Server) updateWorkflow(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	wf, err := s.cfg.Catalog.Update(r.Context(), chi.URLParam(r, "id"), doc, expectedRev)
+	wf, err := s.deps.Catalog.Update(r.Context(), chi.URLParam(r, "id"), doc, expectedRev)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -133,7 +133,7 @@ func splitExpectedRev(body []byte) ([]byte, int, error) {
 }
 
 func (s *Server) deleteWorkflow(w http.ResponseWriter, r *http.Request) {
-	if err := s.cfg.Catalog.Delete(r.Context(), chi.URLParam(r, "id")); err != nil {
+	if err := s.deps.Catalog.Delete(r.Context(), chi.URLParam(r, "id")); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
@@ -146,11 +146,11 @@ func (s *Server) duplicateWorkflow(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	s.created(w, r)(s.cfg.Catalog.Duplicate(r.Context(), chi.URLParam(r, "id"), body.Name))
+	s.created(w, r)(s.deps.Catalog.Duplicate(r.Context(), chi.URLParam(r, "id"), body.Name))
 }
 
 func (s *Server) publishWorkflow(w http.ResponseWriter, r *http.Request) {
-	v, created, err := s.cfg.Catalog.Publish(r.Context(), chi.URLParam(r, "id"))
+	v, created, err := s.deps.Catalog.Publish(r.Context(), chi.URLParam(r, "id"))
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -163,7 +163,7 @@ func (s *Server) publishWorkflow(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) unpublishWorkflow(w http.ResponseWriter, r *http.Request) {
-	wf, err := s.cfg.Catalog.Unpublish(r.Context(), chi.URLParam(r, "id"))
+	wf, err := s.deps.Catalog.Unpublish(r.Context(), chi.URLParam(r, "id"))
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -172,7 +172,7 @@ func (s *Server) unpublishWorkflow(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) listVersions(w http.ResponseWriter, r *http.Request) {
-	list, err := s.cfg.Catalog.Versions(r.Context(), chi.URLParam(r, "id"))
+	list, err := s.deps.Catalog.Versions(r.Context(), chi.URLParam(r, "id"))
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -185,7 +185,7 @@ func (s *Server) listVersions(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) rotateWebhook(w http.ResponseWriter, r *http.Request) {
-	wf, err := s.cfg.Catalog.RotateWebhook(r.Context(), chi.URLParam(r, "id"))
+	wf, err := s.deps.Catalog.RotateWebhook(r.Context(), chi.URLParam(r, "id"))
 	if err != nil {
 		s.writeError(w, r, err)
 		return

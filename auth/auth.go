@@ -62,12 +62,30 @@ type Service struct {
 	known known
 }
 
-// New returns a Service over store. now may be nil (time.Now).
-func New(store Store, now func() time.Time) *Service {
-	if now == nil {
-		now = time.Now
+// Config tunes a Service; a nil *Config means the defaults.
+type Config struct {
+	// Now is the clock for token times: creation, last use, expiry (default time.Now).
+	Now func() time.Time
+}
+
+func (c *Config) withDefaults() *Config {
+	out := Config{}
+	if c != nil {
+		out = *c
 	}
-	return &Service{store: store, now: now}
+	if out.Now == nil {
+		out.Now = time.Now
+	}
+	return &out
+}
+
+// New returns a Service over store.
+func New(store Store, cfg *Config) (*Service, error) {
+	if store == nil {
+		return nil, errors.New("auth: nil store")
+	}
+	c := cfg.withDefaults()
+	return &Service{store: store, now: c.Now}, nil
 }
 
 // Hash returns the SHA-256 of a token secret, as stored.

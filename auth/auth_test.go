@@ -36,7 +36,46 @@ func newService(t *testing.T) (*auth.Service, *flaky, *time.Time) {
 	t.Cleanup(func() { st.Close() })
 	f := &flaky{Store: st}
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	return auth.New(f, func() time.Time { return now }), f, &now
+	s, err := auth.New(f, &auth.Config{Now: func() time.Time { return now }})
+	require.NoError(t, err)
+	return s, f, &now
+}
+
+func TestNew(t *testing.T) {
+	t.Parallel()
+	st, err := sqlitestore.Open(context.Background(), filepath.Join(t.TempDir(), "db"))
+	require.NoError(t, err)
+	t.Cleanup(func() { st.Close() })
+	fixed := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name    string
+		store   auth.Store
+		cfg     *auth.Config
+		wantErr string
+		// created checks the CreatedAt of a token issued by the service, against the wall
+		// clock read just before and after issuing.
+		created func(t *testing.T, at, before, after time.Time)
+	}{
+		{name: "nil config: the wall clock", store: st, created: func(t *testing.T, at, before, after time.Time) {
+			require.WithinRange(t, at, before, after)
+		}},
+		{name: "Now: its clock", store: st, cfg: &auth.Config{Now: func() time.Time { return fixed }},
+			created: func(t *testing.T, at, _, _ time.Time) { require.True(t, at.Equal(fixed), at) }},
+		{name: "no store", wantErr: "store"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := auth.New(tc.store, tc.cfg)
+			if tc.wantErr != "" {
+				require.ErrorContains(t, err, tc.wantErr)
+				return
+			}
+			require.NoError(t, err)
+			before := time.Now()
+			tok, _, err := s.Issue(context.Background(), auth.IssueParams{Name: tc.name, Scopes: auth.AdminScopes()})
+			require.NoError(t, err)
+			tc.created(t, tok.CreatedAt, before, time.Now())
+		})
+	}
 }
 
 func TestAuthenticate(t *testing.T) {

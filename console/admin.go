@@ -23,7 +23,7 @@ type keysPage struct {
 
 func (c *Console) listKeys(w http.ResponseWriter, r *http.Request) {
 	v := visitOf(r)
-	recs, next, err := c.cfg.Idempotency.Keys(r.Context(), idempotency.PrincipalScope(v.principal.ID),
+	recs, next, err := c.deps.Idempotency.Keys(r.Context(), idempotency.PrincipalScope(v.principal.ID),
 		r.URL.Query().Get("cursor"), PageSize)
 	if err != nil {
 		c.fail(w, r, err)
@@ -52,7 +52,7 @@ func (c *Console) listTokens(w http.ResponseWriter, r *http.Request) {
 }
 
 func (c *Console) showTokens(w http.ResponseWriter, r *http.Request, status int, p tokensPage) {
-	list, err := c.cfg.Auth.List(r.Context())
+	list, err := c.deps.Auth.List(r.Context())
 	if err != nil {
 		c.fail(w, r, err)
 		return
@@ -74,7 +74,7 @@ func (c *Console) createToken(w http.ResponseWriter, r *http.Request) {
 	var tok *auth.Token
 	var secret string
 	if err == nil {
-		tok, secret, err = c.cfg.Auth.Issue(r.Context(), params)
+		tok, secret, err = c.deps.Auth.Issue(r.Context(), params)
 	}
 	if errors.Is(err, auth.ErrInvalidName) {
 		err = invalid("/name", err.Error())
@@ -89,7 +89,7 @@ func (c *Console) createToken(w http.ResponseWriter, r *http.Request) {
 
 // revokeToken revokes a token as DELETE /api/tokens/{id} does: with the grants it approved.
 func (c *Console) revokeToken(w http.ResponseWriter, r *http.Request) {
-	if err := api.RevokeToken(r.Context(), c.cfg.Auth, c.cfg.OAuth, chi.URLParam(r, "id")); err != nil {
+	if err := api.RevokeToken(r.Context(), c.deps.Auth, c.deps.OAuth, chi.URLParam(r, "id")); err != nil {
 		c.fail(w, r, err)
 		return
 	}
@@ -114,9 +114,9 @@ type grantRow struct {
 // listGrants lists OAuth grants as GET /api/oauth/grants does: all for an admin, else the
 // signed-in principal's own.
 func (c *Console) listGrants(w http.ResponseWriter, r *http.Request) {
-	p := grantsPage{On: c.cfg.OAuth != nil, Notice: c.takeNotice(w, r)}
+	p := grantsPage{On: c.deps.OAuth != nil, Notice: c.takeNotice(w, r)}
 	if p.On {
-		gs, err := c.cfg.OAuth.ListGrants(r.Context(), visitOf(r).principal)
+		gs, err := c.deps.OAuth.ListGrants(r.Context(), visitOf(r).principal)
 		if err != nil {
 			c.fail(w, r, err)
 			return
@@ -136,11 +136,11 @@ func (c *Console) listGrants(w http.ResponseWriter, r *http.Request) {
 // revokeGrant revokes a grant and its tokens as DELETE /api/oauth/grants/{id} does: an
 // admin, or the principal that approved it.
 func (c *Console) revokeGrant(w http.ResponseWriter, r *http.Request) {
-	if c.cfg.OAuth == nil {
+	if c.deps.OAuth == nil {
 		c.fail(w, r, api.ErrOAuthOff)
 		return
 	}
-	if err := c.cfg.OAuth.RevokeGrant(r.Context(), visitOf(r).principal, chi.URLParam(r, "id")); err != nil {
+	if err := c.deps.OAuth.RevokeGrant(r.Context(), visitOf(r).principal, chi.URLParam(r, "id")); err != nil {
 		c.fail(w, r, err)
 		return
 	}

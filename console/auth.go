@@ -32,7 +32,7 @@ func (c *Console) requireSession(next http.Handler) http.Handler {
 		sess, err := c.sessions.read(r)
 		var p auth.Principal
 		if err == nil {
-			p, err = c.cfg.Auth.Authenticate(r.Context(), sess.Token)
+			p, err = c.deps.Auth.Authenticate(r.Context(), sess.Token)
 		}
 		if err != nil {
 			if !errors.Is(err, errNoSession) && !errors.Is(err, auth.ErrUnauthorized) {
@@ -105,7 +105,7 @@ func (c *Console) signin(w http.ResponseWriter, r *http.Request) {
 	}
 	token := strings.TrimSpace(r.PostFormValue("token"))
 	next := safeNext(r.PostFormValue("next"))
-	if _, err := c.cfg.Auth.Authenticate(r.Context(), token); err != nil {
+	if _, err := c.deps.Auth.Authenticate(r.Context(), token); err != nil {
 		if !errors.Is(err, auth.ErrUnauthorized) {
 			c.fail(w, r, err)
 			return

@@ -30,8 +30,9 @@ import (
 // PageSize is how many runs, workflows or keys one console page lists.
 const PageSize = 25
 
-// Config wires a Console. Catalog, Auth, Engine, Idempotency and SecretKey are required.
-type Config struct {
+// Deps are the services a Console works with. Catalog, Auth, Engine and Idempotency are
+// required; OAuth is optional.
+type Deps struct {
 	Catalog     *catalog.Service
 	Auth        *auth.Service
 	Engine      *runner.Engine
@@ -39,6 +40,25 @@ type Config struct {
 	// OAuth is the authorization server when OAuth is on (--public-url), else nil: the
 	// grants page lists its grants, and revoking a token revokes the grants it approved.
 	OAuth *oauth.Server
+}
+
+func (d Deps) validate() error {
+	switch {
+	case d.Catalog == nil:
+		return errors.New("console: Deps.Catalog is required")
+	case d.Auth == nil:
+		return errors.New("console: Deps.Auth is required")
+	case d.Engine == nil:
+		return errors.New("console: Deps.Engine is required")
+	case d.Idempotency == nil:
+		return errors.New("console: Deps.Idempotency is required")
+	}
+	return nil
+}
+
+// Config tunes a Console; a nil *Config means the defaults. SecretKey and BaseURL have no
+// defaults: they are required.
+type Config struct {
 	// SecretKey (≥ 32 bytes, shared by every process on the store: the data directory's
 	// secret.key) keys the session cookies and CSRF tokens.
 	SecretKey []byte
@@ -52,8 +72,34 @@ type Config struct {
 	Now func() time.Time
 }
 
+func (c *Config) withDefaults() *Config {
+	out := Config{}
+	if c != nil {
+		out = *c
+	}
+	if out.Logger == nil {
+		out.Logger = slog.Default()
+	}
+	if out.Now == nil {
+		out.Now = time.Now
+	}
+	return &out
+}
+
+func (c *Config) validate() error {
+	if len(c.SecretKey) < 32 {
+		return errors.New("console: Config.SecretKey must be at least 32 bytes")
+	}
+	base, err := url.Parse(c.BaseURL)
+	if err != nil || (base.Scheme != "http" && base.Scheme != "https") || base.Host == "" {
+		return fmt.Errorf("console: Config.BaseURL %q is not an absolute http(s) URL", c.BaseURL)
+	}
+	return nil
+}
+
 // Console serves the web console.
 type Console struct {
+	deps     Deps
 	cfg      Config
 	origin   string // BaseURL's origin, as originOf gives it
 	log      *slog.Logger
@@ -64,21 +110,16 @@ type Console struct {
 }
 
 // New builds the console.
-func New(cfg Config) (*Console, error) {
-	if cfg.Catalog == nil || cfg.Auth == nil || cfg.Engine == nil || cfg.Idempotency == nil || cfg.BaseURL == "" {
-		return nil, errors.New("console: Catalog, Auth, Engine, Idempotency and BaseURL are required")
+func New(deps Deps, cfg *Config) (*Console, error) {
+	if err := deps.validate(); err != nil {
+		return nil, err
 	}
-	base, err := url.Parse(cfg.BaseURL)
-	if err != nil || (base.Scheme != "http" && base.Scheme != "https") || base.Host == "" {
-		return nil, fmt.Errorf("console: BaseURL %q is not an absolute http(s) URL", cfg.BaseURL)
+	c := cfg.withDefaults()
+	if err := c.validate(); err != nil {
+		return nil, err
 	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.Default()
-	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
-	sess, err := newSessions(cfg.SecretKey, strings.HasPrefix(cfg.BaseURL, "https://"), cfg.Now)
+	base, _ := url.Parse(c.BaseURL) // validate parsed it
+	sess, err := newSessions(c.SecretKey, strings.HasPrefix(c.BaseURL, "https://"), c.Now)
 	if err != nil {
 		return nil, err
 	}
@@ -86,9 +127,9 @@ func New(cfg Config) (*Console, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Console{cfg: cfg, origin: originOf(base), log: cfg.Logger, sessions: sess, pages: p, guard: guard.New(cfg.Catalog, cfg.Engine)}
-	c.router = c.routes()
-	return c, nil
+	web := &Console{deps: deps, cfg: *c, origin: originOf(base), log: c.Logger, sessions: sess, pages: p, guard: guard.New(deps.Catalog, deps.Engine)}
+	web.router = web.routes()
+	return web, nil
 }
 
 // ServeHTTP serves the console's paths: / and /console/….

@@ -61,22 +61,23 @@ func buildEnv(t testing.TB, cfg console.Config, withOAuth bool) *env {
 	if cfg.BaseURL == "" {
 		cfg.BaseURL = "http://" + srv.Listener.Addr().String()
 	}
+	deps := console.Deps{Catalog: s.Catalog, Auth: s.Auth, Engine: s.Engine, Idempotency: s.Idempotency}
 	if withOAuth {
 		var err error
-		cfg.OAuth, err = oauth.New(s.Store, s.Auth, &oauth.Config{PublicURL: cfg.BaseURL})
+		deps.OAuth, err = oauth.New(s.Store, s.Auth, &oauth.Config{PublicURL: cfg.BaseURL})
 		require.NoError(t, err)
 	}
-	cfg.Catalog, cfg.Auth, cfg.Engine, cfg.Idempotency, cfg.SecretKey = s.Catalog, s.Auth, s.Engine, s.Idempotency, s.SecretKey
-	web, err := console.New(cfg)
+	cfg.SecretKey = s.SecretKey
+	web, err := console.New(deps, &cfg)
 	require.NoError(t, err)
-	a, err := api.New(api.Config{Catalog: s.Catalog, Auth: s.Auth, Engine: s.Engine, Idempotency: s.Idempotency,
-		Console: web, PublicURL: cfg.BaseURL, OAuth: cfg.OAuth})
+	a, err := api.New(api.Deps{Catalog: s.Catalog, Auth: s.Auth, Engine: s.Engine, Idempotency: s.Idempotency, OAuth: deps.OAuth},
+		&api.Config{Console: web, PublicURL: cfg.BaseURL})
 	require.NoError(t, err)
 	srv.Config.Handler = a
 	srv.Start()
 	t.Cleanup(srv.Close)
 	return &env{t: t, srv: srv, token: s.AdminToken, catalog: s.Catalog, engine: s.Engine, auth: s.Auth,
-		idem: s.Idempotency, store: s.Store, oauth: cfg.OAuth}
+		idem: s.Idempotency, store: s.Store, oauth: deps.OAuth}
 }
 
 // browser is a plain HTTP client with a cookie jar that does not follow redirects.

@@ -34,7 +34,7 @@ func (c *Console) listRuns(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if p.Workflow != "" {
-		wf, err := c.cfg.Catalog.Get(r.Context(), p.Workflow)
+		wf, err := c.deps.Catalog.Get(r.Context(), p.Workflow)
 		if err != nil {
 			c.fail(w, r, err)
 			return
@@ -47,7 +47,7 @@ func (c *Console) listRuns(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	params.Readable = readable
-	runs, next, err := c.cfg.Engine.List(r.Context(), params)
+	runs, next, err := c.deps.Engine.List(r.Context(), params)
 	if err != nil {
 		c.fail(w, r, err)
 		return
@@ -94,7 +94,7 @@ func (c *Console) runPage(w http.ResponseWriter, r *http.Request) {
 }
 
 func (c *Console) showRun(w http.ResponseWriter, r *http.Request, status int, p runPage) {
-	run, err := c.cfg.Engine.Get(r.Context(), chi.URLParam(r, "id"))
+	run, err := c.deps.Engine.Get(r.Context(), chi.URLParam(r, "id"))
 	if err != nil {
 		c.fail(w, r, err)
 		return
@@ -121,13 +121,13 @@ func (c *Console) runEvents(w http.ResponseWriter, r *http.Request) {
 	if after := r.URL.Query().Get("after"); after != "" && r.Header.Get("Last-Event-ID") == "" {
 		r.Header.Set("Last-Event-ID", after)
 	}
-	if err := api.StreamRunEvents(w, r, c.cfg.Engine, visitOf(r).principal.ID, chi.URLParam(r, "id"), 0); err != nil {
+	if err := api.StreamRunEvents(w, r, c.deps.Engine, visitOf(r).principal.ID, chi.URLParam(r, "id"), 0); err != nil {
 		c.fail(w, r, err)
 	}
 }
 
 func (c *Console) cancelRun(w http.ResponseWriter, r *http.Request) {
-	run, err := c.cfg.Engine.Cancel(r.Context(), chi.URLParam(r, "id"))
+	run, err := c.deps.Engine.Cancel(r.Context(), chi.URLParam(r, "id"))
 	if err != nil {
 		c.fail(w, r, err)
 		return
@@ -144,7 +144,7 @@ func (c *Console) resumeHook(w http.ResponseWriter, r *http.Request) {
 	payload, err := formPayload(r)
 	runID := r.PostFormValue("run")
 	if err == nil {
-		_, err = c.cfg.Engine.Resume(r.Context(), r.PostFormValue("environment"), r.PostFormValue("token"), payload)
+		_, err = c.deps.Engine.Resume(r.Context(), r.PostFormValue("environment"), r.PostFormValue("token"), payload)
 	}
 	if err != nil {
 		// The page shown is the form's run: a run the person may not read is not shown.

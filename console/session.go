@@ -43,10 +43,8 @@ type sessions struct {
 	now    func() time.Time
 }
 
+// newSessions keys the sessions with secret, at least 32 bytes (Config.validate checks it).
 func newSessions(secret []byte, secure bool, now func() time.Time) (*sessions, error) {
-	if len(secret) < 32 {
-		return nil, errors.New("console: the secret key must be at least 32 bytes")
-	}
 	block, err := aes.NewCipher(derive(secret, "gorunner console session v1"))
 	if err != nil {
 		return nil, fmt.Errorf("console: session key: %w", err)

@@ -37,7 +37,7 @@ func (c *Console) listWorkflows(w http.ResponseWriter, r *http.Request) {
 }
 
 func (c *Console) showWorkflows(w http.ResponseWriter, r *http.Request, status int, p workflowsPage) {
-	list, next, err := c.cfg.Catalog.List(r.Context(), catalog.ListWorkflowsParams{
+	list, next, err := c.deps.Catalog.List(r.Context(), catalog.ListWorkflowsParams{
 		Page: catalog.Page{Limit: PageSize, Cursor: r.URL.Query().Get("cursor")}})
 	if err != nil {
 		c.fail(w, r, err)
@@ -49,7 +49,7 @@ func (c *Console) showWorkflows(w http.ResponseWriter, r *http.Request, status i
 
 func (c *Console) createWorkflow(w http.ResponseWriter, r *http.Request) {
 	doc := r.PostFormValue("definition")
-	wf, err := c.cfg.Catalog.Create(r.Context(), []byte(doc))
+	wf, err := c.deps.Catalog.Create(r.Context(), []byte(doc))
 	if err != nil {
 		status, p := c.problem(r, err)
 		c.showWorkflows(w, r, status, workflowsPage{Draft: doc, Problem: &p})
@@ -74,12 +74,12 @@ func (c *Console) workflowPage(w http.ResponseWriter, r *http.Request) {
 
 // showWorkflow renders a workflow's page; p may carry a draft or input the person typed.
 func (c *Console) showWorkflow(w http.ResponseWriter, r *http.Request, status int, p workflowPage) {
-	wf, err := c.cfg.Catalog.Get(r.Context(), chi.URLParam(r, "id"))
+	wf, err := c.deps.Catalog.Get(r.Context(), chi.URLParam(r, "id"))
 	if err != nil {
 		c.fail(w, r, err)
 		return
 	}
-	versions, err := c.cfg.Catalog.Versions(r.Context(), wf.ID)
+	versions, err := c.deps.Catalog.Versions(r.Context(), wf.ID)
 	if err != nil {
 		c.fail(w, r, err)
 		return
@@ -110,7 +110,7 @@ func (c *Console) baseURL() string { return strings.TrimSuffix(c.cfg.BaseURL, "/
 func (c *Console) saveDraft(w http.ResponseWriter, r *http.Request) {
 	doc := r.PostFormValue("definition")
 	rev, _ := strconv.Atoi(r.PostFormValue("rev"))
-	wf, err := c.cfg.Catalog.Update(r.Context(), chi.URLParam(r, "id"), []byte(doc), rev)
+	wf, err := c.deps.Catalog.Update(r.Context(), chi.URLParam(r, "id"), []byte(doc), rev)
 	if err != nil {
 		status, p := c.problem(r, err)
 		c.showWorkflow(w, r, status, workflowPage{Draft: doc, Problem: &p})
@@ -124,7 +124,7 @@ func (c *Console) backToWorkflow(w http.ResponseWriter, r *http.Request, name, n
 }
 
 func (c *Console) publish(w http.ResponseWriter, r *http.Request) {
-	v, created, err := c.cfg.Catalog.Publish(r.Context(), chi.URLParam(r, "id"))
+	v, created, err := c.deps.Catalog.Publish(r.Context(), chi.URLParam(r, "id"))
 	if err != nil {
 		c.fail(w, r, err)
 		return
@@ -137,7 +137,7 @@ func (c *Console) publish(w http.ResponseWriter, r *http.Request) {
 }
 
 func (c *Console) unpublish(w http.ResponseWriter, r *http.Request) {
-	wf, err := c.cfg.Catalog.Unpublish(r.Context(), chi.URLParam(r, "id"))
+	wf, err := c.deps.Catalog.Unpublish(r.Context(), chi.URLParam(r, "id"))
 	if err != nil {
 		c.fail(w, r, err)
 		return
@@ -155,7 +155,7 @@ func (c *Console) startRun(w http.ResponseWriter, r *http.Request) {
 		c.showWorkflow(w, r, http.StatusBadRequest, workflowPage{Input: input, Problem: &errorPage{Message: "The input is not valid JSON."}})
 		return
 	}
-	res, err := c.cfg.Engine.Submit(r.Context(), runner.SubmitParams{Workflow: chi.URLParam(r, "id"),
+	res, err := c.deps.Engine.Submit(r.Context(), runner.SubmitParams{Workflow: chi.URLParam(r, "id"),
 		Environment: r.PostFormValue("environment"), Input: json.RawMessage(input), StartedBy: visitOf(r).principal.ID})
 	if err != nil {
 		status, p := c.problem(r, err)

@@ -78,9 +78,9 @@ func newEnvWith(t *testing.T, tune func(*oauth.Config)) *env {
 	}
 	e.oauth, err = oauth.New(st, e.auth, cfg)
 	require.NoError(t, err)
-	a, err := api.New(api.Config{Catalog: cat, Auth: e.auth, Engine: eng, Idempotency: s.Idempotency, MCP: m.HTTPHandler(),
-		Public: mcpserver.MetadataHandlers(e.url, &mcpserver.AuthorizationServer{Issuer: e.oauth.Issuer(), Scopes: oauth.ResourceScopes()}),
-		OAuth:  e.oauth, PublicURL: e.url})
+	a, err := api.New(api.Deps{Catalog: cat, Auth: e.auth, Engine: eng, Idempotency: s.Idempotency, OAuth: e.oauth},
+		&api.Config{MCP: m.HTTPHandler(), PublicURL: e.url,
+			Public: mcpserver.MetadataHandlers(e.url, &mcpserver.AuthorizationServer{Issuer: e.oauth.Issuer(), Scopes: oauth.ResourceScopes()})})
 	require.NoError(t, err)
 	srv.Config.Handler = a
 	srv.Start()

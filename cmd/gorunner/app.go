@@ -62,19 +62,30 @@ func openApp(ctx context.Context, g *globals) (*app, error) {
 	if err := a.openStore(ctx, g); err != nil {
 		return nil, err
 	}
-	st := a.store
-	key, err := secretKey(g.dataDir)
-	if err != nil {
-		st.Close()
+	if err := a.openServices(g.dataDir); err != nil {
+		a.store.Close()
 		return nil, err
 	}
-	cat, err := catalog.New(st, &catalog.Config{SecretKey: key, Templates: examples.Workflows()})
-	if err != nil {
-		st.Close()
-		return nil, err
-	}
-	a.catalog, a.auth, a.secretKey = cat, auth.New(st, nil), key
 	return a, nil
+}
+
+// openServices reads the data directory's secret key and builds the catalog and the token
+// service over a's store.
+func (a *app) openServices(dataDir string) error {
+	key, err := secretKey(dataDir)
+	if err != nil {
+		return err
+	}
+	cat, err := catalog.New(a.store, &catalog.Config{SecretKey: key, Templates: examples.Workflows()})
+	if err != nil {
+		return err
+	}
+	tokens, err := auth.New(a.store, nil)
+	if err != nil {
+		return err
+	}
+	a.catalog, a.auth, a.secretKey = cat, tokens, key
+	return nil
 }
 
 // openStore opens the store --store names: Redis, or the SQLite file (by default the one

@@ -125,15 +125,14 @@ func (p *process) httpServer(publicURL string, withOAuth bool) (*http.Server, er
 	if err != nil {
 		return nil, err
 	}
-	web, err := console.New(console.Config{Catalog: p.catalog, Auth: p.auth, Engine: p.engine, Idempotency: p.idem, OAuth: oa,
-		SecretKey: p.secretKey, BaseURL: publicURL, Logger: p.log})
+	web, err := console.New(console.Deps{Catalog: p.catalog, Auth: p.auth, Engine: p.engine, Idempotency: p.idem, OAuth: oa},
+		&console.Config{SecretKey: p.secretKey, BaseURL: publicURL, Logger: p.log})
 	if err != nil {
 		return nil, err
 	}
-	srv, err := api.New(api.Config{
-		Catalog: p.catalog, Auth: p.auth, Engine: p.engine, Idempotency: p.idem, Logger: p.log,
-		Ready: p.store.Ping, Metrics: promhttp.HandlerFor(p.metrics, promhttp.HandlerOpts{}), PublicURL: publicURL,
-		MCP: p.mcp.HTTPHandler(), Public: mcpserver.MetadataHandlers(publicURL, as), OAuth: oa, Console: web,
+	srv, err := api.New(api.Deps{Catalog: p.catalog, Auth: p.auth, Engine: p.engine, Idempotency: p.idem, OAuth: oa}, &api.Config{
+		Logger: p.log, Ready: p.store.Ping, Metrics: promhttp.HandlerFor(p.metrics, promhttp.HandlerOpts{}), PublicURL: publicURL,
+		MCP: p.mcp.HTTPHandler(), Public: mcpserver.MetadataHandlers(publicURL, as), Console: web,
 	})
 	if err != nil {
 		return nil, err

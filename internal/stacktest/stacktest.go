@@ -58,7 +58,9 @@ func New(t testing.TB, cfg Config) *Stack {
 	}
 	st, err := sqlitestore.Open(ctx, cfg.Path)
 	require.NoError(t, err)
-	s := &Stack{Store: st, Auth: auth.New(st, cfg.Now), SecretKey: cfg.Catalog.SecretKey}
+	s := &Stack{Store: st, SecretKey: cfg.Catalog.SecretKey}
+	s.Auth, err = auth.New(st, &auth.Config{Now: cfg.Now})
+	require.NoError(t, err)
 	s.Catalog, err = catalog.New(st, &cfg.Catalog)
 	require.NoError(t, err)
 	_, s.AdminToken, err = s.Auth.Issue(ctx, auth.IssueParams{Name: "admin", Scopes: auth.AdminScopes()})

@@ -73,7 +73,8 @@ func newFixtureWith(t testing.TB, cfg *mcpserver.Config, local bool, defs ...str
 	f.catalog, err = catalog.New(st, nil)
 	require.NoError(t, err)
 	publishAll(t, f.catalog, defs)
-	f.auth = auth.New(st, nil)
+	f.auth, err = auth.New(st, nil)
+	require.NoError(t, err)
 	tok, secret, err := f.auth.Issue(ctx, auth.IssueParams{Name: "agent", Scopes: auth.AdminScopes()})
 	require.NoError(t, err)
 	f.token, f.principal = secret, tok.ID
@@ -88,7 +89,9 @@ func (f *fixture) twin() *fixture {
 	st, err := sqlitestore.Open(ctx, f.dbPath)
 	require.NoError(f.t, err)
 	f.t.Cleanup(func() { st.Close() })
-	g := &fixture{t: f.t, dbPath: f.dbPath, token: f.token, principal: f.principal, auth: auth.New(st, nil)}
+	g := &fixture{t: f.t, dbPath: f.dbPath, token: f.token, principal: f.principal}
+	g.auth, err = auth.New(st, nil)
+	require.NoError(f.t, err)
 	g.catalog, err = catalog.New(st, nil)
 	require.NoError(f.t, err)
 	g.serve(st, &mcpserver.Config{PageSize: 2})
@@ -125,8 +128,8 @@ func (f *fixture) serve(st *sqlitestore.Store, cfg *mcpserver.Config) {
 	require.NoError(t, err)
 	require.NoError(t, f.mcp.Start(ctx))
 	t.Cleanup(func() { _ = f.mcp.Stop(context.Background()) })
-	a, err := api.New(api.Config{Catalog: f.catalog, Auth: f.auth, Engine: f.engine, Idempotency: idem,
-		MCP: f.mcp.HTTPHandler(), Public: mcpserver.MetadataHandlers(publicURL, nil), PublicURL: publicURL})
+	a, err := api.New(api.Deps{Catalog: f.catalog, Auth: f.auth, Engine: f.engine, Idempotency: idem},
+		&api.Config{MCP: f.mcp.HTTPHandler(), Public: mcpserver.MetadataHandlers(publicURL, nil), PublicURL: publicURL})
 	require.NoError(t, err)
 	f.srv.Config.Handler = a
 	f.srv.Start()
