@@ -106,8 +106,9 @@ func (e *Engine) Commit(ctx context.Context, a *Admission, key *idempotency.KeyW
 	return res.ClaimResult, nil
 }
 
-// cloneRun copies a new run and its step records, so that a worker can change its copy
-// while the caller still reads (and answers with) the run as admitted.
+// cloneRun copies a run and its step records, so that a worker can go on changing its own
+// copy while others read this one: the admission's caller (the run as admitted) and the
+// followers a save hands its state to (broker.saved).
 func cloneRun(r *Run) *Run {
 	c := *r
 	c.Steps = make([]*StepRecord, len(r.Steps))

@@ -52,6 +52,7 @@ type feed struct {
 	state   *Run
 	err     error
 	changed chan struct{} // closed when state or err is replaced
+	pushes  uint64        // states handed over by this process's worker (push)
 }
 
 // latest returns the last state read (nil before the first read), the error of that read,
@@ -63,11 +64,34 @@ func (f *feed) latest() (*Run, error, <-chan struct{}) {
 }
 
 func (f *feed) set(r *Run, err error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
 	f.state, f.err = r, err
 	close(f.changed)
 	f.changed = make(chan struct{})
+}
+
+// setRead keeps a state read from the store, unless a push came after the read began
+// (pushes moved from seen): the pushed state is then as new as the read or newer.
+func (f *feed) setRead(r *Run, err error, seen uint64) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.pushes == seen {
+		f.set(r, err)
+	}
+}
+
+// push hands over the state this process's worker just committed.
+func (f *feed) push(r *Run) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.pushes++
+	f.set(r, nil)
+}
+
+// pushed returns how many states were pushed so far, and whether the latest state is final.
+func (f *feed) pushed() (n uint64, final bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.pushes, f.err == nil && f.state != nil && f.state.Status.Terminal()
 }
 
 // follow joins the feed of runID, starting it if nobody follows the run yet; the returned
@@ -97,22 +121,32 @@ func (b *broker) follow(runID string) (*feed, func()) {
 	}
 }
 
-// read reads run id into f once at start, then once per notice of the run, until the run
-// is finished (it changes no more) or nobody follows it.
+// read reads run id into f once at start, then once per notice of the run that no push
+// explains, until the run is finished (it changes no more) or nobody follows it. A notice
+// that follows a push is taken for that save's own: this process's worker handed its state
+// over already (saved). A notice from another process that coincides with a push is taken
+// for it too; events.ResyncInterval bounds what that can delay.
 func (b *broker) read(ctx context.Context, id string, f *feed, sub *events.Subscription) {
 	for {
+		seen, _ := f.pushed()
 		r, err := b.load(ctx, id)
 		if ctx.Err() != nil {
 			return
 		}
-		f.set(r, err)
-		if err == nil && r.Status.Terminal() {
-			return
-		}
-		select {
-		case <-sub.C:
-		case <-ctx.Done():
-			return
+		f.setRead(r, err, seen)
+		for {
+			n, final := f.pushed()
+			if final {
+				return
+			}
+			select {
+			case <-sub.C:
+			case <-ctx.Done():
+				return
+			}
+			if now, _ := f.pushed(); now == n {
+				break
+			}
 		}
 	}
 }
@@ -137,9 +171,17 @@ func (b *broker) load(ctx context.Context, id string) (*Run, error) {
 	}
 }
 
-// publish tells the followers of runID, here and in other processes, that the run changed.
-func (b *broker) publish(runID string) {
-	b.bus.Publish(events.Run(runID))
+// saved hands the state this process's worker just committed to the run's followers here,
+// so that they need not read it back from the store, and tells every other follower (other
+// engines on the bus, other processes) that the run changed.
+func (b *broker) saved(r *Run) {
+	b.mu.Lock()
+	f := b.feeds[r.ID]
+	b.mu.Unlock()
+	if f != nil {
+		f.push(cloneRun(r))
+	}
+	b.bus.Publish(events.Run(r.ID))
 }
 
 // takeWait opens one of principal's waits; release closes it.

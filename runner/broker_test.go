@@ -3,6 +3,9 @@ package runner_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -93,4 +96,56 @@ func TestWaitersLeaveNothingBehind(t *testing.T) {
 	require.Eventually(t, func() bool { return bus.Stats() == idle }, 10*time.Second, time.Millisecond)
 	require.Eventually(t, func() bool { return runtime.NumGoroutine() <= before+1 }, 10*time.Second, 10*time.Millisecond,
 		"the run's reader ends with its last waiter (the one more is Eventually's own)")
+}
+
+// countedReads counts the reads of runs.
+type countedReads struct {
+	runner.Store
+	reads atomic.Int64
+}
+
+func (c *countedReads) GetRun(ctx context.Context, id string) (*runner.Run, error) {
+	c.reads.Add(1)
+	return c.Store.GetRun(ctx, id)
+}
+
+// TestLocalSavesReachWaitersWithoutReads: the waiters of a run this engine works get every
+// state its worker commits handed over, so waiting out a running run costs the one read
+// that starts the wait, whatever the number of waiters; a waiter on another engine (another
+// process) still reads on each notice and sees the same end.
+func TestLocalSavesReachWaitersWithoutReads(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	release := make(chan struct{})
+	arrived := make(chan struct{}, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		arrived <- struct{}{}
+		<-release
+	}))
+	t.Cleanup(srv.Close)
+	name := h.define(fmt.Sprintf("name: slow\ninput: {type: object}\nsteps:\n  - {id: call, http: {url: %q}}\n  - {id: done, set: 2}\n", srv.URL))
+	counted := &countedReads{Store: h.store}
+	e := h.engine(runner.Config{}, counted)
+	other := h.engine(runner.Config{Owner: "other"})
+	r := h.submit(e, name, `{}`)
+	<-arrived
+
+	var wg sync.WaitGroup
+	ends := make([]*runner.Run, 8)
+	for i := range ends {
+		wg.Go(func() { ends[i], _ = e.Wait(context.Background(), r.ID, time.Minute) })
+	}
+	var remote *runner.Run
+	wg.Go(func() { remote, _ = other.Wait(context.Background(), r.ID, time.Minute) })
+	require.Eventually(t, func() bool { return counted.reads.Load() >= 1 }, 10*time.Second, time.Millisecond,
+		"the local feed has read the run once")
+	close(release)
+	wg.Wait()
+	for _, end := range ends {
+		require.NotNil(t, end)
+		require.Equal(t, runner.StatusCompleted, end.Status)
+		require.JSONEq(t, "2", string(end.Steps[1].Output))
+	}
+	require.Equal(t, runner.StatusCompleted, remote.Status)
+	require.Equal(t, int64(1), counted.reads.Load(), "the states after the first read come from the worker")
 }

@@ -482,7 +482,7 @@ func (x *execution) save(ctx context.Context, opts SaveOptions) flow {
 	if err == nil {
 		clear(x.changed)
 		x.finished = 0
-		x.e.broker.publish(x.r.ID)
+		x.e.broker.saved(x.r)
 		return flowNext
 	}
 	if errors.Is(err, ErrLeaseLost) {
