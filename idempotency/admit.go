@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"time"
-	"unicode/utf8"
 )
 
 // ErrSplit, returned by a Prepared's Write, says the work cannot be committed in one write
@@ -50,11 +49,10 @@ type Admission struct {
 // (replay, ErrKeyMismatch, ErrAnswerNotKept), a full scope with a *LimitError, and a key
 // still in progress on Do's path is awaited through Do. A replay reads only the key.
 func (s *Service) Admit(ctx context.Context, req Request, a Admission) (*Response, error) {
-	if n := utf8.RuneCountInString(req.Key); n < 1 || n > MaxKeyLength {
-		s.metrics.count(outcomeInvalid)
-		return nil, ErrInvalidKey
+	fp, err := s.fingerprint(req)
+	if err != nil {
+		return nil, err
 	}
-	fp := Fingerprint(req.Method, req.Path, req.Query, req.Body)
 	claim := s.claimParams(req, fp)
 	rec, err := s.store.Get(ctx, req.Scope, req.Key, claim.Now)
 	switch {

@@ -146,11 +146,10 @@ func New(store Store, cfg *Config) (*Service, error) {
 // runs without the key. fn must return a Response or an error; an error or a failed status
 // frees the key (unless Policy.KeepFailures).
 func (s *Service) Do(ctx context.Context, req Request, fn func(ctx context.Context) (*Response, error)) (*Response, error) {
-	if n := utf8.RuneCountInString(req.Key); n < 1 || n > MaxKeyLength {
-		s.metrics.count(outcomeInvalid)
-		return nil, ErrInvalidKey
+	fp, err := s.fingerprint(req)
+	if err != nil {
+		return nil, err
 	}
-	fp := Fingerprint(req.Method, req.Path, req.Query, req.Body)
 	var deadline time.Time
 	for {
 		claim := s.claimParams(req, fp)
@@ -180,6 +179,15 @@ func (s *Service) Do(ctx context.Context, req Request, fn func(ctx context.Conte
 			return resp, err
 		}
 	}
+}
+
+// fingerprint checks req's key and returns the Fingerprint that identifies req.
+func (s *Service) fingerprint(req Request) (string, error) {
+	if n := utf8.RuneCountInString(req.Key); n < 1 || n > MaxKeyLength {
+		s.metrics.count(outcomeInvalid)
+		return "", ErrInvalidKey
+	}
+	return Fingerprint(req.Method, req.Path, req.Query, req.Body), nil
 }
 
 func (s *Service) claimParams(req Request, fp string) ClaimParams {
