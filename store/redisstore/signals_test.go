@@ -11,10 +11,8 @@ import (
 
 	"github.com/gorunner/gorunner/catalog"
 	"github.com/gorunner/gorunner/events"
-	"github.com/gorunner/gorunner/events/eventstest"
-	"github.com/gorunner/gorunner/idempotency/idemtest"
-	"github.com/gorunner/gorunner/runner/runnertest"
 	"github.com/gorunner/gorunner/store/redisstore"
+	"github.com/gorunner/gorunner/store/storetest"
 )
 
 // twoProcesses opens two stores on one key prefix, as two processes sharing it would.
@@ -27,52 +25,19 @@ func twoProcesses(t testing.TB) (*redisstore.Store, *redisstore.Store) {
 	return a, b
 }
 
-func TestEvents(t *testing.T) {
-	t.Parallel()
-	eventstest.Run(t, func(t *testing.T) (events.Transport, events.Transport) {
-		a, b := twoProcesses(t)
-		return a.Events(), b.Events()
-	})
-}
-
-// TestCatalogScriptsPublish checks that a catalog write on one process is heard as
-// events.Catalog on another.
-func TestCatalogScriptsPublish(t *testing.T) {
-	t.Parallel()
-	a, b := twoProcesses(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	in, err := b.Events().Subscribe(ctx)
-	require.NoError(t, err)
-	require.NoError(t, a.CreateWorkflow(ctx, &catalog.Workflow{ID: "w1", Name: "w", Rev: 1, WebhookToken: "wh"}))
-	select {
-	case m := <-in:
-		require.Equal(t, []events.Topic{events.Catalog}, m.Topics)
-	case <-time.After(10 * time.Second):
-		t.Fatal("no catalog event")
-	}
-}
-
-func TestRunnerCrossProcess(t *testing.T) {
-	t.Parallel()
-	runnertest.RunCrossProcess(t, twoRunnerProcesses)
-}
-
-func TestIdempotencyCrossProcess(t *testing.T) {
-	t.Parallel()
-	idemtest.RunCrossProcess(t, func(t *testing.T) (idemtest.Process, idemtest.Process) {
-		a, b := twoProcesses(t)
-		return idemtest.Process{Store: a, Events: a.Events()}, idemtest.Process{Store: b, Events: b.Events()}
-	})
-}
-
-func twoRunnerProcesses(tb testing.TB) (runnertest.Process, runnertest.Process) {
+// crossProcesses is twoProcesses as the cross-process suites take it.
+func crossProcesses(tb testing.TB) (storetest.Process, storetest.Process) {
 	a, b := twoProcesses(tb)
-	return runnertest.Process{Store: a, Events: a.Events()}, runnertest.Process{Store: b, Events: b.Events()}
+	return storetest.Process{Store: a, Events: a.Events()}, storetest.Process{Store: b, Events: b.Events()}
+}
+
+func TestCrossProcess(t *testing.T) {
+	t.Parallel()
+	storetest.RunCrossProcess(t, crossProcesses)
 }
 
 func BenchmarkWaitCrossProcess(b *testing.B) {
-	runnertest.BenchWaitLatency(b, twoRunnerProcesses)
+	storetest.BenchWaitLatency(b, crossProcesses)
 }
 
 // BenchmarkCatalogEventCrossProcess times, from the start of a catalog write on process A,

@@ -9,12 +9,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/gorunner/gorunner/catalog"
 	"github.com/gorunner/gorunner/events"
-	"github.com/gorunner/gorunner/events/eventstest"
-	"github.com/gorunner/gorunner/idempotency/idemtest"
-	"github.com/gorunner/gorunner/runner/runnertest"
 	"github.com/gorunner/gorunner/store/sqlitestore"
+	"github.com/gorunner/gorunner/store/storetest"
 )
 
 // twoProcesses opens one file twice, as two processes sharing it would.
@@ -23,12 +20,19 @@ func twoProcesses(t testing.TB) (*sqlitestore.Store, *sqlitestore.Store) {
 	return open(t, path), open(t, path)
 }
 
-func TestEvents(t *testing.T) {
+// crossProcesses is twoProcesses as the cross-process suites take it.
+func crossProcesses(tb testing.TB) (storetest.Process, storetest.Process) {
+	a, b := twoProcesses(tb)
+	return storetest.Process{Store: a, Events: a.Events()}, storetest.Process{Store: b, Events: b.Events()}
+}
+
+func TestCrossProcess(t *testing.T) {
 	t.Parallel()
-	eventstest.Run(t, func(t *testing.T) (events.Transport, events.Transport) {
-		a, b := twoProcesses(t)
-		return a.Events(), b.Events()
-	})
+	storetest.RunCrossProcess(t, crossProcesses)
+}
+
+func BenchmarkWaitCrossProcess(b *testing.B) {
+	storetest.BenchWaitLatency(b, crossProcesses)
 }
 
 // next waits for the next message.
@@ -41,19 +45,6 @@ func next(t *testing.T, in <-chan events.Message) events.Message {
 		t.Fatal("no event")
 		return events.Message{}
 	}
-}
-
-// TestCatalogWritesAreEvents checks that a catalog write on one process is heard as
-// events.Catalog on another, with no publish of its own.
-func TestCatalogWritesAreEvents(t *testing.T) {
-	t.Parallel()
-	a, b := twoProcesses(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	in, err := b.Events().Subscribe(ctx)
-	require.NoError(t, err)
-	require.NoError(t, a.CreateWorkflow(ctx, &catalog.Workflow{ID: "w1", Name: "w", Rev: 1, WebhookToken: "wh"}))
-	require.Equal(t, events.Message{Topics: []events.Topic{events.Catalog}}, next(t, in))
 }
 
 // TestPrunedEventsAreAGap checks that a subscriber which fell behind the kept rows is told
@@ -71,28 +62,6 @@ func TestPrunedEventsAreAGap(t *testing.T) {
 	}
 	require.NoError(t, a.Events().Publish(ctx, events.Message{Origin: "a", Topics: topics}))
 	require.True(t, next(t, in).All)
-}
-
-func TestRunnerCrossProcess(t *testing.T) {
-	t.Parallel()
-	runnertest.RunCrossProcess(t, twoRunnerProcesses)
-}
-
-func TestIdempotencyCrossProcess(t *testing.T) {
-	t.Parallel()
-	idemtest.RunCrossProcess(t, func(t *testing.T) (idemtest.Process, idemtest.Process) {
-		a, b := twoProcesses(t)
-		return idemtest.Process{Store: a, Events: a.Events()}, idemtest.Process{Store: b, Events: b.Events()}
-	})
-}
-
-func twoRunnerProcesses(tb testing.TB) (runnertest.Process, runnertest.Process) {
-	a, b := twoProcesses(tb)
-	return runnertest.Process{Store: a, Events: a.Events()}, runnertest.Process{Store: b, Events: b.Events()}
-}
-
-func BenchmarkWaitCrossProcess(b *testing.B) {
-	runnertest.BenchWaitLatency(b, twoRunnerProcesses)
 }
 
 // TestAloneWritesNoEvents checks that a process alone on the file writes nothing to the
