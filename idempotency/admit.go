@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 )
 
 // ErrSplit, returned by a Prepared's Write, says the work cannot be committed in one write
@@ -59,7 +58,7 @@ func (s *Service) Admit(ctx context.Context, req Request, a Admission) (*Respons
 	case errors.Is(err, ErrNotFound):
 	case err != nil:
 		return s.passThrough(ctx, req, err, a.Fallback)
-	case !abandoned(rec, claim.Now):
+	case !rec.Abandoned(claim.Now):
 		return s.existing(ctx, req, rec, fp, a)
 	}
 	prep, err := a.Prepare(ctx)
@@ -129,10 +128,4 @@ func (s *Service) kept(req Request, claim ClaimParams, resp *Response) *Record {
 		rec.State, rec.Header, rec.Body = StateTaken, nil, nil
 	}
 	return rec
-}
-
-// abandoned reports whether r is an in-progress claim whose lock has run out: the key may
-// be taken over.
-func abandoned(r *Record, now time.Time) bool {
-	return r.State == StateInProgress && !r.LockedUntil.After(now)
 }

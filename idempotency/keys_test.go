@@ -54,3 +54,27 @@ func TestKeysNameTheRequestAndRun(t *testing.T) {
 	_, err = h.svc.Key(ctx, "p:b", "resume")
 	require.ErrorIs(t, err, idempotency.ErrNotFound)
 }
+
+// TestAbandoned: only an in-progress claim whose lock has run out may be taken over.
+func TestAbandoned(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name  string
+		state idempotency.State
+		lock  time.Time
+		want  bool
+	}{
+		{"lock running", idempotency.StateInProgress, now.Add(time.Second), false},
+		{"lock ends now", idempotency.StateInProgress, now, true},
+		{"lock ran out", idempotency.StateInProgress, now.Add(-time.Second), true},
+		{"done", idempotency.StateDone, now.Add(-time.Second), false},
+		{"taken", idempotency.StateTaken, now.Add(-time.Second), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			r := &idempotency.Record{State: tc.state, LockedUntil: tc.lock}
+			require.Equal(t, tc.want, r.Abandoned(now))
+		})
+	}
+}

@@ -45,6 +45,12 @@ type Record struct {
 	ExpiresAt   time.Time // done/taken: when the key is free again
 }
 
+// Abandoned reports whether r is an in-progress claim whose lock has run out at now: its
+// process died, and the key may be taken over.
+func (r *Record) Abandoned(now time.Time) bool {
+	return r.State == StateInProgress && !r.LockedUntil.After(now)
+}
+
 // ClaimParams asks a Store to claim a key.
 type ClaimParams struct {
 	Scope       string

@@ -107,7 +107,7 @@ func checkKey(ctx context.Context, q querier, p idempotency.ClaimParams) (idempo
 	cur, err := scanRecord(q.QueryRowContext(ctx, `SELECT `+keyCols+` FROM idempotency_keys
 		WHERE scope = ? AND key = ?`, p.Scope, p.Key))
 	switch {
-	case err == nil && !abandoned(cur, p.Now):
+	case err == nil && !cur.Abandoned(p.Now):
 		return idempotency.ClaimResult{Outcome: idempotency.Existing, Record: cur}, nil
 	case err != nil && !errors.Is(err, sql.ErrNoRows):
 		return idempotency.ClaimResult{}, err
@@ -119,11 +119,6 @@ func checkKey(ctx context.Context, q querier, p idempotency.ClaimParams) (idempo
 		}
 	}
 	return idempotency.ClaimResult{Outcome: idempotency.Claimed}, nil
-}
-
-// abandoned reports whether r is an in-progress claim whose lock has run out.
-func abandoned(r *idempotency.Record, now time.Time) bool {
-	return r.State == idempotency.StateInProgress && !r.LockedUntil.After(now)
 }
 
 // makeRoom enforces p.Limit for one new key. With EvictOldest it deletes the live keys
