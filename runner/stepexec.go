@@ -106,10 +106,13 @@ func (s *stepExec) checkpoint(ctx context.Context, v any) error {
 	}
 	s.x.touch(s.i)
 	s.rec.State = raw
-	if s.x.save(ctx, SaveOptions{}) != flowNext {
-		return fmt.Errorf("saving the state of step %q failed", s.st.ID)
+	switch s.x.save(ctx, SaveOptions{}) {
+	case flowNext:
+		return nil
+	case flowKeep: // the lease is lost: the worker that holds the run now makes the step
+		return fmt.Errorf("saving the state of step %q: %w", s.st.ID, ErrLeaseLost)
 	}
-	return nil
+	return fmt.Errorf("saving the state of step %q failed", s.st.ID)
 }
 
 // retryPolicy is the step's retry with defaults filled in.
