@@ -320,7 +320,7 @@ func (x *execution) saveProgress(ctx context.Context, opts SaveOptions, effects 
 }
 
 func (x *execution) stepFailed(ctx context.Context, s *stepExec, err error) flow {
-	if errors.Is(err, ErrLeaseLost) {
+	if errors.Is(err, errStateLeaseLost) {
 		return flowKeep // nothing to save or release: the run is another worker's now
 	}
 	var se *stepError
