@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -243,4 +244,86 @@ func normalize(t *testing.T, v []map[string]any) []map[string]any {
 	var out []map[string]any
 	require.NoError(t, json.Unmarshal(raw, &out))
 	return out
+}
+
+// leaseThief wraps the real store and loses the lease at the first save of a child run's
+// ID (a workflow step's checkpoint), then counts what the worker writes after that.
+type leaseThief struct {
+	runner.Store
+	mu             sync.Mutex
+	stolen         bool
+	after, release int
+}
+
+func (l *leaseThief) SaveRun(ctx context.Context, lease runner.Lease, r *runner.Run, opts runner.SaveOptions) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	switch {
+	case l.stolen:
+		l.after++
+	case r.Steps[0].State != nil:
+		l.stolen = true
+		return fmt.Errorf("taken over: %w", runner.ErrLeaseLost)
+	}
+	return l.Store.SaveRun(ctx, lease, r, opts)
+}
+
+func (l *leaseThief) ReleaseRun(ctx context.Context, lease runner.Lease) error {
+	l.mu.Lock()
+	if l.stolen {
+		l.release++
+	}
+	l.mu.Unlock()
+	return l.Store.ReleaseRun(ctx, lease)
+}
+
+// TestCheckpointWithLostLeaseStopsQuietly checks that a worker whose checkpoint finds its
+// lease lost ends its pass at once: no internal error logged, no more saves, no release.
+func TestCheckpointWithLostLeaseStopsQuietly(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.define(`
+name: child
+input: {type: object}
+steps:
+  - {id: one, set: 1}
+`)
+	parent := h.define(`
+name: parent
+input: {type: object}
+steps:
+  - {id: call, workflow: {name: child}}
+`)
+	var logs strings.Builder
+	var logMu sync.Mutex
+	thief := &leaseThief{Store: h.store}
+	e := h.newEngine(runner.Config{Logger: slog.New(slog.NewTextHandler(lockedWriter{&logMu, &logs}, nil))}, thief)
+	require.NoError(t, e.Start(context.Background()))
+	h.submit(e, parent, `{}`)
+	require.Eventually(t, func() bool {
+		thief.mu.Lock()
+		defer thief.mu.Unlock()
+		return thief.stolen
+	}, 10*time.Second, time.Millisecond)
+	require.NoError(t, e.Stop(context.Background()))
+
+	thief.mu.Lock()
+	defer thief.mu.Unlock()
+	require.Zero(t, thief.after, "no save after the lease is found lost")
+	require.Zero(t, thief.release, "no release of a lost lease")
+	logMu.Lock()
+	defer logMu.Unlock()
+	require.NotContains(t, logs.String(), "internal error")
+}
+
+// lockedWriter serialises writes to w.
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  *strings.Builder
+}
+
+func (l lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }

@@ -320,12 +320,14 @@ func (x *execution) saveProgress(ctx context.Context, opts SaveOptions, effects 
 }
 
 func (x *execution) stepFailed(ctx context.Context, s *stepExec, err error) flow {
+	if errors.Is(err, errStateLeaseLost) {
+		return flowKeep // nothing to save or release: the run is another worker's now
+	}
 	var se *stepError
 	if !errors.As(err, &se) {
 		x.e.log.Error("step interrupted by an internal error; trying again later", "run", x.r.ID, "step", s.st.ID, "err", err)
 		x.r.WakeAt = x.e.now().Add(internalRetry)
-		x.save(ctx, SaveOptions{})
-		return flowRelease
+		return x.saveAndRelease(ctx)
 	}
 	x.touch(s.i)
 	s.rec.Error = &Error{Code: se.code, Message: se.msg, Step: s.st.ID}
@@ -418,8 +420,7 @@ func (x *execution) finishCancelled(ctx context.Context) flow {
 		if err := x.e.cancelChild(ctx, rec); err != nil {
 			x.e.log.Error("cancelling a child run; trying again later", "run", x.r.ID, "step", rec.ID, "err", err)
 			x.r.WakeAt = x.e.now().Add(internalRetry)
-			x.save(ctx, SaveOptions{})
-			return flowRelease
+			return x.saveAndRelease(ctx)
 		}
 	}
 	now := x.e.now()
@@ -489,6 +490,15 @@ func (x *execution) save(ctx context.Context, opts SaveOptions) flow {
 		return flowKeep
 	}
 	x.e.log.Error("saving run", "run", x.r.ID, "err", err)
+	return flowRelease
+}
+
+// saveAndRelease saves the run and ends the pass, releasing the lease unless the save found
+// it lost (then there is nothing left to release).
+func (x *execution) saveAndRelease(ctx context.Context) flow {
+	if f := x.save(ctx, SaveOptions{}); f == flowKeep {
+		return flowKeep
+	}
 	return flowRelease
 }
 

@@ -97,6 +97,10 @@ func (s *stepExec) state(dst any) error {
 	return json.Unmarshal(s.rec.State, dst)
 }
 
+// errStateLeaseLost is checkpoint's error when the save found the lease lost. It is the
+// engine's own, so that no step kind's error can pass for it and end the pass unreleased.
+var errStateLeaseLost = fmt.Errorf("the run's lease is lost: %w", ErrLeaseLost)
+
 // checkpoint saves v as the step's state before the step goes on, so that work done outside
 // the run (a child run created) is found again after a crash.
 func (s *stepExec) checkpoint(ctx context.Context, v any) error {
@@ -106,10 +110,13 @@ func (s *stepExec) checkpoint(ctx context.Context, v any) error {
 	}
 	s.x.touch(s.i)
 	s.rec.State = raw
-	if s.x.save(ctx, SaveOptions{}) != flowNext {
-		return fmt.Errorf("saving the state of step %q failed", s.st.ID)
+	switch s.x.save(ctx, SaveOptions{}) {
+	case flowNext:
+		return nil
+	case flowKeep: // the lease is lost: the worker that holds the run now makes the step
+		return fmt.Errorf("saving the state of step %q: %w", s.st.ID, errStateLeaseLost)
 	}
-	return nil
+	return fmt.Errorf("saving the state of step %q failed", s.st.ID)
 }
 
 // retryPolicy is the step's retry with defaults filled in.
