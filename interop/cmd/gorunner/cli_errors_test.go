@@ -44,6 +44,8 @@ func TestCLIExitCodesAndMessages(t *testing.T) {
 		{"completed", nil, []string{"run", "confirm", "--input", `{"id": "1"}`}, 0, ""},
 		{"failed run", nil, []string{"run", "charge", "--wait"}, 1, "failed: FAILED at step refuse: card declined"},
 		{"still waiting", nil, []string{"run", "confirm", "--input", `{"id": "2"}`, "--wait", "--timeout", "2s"}, 3, "is still waiting after 2s; follow it with: gorunner runs get"},
+		{"zero timeout", nil, []string{"run", "charge", "--wait", "--timeout", "0s"}, 2, "--timeout must be positive, got 0s"},
+		{"negative expiry", nil, []string{"token", "create", "x", "--expires", "-1h"}, 2, "a token's lifetime must be positive: --expires -1h0m0s"},
 		{"unknown flag", nil, []string{"run", "charge", "--inptu", "{}"}, 2, "unknown flag: --inptu; see 'gorunner run --help'"},
 		{"unknown command", nil, []string{"workflow", "aply"}, 2, `unknown command "aply" for "gorunner workflow"`},
 		{"missing argument", nil, []string{"runs", "get"}, 2, "accepts 1 arg(s), received 0; see 'gorunner runs get --help'"},
