@@ -65,9 +65,15 @@ func (s *Service) getForRun(ctx context.Context, idOrName string) (*Workflow, er
 	return w, err
 }
 
-// MaxCachedTargets bounds the production targets a Service keeps (targets); past it the
-// cache starts again empty.
-const MaxCachedTargets = 10_000
+// Bounds of the production targets a Service keeps (targets); past either the cache starts
+// again empty.
+const (
+	// MaxCachedTargets bounds the entries.
+	MaxCachedTargets = 10_000
+	// MaxCachedTargetBytes bounds the definitions kept, in bytes: entries alone would let
+	// large definitions, each kept under its ID and its name, hold gigabytes.
+	MaxCachedTargetBytes = 64 << 20
+)
 
 // targets keeps Resolve's production answers by the ID or name asked, each with the catalog
 // version it was read at. Every store write that can change such an answer (create, update,
@@ -77,8 +83,9 @@ const MaxCachedTargets = 10_000
 // before the workflow: a write between the two leaves an entry newer than its version, which
 // the next read finds stale and replaces, never an old answer under a new version.
 type targets struct {
-	mu sync.Mutex
-	by map[string]cachedTarget
+	mu    sync.Mutex
+	by    map[string]cachedTarget
+	bytes int // the definitions' bytes in by
 }
 
 type cachedTarget struct {
@@ -101,10 +108,15 @@ func (c *targets) get(idOrName string, at int64) (*runner.Target, bool) {
 func (c *targets) put(idOrName string, at int64, t *runner.Target) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.by == nil || len(c.by) >= MaxCachedTargets {
-		c.by = map[string]cachedTarget{}
+	if old, ok := c.by[idOrName]; ok {
+		c.bytes -= len(old.target.Definition)
+		delete(c.by, idOrName)
+	}
+	if c.by == nil || len(c.by) >= MaxCachedTargets || c.bytes+len(t.Definition) > MaxCachedTargetBytes {
+		c.by, c.bytes = map[string]cachedTarget{}, 0
 	}
 	kept := *t
 	kept.Definition = bytes.Clone(t.Definition)
 	c.by[idOrName] = cachedTarget{at: at, target: kept}
+	c.bytes += len(kept.Definition)
 }

@@ -130,11 +130,11 @@ func sqlitePath(g *globals) (string, error) {
 	case strings.HasPrefix(g.store, "sqlite:"):
 		p := strings.TrimPrefix(g.store, "sqlite:")
 		if p == "" {
-			return "", errors.New("--store sqlite: needs a path, e.g. sqlite:./.gorunner/gorunner.db")
+			return "", usageError(errors.New("--store sqlite: needs a path, e.g. sqlite:./.gorunner/gorunner.db"))
 		}
 		return p, nil
 	default:
-		return "", fmt.Errorf("--store %q: use sqlite:PATH or redis://HOST:PORT/DB", g.store)
+		return "", usageError(fmt.Errorf("--store %q: use sqlite:PATH or redis://HOST:PORT/DB", g.store))
 	}
 }
 

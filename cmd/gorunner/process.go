@@ -19,6 +19,10 @@ import (
 	"github.com/gorunner/gorunner/store/storemetrics"
 )
 
+// minLeaseTTL is the shortest --lease-ttl: a lease is renewed every third of it, and a
+// shorter one would spend the store on renewals (0 would silently mean the default).
+const minLeaseTTL = time.Second
+
 // processFlags are the flags of the commands that run a GoRunner process, serve and mcp:
 // each is a worker pool and an MCP server over one store, configured alike.
 type processFlags struct {
@@ -48,6 +52,12 @@ func (f *processFlags) egress() (*runner.EgressPolicy, error) {
 	}
 	if err := checkAtLeastOne("max-depth", f.maxDepth); err != nil {
 		return nil, err
+	}
+	if f.leaseTTL < minLeaseTTL {
+		return nil, usageError(fmt.Errorf("--lease-ttl must be at least %s, got %s", minLeaseTTL, f.leaseTTL))
+	}
+	if f.shutdownTimeout < 0 {
+		return nil, usageError(fmt.Errorf("--shutdown-timeout must not be negative, got %s", f.shutdownTimeout))
 	}
 	p, err := runner.NewEgressPolicy(f.httpAllow...)
 	if err != nil {

@@ -78,7 +78,7 @@ func applyEnv(fs *pflag.FlagSet) error {
 func (g *globals) logger() (*slog.Logger, error) {
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(g.logLevel)); err != nil {
-		return nil, fmt.Errorf("--log-level %q: use debug, info, warn or error", g.logLevel)
+		return nil, usageError(fmt.Errorf("--log-level %q: use debug, info, warn or error", g.logLevel))
 	}
 	opts := &slog.HandlerOptions{Level: level}
 	var h slog.Handler
@@ -88,7 +88,7 @@ func (g *globals) logger() (*slog.Logger, error) {
 	case "json":
 		h = slog.NewJSONHandler(os.Stderr, opts)
 	default:
-		return nil, fmt.Errorf("--log-format %q: use text or json", g.logFormat)
+		return nil, usageError(fmt.Errorf("--log-format %q: use text or json", g.logFormat))
 	}
 	return slog.New(logredact.Handler(h)), nil
 }

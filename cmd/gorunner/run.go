@@ -88,6 +88,9 @@ func checkEnv(env string) error {
 
 // startRun makes a call that starts a run (run, rerun) and prints or follows the run.
 func (o *clientOpts) startRun(cmd *cobra.Command, req client.Request, follow followFlags) error {
+	if follow.wait && follow.timeout <= 0 { // checked before the run starts
+		return usageError(fmt.Errorf("--timeout must be positive, got %s", follow.timeout))
+	}
 	c, p, err := o.clientAndPrinter(cmd)
 	if err != nil {
 		return err

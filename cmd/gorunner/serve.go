@@ -144,7 +144,11 @@ func (p *process) httpServer(publicURL string, withOAuth bool) (*http.Server, er
 // (loopback for an unspecified address such as 0.0.0.0).
 func publicURLOf(flag string, addr net.Addr) (string, error) {
 	if flag != "" {
-		return api.PublicOrigin(flag)
+		u, err := api.PublicOrigin(flag)
+		if err != nil {
+			return "", usageError(fmt.Errorf("--public-url: %w", err))
+		}
+		return u, nil
 	}
 	tcp, ok := addr.(*net.TCPAddr)
 	if !ok {

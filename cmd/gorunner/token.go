@@ -62,7 +62,7 @@ func newTokenCreateCommand(g *globals) *cobra.Command {
 				}
 			}
 			if cmd.Flags().Changed("expires") && expires <= 0 {
-				return fmt.Errorf("%w: --expires %s", auth.ErrInvalidExpiry, expires)
+				return usageError(fmt.Errorf("%w: --expires %s", auth.ErrInvalidExpiry, expires))
 			}
 			_, secret, err := a.auth.Issue(cmd.Context(), p)
 			if err != nil {
