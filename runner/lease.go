@@ -27,7 +27,7 @@ func (l Lease) Owner() string { return l.owner }
 // Check returns nil when l is a lease on run runID, else an error matching ErrLeaseLost:
 // the caller holds no lease on that run, whatever lease it holds on another.
 func (l Lease) Check(runID string) error {
-	if l.runID == "" || l.runID != runID {
+	if l.runID == "" || l.owner == "" || l.runID != runID {
 		return fmt.Errorf("lease of run %q does not hold run %q: %w", l.runID, runID, ErrLeaseLost)
 	}
 	return nil

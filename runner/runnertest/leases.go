@@ -182,6 +182,9 @@ func testReleaseRun(t *testing.T, s runner.Store) {
 	// backend's choice.
 	_ = s.ReleaseRun(ctx, runner.NewLease("r", "B"))
 	require.Empty(t, claim(t, s, "B", time.Second, 1))
+	require.ErrorIs(t, s.ReleaseRun(ctx, runner.Lease{}), runner.ErrLeaseLost, "no lease releases nothing")
+	require.ErrorIs(t, s.ReleaseRun(ctx, runner.NewLease("r", "")), runner.ErrLeaseLost, "a lease with no owner")
+	require.Empty(t, claim(t, s, "B", time.Second, 1))
 	require.NoError(t, s.ReleaseRun(ctx, c.Lease))
 	require.Equal(t, []string{"r"}, claim(t, s, "B", time.Second, 1), "released runs are claimable at once")
 }

@@ -105,6 +105,9 @@ func (s *Store) saveRun(ctx context.Context, owner string, r *runner.Run, opts r
 // ReleaseRun drops lease and sets its run's claims count back to 0. A lease already gone
 // is not an error.
 func (s *Store) ReleaseRun(ctx context.Context, lease runner.Lease) error {
+	if err := lease.Check(lease.RunID()); err != nil {
+		return err
+	}
 	id := lease.RunID()
 	_, err := s.run(ctx, s.scripts.releaseRun, nil, []string{s.k.run(id), s.k.runsDue()}, id, lease.Owner())
 	return wrapErr(fmt.Sprintf("releasing run %s", id), err)

@@ -189,6 +189,9 @@ func finishRun(ctx context.Context, q querier, runID, parentID string, at time.T
 // ReleaseRun drops lease and sets its run's claims count back to 0. A lease already gone
 // is not an error.
 func (s *Store) ReleaseRun(ctx context.Context, lease runner.Lease) error {
+	if err := lease.Check(lease.RunID()); err != nil {
+		return err
+	}
 	return s.write(ctx, func(tx *sql.Tx) error {
 		_, err := s.in(tx).ExecContext(ctx, `UPDATE runs SET lease_owner = '', lease_until = 0, claims = 0
 			WHERE id = ? AND lease_owner = ?`, lease.RunID(), lease.Owner())
