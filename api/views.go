@@ -2,12 +2,14 @@ package api
 
 import (
 	"fmt"
+	"net/http"
 	"net/url"
 	"strings"
 
 	"github.com/invopop/jsonschema"
 
 	"github.com/gorunner/gorunner/catalog"
+	"github.com/gorunner/gorunner/guard"
 	"github.com/gorunner/gorunner/runner"
 	"github.com/gorunner/gorunner/wire"
 )
@@ -70,6 +72,11 @@ func (s *Server) webhookURL(token string) string {
 	return s.cfg.PublicURL + "/webhooks/" + token
 }
 
-func (s *Server) workflowView(w *catalog.Workflow) wire.Workflow {
-	return wire.WorkflowOf(w, s.webhookURL(w.WebhookToken))
+// workflowView is w as r's principal sees it: the webhook address only if it may use it.
+func (s *Server) workflowView(r *http.Request, w *catalog.Workflow) wire.Workflow {
+	hook := ""
+	if guard.WebhookVisible(principalOf(r), w) {
+		hook = s.webhookURL(w.WebhookToken)
+	}
+	return wire.WorkflowOf(w, hook)
 }
