@@ -68,15 +68,16 @@ func PublicOrigin(raw string) (string, error) {
 	return strings.TrimSuffix(u.String(), "/"), nil
 }
 
-func (s *Server) webhookURL(token string) string {
-	return s.cfg.PublicURL + "/webhooks/" + token
+// WebhookURL is the address the webhook with token answers at under the public origin.
+func WebhookURL(origin, token string) string {
+	return origin + "/webhooks/" + token
 }
 
 // workflowView is w as r's principal sees it: the webhook address only if it may use it.
 func (s *Server) workflowView(r *http.Request, w *catalog.Workflow) wire.Workflow {
 	hook := ""
 	if guard.WebhookVisible(principalOf(r), w) {
-		hook = s.webhookURL(w.WebhookToken)
+		hook = WebhookURL(s.cfg.PublicURL, w.WebhookToken)
 	}
 	return wire.WorkflowOf(w, hook)
 }

@@ -190,7 +190,7 @@ func (s *Server) rotateWebhook(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	writeData(w, http.StatusCreated, wire.Webhook{URL: s.webhookURL(wf.WebhookToken), Token: wf.WebhookToken})
+	writeData(w, http.StatusCreated, wire.Webhook{URL: WebhookURL(s.cfg.PublicURL, wf.WebhookToken), Token: wf.WebhookToken})
 }
 
 // pageOf reads ?limit= (1 to limits.MaxPage, default limits.DefaultPage) and ?cursor=.

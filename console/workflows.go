@@ -10,6 +10,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/gorunner/gorunner/api"
 	"github.com/gorunner/gorunner/catalog"
 	"github.com/gorunner/gorunner/guard"
 	"github.com/gorunner/gorunner/runner"
@@ -86,7 +87,7 @@ func (c *Console) showWorkflow(w http.ResponseWriter, r *http.Request, status in
 	}
 	p.Workflow, p.Versions = wf, versions
 	if guard.WebhookVisible(visitOf(r).principal, wf) {
-		p.WebhookURL = c.baseURL() + "/webhooks/" + wf.WebhookToken
+		p.WebhookURL = api.WebhookURL(c.baseURL(), wf.WebhookToken)
 	}
 	if p.Draft == "" {
 		p.Draft = indent(wf.Definition)
