@@ -9,7 +9,6 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
-	"github.com/gorunner/gorunner/auth"
 	"github.com/gorunner/gorunner/runner"
 	"github.com/gorunner/gorunner/wire"
 )
@@ -20,7 +19,7 @@ const EventsHeartbeat = 15 * time.Second
 
 // runEvents serves GET /api/runs/{id}/events.
 func (s *Server) runEvents(w http.ResponseWriter, r *http.Request) {
-	p, _ := auth.PrincipalFrom(r.Context())
+	p := principalOf(r)
 	if err := StreamRunEvents(w, r, s.deps.Engine, p.ID, chi.URLParam(r, "id"), s.cfg.EventsHeartbeat); err != nil {
 		s.writeError(w, r, err)
 	}

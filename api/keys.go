@@ -6,7 +6,6 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
-	"github.com/gorunner/gorunner/auth"
 	"github.com/gorunner/gorunner/idempotency"
 	"github.com/gorunner/gorunner/wire"
 )
@@ -17,7 +16,7 @@ func (s *Server) listKeys(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	p, _ := auth.PrincipalFrom(r.Context())
+	p := principalOf(r)
 	recs, next, err := s.deps.Idempotency.Keys(r.Context(), idempotency.PrincipalScope(p.ID), page.Cursor, page.Limit)
 	if err != nil {
 		s.writeError(w, r, err)
@@ -39,7 +38,7 @@ func (s *Server) getKey(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	p, _ := auth.PrincipalFrom(r.Context())
+	p := principalOf(r)
 	rec, err := s.deps.Idempotency.Key(r.Context(), idempotency.PrincipalScope(p.ID), key)
 	if err != nil {
 		s.writeError(w, r, err)

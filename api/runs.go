@@ -114,7 +114,7 @@ func (s *Server) getRun(w http.ResponseWriter, r *http.Request) {
 		wait = min(d, MaxWait)
 	}
 	if wait > 0 {
-		p, _ := auth.PrincipalFrom(r.Context())
+		p := principalOf(r)
 		release, err := s.deps.Engine.ReserveWait(p.ID)
 		if err != nil {
 			s.writeError(w, r, err)

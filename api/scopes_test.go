@@ -339,3 +339,43 @@ func TestOpenAPIDocumentsScopes(t *testing.T) {
 		require.Contains(t, string(raw), field)
 	}
 }
+
+// TestWebhookURLOnlyForWhoMayRun: the webhook address starts runs without a token, so a
+// workflow's view names it only to a token that may start its runs (runs:write on it) or
+// holds workflows:write; a reader sees no address.
+func TestWebhookURLOnlyForWhoMayRun(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	charge := greetDef("charge")
+	charge["tags"] = []any{"billing"}
+	for _, def := range []map[string]any{greetDef("greet"), charge} {
+		e.publish(def)
+	}
+	for _, tc := range []struct {
+		name    string
+		token   string
+		visible map[string]bool // workflow → webhookUrl shown
+	}{
+		{"admin", e.token, map[string]bool{"greet": true, "charge": true}},
+		{"runs:read", e.mint("r", "runs:read"), map[string]bool{"greet": false, "charge": false}},
+		{"runs:read:workflow=greet", e.mint("rg", "runs:read:workflow=greet"), map[string]bool{"greet": false}},
+		{"runs:write:tag=billing", e.mint("rb", "runs:read", "runs:write:tag=billing"), map[string]bool{"greet": false, "charge": true}},
+		{"workflows:write", e.mint("ww", "runs:read", "workflows:write"), map[string]bool{"greet": true, "charge": true}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for name, want := range tc.visible {
+				a := e.doAs(tc.token, "GET", "/api/workflows/"+name, nil)
+				require.Equal(t, http.StatusOK, a.Status, string(a.Raw))
+				_, shown := a.data()["webhookUrl"]
+				require.Equal(t, want, shown, "%s as %s: %s", name, tc.name, a.Raw)
+			}
+			list := e.doAs(tc.token, "GET", "/api/workflows", nil)
+			require.Equal(t, http.StatusOK, list.Status, string(list.Raw))
+			for _, item := range list.Body["data"].([]any) {
+				w := item.(map[string]any)
+				_, shown := w["webhookUrl"]
+				require.Equal(t, tc.visible[w["name"].(string)], shown, "listed %s as %s", w["name"], tc.name)
+			}
+		})
+	}
+}

@@ -28,28 +28,30 @@ import (
 	"github.com/gorunner/gorunner/schemas"
 )
 
-// Deps are the services a Server works with. Catalog, Auth, Engine and Idempotency are
-// required; OAuth is optional.
+// Deps are the services a Server (and the console, which shares them) works with. Catalog,
+// Auth, Engine and Idempotency are required; OAuth is optional.
 type Deps struct {
 	Catalog     *catalog.Service
 	Auth        *auth.Service
 	Engine      *runner.Engine
 	Idempotency *idempotency.Service
-	// OAuth, when set, is the authorization server: its endpoints are mounted and
-	// /api/oauth/grants answers.
+	// OAuth, when set, is the authorization server: its endpoints are mounted,
+	// /api/oauth/grants answers, and revoking a token revokes the grants it approved.
 	OAuth *oauth.Server
 }
 
-func (d Deps) validate() error {
+// Validate reports the first required service d lacks, naming its field; the caller
+// prefixes its package name.
+func (d Deps) Validate() error {
 	switch {
 	case d.Catalog == nil:
-		return errors.New("api: Deps.Catalog is required")
+		return errors.New("Deps.Catalog is required")
 	case d.Auth == nil:
-		return errors.New("api: Deps.Auth is required")
+		return errors.New("Deps.Auth is required")
 	case d.Engine == nil:
-		return errors.New("api: Deps.Engine is required")
+		return errors.New("Deps.Engine is required")
 	case d.Idempotency == nil:
-		return errors.New("api: Deps.Idempotency is required")
+		return errors.New("Deps.Idempotency is required")
 	}
 	return nil
 }
@@ -118,8 +120,8 @@ type Server struct {
 
 // New builds the Server and its router.
 func New(deps Deps, cfg *Config) (*Server, error) {
-	if err := deps.validate(); err != nil {
-		return nil, err
+	if err := deps.Validate(); err != nil {
+		return nil, fmt.Errorf("api: %w", err)
 	}
 	c := cfg.withDefaults()
 	if err := c.validate(); err != nil {

@@ -2,12 +2,14 @@ package api
 
 import (
 	"fmt"
+	"net/http"
 	"net/url"
 	"strings"
 
 	"github.com/invopop/jsonschema"
 
 	"github.com/gorunner/gorunner/catalog"
+	"github.com/gorunner/gorunner/guard"
 	"github.com/gorunner/gorunner/runner"
 	"github.com/gorunner/gorunner/wire"
 )
@@ -66,10 +68,16 @@ func PublicOrigin(raw string) (string, error) {
 	return strings.TrimSuffix(u.String(), "/"), nil
 }
 
-func (s *Server) webhookURL(token string) string {
-	return s.cfg.PublicURL + "/webhooks/" + token
+// WebhookURL is the address the webhook with token answers at under the public origin.
+func WebhookURL(origin, token string) string {
+	return origin + "/webhooks/" + token
 }
 
-func (s *Server) workflowView(w *catalog.Workflow) wire.Workflow {
-	return wire.WorkflowOf(w, s.webhookURL(w.WebhookToken))
+// workflowView is w as r's principal sees it: the webhook address only if it may use it.
+func (s *Server) workflowView(r *http.Request, w *catalog.Workflow) wire.Workflow {
+	hook := ""
+	if guard.WebhookVisible(principalOf(r), w) {
+		hook = WebhookURL(s.cfg.PublicURL, w.WebhookToken)
+	}
+	return wire.WorkflowOf(w, hook)
 }

@@ -34,7 +34,7 @@ func (s *Server) created(w http.ResponseWriter, r *http.Request) func(*catalog.W
 			s.writeError(w, r, err)
 			return
 		}
-		writeData(w, http.StatusCreated, s.workflowView(wf))
+		writeData(w, http.StatusCreated, s.workflowView(r, wf))
 	}
 }
 
@@ -50,7 +50,7 @@ func (s *Server) listWorkflows(w http.ResponseWriter, r *http.Request) {
 		list = guard.ReadableWorkflows(principalOf(r), list)
 		views := make([]wire.Workflow, len(list))
 		for i, wf := range list {
-			views[i] = s.workflowView(wf)
+			views[i] = s.workflowView(r, wf)
 		}
 		return views, next, err
 	})
@@ -67,7 +67,7 @@ func (s *Server) getWorkflow(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	writeData(w, http.StatusOK, s.workflowView(wf))
+	writeData(w, http.StatusOK, s.workflowView(r, wf))
 }
 
 func (s *Server) exportWorkflow(w http.ResponseWriter, r *http.Request) {
@@ -110,7 +110,7 @@ func (s *Server) updateWorkflow(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	writeData(w, http.StatusOK, s.workflowView(wf))
+	writeData(w, http.StatusOK, s.workflowView(r, wf))
 }
 
 // splitExpectedRev takes the optional top-level expectedRev out of a JSON definition.
@@ -168,7 +168,7 @@ func (s *Server) unpublishWorkflow(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	writeData(w, http.StatusOK, s.workflowView(wf))
+	writeData(w, http.StatusOK, s.workflowView(r, wf))
 }
 
 func (s *Server) listVersions(w http.ResponseWriter, r *http.Request) {
@@ -190,7 +190,7 @@ func (s *Server) rotateWebhook(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	writeData(w, http.StatusCreated, wire.Webhook{URL: s.webhookURL(wf.WebhookToken), Token: wf.WebhookToken})
+	writeData(w, http.StatusCreated, wire.Webhook{URL: WebhookURL(s.cfg.PublicURL, wf.WebhookToken), Token: wf.WebhookToken})
 }
 
 // pageOf reads ?limit= (1 to limits.MaxPage, default limits.DefaultPage) and ?cursor=.

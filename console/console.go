@@ -19,42 +19,17 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/gorunner/gorunner/api"
 	"github.com/gorunner/gorunner/auth"
-	"github.com/gorunner/gorunner/catalog"
 	"github.com/gorunner/gorunner/guard"
-	"github.com/gorunner/gorunner/idempotency"
-	"github.com/gorunner/gorunner/oauth"
-	"github.com/gorunner/gorunner/runner"
 )
 
 // PageSize is how many runs, workflows or keys one console page lists.
 const PageSize = 25
 
-// Deps are the services a Console works with. Catalog, Auth, Engine and Idempotency are
-// required; OAuth is optional.
-type Deps struct {
-	Catalog     *catalog.Service
-	Auth        *auth.Service
-	Engine      *runner.Engine
-	Idempotency *idempotency.Service
-	// OAuth is the authorization server when OAuth is on (--public-url), else nil: the
-	// grants page lists its grants, and revoking a token revokes the grants it approved.
-	OAuth *oauth.Server
-}
-
-func (d Deps) validate() error {
-	switch {
-	case d.Catalog == nil:
-		return errors.New("console: Deps.Catalog is required")
-	case d.Auth == nil:
-		return errors.New("console: Deps.Auth is required")
-	case d.Engine == nil:
-		return errors.New("console: Deps.Engine is required")
-	case d.Idempotency == nil:
-		return errors.New("console: Deps.Idempotency is required")
-	}
-	return nil
-}
+// Deps are the services a Console works with: the API's, since the console calls the same
+// services directly.
+type Deps = api.Deps
 
 // Config tunes a Console; a nil *Config means the defaults. SecretKey and BaseURL have no
 // defaults: they are required.
@@ -111,8 +86,8 @@ type Console struct {
 
 // New builds the console.
 func New(deps Deps, cfg *Config) (*Console, error) {
-	if err := deps.validate(); err != nil {
-		return nil, err
+	if err := deps.Validate(); err != nil {
+		return nil, fmt.Errorf("console: %w", err)
 	}
 	c := cfg.withDefaults()
 	if err := c.validate(); err != nil {

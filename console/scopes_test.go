@@ -63,3 +63,25 @@ func TestConsoleFollowsScopes(t *testing.T) {
 	require.Equal(t, http.StatusForbidden, p.Status)
 	require.NotContains(t, p.Body, "Ada Lovelace", "the run's input stays hidden")
 }
+
+// TestWebhookURLOnlyForWhoMayRun: the workflow page shows the webhook address, which
+// starts runs without a token, only to a token that may start the workflow's runs.
+func TestWebhookURLOnlyForWhoMayRun(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, "")
+	wf := e.createWorkflow(greetYAML)
+	for _, tc := range []struct {
+		scopes []string
+		shown  bool
+	}{
+		{[]string{"runs:read"}, false},
+		{[]string{"runs:read", "runs:write:workflow=greet"}, true},
+		{[]string{"admin"}, true},
+	} {
+		b := e.browser()
+		require.Equal(t, http.StatusSeeOther, b.signIn(e.mint(tc.scopes...)).Status)
+		p := b.get("/console/workflows/greet")
+		require.Equal(t, http.StatusOK, p.Status, tc.scopes)
+		require.Equal(t, tc.shown, strings.Contains(p.Body, "/webhooks/"+wf.WebhookToken), tc.scopes)
+	}
+}

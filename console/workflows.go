@@ -10,6 +10,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/gorunner/gorunner/api"
 	"github.com/gorunner/gorunner/catalog"
 	"github.com/gorunner/gorunner/guard"
 	"github.com/gorunner/gorunner/runner"
@@ -61,7 +62,7 @@ func (c *Console) createWorkflow(w http.ResponseWriter, r *http.Request) {
 type workflowPage struct {
 	Workflow   *catalog.Workflow
 	Versions   []*catalog.Version
-	WebhookURL string
+	WebhookURL string // empty unless guard.WebhookVisible
 	Draft      string
 	Input      string
 	Problem    *errorPage
@@ -84,7 +85,10 @@ func (c *Console) showWorkflow(w http.ResponseWriter, r *http.Request, status in
 		c.fail(w, r, err)
 		return
 	}
-	p.Workflow, p.Versions, p.WebhookURL = wf, versions, c.baseURL()+"/webhooks/"+wf.WebhookToken
+	p.Workflow, p.Versions = wf, versions
+	if guard.WebhookVisible(visitOf(r).principal, wf) {
+		p.WebhookURL = api.WebhookURL(c.baseURL(), wf.WebhookToken)
+	}
 	if p.Draft == "" {
 		p.Draft = indent(wf.Definition)
 	}

@@ -120,6 +120,13 @@ func ReadableWorkflows(p auth.Principal, list []*catalog.Workflow) []*catalog.Wo
 	return out
 }
 
+// WebhookVisible reports whether p may see workflow w's webhook address. The address
+// starts runs without a token, so only who may start them sees it: runs:write on w (by
+// its draft's tags), or workflows:write, which may rotate it and is handed it then.
+func WebhookVisible(p auth.Principal, w *catalog.Workflow) bool {
+	return p.Scopes.AllowsAll(auth.WorkflowsWrite) || p.Scopes.Allows(auth.RunsWrite, auth.TargetOf(w.Name, w.Definition))
+}
+
 // eachWorkflow calls fn with every workflow, page by page.
 func (g *Guard) eachWorkflow(ctx context.Context, fn func(*catalog.Workflow)) error {
 	p := catalog.ListWorkflowsParams{Page: catalog.Page{Limit: limits.MaxPage}}

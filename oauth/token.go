@@ -45,7 +45,7 @@ func readForm(w http.ResponseWriter, r *http.Request) (url.Values, *oauthError) 
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, MaxFormBytes)
 	if err := r.ParseForm(); err != nil {
-		return nil, newError(errInvalidRequest, "the form could not be read (at most 65536 bytes)")
+		return nil, newError(errInvalidRequest, fmt.Sprintf("the form could not be read (at most %d bytes)", MaxFormBytes))
 	}
 	for k, vs := range r.PostForm {
 		if len(vs) > 1 {

@@ -91,12 +91,9 @@ func RunOf(r *runner.Run) *Run {
 	return v
 }
 
-// ListedRunOf is the view of a run as a list shows it: large outputs replaced by a
-// truncation marker (runner.MaxListedOutputBytes).
-func ListedRunOf(r *runner.Run) *Run { return RunOf(r.Listed()) }
-
-// RunsOf is the view of each run; listed selects ListedRunOf. Never nil, so that an empty
-// list encodes as [].
+// RunsOf is the view of each run; listed shows each as a list does, large outputs
+// replaced by a truncation marker (runner.MaxListedOutputBytes). Never nil, so that an
+// empty list encodes as [].
 func RunsOf(runs []*runner.Run, listed bool) []*Run {
 	out := make([]*Run, len(runs))
 	for i, r := range runs {

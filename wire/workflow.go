@@ -18,7 +18,7 @@ type Workflow struct {
 	Definition    json.RawMessage `json:"definition"`
 	LatestVersion *int            `json:"latestVersion"`
 	Published     bool            `json:"published"`
-	WebhookURL    string          `json:"webhookUrl"`
+	WebhookURL    string          `json:"webhookUrl,omitempty" jsonschema:"description=Absent unless the token may start runs of the workflow (runs:write on it) or holds workflows:write: the address starts runs without a token."`
 	CreatedAt     time.Time       `json:"createdAt"`
 	UpdatedAt     time.Time       `json:"updatedAt"`
 }
