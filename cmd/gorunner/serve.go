@@ -125,12 +125,12 @@ func (p *process) httpServer(publicURL string, withOAuth bool) (*http.Server, er
 	if err != nil {
 		return nil, err
 	}
-	web, err := console.New(console.Deps{Catalog: p.catalog, Auth: p.auth, Engine: p.engine, Idempotency: p.idem, OAuth: oa},
-		&console.Config{SecretKey: p.secretKey, BaseURL: publicURL, Logger: p.log})
+	deps := api.Deps{Catalog: p.catalog, Auth: p.auth, Engine: p.engine, Idempotency: p.idem, OAuth: oa}
+	web, err := console.New(deps, &console.Config{SecretKey: p.secretKey, BaseURL: publicURL, Logger: p.log})
 	if err != nil {
 		return nil, err
 	}
-	srv, err := api.New(api.Deps{Catalog: p.catalog, Auth: p.auth, Engine: p.engine, Idempotency: p.idem, OAuth: oa}, &api.Config{
+	srv, err := api.New(deps, &api.Config{
 		Logger: p.log, Ready: p.store.Ping, Metrics: promhttp.HandlerFor(p.metrics, promhttp.HandlerOpts{}), PublicURL: publicURL,
 		MCP: p.mcp.HTTPHandler(), Public: mcpserver.MetadataHandlers(publicURL, as), Console: web,
 	})
