@@ -195,11 +195,8 @@ func (s *Server) createTask(ctx context.Context, env *environment, p auth.Princi
 	if t == nil {
 		return nil, &rpcError{Code: codeInvalidParams, Message: fmt.Sprintf("tool %q not found or it does not support tasks", params.Name)}
 	}
-	call, problems := tools.ParseCall(params.Arguments)
-	if problems == nil {
-		problems = t.Input.Validate(call.Arguments)
-	}
-	if len(problems) > 0 {
+	call, problems := validArguments(params.Arguments, t.Input)
+	if problems != nil {
 		return nil, &rpcError{Code: codeInvalidParams, Message: "the arguments do not match the tool's input schema", Data: problems}
 	}
 	run, _, err := s.start(ctx, p, env.name, t.Definition.Name, call)
