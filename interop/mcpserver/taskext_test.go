@@ -153,6 +153,8 @@ func TestTasksExtensionAsks(t *testing.T) {
 
 	_, res, _ = answer(5, "approve", map[string]any{"approved": true, "note": "ok"})
 	require.Equal(t, map[string]any{"resultType": "complete"}, res)
+	require.NotEqual(t, "input_required", f.rpcResult(t, extTask(7, "tasks/get", taskID, nil))["status"],
+		"once acknowledged, the answered question is not shown again")
 	var got map[string]any
 	require.Eventually(t, func() bool {
 		got = f.rpcResult(t, extTask(6, "tasks/get", taskID, nil))
