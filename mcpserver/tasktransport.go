@@ -73,8 +73,8 @@ func (s *Server) serveTaskCall(w http.ResponseWriter, r *http.Request, c *taskCa
 			http.Error(w, problem, status)
 			return
 		}
-		if s.elicitors.can(c.sessionID) && strings.Contains(r.Header.Get("Accept"), "text/event-stream") {
-			c.client = &clientLink{send: a.send, replies: &s.replies, principal: principalID(r.Context())}
+		if strings.Contains(r.Header.Get("Accept"), "text/event-stream") {
+			s.linkClient(r.Context(), c, a.send)
 		}
 	}
 	a.finish(s.answerTask(r.Context(), c), c.meta.modern())
@@ -156,6 +156,14 @@ func (a *httpAnswer) finish(resp rpcResponse, modern bool) {
 	a.w.Header().Set("Content-Type", "application/json")
 	a.w.WriteHeader(status)
 	_ = json.NewEncoder(a.w).Encode(resp)
+}
+
+// linkClient lets the answer to c ask its client, through send, when c's 2025-11-25
+// session declared elicitation.
+func (s *Server) linkClient(ctx context.Context, c *taskCall, send func(msg any) error) {
+	if s.elicitors.can(c.sessionID) {
+		c.client = &clientLink{send: send, replies: &s.replies, principal: principalID(ctx)}
+	}
 }
 
 // principalID is the ID of the principal in ctx, or "".
@@ -266,9 +274,7 @@ func (s *Server) takeStdioLine(ctx context.Context, env *environment, wg *sync.W
 	}
 	if !c.meta.modern() {
 		c.sessionID = stdioSessionID
-		if s.elicitors.can(stdioSessionID) {
-			c.client = &clientLink{send: out.sendErr, replies: &s.replies, principal: principalID(ctx)}
-		}
+		s.linkClient(ctx, c, out.sendErr)
 	}
 	wg.Go(func() { out.send(s.answerTask(ctx, c)) })
 	return true
