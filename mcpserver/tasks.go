@@ -40,10 +40,9 @@ const (
 
 // rpcMessage is one JSON-RPC request as the task layer reads it.
 type rpcMessage struct {
-	JSONRPC string          `json:"jsonrpc"`
-	ID      json.RawMessage `json:"id,omitempty"`
-	Method  string          `json:"method"`
-	Params  json.RawMessage `json:"params,omitempty"`
+	ID     json.RawMessage `json:"id,omitempty"`
+	Method string          `json:"method"`
+	Params json.RawMessage `json:"params,omitempty"`
 }
 
 // rpcError is a JSON-RPC error object.
@@ -136,7 +135,7 @@ func (s *Server) taskCallOf(ctx context.Context, env *environment, msg *rpcMessa
 
 // answerTask answers a task call for the principal in ctx.
 func (s *Server) answerTask(ctx context.Context, c *taskCall) rpcResponse {
-	resp := rpcResponse{JSONRPC: "2.0", ID: c.msg.ID}
+	resp := rpcResponse{JSONRPC: mcp.JSONRPC_VERSION, ID: c.msg.ID}
 	p, ok := auth.PrincipalFrom(ctx)
 	if !ok {
 		resp.Error = &rpcError{Code: codeInternal, Message: errUnauthenticated.Error()}

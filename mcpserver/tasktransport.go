@@ -64,7 +64,7 @@ func (s *Server) serveTaskCall(w http.ResponseWriter, r *http.Request, c *taskCa
 	a := &httpAnswer{w: w}
 	if c.meta.modern() {
 		if problem := headerMismatch(r.Header, c); problem != "" {
-			a.finish(rpcResponse{JSONRPC: "2.0", ID: c.msg.ID, Error: &rpcError{Code: mcp.HEADER_MISMATCH, Message: problem}}, true)
+			a.finish(rpcResponse{JSONRPC: mcp.JSONRPC_VERSION, ID: c.msg.ID, Error: &rpcError{Code: mcp.HEADER_MISMATCH, Message: problem}}, true)
 			return
 		}
 	} else {
