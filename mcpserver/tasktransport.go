@@ -104,7 +104,11 @@ func headerMismatch(h http.Header, c *taskCall) string {
 		TaskID string `json:"taskId"`
 	}
 	_ = json.Unmarshal(c.msg.Params, &p)
-	want := [][2]string{{"Mcp-Protocol-Version", c.meta.ProtocolVersion}, {"Mcp-Method", c.msg.Method}, {"Mcp-Name", p.Name + p.TaskID}}
+	name := p.TaskID // a task method names its task; a tools/call its tool
+	if c.msg.Method == string(mcp.MethodToolsCall) {
+		name = p.Name
+	}
+	want := [][2]string{{"Mcp-Protocol-Version", c.meta.ProtocolVersion}, {"Mcp-Method", c.msg.Method}, {"Mcp-Name", name}}
 	for _, hv := range want {
 		if got := h.Get(hv[0]); got != hv[1] {
 			return fmt.Sprintf("header %s is %q, the request says %q", hv[0], got, hv[1])
