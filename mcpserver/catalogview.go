@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -158,6 +159,10 @@ func (s *Server) callable(ctx context.Context, env, name string) bool {
 	return ok && callScopeOf(ctx, env).allows(t)
 }
 
+// workflowName matches the names a workflow may have. Any other name (one up to a megabyte
+// long) is absent without a catalog read, and is not remembered among the absent names.
+var workflowName = regexp.MustCompile(schemas.NamePattern)
+
 // lookUp reads the workflow called name, which env's tool set lacks, from the catalog and
 // brings its tool up to date, then reports whether a session of env may call it now. A
 // name in the tool set (a session may not call it) or of no production tool (a draft, for
@@ -170,11 +175,14 @@ func (s *Server) lookUp(ctx context.Context, env, name string) bool {
 	if _, ok := s.envs[env].view.Load().byName[name]; ok {
 		return false
 	}
-	if s.absent.absent(env, name, s.cfg.Now()) {
+	if !workflowName.MatchString(name) || s.absent.absent(env, name, s.cfg.Now()) {
 		return false
 	}
 	gen := s.absent.generation()
 	w, err := s.deps.Catalog.Get(ctx, name)
+	if err == nil && w.Name != name { // Get also finds a workflow by its ID
+		err = catalog.ErrNotFound
+	}
 	if err != nil {
 		if !errors.Is(err, catalog.ErrNotFound) {
 			s.log.Warn("mcp: looking up a tool not in the tool set failed", "name", name, "err", err)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -20,7 +21,8 @@ import (
 	"github.com/gorunner/gorunner/tools"
 )
 
-// countingCatalog counts its reads by name: none finds a workflow; "flaky" fails.
+// countingCatalog counts its reads by name: none finds a workflow by its name; "flaky"
+// fails, "an-id" is the ID of a workflow named otherwise.
 type countingCatalog struct {
 	CatalogReader
 	mu   sync.Mutex
@@ -31,8 +33,11 @@ func (c *countingCatalog) Get(_ context.Context, name string) (*catalog.Workflow
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.gets[name]++
-	if name == "flaky" {
+	switch name {
+	case "flaky":
 		return nil, errors.New("store unreachable")
+	case "an-id":
+		return &catalog.Workflow{ID: name, Name: "named-otherwise", Published: true}, nil
 	}
 	return nil, catalog.ErrNotFound
 }
@@ -91,6 +96,12 @@ func TestLookUpRemembersAbsentNames(t *testing.T) {
 	require.Equal(t, 4, cat.reads("nope"), "remembered for AbsentTTL only")
 	lookUps(runner.EnvProduction, "flaky")
 	require.Equal(t, 50, cat.reads("flaky"), "a failed read says nothing of the name")
+	lookUps(runner.EnvProduction, "an-id")
+	require.Equal(t, 1, cat.reads("an-id"), "a workflow's ID is no tool name: absent, remembered")
+	huge := strings.Repeat("n", 1<<20)
+	lookUps(runner.EnvProduction, huge)
+	require.Zero(t, cat.reads(huge), "a name no workflow may have is not read")
+	require.False(t, s.absent.absent(runner.EnvProduction, huge, now), "nor remembered")
 }
 
 // The memory stays under MaxAbsentNames, and a lookup that began before a catalog change

@@ -97,7 +97,7 @@ var errNoAnswer = errors.New("the client did not answer the question")
 func (l *clientLink) request(ctx context.Context, method string, params any) (json.RawMessage, error) {
 	id, reply, done := l.replies.expect(l.principal)
 	defer done()
-	if err := l.send(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params}); err != nil {
+	if err := l.send(map[string]any{"jsonrpc": mcp.JSONRPC_VERSION, "id": id, "method": method, "params": params}); err != nil {
 		return nil, errors.Join(errNoAnswer, err)
 	}
 	select {

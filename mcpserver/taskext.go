@@ -194,8 +194,9 @@ func (s *Server) workflowTool(ctx context.Context, env *environment, name string
 }
 
 // updateTask takes the person's answer to a task's question (tasks/update): the answer
-// under the question's key resumes the hook through the engine's normal resume, so that
-// whichever answer comes first is the one the hook takes. Keys of no outstanding question
+// under the question's key resumes the hook as a tool call's answer does (resumeAsked), so
+// that whichever answer comes first is the one the hook takes, and a tasks/get after the
+// acknowledgement no longer shows the question answered. Keys of no outstanding question
 // are ignored, as the extension asks; an answer that does not fit the schema is invalid
 // params, listing the problems, and the question stays open.
 func (s *Server) updateTask(ctx context.Context, p auth.Principal, raw json.RawMessage) (any, error) {
@@ -221,7 +222,7 @@ func (s *Server) updateTask(ctx context.Context, p auth.Principal, raw json.RawM
 	if len(problems) > 0 {
 		return nil, &rpcError{Code: codeInvalidParams, Message: retryMessage("", problems), Data: problems}
 	}
-	if _, err := s.deps.Engine.Resume(context.WithoutCancel(ctx), run.Environment, ask.token, payload); err != nil && !errors.Is(err, runner.ErrNotFound) {
+	if err := s.resumeAsked(ctx, run, ask, payload); err != nil {
 		return nil, err
 	}
 	return ack, nil

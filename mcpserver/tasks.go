@@ -40,10 +40,9 @@ const (
 
 // rpcMessage is one JSON-RPC request as the task layer reads it.
 type rpcMessage struct {
-	JSONRPC string          `json:"jsonrpc"`
-	ID      json.RawMessage `json:"id,omitempty"`
-	Method  string          `json:"method"`
-	Params  json.RawMessage `json:"params,omitempty"`
+	ID     json.RawMessage `json:"id,omitempty"`
+	Method string          `json:"method"`
+	Params json.RawMessage `json:"params,omitempty"`
 }
 
 // rpcError is a JSON-RPC error object.
@@ -136,7 +135,7 @@ func (s *Server) taskCallOf(ctx context.Context, env *environment, msg *rpcMessa
 
 // answerTask answers a task call for the principal in ctx.
 func (s *Server) answerTask(ctx context.Context, c *taskCall) rpcResponse {
-	resp := rpcResponse{JSONRPC: "2.0", ID: c.msg.ID}
+	resp := rpcResponse{JSONRPC: mcp.JSONRPC_VERSION, ID: c.msg.ID}
 	p, ok := auth.PrincipalFrom(ctx)
 	if !ok {
 		resp.Error = &rpcError{Code: codeInternal, Message: errUnauthenticated.Error()}
@@ -195,11 +194,8 @@ func (s *Server) createTask(ctx context.Context, env *environment, p auth.Princi
 	if t == nil {
 		return nil, &rpcError{Code: codeInvalidParams, Message: fmt.Sprintf("tool %q not found or it does not support tasks", params.Name)}
 	}
-	call, problems := tools.ParseCall(params.Arguments)
-	if problems == nil {
-		problems = t.Input.Validate(call.Arguments)
-	}
-	if len(problems) > 0 {
+	call, problems := validArguments(params.Arguments, t.Input)
+	if problems != nil {
 		return nil, &rpcError{Code: codeInvalidParams, Message: "the arguments do not match the tool's input schema", Data: problems}
 	}
 	run, _, err := s.start(ctx, p, env.name, t.Definition.Name, call)

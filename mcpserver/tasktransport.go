@@ -64,7 +64,7 @@ func (s *Server) serveTaskCall(w http.ResponseWriter, r *http.Request, c *taskCa
 	a := &httpAnswer{w: w}
 	if c.meta.modern() {
 		if problem := headerMismatch(r.Header, c); problem != "" {
-			a.finish(rpcResponse{JSONRPC: "2.0", ID: c.msg.ID, Error: &rpcError{Code: mcp.HEADER_MISMATCH, Message: problem}}, true)
+			a.finish(rpcResponse{JSONRPC: mcp.JSONRPC_VERSION, ID: c.msg.ID, Error: &rpcError{Code: mcp.HEADER_MISMATCH, Message: problem}}, true)
 			return
 		}
 	} else {
@@ -73,8 +73,8 @@ func (s *Server) serveTaskCall(w http.ResponseWriter, r *http.Request, c *taskCa
 			http.Error(w, problem, status)
 			return
 		}
-		if s.elicitors.can(c.sessionID) && strings.Contains(r.Header.Get("Accept"), "text/event-stream") {
-			c.client = &clientLink{send: a.send, replies: &s.replies, principal: principalID(r.Context())}
+		if strings.Contains(r.Header.Get("Accept"), "text/event-stream") {
+			s.linkClient(r.Context(), c, a.send)
 		}
 	}
 	a.finish(s.answerTask(r.Context(), c), c.meta.modern())
@@ -104,7 +104,11 @@ func headerMismatch(h http.Header, c *taskCall) string {
 		TaskID string `json:"taskId"`
 	}
 	_ = json.Unmarshal(c.msg.Params, &p)
-	want := [][2]string{{"Mcp-Protocol-Version", c.meta.ProtocolVersion}, {"Mcp-Method", c.msg.Method}, {"Mcp-Name", p.Name + p.TaskID}}
+	name := p.TaskID // a task method names its task; a tools/call its tool
+	if c.msg.Method == string(mcp.MethodToolsCall) {
+		name = p.Name
+	}
+	want := [][2]string{{"Mcp-Protocol-Version", c.meta.ProtocolVersion}, {"Mcp-Method", c.msg.Method}, {"Mcp-Name", name}}
 	for _, hv := range want {
 		if got := h.Get(hv[0]); got != hv[1] {
 			return fmt.Sprintf("header %s is %q, the request says %q", hv[0], got, hv[1])
@@ -156,6 +160,14 @@ func (a *httpAnswer) finish(resp rpcResponse, modern bool) {
 	a.w.Header().Set("Content-Type", "application/json")
 	a.w.WriteHeader(status)
 	_ = json.NewEncoder(a.w).Encode(resp)
+}
+
+// linkClient lets the answer to c ask its client, through send, when c's 2025-11-25
+// session declared elicitation.
+func (s *Server) linkClient(ctx context.Context, c *taskCall, send func(msg any) error) {
+	if s.elicitors.can(c.sessionID) {
+		c.client = &clientLink{send: send, replies: &s.replies, principal: principalID(ctx)}
+	}
 }
 
 // principalID is the ID of the principal in ctx, or "".
@@ -266,9 +278,7 @@ func (s *Server) takeStdioLine(ctx context.Context, env *environment, wg *sync.W
 	}
 	if !c.meta.modern() {
 		c.sessionID = stdioSessionID
-		if s.elicitors.can(stdioSessionID) {
-			c.client = &clientLink{send: out.sendErr, replies: &s.replies, principal: principalID(ctx)}
-		}
+		s.linkClient(ctx, c, out.sendErr)
 	}
 	wg.Go(func() { out.send(s.answerTask(ctx, c)) })
 	return true

@@ -17,17 +17,24 @@ const MaxSuggestions = 3
 
 // Closest are the candidates nearest to name by edit distance (Levenshtein, ignoring case),
 // nearest first, ties by name: at most MaxSuggestions, and only those within half the
-// name's length (at least 2 edits), so that a far-off name suggests nothing.
+// name's length (at least 2 edits), so that a far-off name suggests nothing. The distance
+// is at least the difference in length, so a candidate whose length is further off than
+// the limit is skipped uncompared: a hostile name of a megabyte costs one pass over it,
+// not one table of a megabyte's width per candidate.
 func Closest(name string, candidates []string) []string {
-	name = strings.ToLower(name)
-	limit := max(2, len([]rune(name))/2)
+	rn := []rune(strings.ToLower(name))
+	limit := max(2, len(rn)/2)
 	type near struct {
 		name string
 		d    int
 	}
 	var found []near
 	for _, c := range candidates {
-		if d := distance(name, strings.ToLower(c)); d <= limit {
+		rc := []rune(strings.ToLower(c))
+		if abs(len(rn)-len(rc)) > limit {
+			continue
+		}
+		if d := distance(rn, rc); d <= limit {
 			found = append(found, near{c, d})
 		}
 	}
@@ -39,9 +46,11 @@ func Closest(name string, candidates []string) []string {
 	return out
 }
 
-// distance is the Levenshtein distance between a and b, in runes.
-func distance(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
+// abs is |n|.
+func abs(n int) int { return max(n, -n) }
+
+// distance is the Levenshtein distance between ra and rb.
+func distance(ra, rb []rune) int {
 	prev := make([]int, len(rb)+1)
 	cur := make([]int, len(rb)+1)
 	for j := range prev {

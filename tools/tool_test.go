@@ -2,7 +2,10 @@ package tools_test
 
 import (
 	"encoding/json"
+	"fmt"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -146,6 +149,26 @@ func TestClosest(t *testing.T) {
 	}
 	for _, tc := range cases {
 		require.Equal(t, tc.want, tools.Closest(tc.name, names), tc.name)
+	}
+}
+
+// TestClosestHostileNameIsCheap: a name as long as a request may carry, against a large
+// tool set, is answered at once with no suggestion (candidates far off in length are
+// never compared), not after a megabyte-wide edit-distance table per candidate.
+func TestClosestHostileNameIsCheap(t *testing.T) {
+	t.Parallel()
+	names := make([]string, 10_000)
+	for i := range names {
+		names[i] = fmt.Sprintf("workflow-%d", i)
+	}
+	huge := strings.Repeat("w", 1<<20)
+	done := make(chan []string, 1)
+	go func() { done <- tools.Closest(huge, names) }()
+	select {
+	case got := <-done:
+		require.Empty(t, got)
+	case <-time.After(10 * time.Second):
+		t.Fatal("Closest of a 1 MiB name took longer than 10 s")
 	}
 }
 

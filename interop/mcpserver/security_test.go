@@ -12,7 +12,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/gorunner/gorunner/auth"
 	"github.com/gorunner/gorunner/mcpserver"
 	"github.com/gorunner/gorunner/runner"
 )
@@ -77,8 +76,7 @@ func rpcBody(t *testing.T, res *http.Response) map[string]any {
 // POST and DELETE gets 404 and none of its notifications; the owner keeps the session.
 func TestSessionBelongsToItsPrincipal(t *testing.T) {
 	f := newFixture(t, greetDef)
-	_, thief, err := f.auth.Issue(context.Background(), auth.IssueParams{Name: "thief", Scopes: auth.AdminScopes()})
-	require.NoError(t, err)
+	thief := f.mint("admin")
 	victim := f.open(f.token)
 
 	stream := f.raw(f.token, "GET", "", "Mcp-Session-Id", victim)

@@ -11,8 +11,6 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-
-	"github.com/gorunner/gorunner/auth"
 )
 
 // sseMessages reads the messages of an event stream as they come.
@@ -66,9 +64,7 @@ func TestTaskResultAsks(t *testing.T) {
 	require.Equal(t, "Charge order r1?", params["message"])
 	require.Equal(t, map[string]any{"taskId": taskID}, params["_meta"].(map[string]any)["io.modelcontextprotocol/related-task"])
 
-	_, stranger, err := f.auth.Issue(context.Background(), auth.IssueParams{Name: "stranger", Scopes: auth.AdminScopes()})
-	require.NoError(t, err)
-	require.NotEqual(t, http.StatusAccepted, s.reply(t, stranger, question["id"], map[string]any{"action": "accept", "content": map[string]any{"approved": false}}))
+	require.NotEqual(t, http.StatusAccepted, s.reply(t, f.mint("admin"), question["id"], map[string]any{"action": "accept", "content": map[string]any{"approved": false}}))
 	require.Equal(t, http.StatusAccepted, s.reply(t, f.token, question["id"], map[string]any{"action": "accept", "content": map[string]any{"approved": "yes"}}))
 
 	again := <-stream

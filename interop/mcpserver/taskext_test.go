@@ -100,6 +100,8 @@ func TestTasksExtensionRefusals(t *testing.T) {
 	undeclared := statelessRequest(2, "tasks/get", taskID, map[string]any{"taskId": taskID})
 	badName := extTask(3, "tasks/get", taskID, nil)
 	badName.header.Set("Mcp-Name", "another")
+	splitName := extTask(9, "tasks/get", taskID[5:], map[string]any{"name": taskID[:5]})
+	splitName.header.Set("Mcp-Name", taskID) // the task ID split between name and taskId
 	tests := []struct {
 		name   string
 		req    rpcRequest
@@ -110,6 +112,7 @@ func TestTasksExtensionRefusals(t *testing.T) {
 		{"tasks/list removed", extRequest(5, "tasks/list", "", nil), http.StatusNotFound, -32601},
 		{"extension not declared", undeclared, http.StatusBadRequest, -32021},
 		{"header mismatch", badName, http.StatusBadRequest, -32020},
+		{"header names a task the body splits", splitName, http.StatusBadRequest, -32020},
 		{"unknown task", extTask(6, "tasks/get", "0190c0de-0000-7000-8000-000000000000", nil), http.StatusBadRequest, -32602},
 		{"no task ID", extTask(7, "tasks/update", "", nil), http.StatusBadRequest, -32602},
 	}
@@ -153,6 +156,8 @@ func TestTasksExtensionAsks(t *testing.T) {
 
 	_, res, _ = answer(5, "approve", map[string]any{"approved": true, "note": "ok"})
 	require.Equal(t, map[string]any{"resultType": "complete"}, res)
+	require.NotEqual(t, "input_required", f.rpcResult(t, extTask(7, "tasks/get", taskID, nil))["status"],
+		"once acknowledged, the answered question is not shown again")
 	var got map[string]any
 	require.Eventually(t, func() bool {
 		got = f.rpcResult(t, extTask(6, "tasks/get", taskID, nil))

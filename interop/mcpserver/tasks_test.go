@@ -10,7 +10,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/gorunner/gorunner/auth"
 	"github.com/gorunner/gorunner/mcpserver"
 	"github.com/gorunner/gorunner/runner"
 )
@@ -178,18 +177,7 @@ func TestTaskAnsweredByAnotherProcess(t *testing.T) {
 func TestTaskRequestWithAForeignSessionIsRefused(t *testing.T) {
 	f := newFixture(t, napDef)
 	mine := f.openSession(t)
-	_, other, err := f.auth.Issue(context.Background(), auth.IssueParams{Name: "other", Scopes: auth.AdminScopes()})
-	require.NoError(t, err)
-	raw := `{"jsonrpc":"2.0","id":1,"method":"tasks/list"}`
-	req, err := http.NewRequest(http.MethodPost, f.srv.URL+"/mcp", strings.NewReader(raw))
-	require.NoError(t, err)
-	req.Header = mine.header()
-	req.Header.Set("Authorization", "Bearer "+other)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	res, err := f.srv.Client().Do(req)
-	require.NoError(t, err)
-	res.Body.Close()
+	res := f.raw(f.mint("admin"), http.MethodPost, `{"jsonrpc":"2.0","id":1,"method":"tasks/list"}`, "Mcp-Session-Id", mine.id)
 	require.Equal(t, http.StatusNotFound, res.StatusCode, "another principal's session ID")
 }
 
@@ -214,12 +202,8 @@ func TestTasksOfAnotherPrincipalAreNotFound(t *testing.T) {
 	f := newFixture(t, napDef)
 	mine := f.openSession(t)
 	taskID := mine.ok(t, "tools/call", map[string]any{"name": "nap", "arguments": map[string]any{"n": 1}, "task": map[string]any{}})["task"].(map[string]any)["taskId"]
-	scopes, err := auth.ParseScopes([]string{"runs:write:workflow=other", "runs:read:workflow=other"})
-	require.NoError(t, err)
-	_, secret, err := f.auth.Issue(context.Background(), auth.IssueParams{Name: "stranger", Scopes: scopes})
-	require.NoError(t, err)
 	stranger := *f
-	stranger.token = secret
+	stranger.token = f.mint("runs:write:workflow=other", "runs:read:workflow=other")
 	theirs := stranger.openSession(t)
 	for _, method := range []string{"tasks/get", "tasks/result", "tasks/cancel"} {
 		_, rpcErr := theirs.do(t, method, map[string]any{"taskId": taskID})
