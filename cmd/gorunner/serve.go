@@ -143,8 +143,9 @@ func (p *process) httpServer(publicURL string, withOAuth bool) (*http.Server, er
 	return api.NewHTTPServer(srv, nil), nil
 }
 
-// check refuses, as usage errors, every flag serve can be given wrong, before serve opens
-// its port or its data directory: a mistake exits with code 2 and leaves nothing behind.
+// check refuses, as usage errors, the flags serve can tell are wrong without opening
+// anything, before it opens its port or its data directory: such a mistake exits with code
+// 2 and leaves nothing behind (an unreachable Redis, say, is found only when opening).
 // It returns the --http-allow policy and the --public-url in the form every URL is written
 // with ("" when unset).
 func (f *serveFlags) check(g *globals) (*runner.EgressPolicy, string, error) {
