@@ -2,6 +2,7 @@ package api
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"reflect"
 	"regexp"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/invopop/jsonschema"
 
+	"github.com/gorunner/gorunner/idempotency"
 	"github.com/gorunner/gorunner/problem"
 )
 
@@ -108,8 +110,8 @@ func (b *specBuilder) operation(rt route) map[string]any {
 	if rt.keyed != notKeyed {
 		params = append(params, map[string]any{
 			"name": "Idempotency-Key", "in": "header", "required": false,
-			"description": "1–255 characters. A retry with the same key and request replays the first answer (header Idempotency-Replayed: true).",
-			"schema":      map[string]any{"type": "string", "minLength": 1, "maxLength": 255},
+			"description": fmt.Sprintf("1–%d characters. A retry with the same key and request replays the first answer (header Idempotency-Replayed: true).", idempotency.MaxKeyLength),
+			"schema":      map[string]any{"type": "string", "minLength": 1, "maxLength": idempotency.MaxKeyLength},
 		})
 	}
 	if params != nil {

@@ -2,6 +2,7 @@ package api
 
 import (
 	"net/http"
+	"strings"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
@@ -293,8 +294,10 @@ func (s *Server) routes() chi.Router {
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, problem.New(http.StatusNotFound, problem.CodeNotFound, "no such endpoint: "+r.Method+" "+r.URL.Path))
 	})
-	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
-		s.writeError(w, r, problem.New(http.StatusMethodNotAllowed, problem.CodeNotFound, "method "+r.Method+" not allowed on "+r.URL.Path))
+	r.MethodNotAllowed(func(w http.ResponseWriter, req *http.Request) {
+		allow := strings.Join(allowedMethods(r, req), ", ")
+		w.Header().Set("Allow", allow)
+		s.writeError(w, req, problem.New(http.StatusMethodNotAllowed, CodeMethodNotAllowed, "method "+req.Method+" is not allowed on "+req.URL.Path+"; allowed: "+allow))
 	})
 	r.Get("/healthz", s.healthz)
 	r.Get("/readyz", s.readyz)
@@ -337,4 +340,29 @@ func (s *Server) routes() chi.Router {
 		r.With(mw...).Method(rt.method, rt.pattern, rt.handler)
 	}
 	return r
+}
+
+// CodeMethodNotAllowed is the error code of a 405: the path exists, the method does not. The
+// answer's Allow header lists the path's methods (RFC 9110 §15.5.6).
+const CodeMethodNotAllowed = "METHOD_NOT_ALLOWED"
+
+// methods are the request methods a route may be registered for, in the order Allow lists them.
+var methods = []string{
+	http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+	http.MethodDelete, http.MethodOptions, http.MethodConnect, http.MethodTrace,
+}
+
+// allowedMethods lists the methods router serves at req's path.
+func allowedMethods(router chi.Routes, req *http.Request) []string {
+	path := req.URL.RawPath
+	if path == "" {
+		path = req.URL.Path
+	}
+	var out []string
+	for _, m := range methods {
+		if router.Match(chi.NewRouteContext(), m, path) {
+			out = append(out, m)
+		}
+	}
+	return out
 }

@@ -58,11 +58,12 @@ type rerunManyBody struct {
 	Status   runner.Status `json:"status,omitempty"`
 }
 
-// PublicOrigin checks a public URL (an absolute http or https URL with a host, no query)
-// and returns it without a trailing slash.
+// PublicOrigin checks a public URL (an absolute http or https URL with a host, no user
+// info, query or fragment) and returns it without a trailing slash. It refuses what
+// oauth.New refuses, so that serve can check --public-url once, before it listens.
 func PublicOrigin(raw string) (string, error) {
 	u, err := url.Parse(raw)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
 		return "", fmt.Errorf("public URL %q: want an absolute http(s) URL such as https://runner.example", raw)
 	}
 	return strings.TrimSuffix(u.String(), "/"), nil

@@ -108,19 +108,32 @@ type IssueParams struct {
 	By *Principal
 }
 
-// Issue mints a token and returns it with its secret, which is shown once.
-func (s *Service) Issue(ctx context.Context, p IssueParams) (*Token, string, error) {
+// Validate reports what makes p unfit for any token, whoever mints it: a name that is
+// empty or too long (ErrInvalidName), a negative lifetime (ErrInvalidExpiry), no scope or
+// more than MaxScopes (ErrInvalidScope). Issue checks it first; a command line checks it
+// before it opens the store.
+func (p IssueParams) Validate() error {
 	name := strings.TrimSpace(p.Name)
 	switch {
 	case name == "" || len(name) > 100:
-		return nil, "", ErrInvalidName
+		return ErrInvalidName
 	case p.ExpiresIn < 0:
-		return nil, "", ErrInvalidExpiry
+		return ErrInvalidExpiry
 	case len(p.Scopes) == 0 || len(p.Scopes) > MaxScopes:
-		return nil, "", fmt.Errorf("%w: a token needs 1 to %d scopes", ErrInvalidScope, MaxScopes)
-	case p.By != nil && !p.By.Scopes.Covers(p.Scopes):
+		return fmt.Errorf("%w: a token needs 1 to %d scopes", ErrInvalidScope, MaxScopes)
+	}
+	return nil
+}
+
+// Issue mints a token and returns it with its secret, which is shown once.
+func (s *Service) Issue(ctx context.Context, p IssueParams) (*Token, string, error) {
+	if err := p.Validate(); err != nil {
+		return nil, "", err
+	}
+	if p.By != nil && !p.By.Scopes.Covers(p.Scopes) {
 		return nil, "", fmt.Errorf("%w: %s holds %q, asked for %q", ErrScopeNotHeld, p.By.Name, p.By.Scopes, p.Scopes)
 	}
+	name := strings.TrimSpace(p.Name)
 	b := make([]byte, 32)
 	if _, err := rand.Read(b); err != nil {
 		return nil, "", fmt.Errorf("making token: %w", err)

@@ -136,3 +136,33 @@ func TestIssueScopesExpiryAudience(t *testing.T) {
 	_, err = s.Authenticate(ctx, secret)
 	require.Error(t, err, "an expired token is not recalled during an outage")
 }
+
+// TestIssueParamsValidate: what no token may have is refused by Validate alone, without a
+// store, so that a command line can refuse it before opening one.
+func TestIssueParamsValidate(t *testing.T) {
+	t.Parallel()
+	admin := auth.AdminScopes()
+	tooMany := make(auth.Scopes, auth.MaxScopes+1)
+	for _, tc := range []struct {
+		name string
+		p    auth.IssueParams
+		want error
+	}{
+		{"valid", auth.IssueParams{Name: "ci", Scopes: admin, ExpiresIn: time.Hour}, nil},
+		{"never expires", auth.IssueParams{Name: "ci", Scopes: admin}, nil},
+		{"blank name", auth.IssueParams{Name: "  ", Scopes: admin}, auth.ErrInvalidName},
+		{"long name", auth.IssueParams{Name: strings.Repeat("n", 101), Scopes: admin}, auth.ErrInvalidName},
+		{"negative lifetime", auth.IssueParams{Name: "ci", Scopes: admin, ExpiresIn: -time.Second}, auth.ErrInvalidExpiry},
+		{"no scope", auth.IssueParams{Name: "ci"}, auth.ErrInvalidScope},
+		{"too many scopes", auth.IssueParams{Name: "ci", Scopes: tooMany}, auth.ErrInvalidScope},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.p.Validate()
+			if tc.want == nil {
+				require.NoError(t, err)
+				return
+			}
+			require.ErrorIs(t, err, tc.want)
+		})
+	}
+}

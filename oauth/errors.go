@@ -47,6 +47,14 @@ func newError(code, desc string) *oauthError {
 	return &oauthError{Code: code, Description: desc, status: status}
 }
 
+// postOnly is the answer of the token, revoke or register endpoint to a method other than
+// POST; writeError adds the Allow header (RFC 9110 §15.5.6).
+func postOnly() *oauthError {
+	e := newError(errInvalidRequest, "use POST")
+	e.status = http.StatusMethodNotAllowed
+	return e
+}
+
 // writeJSON answers v with the headers RFC 6749 §5.1 asks of every token response.
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
@@ -60,6 +68,9 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, e *oauthError) {
 	if e.status == http.StatusUnauthorized {
 		w.Header().Set("WWW-Authenticate", `Basic realm="gorunner"`)
+	}
+	if e.status == http.StatusMethodNotAllowed {
+		w.Header().Set("Allow", http.MethodPost)
 	}
 	if e.retryAfter > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(int(max(time.Second, e.retryAfter).Round(time.Second)/time.Second)))

@@ -438,3 +438,33 @@ func TestRegistrationLimits(t *testing.T) {
 	st, _ = rated.register(`{"redirect_uris":["https://a.example/cb"]}`)
 	require.Equal(t, http.StatusCreated, st, "a new window")
 }
+
+// TestWrongMethod: every endpoint answers a method it does not serve with 405 and an Allow
+// header (RFC 9110 §15.5.6); the JSON endpoints also with an RFC 6749 §5.2 error.
+func TestWrongMethod(t *testing.T) {
+	e := newEnv(t)
+	cases := []struct {
+		method, path, allow string
+		json                bool
+	}{
+		{"GET", oauth.TokenPath, "POST", true},
+		{"PUT", oauth.RevokePath, "POST", true},
+		{"GET", oauth.RegisterPath, "POST", true},
+		{"POST", oauth.MetadataPath, "GET, HEAD", false},
+		{"DELETE", oauth.AuthorizePath, "GET, POST", false},
+	}
+	for _, c := range cases {
+		t.Run(c.method+" "+c.path, func(t *testing.T) {
+			req, err := http.NewRequest(c.method, e.url+c.path, nil)
+			require.NoError(t, err)
+			resp, err := http.DefaultClient.Do(req)
+			require.NoError(t, err)
+			defer resp.Body.Close()
+			require.Equal(t, http.StatusMethodNotAllowed, resp.StatusCode)
+			require.Equal(t, c.allow, resp.Header.Get("Allow"))
+			if c.json {
+				require.Equal(t, "invalid_request", decode(t, resp)["error"])
+			}
+		})
+	}
+}

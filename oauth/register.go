@@ -54,7 +54,7 @@ func (s *Server) checkRoom(ctx context.Context) *oauthError {
 
 func (s *Server) registration(r *http.Request) (*Client, *oauthError) {
 	if r.Method != http.MethodPost {
-		return nil, newError(errInvalidRequest, "register with POST")
+		return nil, postOnly()
 	}
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {

@@ -36,9 +36,7 @@ type tokenResponse struct {
 // and refuses repeated parameters (RFC 6749 §3.2).
 func readForm(w http.ResponseWriter, r *http.Request) (url.Values, *oauthError) {
 	if r.Method != http.MethodPost {
-		e := newError(errInvalidRequest, "use POST")
-		e.status = http.StatusMethodNotAllowed
-		return nil, e
+		return nil, postOnly()
 	}
 	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt != "application/x-www-form-urlencoded" {
 		return nil, newError(errInvalidRequest, "the body must be application/x-www-form-urlencoded")

@@ -122,6 +122,19 @@ func redactURL(raw string) string {
 
 func (a *app) Close() error { return a.store.Close() }
 
+// check refuses the global flags a usage error can be made in (the log settings, the form
+// of --store) without opening anything.
+func (g *globals) check() error {
+	if _, err := g.logger(); err != nil {
+		return err
+	}
+	if strings.HasPrefix(g.store, "redis://") {
+		return nil
+	}
+	_, err := sqlitePath(g)
+	return err
+}
+
 // sqlitePath reads --store: empty means the embedded default in the data directory.
 func sqlitePath(g *globals) (string, error) {
 	switch {

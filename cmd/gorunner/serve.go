@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"strconv"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 	"github.com/gorunner/gorunner/api"
 	"github.com/gorunner/gorunner/console"
 	"github.com/gorunner/gorunner/mcpserver"
+	"github.com/gorunner/gorunner/runner"
 )
 
 type serveFlags struct {
@@ -53,7 +55,7 @@ func newServeCommand(g *globals) *cobra.Command {
 
 func serve(cmd *cobra.Command, g *globals, f *serveFlags) error {
 	ctx := cmd.Context()
-	egress, err := f.egress()
+	egress, publicURL, err := f.check(g)
 	if err != nil {
 		return err
 	}
@@ -62,9 +64,10 @@ func serve(cmd *cobra.Command, g *globals, f *serveFlags) error {
 		return fmt.Errorf("listening on %s: %w", f.addr, err)
 	}
 	defer ln.Close() // also closed by Shutdown; this covers the early returns
-	publicURL, err := publicURLOf(f.publicURL, ln.Addr())
-	if err != nil {
-		return err
+	if publicURL == "" {
+		if publicURL, err = listenURL(ln.Addr()); err != nil {
+			return err
+		}
 	}
 	p, err := openProcess(ctx, g, &f.processFlags, egress, mcpserver.Config{PublicURL: publicURL, AllowedOrigins: f.allowedOrigins})
 	if err != nil {
@@ -140,16 +143,48 @@ func (p *process) httpServer(publicURL string, withOAuth bool) (*http.Server, er
 	return api.NewHTTPServer(srv, nil), nil
 }
 
-// publicURLOf is the --public-url checked, or else http:// and the listen address
-// (loopback for an unspecified address such as 0.0.0.0).
-func publicURLOf(flag string, addr net.Addr) (string, error) {
-	if flag != "" {
-		u, err := api.PublicOrigin(flag)
-		if err != nil {
-			return "", usageError(fmt.Errorf("--public-url: %w", err))
-		}
-		return u, nil
+// check refuses, as usage errors, the flags serve can tell are wrong without opening
+// anything, before it opens its port or its data directory: such a mistake exits with code
+// 2 and leaves nothing behind (an unreachable Redis, say, is found only when opening).
+// It returns the --http-allow policy and the --public-url in the form every URL is written
+// with ("" when unset).
+func (f *serveFlags) check(g *globals) (*runner.EgressPolicy, string, error) {
+	if err := g.check(); err != nil {
+		return nil, "", err
 	}
+	if _, _, err := net.SplitHostPort(f.addr); err != nil {
+		return nil, "", usageError(fmt.Errorf("--addr %q: want HOST:PORT, e.g. 127.0.0.1:8080", f.addr))
+	}
+	publicURL := ""
+	if f.publicURL != "" {
+		u, err := api.PublicOrigin(f.publicURL)
+		if err != nil {
+			return nil, "", usageError(fmt.Errorf("--public-url: %w", err))
+		}
+		publicURL = u
+	}
+	for _, o := range f.allowedOrigins {
+		if err := checkOrigin(o); err != nil {
+			return nil, "", usageError(fmt.Errorf("--allowed-origins: %w", err))
+		}
+	}
+	egress, err := f.egress()
+	return egress, publicURL, err
+}
+
+// checkOrigin refuses what a browser never sends as an Origin: an origin is a scheme and a
+// host (with a port, maybe), nothing else.
+func checkOrigin(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil || u.Scheme == "" || u.Host == "" || u.User != nil || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" {
+		return fmt.Errorf("origin %q: want SCHEME://HOST[:PORT], e.g. https://app.example", raw)
+	}
+	return nil
+}
+
+// listenURL is the public URL when --public-url is not set: http:// and the listen address
+// (loopback for an unspecified address such as 0.0.0.0).
+func listenURL(addr net.Addr) (string, error) {
 	tcp, ok := addr.(*net.TCPAddr)
 	if !ok {
 		return "", fmt.Errorf("listening on %s: not a TCP address; set --public-url", addr)

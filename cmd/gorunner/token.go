@@ -53,28 +53,43 @@ func newTokenCreateCommand(g *globals) *cobra.Command {
 		Example: "  export GORUNNER_TOKEN=$(gorunner token create ci)\n" +
 			"  gorunner token create billing-agent --scope runs:write:tag=billing --scope runs:read:tag=billing --expires 720h",
 		Args: cobra.ExactArgs(1),
-		RunE: withApp(g, func(cmd *cobra.Command, args []string, a *app) error {
-			p := auth.IssueParams{Name: args[0], Scopes: auth.AdminScopes(), ExpiresIn: expires}
-			if len(scopes) > 0 {
-				var err error
-				if p.Scopes, err = auth.ParseScopes(scopes); err != nil {
-					return err
-				}
-			}
-			if cmd.Flags().Changed("expires") && expires <= 0 {
-				return usageError(fmt.Errorf("%w: --expires %s", auth.ErrInvalidExpiry, expires))
-			}
-			_, secret, err := a.auth.Issue(cmd.Context(), p)
+		RunE: func(cmd *cobra.Command, args []string) error {
+			p, err := issueParams(args[0], scopes, expires, cmd.Flags().Changed("expires"))
 			if err != nil {
 				return err
 			}
-			fmt.Fprintln(cmd.OutOrStdout(), secret)
-			return nil
-		}),
+			return withApp(g, func(cmd *cobra.Command, _ []string, a *app) error {
+				_, secret, err := a.auth.Issue(cmd.Context(), p)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintln(cmd.OutOrStdout(), secret)
+				return nil
+			})(cmd, args)
+		},
 	}
 	cmd.Flags().StringArrayVar(&scopes, "scope", nil, "a scope the token carries (repeatable): admin, workflows:write, runs:write, runs:read, runs:*:workflow=NAME, runs:*:tag=TAG (default admin)")
 	cmd.Flags().DurationVar(&expires, "expires", 0, "the token's lifetime as a Go duration, e.g. 720h (default: never expires)")
 	return cmd
+}
+
+// issueParams reads token create's command line (expiresSet: --expires was given). Every
+// mistake in it is a usage error, found before the store is opened.
+func issueParams(name string, scopes []string, expires time.Duration, expiresSet bool) (auth.IssueParams, error) {
+	p := auth.IssueParams{Name: name, Scopes: auth.AdminScopes(), ExpiresIn: expires}
+	if len(scopes) > 0 {
+		var err error
+		if p.Scopes, err = auth.ParseScopes(scopes); err != nil {
+			return p, usageError(fmt.Errorf("--scope: %w", err))
+		}
+	}
+	if expiresSet && expires <= 0 {
+		return p, usageError(fmt.Errorf("%w: --expires %s", auth.ErrInvalidExpiry, expires))
+	}
+	if err := p.Validate(); err != nil {
+		return p, usageError(fmt.Errorf("%w: %q", err, name))
+	}
+	return p, nil
 }
 
 // withApp opens the store for a command and closes it after.

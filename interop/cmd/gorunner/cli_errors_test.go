@@ -1,7 +1,11 @@
 package main_test
 
 import (
+	"bytes"
 	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -46,6 +50,9 @@ func TestCLIExitCodesAndMessages(t *testing.T) {
 		{"still waiting", nil, []string{"run", "confirm", "--input", `{"id": "2"}`, "--wait", "--timeout", "2s"}, 3, "is still waiting after 2s; follow it with: gorunner runs get"},
 		{"zero timeout", nil, []string{"run", "charge", "--wait", "--timeout", "0s"}, 2, "--timeout must be positive, got 0s"},
 		{"negative expiry", nil, []string{"token", "create", "x", "--expires", "-1h"}, 2, "a token's lifetime must be positive: --expires -1h0m0s"},
+		{"bad scope", nil, []string{"token", "create", "x", "--scope", "runs:write", "--scope", "bogus"}, 2, `--scope: invalid scope "bogus": want admin, workflows:write, runs:write or runs:read`},
+		{"bad narrowed scope", nil, []string{"token", "create", "x", "--scope", "runs:read:owner=me"}, 2, `--scope: invalid scope "runs:read:owner=me": narrow with workflow=NAME or tag=TAG`},
+		{"blank token name", nil, []string{"token", "create", " "}, 2, `token name must be 1 to 100 characters: " "`},
 		{"unknown flag", nil, []string{"run", "charge", "--inptu", "{}"}, 2, "unknown flag: --inptu; see 'gorunner run --help'"},
 		{"unknown command", nil, []string{"workflow", "aply"}, 2, `unknown command "aply" for "gorunner workflow"`},
 		{"missing argument", nil, []string{"runs", "get"}, 2, "accepts 1 arg(s), received 0; see 'gorunner runs get --help'"},
@@ -86,6 +93,52 @@ func TestCLIExitCodesAndMessages(t *testing.T) {
 	out, stderr, code := cli(t, s, "hook", "resume", "confirm:1", "--payload", `{"ok": true}`, "-o", "table")
 	require.Equal(t, 0, code, stderr)
 	require.Regexp(t, `^confirm:1: payload sent to run [0-9a-f-]{36}\n$`, out)
+}
+
+// TestServeChecksFlagsBeforeListening: serve refuses a bad flag with exit code 2 and a
+// message naming it before it opens anything. The address it is given is held by the
+// test, so a serve that listened first would fail on the address instead; its data
+// directory would exist.
+func TestServeChecksFlagsBeforeListening(t *testing.T) {
+	t.Parallel()
+	held, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { held.Close() })
+	for _, tc := range []struct {
+		name string
+		env  []string
+		args []string
+		want string
+	}{
+		{"public URL", nil, []string{"--public-url", "runner.example"}, `--public-url: public URL "runner.example": want an absolute http(s) URL`},
+		{"public URL with user info", []string{"GORUNNER_PUBLIC_URL=https://u:p@runner.example"}, nil, "--public-url: public URL"},
+		{"public URL with a query", nil, []string{"--public-url", "https://runner.example/?a=1"}, "--public-url: public URL"},
+		{"allowed origin with a path", nil, []string{"--allowed-origins", "https://a.example,https://b.example/app"}, `--allowed-origins: origin "https://b.example/app": want SCHEME://HOST[:PORT]`},
+		{"allowed origin null", []string{"GORUNNER_ALLOWED_ORIGINS=null"}, nil, `--allowed-origins: origin "null"`},
+		{"log format", nil, []string{"--log-format", "xml"}, `--log-format "xml": use text or json`},
+		{"log level", []string{"GORUNNER_LOG_LEVEL=loud"}, nil, `--log-level "loud"`},
+		{"store", nil, []string{"--store", "ftp://x"}, `--store "ftp://x": use sqlite:PATH or redis://HOST:PORT/DB`},
+		{"store without path", nil, []string{"--store", "sqlite:"}, "--store sqlite: needs a path"},
+		{"http allow", nil, []string{"--http-allow", "not a host"}, `--http-allow: http allow rule "not a host"`},
+		{"lease ttl", nil, []string{"--lease-ttl", "1ms"}, "--lease-ttl must be at least 1s"},
+		{"address without a port", nil, []string{"--addr", "8080"}, `--addr "8080": want HOST:PORT`}, // the last --addr wins
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			dataDir := filepath.Join(t.TempDir(), "data")
+			cmd := exec.Command(binary(t), append([]string{"serve", "--addr", held.Addr().String(), "--data-dir", dataDir}, tc.args...)...)
+			cmd.Env = append(os.Environ(), tc.env...)
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			err := cmd.Run()
+			var ee *exec.ExitError
+			require.ErrorAs(t, err, &ee, stderr.String())
+			require.Equal(t, 2, ee.ExitCode(), stderr.String())
+			require.Equal(t, 1, strings.Count(stderr.String(), "\n"), "one line: %q", stderr.String())
+			require.Contains(t, stderr.String(), tc.want)
+			require.NoDirExists(t, dataDir, "nothing opened")
+		})
+	}
 }
 
 // revokedToken creates a token through the API and revokes it.

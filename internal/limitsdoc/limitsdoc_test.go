@@ -1,0 +1,220 @@
+package limitsdoc_test
+
+import (
+	"bufio"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+	"unicode"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gorunner/gorunner/api"
+	"github.com/gorunner/gorunner/auth"
+	"github.com/gorunner/gorunner/catalog"
+	"github.com/gorunner/gorunner/client"
+	"github.com/gorunner/gorunner/console"
+	"github.com/gorunner/gorunner/events"
+	"github.com/gorunner/gorunner/expression"
+	"github.com/gorunner/gorunner/idempotency"
+	"github.com/gorunner/gorunner/internal/limits"
+	"github.com/gorunner/gorunner/mcpserver"
+	"github.com/gorunner/gorunner/oauth"
+	"github.com/gorunner/gorunner/runner"
+	"github.com/gorunner/gorunner/schemas"
+	"github.com/gorunner/gorunner/tools"
+)
+
+// root is the module's root, where README.md is.
+const root = "../.."
+
+// named are the limits README names, by the name it gives them, as numbers: sizes and
+// counts as themselves, durations in nanoseconds. A row of the "Limits" table naming one
+// must give its value; the OAuth table, whose rows name several, must name each.
+var named = map[string]int64{
+	"api.ReadHeaderTimeout":           int64(api.ReadHeaderTimeout),
+	"api.ReadTimeout":                 int64(api.ReadTimeout),
+	"api.WriteTimeout":                int64(api.WriteTimeout),
+	"api.IdleTimeout":                 int64(api.IdleTimeout),
+	"api.MaxHeaderBytes":              api.MaxHeaderBytes,
+	"api.MaxPageBytes":                api.MaxPageBytes,
+	"api.MaxWait":                     int64(api.MaxWait),
+	"api.WebhookWait":                 int64(api.WebhookWait),
+	"limits.MaxBodyBytes":             limits.MaxBodyBytes,
+	"limits.MaxPage":                  limits.MaxPage,
+	"auth.MaxScopes":                  auth.MaxScopes,
+	"auth.KnownFor":                   int64(auth.KnownFor),
+	"client.DefaultTimeout":           int64(client.DefaultTimeout),
+	"console.PageSize":                console.PageSize,
+	"idempotency.MaxKeyLength":        idempotency.MaxKeyLength,
+	"catalog.MaxCachedTargets":        catalog.MaxCachedTargets,
+	"catalog.MaxCachedTargetBytes":    catalog.MaxCachedTargetBytes,
+	"catalog.MaxConnectionHosts":      catalog.MaxConnectionHosts,
+	"events.ResyncInterval":           int64(events.ResyncInterval),
+	"events.MaxPending":               events.MaxPending,
+	"mcpserver.MaxStdioLineBytes":     mcpserver.MaxStdioLineBytes,
+	"mcpserver.TaskListPage":          mcpserver.TaskListPage,
+	"mcpserver.TaskTTL":               int64(mcpserver.TaskTTL),
+	"mcpserver.MaxAskAttempts":        mcpserver.MaxAskAttempts,
+	"mcpserver.AbsentTTL":             int64(mcpserver.AbsentTTL),
+	"mcpserver.MaxAbsentNames":        mcpserver.MaxAbsentNames,
+	"mcpserver.MaxTrackedAsks":        mcpserver.MaxTrackedAsks,
+	"mcpserver.MinStateKeyBytes":      mcpserver.MinStateKeyBytes,
+	"mcpserver.DefaultPageSize":       mcpserver.DefaultPageSize,
+	"mcpserver.DefaultToolTimeout":    int64(mcpserver.DefaultToolTimeout),
+	"mcpserver.DefaultMaxToolTimeout": int64(mcpserver.DefaultMaxToolTimeout),
+	"tools.MaxFound":                  tools.MaxFound,
+	"tools.MaxSuggestions":            tools.MaxSuggestions,
+	"tools.MaxWaitSeconds":            int64(tools.MaxWaitSeconds * time.Second),
+	"tools.MaxListLimit":              tools.MaxListLimit,
+	"runner.MaxWaitsPerPrincipal":     runner.MaxWaitsPerPrincipal,
+	"runner.MaxUncommittedSteps":      runner.MaxUncommittedSteps,
+	"runner.MaxListedOutputBytes":     runner.MaxListedOutputBytes,
+	"runner.MaxBulkRerun":             runner.MaxBulkRerun,
+	"runner.DefaultConcurrency":       runner.DefaultConcurrency,
+	"runner.MaxVanishedWorkers":       runner.MaxVanishedWorkers,
+	"runner.MaxResponseBody":          runner.MaxResponseBody,
+	"runner.MaxHostLength":            runner.MaxHostLength,
+	"schemas.MaxSteps":                schemas.MaxSteps,
+	"schemas.MaxTags":                 schemas.MaxTags,
+	"schemas.MaxAttempts":             schemas.MaxAttempts,
+	"schemas.MaxDepth":                schemas.MaxDepth,
+	"schemas.MaxDuration":             int64(schemas.MaxDuration),
+	"expression.MaxExpressionLength":  expression.MaxExpressionLength,
+	"expression.MaxNodes":             expression.MaxNodes,
+	"expression.MaxValueBytes":        expression.MaxValueBytes,
+	"expression.MaxWorkBytes":         expression.MaxWorkBytes,
+	"expression.MaxEvalTime":          int64(expression.MaxEvalTime),
+	"oauth.MaxClientDocumentBytes":    oauth.MaxClientDocumentBytes,
+	"oauth.MaxRegistrationBytes":      oauth.MaxRegistrationBytes,
+	"oauth.MinClientDocumentTTL":      int64(oauth.MinClientDocumentTTL),
+	"oauth.MaxClientDocumentTTL":      int64(oauth.MaxClientDocumentTTL),
+	"oauth.MaxCachedClientDocuments":  oauth.MaxCachedClientDocuments,
+	"oauth.MaxRedirectURIs":           oauth.MaxRedirectURIs,
+	"oauth.MaxRedirectURIBytes":       oauth.MaxRedirectURIBytes,
+	"oauth.MaxClientNameBytes":        oauth.MaxClientNameBytes,
+	"oauth.MaxFormBytes":              oauth.MaxFormBytes,
+}
+
+// units are what a value's number is multiplied by, after the unit written after it; any
+// other word (or none) counts things.
+var units = map[string]int64{
+	"KiB": 1 << 10, "MiB": 1 << 20,
+	"ms": int64(time.Millisecond), "s": int64(time.Second), "min": int64(time.Minute), "h": int64(time.Hour),
+	"years": int64(365 * 24 * time.Hour),
+}
+
+var (
+	rowName  = regexp.MustCompile("^`([a-z]+)\\.([A-Za-z]+)`")
+	rowValue = regexp.MustCompile(`^([0-9][0-9,]*)(?:\s+(\S+))?`)
+)
+
+// quantity reads a value cell's leading number and unit: "64 KiB", "10,000 hooks", "24 h".
+func quantity(t *testing.T, cell string) int64 {
+	t.Helper()
+	m := rowValue.FindStringSubmatch(cell)
+	require.NotNil(t, m, "the value %q starts with no number", cell)
+	n, err := strconv.ParseInt(strings.ReplaceAll(m[1], ",", ""), 10, 64)
+	require.NoError(t, err)
+	if u, ok := units[strings.TrimRight(m[2], ",;")]; ok {
+		return n * u
+	}
+	return n
+}
+
+// limitRows are the rows of README's "Limits" table: name cell → value cell.
+func limitRows(t *testing.T, readme string) map[string]string {
+	t.Helper()
+	rows := map[string]string{}
+	in := false
+	sc := bufio.NewScanner(strings.NewReader(readme))
+	for sc.Scan() {
+		line := sc.Text()
+		if strings.HasPrefix(line, "## ") {
+			in = line == "## Limits"
+			continue
+		}
+		if !in || !strings.HasPrefix(line, "| `") {
+			continue
+		}
+		cells := strings.Split(line, "|")
+		require.GreaterOrEqual(t, len(cells), 4, line)
+		rows[strings.TrimSpace(cells[1])] = strings.TrimSpace(cells[2])
+	}
+	require.NotEmpty(t, rows, "README has a Limits table")
+	return rows
+}
+
+// TestLimitsTable: every row of README's "Limits" table naming an exported constant gives
+// its value (rows naming an unexported one, out of reach here, are left alone), and every
+// limit known here is named in README.
+func TestLimitsTable(t *testing.T) {
+	t.Parallel()
+	raw, err := os.ReadFile(filepath.Join(root, "README.md"))
+	require.NoError(t, err)
+	readme := string(raw)
+	for nameCell, value := range limitRows(t, readme) {
+		m := rowName.FindStringSubmatch(nameCell)
+		require.NotNil(t, m, "the row %q names no pkg.Name", nameCell)
+		if !unicode.IsUpper(rune(m[2][0])) {
+			continue
+		}
+		name := m[1] + "." + m[2]
+		want, ok := named[name]
+		require.True(t, ok, "README's Limits table names %s: add it to named", name)
+		require.Equal(t, want, quantity(t, value), "%s: README says %q", name, value)
+	}
+	for name := range named {
+		require.Contains(t, readme, "`"+name+"`", "%s is not documented in README", name)
+	}
+}
+
+// TestEveryMaxAndMinIsNamed: every exported constant of the module whose name starts with
+// Max or Min is in named, so TestLimitsTable checks README documents it.
+func TestEveryMaxAndMinIsNamed(t *testing.T) {
+	t.Parallel()
+	limit := regexp.MustCompile(`^(Max|Min)[A-Z]`)
+	fset := token.NewFileSet()
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if name := d.Name(); path != root && (name == "interop" || name == "testdata" || strings.HasPrefix(name, ".")) {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
+		for _, decl := range f.Decls {
+			gd, ok := decl.(*ast.GenDecl)
+			if !ok || gd.Tok != token.CONST {
+				continue
+			}
+			for _, spec := range gd.Specs {
+				for _, id := range spec.(*ast.ValueSpec).Names {
+					if id.IsExported() && limit.MatchString(id.Name) {
+						name := f.Name.Name + "." + id.Name
+						require.Contains(t, named, name, "%s (%s) is a limit: name it in README and in named", name, path)
+					}
+				}
+			}
+		}
+		return nil
+	})
+	require.NoError(t, err)
+}
