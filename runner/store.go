@@ -74,6 +74,10 @@ func (s Status) Terminal() bool {
 	return s == StatusCompleted || s == StatusFailed || s == StatusCancelled
 }
 
+// Settled reports whether a run in s has stopped running: it ended or waits. Engine.Wait
+// returns such a run at once.
+func (s Status) Settled() bool { return s != StatusPending && s != StatusRunning }
+
 // StepStatus is one step's status.
 type StepStatus string
 
