@@ -58,8 +58,9 @@ type Result struct {
 	// 200 with the owner of its start token, SPEC §6) with RunID set; with a live key, a
 	// replay of the kept answer (Replayed set).
 	*idempotency.Response
-	// Run is the run as this call admitted (or reused) it; nil for a replay, whose run the
-	// caller reads by RunID if it needs it.
+	// Run is the run this call admitted, as its admission wrote it (it may have run steps,
+	// even ended: see runner.Engine.Commit), or the run it reused; nil for a replay, whose
+	// run the caller reads by RunID if it needs it.
 	Run *runner.Run
 }
 
@@ -82,6 +83,9 @@ func Start(ctx context.Context, eng *runner.Engine, keys *idempotency.Service, r
 			return nil, err
 		}
 		admitted = res.Run
+		if res.Written != nil {
+			admitted = res.Written
+		}
 		return Answer(res)
 	}
 	if !req.Keyed {
@@ -99,6 +103,9 @@ func Start(ctx context.Context, eng *runner.Engine, keys *idempotency.Service, r
 		},
 		Fallback: fallback,
 	})
+	if prepared != nil && admitted == prepared.Run && prepared.Written != nil {
+		admitted = prepared.Written // the one write was made
+	}
 	return result(resp, admitted, err)
 }
 

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -10,7 +11,7 @@ import (
 
 // CreateRunParams asks a Store to admit a run in one write (one transaction or script).
 type CreateRunParams struct {
-	// Run is the new run, due at Run.WakeAt.
+	// Run is the new run, due at Run.WakeAt; possibly already ended (see Store.CreateRun).
 	Run *Run
 	// Start, when set, is the start token claimed in the same write: owned by another
 	// active run → *TokenConflictError and nothing is written.
@@ -26,6 +27,19 @@ type CreateRunParams struct {
 	Key *idempotency.KeyWrite
 }
 
+// ErrEndedRun is CreateRun's refusal of an ended run it cannot write as such: one without
+// its FinishedAt, or one asked to be leased.
+var ErrEndedRun = errors.New("a run admitted ended needs its finish time and no lease")
+
+// Check refuses what no store writes: an ended run (terminal status) without FinishedAt
+// or with an Owner. Stores call it before writing anything.
+func (p CreateRunParams) Check() error {
+	if p.Run.Status.Terminal() && (p.Run.FinishedAt == nil || p.Owner != "") {
+		return fmt.Errorf("creating run %s (%s): %w", p.Run.ID, p.Run.Status, ErrEndedRun)
+	}
+	return nil
+}
+
 // CreateRunResult is what CreateRun did: the key's outcome as idempotency.Store.Claim
 // reports it and, when the run was written with CreateRunParams.Owner set, its lease.
 type CreateRunResult struct {
@@ -36,10 +50,13 @@ type CreateRunResult struct {
 // Admission is a run built and checked in memory but not yet written (see Prepare), so
 // that its answer can be made before the one write that commits both.
 type Admission struct {
-	// Run is the run the admission creates.
-	Run   *Run
-	c     *compiled
-	start *Hook
+	// Run is the run the admission creates, as its answer shows it: pending.
+	Run *Run
+	// Written is the run as Commit wrote it, once it has: Run, or further along when it
+	// started at once (its first steps may have run, it may even have ended).
+	Written *Run
+	c       *compiled
+	start   *Hook
 }
 
 // Prepare resolves the workflow, validates the input and builds the new run with its
@@ -77,33 +94,117 @@ func (e *Engine) prepared(c *compiled, r *Run) (*Admission, error) {
 }
 
 // Commit writes a prepared run, with key when not nil, in one store write, and reports the
-// key as Claim would (Claimed: the run was written). When a worker slot is free the same
-// write leases the run to this engine and the run starts here at once; else it waits for
-// a claim, here or on another process. A start token owned by another run is a
-// *TokenConflictError and nothing is written.
+// key as Claim would (Claimed: the run was written, a.Written is set). A start token owned
+// by another run is a *TokenConflictError and nothing is written.
+//
+// When a worker slot is free the run starts here, in its admission: the steps without
+// effects at its head run first, in memory (see begin), and the one write admits the run
+// as they left it: ended, or leased to this engine at its first step with effects, which a
+// worker here then runs. A run of such steps alone costs that one write. Else the run is
+// written pending and waits for a claim, here or on another process.
 func (e *Engine) Commit(ctx context.Context, a *Admission, key *idempotency.KeyWrite) (idempotency.ClaimResult, error) {
 	r := a.Run
-	p := CreateRunParams{Run: r, Start: a.start, Key: key}
 	runCtx, local := e.reserve(r.ID)
-	if local {
-		p.Owner, p.LeaseUntil = e.cfg.Owner, e.now().Add(e.cfg.LeaseTTL)
-	}
-	res, err := e.store.CreateRun(ctx, p)
-	if err != nil || res.Outcome != idempotency.Claimed {
-		if local {
-			e.unreserve(r.ID)
-		}
-		return res.ClaimResult, err
-	}
-	e.metrics.admitted(r)
 	if !local {
+		res, err := e.store.CreateRun(ctx, CreateRunParams{Run: r, Start: a.start, Key: key})
+		if err != nil || res.Outcome != idempotency.Claimed {
+			return res.ClaimResult, err
+		}
+		a.Written = r
+		e.metrics.admitted(r)
 		e.wake()
 		return res.ClaimResult, nil
 	}
-	w := cloneRun(r)
-	w.Claims = 1
-	e.start(runCtx, Claimed{Run: w, Lease: res.Lease})
-	return res.ClaimResult, nil
+	x := e.newExecution(cloneRun(r), Lease{})
+	ad := &admitting{start: a.start, key: key}
+	x.admit = ad
+	if err := x.load(a.c); err != nil {
+		e.endPass(Lease{}, r.ID, true)
+		return idempotency.ClaimResult{}, err
+	}
+	f, attempt := x.begin(runCtx)
+	if x.admit != nil {
+		e.endPass(Lease{}, r.ID, true)
+		return ad.res, ad.err
+	}
+	a.Written = cloneRun(x.r)
+	if f != flowNext {
+		e.endPass(x.lease, r.ID, f == flowKeep)
+		return ad.res, nil
+	}
+	e.start(runCtx, x.lease, func() bool {
+		if attempt != nil {
+			if f := x.attempt(runCtx, attempt); f != flowNext {
+				return f == flowKeep
+			}
+		}
+		return x.run(runCtx) == flowKeep
+	})
+	return ad.res, nil
+}
+
+// admitting is a new run's admission write, which its execution makes in place of its
+// first save (admitWrite), and the write's outcome.
+type admitting struct {
+	start *Hook
+	key   *idempotency.KeyWrite
+	res   idempotency.ClaimResult
+	err   error
+}
+
+// begin runs the head of a new run in memory, before anything of it is written: the steps
+// without effects (set, fail; their records are a function of the input, see
+// saveProgress), until the run ends, reaches a step with effects, or holds
+// MaxUncommittedSteps finished steps. The save that follows is the run's admission write:
+// the end, the start of the attempt of a step whose kind saves it first (returned, for the
+// worker to run), or a save of its own before any other step with effects.
+func (x *execution) begin(ctx context.Context) (flow, *stepExec) {
+	now := x.e.now()
+	x.r.StartedAt = &now
+	x.running()
+	for x.admit != nil {
+		i := x.next()
+		if i < 0 {
+			return x.complete(ctx, SaveOptions{}), nil
+		}
+		k, _ := x.e.kinds.of(&x.c.def.Steps[i])
+		switch {
+		case k == nil || !k.Effects:
+			if f := x.step(ctx, i); f != flowNext {
+				return f, nil
+			}
+		case k.saveStart:
+			if s, f := x.enter(ctx, i); s != nil || f != flowNext {
+				return f, s
+			}
+		default:
+			return x.save(ctx, SaveOptions{}), nil
+		}
+	}
+	return flowNext, nil
+}
+
+// admitWrite is a new run's first save: it admits the run as the execution has it, with the
+// admission's start token and key, leased to this engine unless the run already ended. When
+// nothing was written (a live key, a full scope, a token conflict, an error) the pass ends
+// with nothing to release, and Commit reports the outcome.
+func (x *execution) admitWrite(ctx context.Context) flow {
+	ad := x.admit
+	p := CreateRunParams{Run: x.r, Start: ad.start, Key: ad.key}
+	if !x.r.Status.Terminal() {
+		p.Owner, p.LeaseUntil = x.e.cfg.Owner, x.e.now().Add(x.e.cfg.LeaseTTL)
+		x.r.Claims = 1
+	}
+	res, err := x.e.store.CreateRun(context.WithoutCancel(ctx), p)
+	ad.res, ad.err = res.ClaimResult, err
+	if err != nil || res.Outcome != idempotency.Claimed {
+		x.r.Claims = 0
+		return flowKeep
+	}
+	x.admit, x.lease = nil, res.Lease
+	x.e.metrics.admitted(x.r)
+	x.saved()
+	return flowNext
 }
 
 // cloneRun copies a run and its step records, so that a worker can go on changing its own

@@ -219,7 +219,7 @@ func (e *Engine) Wait(ctx context.Context, id string, maxWait time.Duration) (*R
 		switch {
 		case err != nil:
 			return nil, err
-		case r != nil && (expired || (r.Status != StatusPending && r.Status != StatusRunning)):
+		case r != nil && (expired || r.Status.Settled()):
 			return r, nil
 		}
 		select {

@@ -17,19 +17,35 @@ import (
 	"github.com/gorunner/gorunner/runner"
 )
 
-// commitLog wraps the real store and writes down, for every SaveRun, the step records it
-// wrote and the run's status: "a:completed b:running → running".
+// commitLog wraps the real store and writes down, for every CreateRun and SaveRun, the
+// step records it wrote and the run's status: "a:completed b:running → running", after
+// "admit " for the admission (the steps it holds: those not pending).
 type commitLog struct {
 	runner.Store
 	mu      sync.Mutex
 	commits []string
 }
 
+func (c *commitLog) CreateRun(ctx context.Context, p runner.CreateRunParams) (runner.CreateRunResult, error) {
+	var steps []int
+	for i, rec := range p.Run.Steps {
+		if rec.Status != runner.StepPending {
+			steps = append(steps, i)
+		}
+	}
+	c.add("admit " + describeCommit(p.Run, steps))
+	return c.Store.CreateRun(ctx, p)
+}
+
 func (c *commitLog) SaveRun(ctx context.Context, lease runner.Lease, r *runner.Run, opts runner.SaveOptions) error {
-	c.mu.Lock()
-	c.commits = append(c.commits, describeCommit(r, opts.Steps))
-	c.mu.Unlock()
+	c.add(describeCommit(r, opts.Steps))
 	return c.Store.SaveRun(ctx, lease, r, opts)
+}
+
+func (c *commitLog) add(commit string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.commits = append(c.commits, commit)
 }
 
 func (c *commitLog) log() []string {
@@ -46,9 +62,10 @@ func describeCommit(r *runner.Run, steps []int) string {
 	return strings.Join(parts, " ") + " → " + string(r.Status)
 }
 
-// TestCheckpoints counts the commits of runs: steps without effects (set, fail, skipped
-// steps) are committed together with the next durable point, and a step with effects is
-// committed before it reaches out and again when it is done.
+// TestCheckpoints counts the commits of runs started where they are admitted: steps without
+// effects (set, fail, skipped steps) are committed together with the next durable point,
+// the first of which is the admission itself, and a step with effects is committed before
+// it reaches out and again when it is done.
 func TestCheckpoints(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -61,39 +78,39 @@ func TestCheckpoints(t *testing.T) {
 		beforeRequest []string
 	}{
 		{
-			name:    "five sets: one commit at the end",
+			name:    "five sets: the admission writes the finished run",
 			steps:   `[{id: a, set: 1}, {id: b, set: 2}, {id: c, set: 3}, {id: d, set: 4}, {id: e, set: "${{ steps.d.output }}"}]`,
 			want:    runner.StatusCompleted,
-			commits: []string{"a:completed b:completed c:completed d:completed e:completed → completed"},
+			commits: []string{"admit a:completed b:completed c:completed d:completed e:completed → completed"},
 		},
 		{
-			name:  "set, set, http, set: the sets commit with the http step's start",
+			name:  "set, set, http, set: the sets and the http step's start are the admission",
 			steps: `[{id: a, set: 1}, {id: b, set: 2}, {id: c, http: {url: "%s"}}, {id: d, set: 4}]`,
 			want:  runner.StatusCompleted,
 			commits: []string{
-				"a:completed b:completed c:running → running",
+				"admit a:completed b:completed c:running → running",
 				"c:completed → running",
 				"d:completed → completed",
 			},
-			beforeRequest: []string{"a:completed b:completed c:running → running"},
+			beforeRequest: []string{"admit a:completed b:completed c:running → running"},
 		},
 		{
 			name:    "a skipped http step has no effects",
 			steps:   `[{id: a, set: 1}, {id: b, if: "${{ false }}", http: {url: "%s"}}, {id: c, set: 3}]`,
 			want:    runner.StatusCompleted,
-			commits: []string{"a:completed b:skipped c:completed → completed"},
+			commits: []string{"admit a:completed b:skipped c:completed → completed"},
 		},
 		{
 			name:    "fail commits the sets before it",
 			steps:   `[{id: a, set: 1}, {id: b, fail: {message: no}}, {id: c, set: 3}]`,
 			want:    runner.StatusFailed,
-			commits: []string{"a:completed b:failed c:skipped → failed"},
+			commits: []string{"admit a:completed b:failed c:skipped → failed"},
 		},
 		{
-			name:    "a wait commits the sets before it",
+			name:    "a wait: the sets before it are the admission",
 			steps:   `[{id: a, set: 1}, {id: b, set: 2}, {id: c, sleep: {duration: 1h}}, {id: d, set: 4}]`,
 			want:    runner.StatusWaiting,
-			commits: []string{"a:completed b:completed c:waiting → waiting"},
+			commits: []string{"admit a:completed b:completed → running", "c:waiting → waiting"},
 		},
 	}
 	for _, tc := range tests {
@@ -169,7 +186,8 @@ func (s *lostCommit) SaveRun(ctx context.Context, lease runner.Lease, r *runner.
 // TestCrashBeforeBatchCommit kills a worker between a batch of set steps and its commit
 // (the start of the custom step after them): the next worker runs the set steps again and
 // the run completes with the records the lost commit held, under the same stepIds, and the
-// step with effects sees the inputs it would have seen.
+// step with effects sees the inputs it would have seen. The run is admitted pending (the
+// engine is not started yet) and claimed, so that its first steps run after a claim.
 func TestCrashBeforeBatchCommit(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
@@ -195,8 +213,9 @@ steps:
 	store := &lostCommit{Store: h.store}
 	const lease = time.Minute
 	first := h.newEngine(runner.Config{Kinds: kinds, LeaseTTL: lease}, store)
-	require.NoError(t, first.Start(context.Background()))
 	admitted := h.submit(first, name, `{"n": 21}`)
+	require.Equal(t, runner.StatusPending, admitted.Status)
+	require.NoError(t, first.Start(context.Background()))
 	require.Eventually(t, func() bool {
 		store.mu.Lock()
 		defer store.mu.Unlock()

@@ -261,13 +261,13 @@ func (e *Engine) launch(ctx context.Context, c Claimed) {
 	runCtx, ok := e.holdLocked(ctx, c.Run.ID)
 	e.mu.Unlock()
 	if ok {
-		e.start(runCtx, c)
+		e.start(runCtx, c.Lease, func() bool { return e.work(runCtx, c) })
 	}
 }
 
 // reserve takes a worker slot for a run about to be admitted with this engine's lease; ok
 // is false when the engine is stopped or every slot is taken (the run is then left to a
-// claim). A reservation ends in start, or in unreserve when the run was not written.
+// claim). A reservation ends with its pass (endPass), or at once when the run was not written.
 func (e *Engine) reserve(runID string) (context.Context, bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -275,17 +275,6 @@ func (e *Engine) reserve(runID string) (context.Context, bool) {
 		return nil, false
 	}
 	return e.holdLocked(e.workCtx, runID)
-}
-
-// unreserve gives back the slot of a reserved run that was not written.
-func (e *Engine) unreserve(runID string) {
-	e.mu.Lock()
-	cancel := e.held[runID]
-	delete(e.held, runID)
-	e.mu.Unlock()
-	cancel(nil)
-	e.workers.Done()
-	e.pokeLocal()
 }
 
 // holdLocked counts runID as worked here, under a context its heartbeat or Stop can
@@ -300,26 +289,31 @@ func (e *Engine) holdLocked(ctx context.Context, runID string) (context.Context,
 	return runCtx, true
 }
 
-// start works held run c.Run under c.Lease on a goroutine of its own, renewing the lease
-// meanwhile, then gives up its slot (and its lease, unless the run keeps it).
-func (e *Engine) start(runCtx context.Context, c Claimed) {
+// start runs pass, a worker's pass over a held run under lease, on a goroutine of its own,
+// renewing the lease meanwhile, then gives up its slot (and its lease, unless pass reports
+// the run keeps it).
+func (e *Engine) start(runCtx context.Context, lease Lease, pass func() bool) {
 	e.mu.Lock()
-	e.leases[c.Run.ID] = c.Lease
+	e.leases[lease.RunID()] = lease
 	e.mu.Unlock()
 	go func() {
-		defer e.workers.Done()
-		defer e.pokeLocal()
-		keep := e.work(runCtx, c)
-		e.mu.Lock()
-		cancel := e.held[c.Run.ID]
-		delete(e.held, c.Run.ID)
-		delete(e.leases, c.Run.ID)
-		e.mu.Unlock()
-		cancel(nil)
-		if !keep {
-			e.release(c.Lease)
-		}
+		e.endPass(lease, lease.RunID(), pass())
 	}()
+}
+
+// endPass gives up the slot of held run runID after a pass over it, and lease unless keep.
+func (e *Engine) endPass(lease Lease, runID string, keep bool) {
+	e.mu.Lock()
+	cancel := e.held[runID]
+	delete(e.held, runID)
+	delete(e.leases, runID)
+	e.mu.Unlock()
+	cancel(nil)
+	if !keep {
+		e.release(lease)
+	}
+	e.workers.Done()
+	e.pokeLocal()
 }
 
 func (e *Engine) release(lease Lease) {

@@ -54,33 +54,50 @@ type execution struct {
 	// finished counts the steps finished since the last save: their records wait for the
 	// next commit (see saveProgress).
 	finished int
+	// admit, while the run is not written yet, is its admission: the first save writes the
+	// run with it instead (see Engine.Commit).
+	admit *admitting
 }
 
 // work executes claimed run cl.Run under cl.Lease until it ends, waits or is interrupted,
 // and reports whether its lease must be kept as is (not released).
 func (e *Engine) work(ctx context.Context, cl Claimed) bool {
-	r := cl.Run
-	x := &execution{e: e, r: r, lease: cl.Lease, steps: map[string]any{}, changed: map[int]bool{}}
-	c, err := e.defs.get(r.Definition)
-	if err == nil && len(r.Steps) != len(c.def.Steps) {
-		err = fmt.Errorf("run has %d step records for %d steps", len(r.Steps), len(c.def.Steps))
-	}
+	x := e.newExecution(cl.Run, cl.Lease)
+	c, err := e.defs.get(cl.Run.Definition)
 	if err == nil {
-		x.input, err = decodeJSON(r.Input)
+		err = x.load(c)
 	}
 	if err != nil {
 		return x.finishFailed(ctx, -1, permanent(CodeDefinition, "%v", err)) == flowKeep
 	}
-	x.c = c
-	for _, rec := range r.Steps {
+	if cl.Run.Claims > MaxVanishedWorkers {
+		return x.abandoned(ctx) == flowKeep
+	}
+	return x.run(ctx) == flowKeep
+}
+
+// newExecution is a pass over run r, saved under lease.
+func (e *Engine) newExecution(r *Run, lease Lease) *execution {
+	return &execution{e: e, r: r, lease: lease, steps: map[string]any{}, changed: map[int]bool{}}
+}
+
+// load makes c, the run's compiled definition, and the run's input and finished steps what
+// the execution's expressions see.
+func (x *execution) load(c *compiled) error {
+	if len(x.r.Steps) != len(c.def.Steps) {
+		return fmt.Errorf("run has %d step records for %d steps", len(x.r.Steps), len(c.def.Steps))
+	}
+	input, err := decodeJSON(x.r.Input)
+	if err != nil {
+		return err
+	}
+	x.c, x.input = c, input
+	for _, rec := range x.r.Steps {
 		if rec.Status == StepCompleted || rec.Status == StepSkipped || rec.Status == StepFailed {
 			x.remember(rec)
 		}
 	}
-	if r.Claims > MaxVanishedWorkers {
-		return x.abandoned(ctx) == flowKeep
-	}
-	return x.run(ctx) == flowKeep
+	return nil
 }
 
 // abandoned fails a run that the workers before this one claimed and lost without making
@@ -174,10 +191,22 @@ func (x *execution) env(i, attempt int) expression.Env {
 
 // step runs step i: its if, then attempts of its kind until it completes, fails, or waits.
 func (x *execution) step(ctx context.Context, i int) flow {
+	s, f := x.enter(ctx, i)
+	if s == nil {
+		return f
+	}
+	return x.attempt(ctx, s)
+}
+
+// enter begins step i: its if (a skipped step is done with), then a new attempt, saved
+// first when its kind acts outside the run. It returns the attempt to run, or nil and how
+// the pass goes on when there is none (the step was skipped or failed, or the save ended
+// the pass).
+func (x *execution) enter(ctx context.Context, i int) (*stepExec, flow) {
 	rec, st := x.r.Steps[i], &x.c.def.Steps[i]
 	k, err := x.e.kinds.of(st)
 	if err != nil {
-		return x.finishFailed(ctx, i, err)
+		return nil, x.finishFailed(ctx, i, err)
 	}
 	s := &stepExec{x: x, i: i, rec: rec, st: st, kind: k}
 	x.touch(i)
@@ -185,7 +214,7 @@ func (x *execution) step(ctx context.Context, i int) flow {
 		now := x.e.now()
 		rec.StartedAt = &now
 		if skip, err := s.skip(); err != nil || skip {
-			return x.skipped(ctx, i, err)
+			return nil, x.skipped(ctx, i, err)
 		}
 	}
 	if rec.Status != StepWaiting {
@@ -193,11 +222,11 @@ func (x *execution) step(ctx context.Context, i int) flow {
 		rec.Status = StepRunning
 		if k.saveStart {
 			if f := x.save(ctx, SaveOptions{AttemptStart: true}); f != flowNext {
-				return f
+				return nil, f
 			}
 		}
 	}
-	return x.attempt(ctx, s)
+	return s, flowNext
 }
 
 func (x *execution) skipped(ctx context.Context, i int, err error) flow {
@@ -471,6 +500,9 @@ func (x *execution) kindName(i int) string {
 // short by the worker's own interruption. A save that carries finished steps is progress,
 // even when it also records an attempt's start.
 func (x *execution) save(ctx context.Context, opts SaveOptions) flow {
+	if x.admit != nil {
+		return x.admitWrite(ctx)
+	}
 	if x.finished > 0 {
 		opts.AttemptStart = false
 	}
@@ -481,9 +513,7 @@ func (x *execution) save(ctx context.Context, opts SaveOptions) flow {
 	slices.Sort(opts.Steps)
 	err := x.e.store.SaveRun(context.WithoutCancel(ctx), x.lease, x.r, opts)
 	if err == nil {
-		clear(x.changed)
-		x.finished = 0
-		x.e.broker.saved(x.r)
+		x.saved()
 		return flowNext
 	}
 	if errors.Is(err, ErrLeaseLost) {
@@ -491,6 +521,14 @@ func (x *execution) save(ctx context.Context, opts SaveOptions) flow {
 	}
 	x.e.log.Error("saving run", "run", x.r.ID, "err", err)
 	return flowRelease
+}
+
+// saved records that the run's state is committed: nothing is left to write, and the
+// run's followers get the state.
+func (x *execution) saved() {
+	clear(x.changed)
+	x.finished = 0
+	x.e.broker.saved(x.r)
 }
 
 // saveAndRelease saves the run and ends the pass, releasing the lease unless the save found

@@ -74,6 +74,10 @@ func (s Status) Terminal() bool {
 	return s == StatusCompleted || s == StatusFailed || s == StatusCancelled
 }
 
+// Settled reports whether a run in s has stopped running: it ended or waits. Engine.Wait
+// returns such a run at once.
+func (s Status) Settled() bool { return s != StatusPending && s != StatusRunning }
+
 // StepStatus is one step's status.
 type StepStatus string
 
@@ -230,7 +234,10 @@ type Store interface {
 	// *TokenConflictError), the lease (Claims 1), the idempotency key and its kept answer.
 	// It reports the key as idempotency.Store.Claim does; without a key a write is Claimed.
 	// Any outcome but Claimed, or an error, means nothing was written. A Claimed write with
-	// p.Owner set hands out the run's lease.
+	// p.Owner set hands out the run's lease. p.Run may be in any state its first steps leave
+	// it in (running, finished steps): a run already ended (terminal status, FinishedAt set,
+	// no Owner; else ErrEndedRun, see CreateRunParams.Check) is written as SaveRun writes an end, holding no token (its start token is only checked
+	// for a conflict), with its parent made due.
 	CreateRun(ctx context.Context, p CreateRunParams) (CreateRunResult, error)
 	// GetRun returns a run with its steps.
 	GetRun(ctx context.Context, id string) (*Run, error)

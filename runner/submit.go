@@ -29,7 +29,11 @@ type SubmitParams struct {
 
 // SubmitResult is the run a submission answers with.
 type SubmitResult struct {
+	// Run is the run as the answer to the admission shows it (a new run: pending).
 	Run *Run
+	// Written is a new run as its admission wrote it (Admission.Written): it may be further
+	// along than Run. Nil when Reused or Forwarded.
+	Written *Run
 	// Reused says Run is the owner of the start token, not a new run (reject, adopt,
 	// continue).
 	Reused bool
@@ -139,7 +143,7 @@ func (e *Engine) Admit(ctx context.Context, a *Admission) (*SubmitResult, error)
 	for try := 1; ; try++ {
 		_, err := e.Commit(ctx, a, nil)
 		if err == nil {
-			return &SubmitResult{Run: a.Run}, nil
+			return &SubmitResult{Run: a.Run, Written: a.Written}, nil
 		}
 		var conflict *TokenConflictError
 		if !errors.As(err, &conflict) {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/gorunner/gorunner/idempotency"
 	"github.com/gorunner/gorunner/runner"
 )
 
@@ -144,4 +145,75 @@ func nextPayload(t *testing.T, s runner.Store, want string) *runner.Payload {
 	require.NoError(t, err)
 	require.JSONEq(t, want, string(p.Payload))
 	return p
+}
+
+// testCreateEnded: a run admitted already ended (its steps ran before its admission) is
+// written as a save of its end writes it: no lease, never claimed, its start token only
+// checked (another active owner → the conflict and nothing written; else left free), its
+// parent made due at its end. One without FinishedAt, or asked to be leased, is refused.
+func testCreateEnded(t *testing.T, s runner.Store) {
+	ctx := context.Background()
+	owner := newRun("owner", 0, -1)
+	owner.StartToken = "order:1"
+	require.NoError(t, Create(ctx, s, owner, hook(runner.EnvProduction, "order:1", "owner")))
+	loser := ended(newRun("loser", time.Second, -1), runner.StatusCompleted, 2*time.Second)
+	loser.StartToken = "order:1"
+	requireConflict(t, Create(ctx, s, loser, hook(runner.EnvProduction, "order:1", "loser")),
+		runner.EnvProduction, "order:1", "owner")
+	_, err := s.GetRun(ctx, "loser")
+	require.ErrorIs(t, err, runner.ErrNotFound, "a conflicting ended admission writes nothing")
+
+	done := ended(newRun("done", time.Second, -1), runner.StatusCompleted, 2*time.Second)
+	done.StartToken, done.Output = "order:2", json.RawMessage(`{"ok":true}`)
+	done.Steps = []*runner.StepRecord{{ID: "a", StepID: "done/a", Status: runner.StepCompleted, Attempts: 1,
+		Output: json.RawMessage(`{"ok":true}`), StartedAt: ptr(base.Add(time.Second)), FinishedAt: ptr(base.Add(time.Second))}}
+	res, err := s.CreateRun(ctx, runner.CreateRunParams{Run: done, Start: hook(runner.EnvProduction, "order:2", "done")})
+	require.NoError(t, err)
+	require.Equal(t, idempotency.Claimed, res.Outcome)
+	require.Zero(t, res.Lease, "an ended run takes no lease")
+	requireRun(t, done, get(t, s, "done"))
+	_, err = s.GetHook(ctx, runner.EnvProduction, "order:2")
+	require.ErrorIs(t, err, runner.ErrNotFound, "an ended run holds no token")
+	require.Empty(t, claim(t, s, "A", time.Hour, 10), "an ended run is never due")
+
+	parent := newRun("parent", 0, -1)
+	parent.Status = runner.StatusWaiting
+	create(t, s, parent)
+	child := ended(newRun("child", time.Second, -1), runner.StatusFailed, 10*time.Second)
+	child.ParentRunID = "parent"
+	create(t, s, child)
+	require.Empty(t, claim(t, s, "B", 9*time.Second, 10), "the parent is due when the child ended, not before")
+	require.Equal(t, []string{"parent"}, claim(t, s, "B", 10*time.Second, 10), "the parent is woken")
+
+	for name, p := range map[string]runner.CreateRunParams{
+		"no finish time": {Run: func() *runner.Run { r := newRun("unfinished", 0, -1); r.Status = runner.StatusCompleted; return r }()},
+		"leased":         {Run: ended(newRun("leased", 0, -1), runner.StatusCompleted, 0), Owner: "A", LeaseUntil: base.Add(time.Minute)},
+	} {
+		_, err := s.CreateRun(ctx, p)
+		require.ErrorIs(t, err, runner.ErrEndedRun, name)
+		_, err = s.GetRun(ctx, p.Run.ID)
+		require.ErrorIs(t, err, runner.ErrNotFound, name)
+	}
+}
+
+// testCreateRunning: a run admitted with its first steps done and its next attempt started
+// keeps its step records and its lease, as a claim and a save of them would.
+func testCreateRunning(t *testing.T, s runner.Store) {
+	ctx := context.Background()
+	r := newRun("r", 0, 0)
+	r.Status, r.StartedAt = runner.StatusRunning, ptr(base)
+	r.Steps = []*runner.StepRecord{
+		{ID: "a", StepID: "r/a", Status: runner.StepCompleted, Attempts: 1, Output: json.RawMessage(`1`),
+			StartedAt: ptr(base), FinishedAt: ptr(base)},
+		{ID: "b", StepID: "r/b", Status: runner.StepRunning, Attempts: 1, StartedAt: ptr(base)},
+		{ID: "c", StepID: "r/c", Status: runner.StepPending},
+	}
+	res, err := s.CreateRun(ctx, runner.CreateRunParams{Run: r, Owner: "A", LeaseUntil: base.Add(time.Minute)})
+	require.NoError(t, err)
+	r.Claims = 1
+	requireRun(t, r, get(t, s, "r"))
+	require.Empty(t, claim(t, s, "B", 30*time.Second, 10), "the admitter's lease holds")
+	r.Steps[1].Status, r.Steps[1].Output, r.Steps[1].FinishedAt = runner.StepCompleted, json.RawMessage(`2`), ptr(base.Add(time.Second))
+	require.NoError(t, s.SaveRun(ctx, res.Lease, r, runner.SaveOptions{Steps: []int{1}}))
+	requireRun(t, r, get(t, s, "r"))
 }

@@ -13,8 +13,7 @@ import (
 )
 
 func testClaimDueOnly(t *testing.T, s runner.Store) {
-	done := newRun("done", 0, 0)
-	done.Status = runner.StatusCompleted
+	done := ended(newRun("done", 0, 0), runner.StatusCompleted, 0)
 	create(t, s, newRun("c", 0, 3*time.Second), newRun("a", 0, time.Second), newRun("b", 0, 2*time.Second),
 		newRun("future", 0, time.Hour), newRun("never", 0, -1), done)
 
@@ -257,8 +256,7 @@ func testRequestCancel(t *testing.T, s runner.Store) {
 	ctx := context.Background()
 	idle := newRun("idle", 0, -1)
 	idle.Status = runner.StatusWaiting
-	done := newRun("done", 0, -1)
-	done.Status = runner.StatusCompleted
+	done := ended(newRun("done", 0, -1), runner.StatusCompleted, 0)
 	create(t, s, idle, done)
 
 	r, err := s.RequestCancel(ctx, "idle", base.Add(5*time.Second))

@@ -47,6 +47,8 @@ func Run(t *testing.T, newStore func(t *testing.T) runner.Store) {
 		{"ClaimToken", testClaimToken},
 		{"TokenRace", testTokenRace},
 		{"StartToken", testStartToken},
+		{"CreateEnded", testCreateEnded},
+		{"CreateRunning", testCreateRunning},
 		{"Payloads", testPayloads},
 	}
 	for _, tc := range tests {
@@ -74,6 +76,12 @@ func newRun(id string, created, due time.Duration) *runner.Run {
 	if due >= 0 {
 		r.WakeAt = base.Add(due)
 	}
+	return r
+}
+
+// ended makes r a run that ended with status at base+at.
+func ended(r *runner.Run, status runner.Status, at time.Duration) *runner.Run {
+	r.Status, r.FinishedAt, r.WakeAt = status, ptr(base.Add(at)), time.Time{}
 	return r
 }
 

@@ -121,6 +121,9 @@ func testList(t *testing.T, s runner.Store) {
 	mk := func(id string, created time.Duration, wf string, st runner.Status, by string) *runner.Run {
 		r := newRun(id, created, -1)
 		r.WorkflowID, r.Status, r.StartedBy = wf, st, by
+		if st.Terminal() {
+			r.FinishedAt = ptr(base.Add(created))
+		}
 		return r
 	}
 	create(t, s,

@@ -110,6 +110,9 @@ func decodeRun(m map[string]string) (*runner.Run, error) {
 // key or a full scope → that outcome, nothing written), its start token (owned by another
 // run → *runner.TokenConflictError, nothing written) and its lease (if any).
 func (s *Store) CreateRun(ctx context.Context, p runner.CreateRunParams) (runner.CreateRunResult, error) {
+	if err := p.Check(); err != nil {
+		return runner.CreateRunResult{}, err
+	}
 	r := p.Run
 	st, err := storecodec.EncodeRunState(r, nil)
 	if err != nil {

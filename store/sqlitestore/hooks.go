@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -24,10 +25,18 @@ func claimToken(ctx context.Context, q querier, h *runner.Hook) error {
 	if err != nil || n == 1 {
 		return wrapClaim(h, err)
 	}
+	return checkToken(ctx, q, h)
+}
+
+// checkToken refuses h when another run owns its token: *runner.TokenConflictError.
+func checkToken(ctx context.Context, q querier, h *runner.Hook) error {
 	var owner string
-	err = q.QueryRowContext(ctx, `SELECT run_id FROM hooks WHERE environment = ? AND token = ?`,
+	err := q.QueryRowContext(ctx, `SELECT run_id FROM hooks WHERE environment = ? AND token = ?`,
 		h.Environment, h.Token).Scan(&owner)
-	if err != nil || owner == h.RunID {
+	if errors.Is(err, sql.ErrNoRows) || (err == nil && owner == h.RunID) {
+		return nil
+	}
+	if err != nil {
 		return wrapClaim(h, err)
 	}
 	return &runner.TokenConflictError{Environment: h.Environment, Token: h.Token, OwnerRunID: owner}

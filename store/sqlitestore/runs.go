@@ -113,6 +113,9 @@ func writeSteps(ctx context.Context, q querier, id string, steps []storecodec.En
 // any: a live key or a full scope → that outcome, nothing written), its start token (owned
 // by another run → *runner.TokenConflictError, nothing written) and its lease (if any).
 func (s *Store) CreateRun(ctx context.Context, p runner.CreateRunParams) (runner.CreateRunResult, error) {
+	if err := p.Check(); err != nil {
+		return runner.CreateRunResult{}, err
+	}
 	r := p.Run
 	st, err := storecodec.EncodeRunState(r, nil)
 	if err != nil {
@@ -130,19 +133,39 @@ func (s *Store) CreateRun(ctx context.Context, p runner.CreateRunParams) (runner
 		if err := insertRun(ctx, s.in(tx), p, st); err != nil {
 			return err
 		}
-		if p.Start == nil {
-			return nil
-		}
-		h := *p.Start
-		if h.RunID == "" {
-			h.RunID = r.ID
-		}
-		return claimToken(ctx, s.in(tx), &h)
+		return admitEnd(ctx, s.in(tx), p)
 	})
 	if err != nil {
 		return runner.CreateRunResult{}, fmt.Errorf("creating run %s: %w", r.ID, err)
 	}
 	return storecodec.Admitted(p, res), nil
+}
+
+// admitEnd claims a new run's start token, if it has one. A run admitted already ended
+// holds no token (its token is only checked: owned by another run, nothing is written)
+// and has its parent, if any, woken as SaveRun's end would.
+func admitEnd(ctx context.Context, q querier, p runner.CreateRunParams) error {
+	r := p.Run
+	if p.Start != nil {
+		h := *p.Start
+		if h.RunID == "" {
+			h.RunID = r.ID
+		}
+		claim := claimToken
+		if r.Status.Terminal() {
+			claim = checkToken
+		}
+		if err := claim(ctx, q, &h); err != nil {
+			return err
+		}
+	}
+	if !r.Status.Terminal() || r.ParentRunID == "" {
+		return nil
+	}
+	if _, err := wakeRun(ctx, q, r.ParentRunID, *r.FinishedAt); err != nil {
+		return fmt.Errorf("waking parent %s: %w", r.ParentRunID, err)
+	}
+	return nil
 }
 
 // insertRun writes a new run's row, leased to p.Owner when set, and its step records.

@@ -7,7 +7,8 @@
 --       run's field, value, …
 -- Returns {'claimed'} when everything was written; a live key's {'existing', …} or a full
 -- scope's {'limit', …} (as claim_key), or an error for a token owned by another run, with
--- nothing written.
+-- nothing written. A run admitted already ended claims no token (it is only checked) and
+-- makes its parent due, as save_run's end does.
 local n = tonumber(ARGV[6])
 local hookk = 6
 local reply, victims
@@ -37,7 +38,13 @@ for i = 2, 4 do
   redis.call('ZADD', KEYS[i], 0, ARGV[2])
 end
 reindex_due(KEYS[5], KEYS[1], ARGV[1])
-if start then
-  claim_token(KEYS[hookk], KEYS[hookk + 1], ARGV[3], ARGV[4], ARGV[5])
+local f = redis.call('HMGET', KEYS[1], 'status', 'parent_run_id', 'finished_at')
+if not terminal(f[1]) then
+  if start then
+    claim_token(KEYS[hookk], KEYS[hookk + 1], ARGV[3], ARGV[4], ARGV[5])
+  end
+elseif f[2] ~= '' then
+  local prefix = string.sub(KEYS[1], 1, #KEYS[1] - #ARGV[1])
+  wake(KEYS[5], prefix .. f[2], f[2], f[3])
 end
 return {'claimed'}
