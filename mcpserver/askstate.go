@@ -78,7 +78,8 @@ func (g stateSigner) open(raw string) (askState, error) {
 	return st, nil
 }
 
-// askMisses counts, per run and hook token, the answers that did not fit its ask.
+// askMisses counts, per run and hook token, the answers that did not fit its ask, whichever
+// way it was asked; at MaxAskAttempts the hook is no longer asked.
 type askMisses struct {
 	mu sync.Mutex
 	n  map[string]int
@@ -101,6 +102,13 @@ func (a *askMisses) miss(run, hook string) int {
 	}
 	a.n[key]++
 	return a.n[key]
+}
+
+// exhausted reports whether MaxAskAttempts answers to the hook of run did not fit.
+func (a *askMisses) exhausted(run, hook string) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.n[run+"\x00"+hook] >= MaxAskAttempts
 }
 
 // settle forgets the hook of run, answered.

@@ -35,26 +35,48 @@ type pendingAsk struct {
 	input   *schemas.InputSchema
 }
 
-// askOf is the ask of the hook run waits on, or nil when it waits on none that asks.
-func askOf(run *runner.Run) (*pendingAsk, error) {
-	if run.Status != runner.StatusWaiting || run.WaitingOn == nil || run.WaitingOn.Hook == "" {
+// askOf is the ask of the hook run waits on while it is put to the person: nil when it
+// waits on none that asks, or on one whose ask MaxAskAttempts answers did not fit.
+func (s *Server) askOf(run *runner.Run) (*pendingAsk, error) {
+	if !waitsOnHook(run) {
 		return nil, nil
 	}
-	i := currentIndex(run)
-	def, err := schemas.Decode(run.Definition)
-	if err != nil || i >= len(def.Steps) || def.Steps[i].Hook == nil || def.Steps[i].Hook.Ask == nil {
+	pos, err := positionOf(run)
+	if err != nil {
 		return nil, err
 	}
-	ask := def.Steps[i].Hook.Ask
-	compiled, err := schemas.CompileInput(ask.Schema)
-	if err != nil {
-		return nil, fmt.Errorf("compiling the ask schema of step %s: %w", def.Steps[i].ID, err)
+	return s.askAt(run, pos)
+}
+
+// waitsOnHook reports whether run is waiting on a hook.
+func waitsOnHook(run *runner.Run) bool {
+	return run.Status == runner.StatusWaiting && run.WaitingOn != nil && run.WaitingOn.Hook != ""
+}
+
+// asks reports whether run, standing at pos, waits on a hook whose ask is still put to
+// the person: after MaxAskAttempts answers that did not fit (in any of the ways of
+// asking: a tool call's question, a tasks/result stream, tasks/update), it no longer is,
+// and the hook waits for gorunner_resume_hook or the REST resume as for a client without
+// elicitation.
+func (s *Server) asks(run *runner.Run, pos position) bool {
+	return waitsOnHook(run) && pos.hookAsks() && !s.misses.exhausted(run.ID, run.WaitingOn.Hook)
+}
+
+// askAt is askOf for run standing at pos.
+func (s *Server) askAt(run *runner.Run, pos position) (*pendingAsk, error) {
+	if !s.asks(run, pos) {
+		return nil, nil
 	}
-	msg, err := askMessage(run, ask.Message)
+	st := pos.step
+	compiled, err := schemas.CompileInput(st.Hook.Ask.Schema)
 	if err != nil {
-		return nil, fmt.Errorf("evaluating the ask message of step %s: %w", def.Steps[i].ID, err)
+		return nil, fmt.Errorf("compiling the ask schema of step %s: %w", st.ID, err)
 	}
-	return &pendingAsk{step: i, key: def.Steps[i].ID, token: run.WaitingOn.Hook, message: msg, schema: ask.Schema, input: compiled}, nil
+	msg, err := askMessage(run, st.Hook.Ask.Message)
+	if err != nil {
+		return nil, fmt.Errorf("evaluating the ask message of step %s: %w", st.ID, err)
+	}
+	return &pendingAsk{step: pos.index, key: st.ID, token: run.WaitingOn.Hook, message: msg, schema: st.Hook.Ask.Schema, input: compiled}, nil
 }
 
 // askMessage evaluates an ask message template over what the run's steps see.
@@ -130,7 +152,7 @@ func askStateOf(req mcp.CallToolRequest) (askState, bool) {
 // elicitation/create for clients before 2026-07-28); else the run's state.
 func (s *Server) answer(ctx context.Context, run *runner.Run, replayed bool) *mcp.CallToolResult {
 	if canElicit(ctx) {
-		ask, err := askOf(run)
+		ask, err := s.askOf(run)
 		if err != nil {
 			s.log.WarnContext(ctx, "mcp: cannot ask through elicitation", "run", run.ID, "err", err)
 		}
@@ -174,7 +196,7 @@ func (s *Server) continueAsk(ctx context.Context, req mcp.CallToolRequest, t *to
 	if run.Workflow != t.Definition.Name {
 		return s.errorResult(ctx, fmt.Errorf("run %s is not a run of %s: %w", st.RunID, t.Definition.Name, runner.ErrNotFound))
 	}
-	ask, err := askOf(run)
+	ask, err := s.askOf(run)
 	if err != nil {
 		return s.errorResult(ctx, err)
 	}
@@ -192,7 +214,6 @@ func (s *Server) continueAsk(ctx context.Context, req mcp.CallToolRequest, t *to
 			if err := s.resumeAsked(ctx, run, ask, payload); err != nil {
 				return s.errorResult(ctx, err)
 			}
-			s.misses.settle(run.ID, ask.token)
 		}
 	}
 	if run, err = s.await(ctx, req, run, s.toolTimeout(t)); err != nil {
@@ -241,6 +262,7 @@ func (s *Server) resumeAsked(ctx context.Context, run *runner.Run, ask *pendingA
 		}
 		return err
 	}
+	s.misses.settle(run.ID, ask.token)
 	states, stop := s.deps.Engine.Watch(run.ID)
 	defer stop()
 	for {

@@ -132,13 +132,13 @@ func (e *elicitors) can(sessionID string) bool {
 }
 
 // askOverLink puts the question of the hook run waits on to the person through the
-// client, with the task it belongs to, until an answer fits (at most MaxAskAttempts
-// times), and resumes the hook with it as a tool call's question does. It reports
-// whether the hook was answered; false leaves it to other answers (REST resume,
-// gorunner_resume_hook).
+// client, with the task it belongs to, until an answer fits or MaxAskAttempts answers to
+// that hook did not (counted with the other ways of asking, askMisses), and resumes the
+// hook with it as a tool call's question does. It reports whether the hook was answered;
+// false leaves it to other answers (REST resume, gorunner_resume_hook).
 func (s *Server) askOverLink(ctx context.Context, l *clientLink, run *runner.Run, ask *pendingAsk) (bool, error) {
 	message := ask.message
-	for range MaxAskAttempts {
+	for {
 		raw, err := l.request(ctx, string(mcp.MethodElicitationCreate), map[string]any{
 			"message": message, "requestedSchema": ask.schema,
 			"_meta": mcp.WithRelatedTask(run.ID).AdditionalFields,
@@ -154,7 +154,9 @@ func (s *Server) askOverLink(ctx context.Context, l *clientLink, run *runner.Run
 		if len(problems) == 0 {
 			return true, s.resumeAsked(ctx, run, ask, payload)
 		}
+		if s.misses.miss(run.ID, ask.token) >= MaxAskAttempts {
+			return false, nil
+		}
 		message = retryMessage(ask.message, problems)
 	}
-	return false, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -84,16 +85,21 @@ type extTask struct {
 
 // extTaskOf is run as an extension task. A failed run is a tool result with isError, which
 // the extension reports as completed (its failed is for JSON-RPC errors only); a run
-// waiting on a hook that asks carries the question as its one input request.
+// waiting on a hook that asks carries the question as its one input request. The run's
+// definition is decoded once for both.
 func (s *Server) extTaskOf(ctx context.Context, run *runner.Run, resultType mcp.ResultType) extTask {
-	t := taskOf(run)
+	pos, err := positionOf(run)
+	if err != nil {
+		s.log.WarnContext(ctx, "mcp: cannot read the definition of a task's run", "run", run.ID, "err", err)
+	}
+	t := s.taskAt(run, pos)
 	out := extTask{ResultType: resultType, TaskID: t.TaskId, Status: t.Status, StatusMessage: t.StatusMessage,
 		CreatedAt: t.CreatedAt, LastUpdatedAt: t.LastUpdatedAt, TTLMs: TaskTTL.Milliseconds(), PollIntervalMs: TaskPollInterval.Milliseconds()}
 	switch run.Status {
 	case runner.StatusCompleted, runner.StatusFailed:
 		out.Status, out.Result = mcp.TaskStatusCompleted, tools.ResultOf(run).Replay(false).CallResult()
 	case runner.StatusWaiting:
-		ask, err := askOf(run)
+		ask, err := s.askAt(run, pos)
 		if err != nil {
 			s.log.WarnContext(ctx, "mcp: cannot show the question of a task", "run", run.ID, "err", err)
 		}
@@ -197,8 +203,11 @@ func (s *Server) workflowTool(ctx context.Context, env *environment, name string
 // under the question's key resumes the hook as a tool call's answer does (resumeAsked), so
 // that whichever answer comes first is the one the hook takes, and a tasks/get after the
 // acknowledgement no longer shows the question answered. Keys of no outstanding question
-// are ignored, as the extension asks; an answer that does not fit the schema is invalid
-// params, listing the problems, and the question stays open.
+// are ignored, as the extension asks. An answer that does not fit the schema is invalid
+// params, listing the problems, and the question stays open — up to MaxAskAttempts such
+// answers, counted as the other ways of asking count them: the last one withdraws the
+// question, as a tool call's question is given up, and the task is working, waiting on the
+// hook for gorunner_resume_hook or the REST resume.
 func (s *Server) updateTask(ctx context.Context, p auth.Principal, raw json.RawMessage) (any, error) {
 	var params struct {
 		InputResponses mcp.InputResponses `json:"inputResponses"`
@@ -210,7 +219,7 @@ func (s *Server) updateTask(ctx context.Context, p auth.Principal, raw json.RawM
 	if err != nil {
 		return nil, err
 	}
-	ask, err := askOf(run)
+	ask, err := s.askOf(run)
 	if err != nil || ask == nil {
 		return ack, err
 	}
@@ -220,7 +229,14 @@ func (s *Server) updateTask(ctx context.Context, p auth.Principal, raw json.RawM
 	}
 	payload, problems := answerPayload(res, ask)
 	if len(problems) > 0 {
-		return nil, &rpcError{Code: codeInvalidParams, Message: retryMessage("", problems), Data: problems}
+		msg := retryMessage("", problems)
+		if s.misses.miss(run.ID, ask.token) >= MaxAskAttempts {
+			msg += fmt.Sprintf("That was the last of %d answers asked for: the question is withdrawn and the task waits on hook %s "+
+				"(answer it with gorunner_resume_hook or the REST resume).", MaxAskAttempts, ask.token)
+		} else {
+			msg += "Answer again with tasks/update."
+		}
+		return nil, &rpcError{Code: codeInvalidParams, Message: msg, Data: problems}
 	}
 	if err := s.resumeAsked(ctx, run, ask, payload); err != nil {
 		return nil, err

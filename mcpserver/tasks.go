@@ -5,11 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
+	"slices"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/gorunner/gorunner/auth"
+	"github.com/gorunner/gorunner/idempotency"
 	"github.com/gorunner/gorunner/runner"
 	"github.com/gorunner/gorunner/schemas"
 	"github.com/gorunner/gorunner/tools"
@@ -163,7 +166,7 @@ func (s *Server) answerLegacy(ctx context.Context, p auth.Principal, c *taskCall
 	case mcp.MethodTasksResult:
 		return s.taskResult(ctx, p, c)
 	case mcp.MethodTasksList:
-		return s.listTasks(ctx, p, c.msg.Params)
+		return s.listTasks(ctx, c.env, p, c.msg.Params)
 	case mcp.MethodTasksCancel:
 		return s.cancelTask(ctx, p, c.msg.Params)
 	}
@@ -202,10 +205,36 @@ func (s *Server) createTask(ctx context.Context, env *environment, p auth.Princi
 	if err != nil {
 		return nil, err
 	}
+	if err := s.listTask(ctx, env.name, p, run.ID); err != nil {
+		s.log.WarnContext(ctx, "mcp: the task is not listed by tasks/list", "task", run.ID, "err", err)
+	}
 	if sessionID != "" {
 		s.notifyTaskStatus(env, sessionID, run)
 	}
-	return mcp.CreateTaskResult{Task: taskOf(run)}, nil
+	return mcp.CreateTaskResult{Task: s.taskOf(run)}, nil
+}
+
+// Which runs are task runs. A run records no surface it was started from (a task's run
+// and a plain call's or REST's look alike in the store), so the task layer keeps its own
+// list, in the store every process shares: listTask records each task's run as a key of
+// the idempotency store, in the scope of the environment and principal (taskScope), keyed
+// by run ID, naming the run. That store keeps keys per scope newest first, pages them and
+// lets them expire (its TTL, 24 h by default, as TaskTTL), which is what tasks/list reads;
+// at its MaxKeys per scope the oldest task falls out of the list. The runner package is
+// not changed for it.
+
+// taskScope is the idempotency scope listing the task runs principal started in env. Its
+// prefix is neither PrincipalScope's nor WorkflowScope's, so no key listing shows it.
+func taskScope(env, principal string) string { return "task:" + env + ":" + principal }
+
+// listTask records run as one of p's task runs in env; a replayed key records it once.
+func (s *Server) listTask(ctx context.Context, env string, p auth.Principal, runID string) error {
+	req := idempotency.Request{Scope: taskScope(env, p.ID), Key: runID, Method: string(mcp.MethodToolsCall),
+		Path: "task", Policy: idempotency.Policy{EvictOldest: true}}
+	_, err := s.deps.Idempotency.Do(context.WithoutCancel(ctx), req, func(context.Context) (*idempotency.Response, error) {
+		return &idempotency.Response{Status: http.StatusOK, RunID: runID}, nil
+	})
+	return err
 }
 
 // taskRun reads the run of a task request for p; an expired task view is not found.
@@ -235,7 +264,7 @@ func (s *Server) getTask(ctx context.Context, p auth.Principal, raw json.RawMess
 	if err != nil {
 		return nil, err
 	}
-	return mcp.GetTaskResult{Task: taskOf(run)}, nil
+	return mcp.GetTaskResult{Task: s.taskOf(run)}, nil
 }
 
 // taskResult waits until the run has ended (holding one of the principal's wait slots),
@@ -264,7 +293,7 @@ func (s *Server) taskResult(ctx context.Context, p auth.Principal, c *taskCall) 
 		if run.Status.Terminal() || !asks(run) {
 			break // ended, or the engine stopped watching: answer the state at hand
 		}
-		ask, err := askOf(run)
+		ask, err := s.askOf(run)
 		if err != nil || ask == nil {
 			settled[run.WaitingOn.Hook] = true // a hook that does not ask: wait on
 			continue
@@ -315,11 +344,12 @@ func (s *Server) cancelTask(ctx context.Context, p auth.Principal, raw json.RawM
 	if run, err = s.deps.Engine.Cancel(context.WithoutCancel(ctx), run.ID); err != nil {
 		return nil, err
 	}
-	return mcp.CancelTaskResult{Task: taskOf(run)}, nil
+	return mcp.CancelTaskResult{Task: s.taskOf(run)}, nil
 }
 
-// listTasks lists the runs the caller started as tasks, newest first.
-func (s *Server) listTasks(ctx context.Context, p auth.Principal, raw json.RawMessage) (any, error) {
+// listTasks lists the task runs (see listTask) the caller started in env, newest first;
+// a run the caller may no longer read, or whose task view expired, is left out.
+func (s *Server) listTasks(ctx context.Context, env *environment, p auth.Principal, raw json.RawMessage) (any, error) {
 	var params struct {
 		Cursor string `json:"cursor"`
 	}
@@ -328,53 +358,78 @@ func (s *Server) listTasks(ctx context.Context, p auth.Principal, raw json.RawMe
 			return nil, &rpcError{Code: codeInvalidParams, Message: "invalid tasks/list params: " + err.Error()}
 		}
 	}
-	runs, next, err := s.deps.Engine.List(ctx, runner.ListRunsParams{Limit: TaskListPage, Cursor: params.Cursor, Readable: &runner.Readable{StartedBy: p.ID}})
+	recs, next, err := s.deps.Idempotency.Keys(ctx, taskScope(env.name, p.ID), params.Cursor, TaskListPage)
+	if errors.Is(err, idempotency.ErrInvalidCursor) {
+		return nil, &rpcError{Code: codeInvalidParams, Message: "invalid cursor: pass the nextCursor of the previous tasks/list page"}
+	}
 	if err != nil {
 		return nil, err
 	}
-	out := mcp.ListTasksResult{Tasks: make([]mcp.Task, 0, len(runs))}
-	for _, r := range runs {
-		if !s.expired(r) {
-			out.Tasks = append(out.Tasks, taskOf(r))
+	out := mcp.ListTasksResult{Tasks: make([]mcp.Task, 0, len(recs))}
+	for _, rec := range recs {
+		run, err := s.ownRun(ctx, p, auth.RunsRead, rec.RunID)
+		if errors.Is(err, runner.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if !s.expired(run) {
+			out.Tasks = append(out.Tasks, s.taskOf(run))
 		}
 	}
 	out.NextCursor = mcp.Cursor(next)
 	return out, nil
 }
 
-// taskOf is run as a task (SPEC §5): pending and running are working; waiting on a hook
-// that asks is input_required, other waiting is working with a message naming the hook;
-// the end states keep their names. statusMessage names the step at hand.
-func taskOf(run *runner.Run) mcp.Task {
+// taskOf is run as a task (SPEC §5).
+func (s *Server) taskOf(run *runner.Run) mcp.Task {
+	pos, _ := positionOf(run) // a definition that does not decode leaves the step's kind blank
+	return s.taskAt(run, pos)
+}
+
+// taskAt is run, standing at pos, as a task: pending and running are working; waiting on a
+// hook that asks is input_required, other waiting (a hook no longer asked, see
+// askMisses) is working with a message naming the hook; the end states keep their names.
+// statusMessage names the step at hand, or the one that failed with the run's error.
+func (s *Server) taskAt(run *runner.Run, pos position) mcp.Task {
 	t := mcp.NewTask(run.ID,
 		mcp.WithTaskCreatedAt(run.CreatedAt.UTC().Format(time.RFC3339)),
 		mcp.WithTaskTTL(TaskTTL.Milliseconds()),
 		mcp.WithTaskPollInterval(TaskPollInterval.Milliseconds()))
 	t.LastUpdatedAt = lastUpdate(run).UTC().Format(time.RFC3339)
-	step, ask := currentStep(run)
+	step := pos.describe(run)
 	switch run.Status {
 	case runner.StatusCompleted:
 		t.Status = mcp.TaskStatusCompleted
 	case runner.StatusFailed:
 		t.Status = mcp.TaskStatusFailed
 		if run.Error != nil {
-			t.StatusMessage = run.Error.Message
+			t.StatusMessage = joinMessage(step, run.Error.Message)
 		}
 	case runner.StatusCancelled:
 		t.Status = mcp.TaskStatusCancelled
 	case runner.StatusWaiting:
 		t.Status = mcp.TaskStatusWorking
-		if ask {
+		if s.asks(run, pos) {
 			t.Status = mcp.TaskStatusInputRequired
 		}
 		t.StatusMessage = step
 		if run.WaitingOn != nil && run.WaitingOn.Hook != "" {
-			t.StatusMessage = fmt.Sprintf("%s: waiting on hook %s", step, run.WaitingOn.Hook)
+			t.StatusMessage = joinMessage(step, "waiting on hook "+run.WaitingOn.Hook)
 		}
 	default:
 		t.StatusMessage = step
 	}
 	return t
+}
+
+// joinMessage is the step, then what is said of it; either may be empty.
+func joinMessage(step, detail string) string {
+	if step == "" || detail == "" {
+		return step + detail
+	}
+	return step + ": " + detail
 }
 
 // lastUpdate is the latest time the run records.
@@ -395,19 +450,52 @@ func lastUpdate(run *runner.Run) time.Time {
 	return last
 }
 
-// currentStep describes the step a run is at, "step 3/7 charge (http)", and whether it is
-// a hook that asks the person.
-func currentStep(run *runner.Run) (string, bool) {
-	i := currentIndex(run)
-	if i == len(run.Steps) {
-		return "", false
+// position is where a run stands in its definition, decoded once: the index of the step
+// at hand — the first that has not finished, or for a failed run the one that failed —
+// and that step's definition (nil past the last step, or when the definition does not
+// decode).
+type position struct {
+	index int
+	step  *schemas.Step
+}
+
+// positionOf reads where run stands; the error says its definition does not decode.
+func positionOf(run *runner.Run) (position, error) {
+	pos := position{index: currentIndex(run)}
+	if run.Status == runner.StatusFailed {
+		if i := slices.IndexFunc(run.Steps, func(st *runner.StepRecord) bool { return st.Status == runner.StepFailed }); i >= 0 {
+			pos.index = i
+		}
 	}
-	kind, ask := "", false
-	if def, err := schemas.Decode(run.Definition); err == nil && i < len(def.Steps) {
-		st := &def.Steps[i]
-		kind, ask = st.Kind(), st.Hook != nil && st.Hook.Ask != nil
+	if pos.index >= len(run.Steps) {
+		return pos, nil
 	}
-	return fmt.Sprintf("step %d/%d %s (%s)", i+1, len(run.Steps), run.Steps[i].ID, kind), ask
+	def, err := schemas.Decode(run.Definition)
+	if err != nil {
+		return pos, err
+	}
+	if pos.index < len(def.Steps) {
+		pos.step = &def.Steps[pos.index]
+	}
+	return pos, nil
+}
+
+// describe is the step at pos as statusMessage says it, "step 3/7 charge (http)"; "" past
+// the last step.
+func (pos position) describe(run *runner.Run) string {
+	if pos.index >= len(run.Steps) {
+		return ""
+	}
+	kind := ""
+	if pos.step != nil {
+		kind = pos.step.Kind()
+	}
+	return fmt.Sprintf("step %d/%d %s (%s)", pos.index+1, len(run.Steps), run.Steps[pos.index].ID, kind)
+}
+
+// hookAsks reports whether the step at pos is a hook with an ask.
+func (pos position) hookAsks() bool {
+	return pos.step != nil && pos.step.Hook != nil && pos.step.Hook.Ask != nil
 }
 
 // currentIndex is the index of the first step of run that has not finished.

@@ -318,14 +318,14 @@ func (s *Server) notifyTaskStatus(env *environment, sessionID string, run *runne
 	s.tasks.Go(func() {
 		states, stop := s.deps.Engine.Watch(run.ID)
 		defer stop()
-		last := taskOf(run)
+		last := s.taskOf(run)
 		for {
 			select {
 			case r, ok := <-states:
 				if !ok {
 					return
 				}
-				t := taskOf(r)
+				t := s.taskOf(r)
 				if t.Status == last.Status && t.StatusMessage == last.StatusMessage {
 					continue
 				}

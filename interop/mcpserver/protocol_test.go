@@ -17,15 +17,17 @@ import (
 type rpcRequest struct {
 	header http.Header
 	body   map[string]any
+	// query follows /mcp ("?environment=test"); empty is production.
+	query string
 }
 
-// post POSTs r to /mcp with the fixture's token, as a streamable HTTP client does.
+// post POSTs r to /mcp (with r.query) with the fixture's token, as a streamable HTTP client does.
 func (f *fixture) post(ctx context.Context, r rpcRequest) (*http.Response, error) {
 	raw, err := json.Marshal(r.body)
 	if err != nil {
 		return nil, err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, f.srv.URL+"/mcp", bytes.NewReader(raw))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, f.srv.URL+"/mcp"+r.query, bytes.NewReader(raw))
 	if err != nil {
 		return nil, err
 	}

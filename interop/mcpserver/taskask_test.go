@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/gorunner/gorunner/mcpserver"
 )
 
 // sseMessages reads the messages of an event stream as they come.
@@ -109,4 +111,33 @@ func TestTaskResultWithoutElicitationWaits(t *testing.T) {
 	}
 	require.NoError(t, json.Unmarshal(raw, &got), "%s", raw)
 	require.Equal(t, map[string]any{"approved": true}, got.Result.StructuredContent["output"], "%s", raw)
+}
+
+// TestTaskResultGivesUpAfterInvalidAnswers: on a tasks/result stream, answers that do not
+// fit are asked again up to MaxAskAttempts; then the question is withdrawn for the hook —
+// the task is working, waiting on it — and the stream ends with the result, asking nothing
+// more, once the REST resume answers the hook.
+func TestTaskResultGivesUpAfterInvalidAnswers(t *testing.T) {
+	f := newFixture(t, askDef)
+	s := f.openSessionWith(t, map[string]any{"elicitation": map[string]any{}})
+	taskID := s.ok(t, "tools/call", map[string]any{"name": "ask", "arguments": map[string]any{"orderId": "g1"}, "task": map[string]any{}})["task"].(map[string]any)["taskId"]
+	res, err := f.post(context.Background(), rpcRequest{header: s.header(), body: map[string]any{"jsonrpc": "2.0", "id": 99, "method": "tasks/result", "params": map[string]any{"taskId": taskID}}})
+	require.NoError(t, err)
+	defer res.Body.Close()
+	stream := sseMessages(t, res)
+	for i := 1; i <= mcpserver.MaxAskAttempts; i++ {
+		question := <-stream
+		require.Equal(t, "elicitation/create", question["method"], "question %d: %v", i, question)
+		require.Equal(t, http.StatusAccepted, s.reply(t, f.token, question["id"], map[string]any{"action": "accept", "content": map[string]any{"approved": "yes"}}))
+	}
+	require.Eventually(t, func() bool {
+		got := s.ok(t, "tasks/get", map[string]any{"taskId": taskID})
+		return got["status"] == "working" && got["statusMessage"] == "step 1/2 approve (hook): waiting on hook ask:g1"
+	}, 10*time.Second, 20*time.Millisecond, "no longer input_required")
+
+	resumed, body := f.rest("POST", "/api/hooks/ask:g1/resume", map[string]any{"approved": true}, http.Header{})
+	require.Less(t, resumed.StatusCode, 300, "%v", body)
+	final := <-stream
+	require.EqualValues(t, 99, final["id"], "the result, not another question: %v", final)
+	require.Equal(t, map[string]any{"approved": true}, final["result"].(map[string]any)["structuredContent"].(map[string]any)["output"])
 }

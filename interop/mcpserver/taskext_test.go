@@ -3,6 +3,7 @@ package mcpserver_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"sync/atomic"
 	"testing"
@@ -202,4 +203,59 @@ func TestTaskTTL(t *testing.T) {
 	require.Equal(t, http.StatusBadRequest, status)
 	require.Contains(t, rpcErr["message"], "ttl has expired")
 	require.EqualValues(t, "completed", f.engineRun(t, taskID).Status, "the run stays")
+}
+
+// TestTasksExtensionInvalidAnswers: an answer through tasks/update that does not fit is
+// refused and the question asked again, at most MaxAskAttempts times, as for a tool call's
+// question: a fitting answer before the last resumes the run; after the last, the question
+// is withdrawn — the task is working, waiting on the hook, further answers are ignored —
+// and the hook takes the REST resume.
+func TestTasksExtensionInvalidAnswers(t *testing.T) {
+	wrong := map[string]any{"approved": true, "note": "far too long"}
+	for _, misses := range []int{mcpserver.MaxAskAttempts - 1, mcpserver.MaxAskAttempts} {
+		t.Run(fmt.Sprint(misses, " wrong answers"), func(t *testing.T) {
+			f := newFixture(t, askDef)
+			orderID := fmt.Sprint("w", misses)
+			created := f.rpcResult(t, extRequest(1, "tools/call", "ask", map[string]any{"name": "ask", "arguments": map[string]any{"orderId": orderID}}))
+			require.Equal(t, "input_required", created["status"])
+			taskID := created["taskId"].(string)
+			answer := func(id int, content map[string]any) (int, map[string]any, map[string]any) {
+				return f.rpcAnswer(t, extTask(id, "tasks/update", taskID, map[string]any{
+					"inputResponses": map[string]any{"approve": map[string]any{"action": "accept", "content": content}}}))
+			}
+			for i := 1; i <= misses; i++ {
+				status, _, rpcErr := answer(10+i, wrong)
+				require.Equal(t, http.StatusBadRequest, status)
+				require.EqualValues(t, -32602, rpcErr["code"])
+				require.Contains(t, rpcErr["message"], "/note")
+				got := f.rpcResult(t, extTask(20+i, "tasks/get", taskID, nil))
+				if i < mcpserver.MaxAskAttempts {
+					require.Contains(t, rpcErr["message"], "Answer again", "wrong answer %d", i)
+					require.Equal(t, "input_required", got["status"], "asked again after wrong answer %d", i)
+					require.Contains(t, got["inputRequests"], "approve")
+					continue
+				}
+				require.Contains(t, rpcErr["message"], "withdrawn")
+				require.Equal(t, "working", got["status"], "no longer asked after %d wrong answers", i)
+				require.NotContains(t, got, "inputRequests")
+				require.Equal(t, "step 1/2 approve (hook): waiting on hook ask:"+orderID, got["statusMessage"])
+			}
+			_, res, _ := answer(30, map[string]any{"approved": true, "note": "mcp"})
+			require.Equal(t, map[string]any{"resultType": "complete"}, res)
+			if misses >= mcpserver.MaxAskAttempts {
+				require.EqualValues(t, "waiting", f.engineRun(t, taskID).Status, "an answer to the withdrawn question is ignored")
+				rest, body := f.rest("POST", "/api/hooks/ask:"+orderID+"/resume", map[string]any{"approved": true, "note": "rest"}, http.Header{})
+				require.Less(t, rest.StatusCode, 300, "%v", body)
+			}
+			require.Eventually(t, func() bool { return f.engineRun(t, taskID).Status == "completed" }, 20*time.Second, 20*time.Millisecond)
+			want := map[string]any{"approved": true, "note": "mcp"}
+			if misses >= mcpserver.MaxAskAttempts {
+				want["note"] = "rest"
+			}
+			got := f.rpcResult(t, extTask(40, "tasks/get", taskID, nil))
+			require.Equal(t, "completed", got["status"])
+			require.Equal(t, want, got["result"].(map[string]any)["structuredContent"].(map[string]any)["output"])
+			require.Equal(t, 1, f.engineRun(t, taskID).Steps[0].Attempts, "the hook took one answer")
+		})
+	}
 }

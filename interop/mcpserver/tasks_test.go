@@ -3,6 +3,7 @@ package mcpserver_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -28,6 +29,8 @@ type rpcSession struct {
 	f  *fixture
 	id string
 	n  int
+	// query follows /mcp: the session's environment.
+	query string
 }
 
 // openSession initializes a session over raw JSON-RPC (protocol 2025-11-25).
@@ -39,7 +42,13 @@ func (f *fixture) openSession(t *testing.T) *rpcSession {
 // openSessionWith is openSession for a client declaring capabilities.
 func (f *fixture) openSessionWith(t *testing.T, capabilities map[string]any) *rpcSession {
 	t.Helper()
-	res, err := f.post(context.Background(), rpcRequest{body: map[string]any{"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": map[string]any{
+	return f.openSessionAt(t, "", capabilities)
+}
+
+// openSessionAt is openSessionWith at /mcp+query.
+func (f *fixture) openSessionAt(t *testing.T, query string, capabilities map[string]any) *rpcSession {
+	t.Helper()
+	res, err := f.post(context.Background(), rpcRequest{query: query, body: map[string]any{"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": map[string]any{
 		"protocolVersion": "2025-11-25", "capabilities": capabilities, "clientInfo": map[string]any{"name": "raw", "version": "1"},
 	}}})
 	require.NoError(t, err)
@@ -55,9 +64,9 @@ func (f *fixture) openSessionWith(t *testing.T, capabilities map[string]any) *rp
 	require.Contains(t, tasks, "list")
 	require.Contains(t, tasks, "cancel")
 	require.Equal(t, map[string]any{"tools": map[string]any{"call": map[string]any{}}}, tasks["requests"])
-	s := &rpcSession{f: f, id: res.Header.Get("Mcp-Session-Id")}
+	s := &rpcSession{f: f, id: res.Header.Get("Mcp-Session-Id"), query: query}
 	require.NotEmpty(t, s.id)
-	res, err = f.post(context.Background(), rpcRequest{header: s.header(), body: map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized"}})
+	res, err = f.post(context.Background(), rpcRequest{query: query, header: s.header(), body: map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized"}})
 	require.NoError(t, err)
 	res.Body.Close()
 	return s
@@ -71,7 +80,7 @@ func (s *rpcSession) header() http.Header {
 func (s *rpcSession) do(t *testing.T, method string, params map[string]any) (map[string]any, map[string]any) {
 	t.Helper()
 	s.n++
-	res, err := s.f.post(context.Background(), rpcRequest{header: s.header(), body: map[string]any{"jsonrpc": "2.0", "id": s.n, "method": method, "params": params}})
+	res, err := s.f.post(context.Background(), rpcRequest{query: s.query, header: s.header(), body: map[string]any{"jsonrpc": "2.0", "id": s.n, "method": method, "params": params}})
 	require.NoError(t, err)
 	defer res.Body.Close()
 	var msg struct {
@@ -181,19 +190,106 @@ func TestTaskRequestWithAForeignSessionIsRefused(t *testing.T) {
 	require.Equal(t, http.StatusNotFound, res.StatusCode, "another principal's session ID")
 }
 
+// TestTaskStatusMapping: each run state as SPEC §5 maps it to a task status, with a
+// statusMessage saying the step ("step 3/7 charge (http)"), and for a failed run the step
+// that failed with the run's error.
+func TestTaskStatusMapping(t *testing.T) {
+	failLate := `{"name":"faillate","input":{"type":"object"},"steps":[{"id":"ok","set":1},{"id":"charge","fail":{"message":"card declined","code":"DECLINED"}},{"id":"after","set":2}]}`
+	f := newFixture(t, outlivesDef, approveDef, askDef, failLate)
+	s := f.openSession(t)
+	tests := []struct {
+		name, tool      string
+		args            map[string]any
+		status, message string
+	}{
+		{"running", "outlives", map[string]any{}, "working", "step 1/2 rest (sleep)"},
+		{"waiting on a hook", "approve", map[string]any{"orderId": "m1"}, "working", "step 1/2 confirm (hook): waiting on hook order:m1"},
+		{"waiting on a hook that asks", "ask", map[string]any{"orderId": "m2"}, "input_required", "step 1/2 approve (hook): waiting on hook ask:m2"},
+		{"failed", "faillate", map[string]any{}, "failed", "step 2/3 charge (fail): card declined"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			taskID := s.ok(t, "tools/call", map[string]any{"name": tc.tool, "arguments": tc.args, "task": map[string]any{}})["task"].(map[string]any)["taskId"]
+			var got map[string]any
+			require.Eventually(t, func() bool {
+				got = s.ok(t, "tasks/get", map[string]any{"taskId": taskID})
+				return got["status"] == tc.status && got["statusMessage"] == tc.message
+			}, 10*time.Second, 10*time.Millisecond, "last seen %v", got)
+		})
+	}
+}
+
+// taskIDs are the taskIds of a tasks/list page, in order.
+func taskIDs(page map[string]any) []any {
+	ids := []any{}
+	for _, tk := range page["tasks"].([]any) {
+		ids = append(ids, tk.(map[string]any)["taskId"])
+	}
+	return ids
+}
+
+// startTask starts a task of greet in s's environment and returns its taskId.
+func (s *rpcSession) startTask(t *testing.T, name string) any {
+	t.Helper()
+	return s.ok(t, "tools/call", map[string]any{"name": "greet", "arguments": map[string]any{"name": name}, "task": map[string]any{}})["task"].(map[string]any)["taskId"]
+}
+
 func TestTaskListPages(t *testing.T) {
 	f := newFixture(t, greetDef)
-	for range mcpserver.TaskListPage + 1 {
-		_, err := f.engine.Submit(context.Background(), runner.SubmitParams{Workflow: "greet", Environment: runner.EnvProduction, Input: json.RawMessage(`{"name":"Ada"}`), StartedBy: f.principal})
-		require.NoError(t, err)
-	}
 	s := f.openSession(t)
+	var want []any
+	for i := range mcpserver.TaskListPage + 1 {
+		want = append([]any{s.startTask(t, fmt.Sprint("Ada", i))}, want...)
+		_, err := f.engine.Submit(context.Background(), runner.SubmitParams{Workflow: "greet", Environment: runner.EnvProduction,
+			Input: json.RawMessage(`{"name":"Ada"}`), StartedBy: f.principal})
+		require.NoError(t, err, "a run that is not a task, started between the tasks")
+	}
 	first := s.ok(t, "tasks/list", nil)
 	require.Len(t, first["tasks"], mcpserver.TaskListPage)
 	require.NotEmpty(t, first["nextCursor"])
 	second := s.ok(t, "tasks/list", map[string]any{"cursor": first["nextCursor"]})
 	require.Len(t, second["tasks"], 1)
 	require.NotContains(t, second, "nextCursor")
+	require.Equal(t, want, append(taskIDs(first), taskIDs(second)...), "every task once, newest first")
+}
+
+// TestTaskListShowsTheSessionsTaskRuns: tasks/list lists the caller's task runs of the
+// session's environment only: not the runs of plain tool calls, of REST or of another
+// principal (even one that may read them), nor the tasks of the other environment.
+func TestTaskListShowsTheSessionsTaskRuns(t *testing.T) {
+	f := newFixture(t, greetDef)
+	prod := f.openSession(t)
+	test := f.openSessionAt(t, "?environment=test", map[string]any{})
+	first := prod.startTask(t, "one")
+	testTask := test.startTask(t, "draft")
+	plain := prod.ok(t, "tools/call", map[string]any{"name": "greet", "arguments": map[string]any{"name": "plain"}})
+	require.NotContains(t, plain, "task", "a plain call answers its result")
+	res, body := f.rest("POST", "/api/workflows/greet/run", map[string]any{"name": "rest"}, http.Header{})
+	require.Equal(t, http.StatusAccepted, res.StatusCode, "%v", body)
+	admin := *f
+	admin.token = f.mint("admin")
+	theirs := admin.openSession(t).startTask(t, "theirs")
+	second := prod.startTask(t, "two")
+
+	runs, _, err := f.engine.List(context.Background(), runnerAll())
+	require.NoError(t, err)
+	require.Len(t, runs, 6, "every run was started")
+	tests := []struct {
+		name    string
+		session *rpcSession
+		want    []any
+	}{
+		{"production", prod, []any{second, first}},
+		{"test", test, []any{testTask}},
+		{"another principal", admin.openSession(t), []any{theirs}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			page := tc.session.ok(t, "tasks/list", nil)
+			require.Equal(t, tc.want, taskIDs(page))
+			require.NotContains(t, page, "nextCursor")
+		})
+	}
 }
 
 // TestTasksOfAnotherPrincipalAreNotFound: a token that may not read a run sees no task for
