@@ -61,19 +61,5 @@ steps:
   - {id: b, set: "${{ steps.a.output.n + 1 }}"}
   - {id: c, set: {done: "${{ steps.b.output }}"}}
 `)
-	ctx := context.Background()
-	b.ResetTimer()
-	start := time.Now()
-	ids := make([]string, b.N)
-	for i := range b.N {
-		res, err := e.Submit(ctx, runner.SubmitParams{Workflow: name, Input: json.RawMessage(`{"n": 1}`)})
-		require.NoError(b, err)
-		ids[i] = res.Run.ID
-	}
-	for _, id := range ids {
-		r, err := e.Wait(ctx, id, time.Minute)
-		require.NoError(b, err)
-		require.Equal(b, runner.StatusCompleted, r.Status)
-	}
-	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "runs/s")
+	runnertest.BenchRuns(b, e, name)
 }

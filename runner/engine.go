@@ -66,11 +66,15 @@ type Engine struct {
 	kinds     kindTable
 	broker    *broker
 	metrics   *metrics
-	poke      chan struct{} // a worker slot came free; coalesced
+	poke      chan struct{} // a worker slot came free while runs may be due; coalesced
 
 	mu        sync.Mutex
 	held      map[string]context.CancelCauseFunc // runs this engine works, by ID
 	leases    map[string]Lease                   // leases of held runs, once the store wrote them
+	// backlog says runs may be due that no slot here took: a claim or a notice of due runs
+	// found every slot taken, a claim filled every free slot, or an admission found none
+	// free. Only then does a slot coming free start a claim.
+	backlog bool
 	awaiters  map[string]map[string]bool         // run ID → runs waiting for it to end
 	workers   sync.WaitGroup
 	stopLoops context.CancelFunc
@@ -192,7 +196,8 @@ func (e *Engine) wake() {
 	e.cfg.Events.Publish(events.Due)
 }
 
-// pokeLocal tells the local claim loop to look for due runs now (a worker slot came free).
+// pokeLocal tells the local claim loop to look for due runs now (a worker slot came free
+// while there is a backlog).
 func (e *Engine) pokeLocal() {
 	select {
 	case e.poke <- struct{}{}:
@@ -227,6 +232,7 @@ func (e *Engine) claim(ctx, workCtx context.Context) {
 	for ctx.Err() == nil {
 		free := e.freeSlots()
 		if free == 0 {
+			e.setBacklog(true)
 			return
 		}
 		now := e.now()
@@ -242,10 +248,17 @@ func (e *Engine) claim(ctx, workCtx context.Context) {
 		for _, c := range runs {
 			e.launch(workCtx, c)
 		}
+		e.setBacklog(len(runs) == free)
 		if len(runs) < free {
 			return
 		}
 	}
+}
+
+func (e *Engine) setBacklog(b bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.backlog = b
 }
 
 func (e *Engine) freeSlots() int {
@@ -271,7 +284,11 @@ func (e *Engine) launch(ctx context.Context, c Claimed) {
 func (e *Engine) reserve(runID string) (context.Context, bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.workCtx == nil || len(e.held) >= e.cfg.Concurrency {
+	if e.workCtx == nil {
+		return nil, false
+	}
+	if len(e.held) >= e.cfg.Concurrency {
+		e.backlog = true
 		return nil, false
 	}
 	return e.holdLocked(e.workCtx, runID)
@@ -307,13 +324,16 @@ func (e *Engine) endPass(lease Lease, runID string, keep bool) {
 	cancel := e.held[runID]
 	delete(e.held, runID)
 	delete(e.leases, runID)
+	backlog := e.backlog
 	e.mu.Unlock()
 	cancel(nil)
 	if !keep {
 		e.release(lease)
 	}
 	e.workers.Done()
-	e.pokeLocal()
+	if backlog {
+		e.pokeLocal()
+	}
 }
 
 func (e *Engine) release(lease Lease) {

@@ -2,6 +2,7 @@ package runnertest
 
 import (
 	"context"
+	"encoding/json"
 	"testing"
 	"time"
 
@@ -57,4 +58,30 @@ func BenchStepCommit(b *testing.B, newStore func(b *testing.B) runner.Store) {
 	b.ReportMetric(perSmall, "ns/commit@10")
 	b.ReportMetric(perLarge, "ns/commit@1000")
 	b.ReportMetric(perLarge/perSmall, "ratio")
+}
+
+// BenchRuns submits b.N runs of workflow (input {"n": 1}) through e one after another and
+// reports runs/s, from the first submit until every run completed. A run that settled in
+// its admission is taken as its admission wrote it, as the MCP and webhook surfaces take
+// it; the others are waited for once all are submitted.
+func BenchRuns(b *testing.B, e *runner.Engine, workflow string) {
+	ctx := context.Background()
+	b.ResetTimer()
+	start := time.Now()
+	results := make([]*runner.SubmitResult, b.N)
+	for i := range b.N {
+		res, err := e.Submit(ctx, runner.SubmitParams{Workflow: workflow, Input: json.RawMessage(`{"n": 1}`)})
+		require.NoError(b, err)
+		results[i] = res
+	}
+	for _, res := range results {
+		r := res.Written
+		if !r.Status.Settled() {
+			var err error
+			r, err = e.Wait(ctx, res.Run.ID, time.Minute)
+			require.NoError(b, err)
+		}
+		require.Equal(b, runner.StatusCompleted, r.Status)
+	}
+	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "runs/s")
 }

@@ -4,7 +4,6 @@ package redisstore_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -23,6 +22,7 @@ import (
 	"github.com/gorunner/gorunner/idempotency"
 	"github.com/gorunner/gorunner/mcpserver"
 	"github.com/gorunner/gorunner/runner"
+	"github.com/gorunner/gorunner/runner/runnertest"
 	"github.com/gorunner/gorunner/store/redisstore/redistest"
 	"github.com/gorunner/gorunner/store/sqlitestore"
 )
@@ -87,21 +87,7 @@ func BenchmarkBackends(b *testing.B) {
 
 func benchRuns(b *testing.B, st benchStore) {
 	_, e := started(b, st)
-	ctx := context.Background()
-	b.ResetTimer()
-	start := time.Now()
-	ids := make([]string, b.N)
-	for i := range b.N {
-		res, err := e.Submit(ctx, runner.SubmitParams{Workflow: "bench", Input: json.RawMessage(`{"n": 1}`)})
-		require.NoError(b, err)
-		ids[i] = res.Run.ID
-	}
-	for _, id := range ids {
-		r, err := e.Wait(ctx, id, time.Minute)
-		require.NoError(b, err)
-		require.Equal(b, runner.StatusCompleted, r.Status)
-	}
-	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "runs/s")
+	runnertest.BenchRuns(b, e, "bench")
 }
 
 // benchAsynq enqueues b.N no-op tasks and waits until asynq (8 workers, as the engine)
