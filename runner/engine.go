@@ -68,14 +68,14 @@ type Engine struct {
 	metrics   *metrics
 	poke      chan struct{} // a worker slot came free while runs may be due; coalesced
 
-	mu        sync.Mutex
-	held      map[string]context.CancelCauseFunc // runs this engine works, by ID
-	leases    map[string]Lease                   // leases of held runs, once the store wrote them
+	mu     sync.Mutex
+	held   map[string]context.CancelCauseFunc // runs this engine works, by ID
+	leases map[string]Lease                   // leases of held runs, once the store wrote them
 	// backlog says runs may be due that no slot here took: a claim or a notice of due runs
 	// found every slot taken, a claim filled every free slot, or an admission found none
 	// free. Only then does a slot coming free start a claim.
-	backlog bool
-	awaiters  map[string]map[string]bool         // run ID → runs waiting for it to end
+	backlog   bool
+	awaiters  map[string]map[string]bool // run ID → runs waiting for it to end
 	workers   sync.WaitGroup
 	stopLoops context.CancelFunc
 	workCtx   context.Context // what workers run under while started; nil when stopped
