@@ -155,17 +155,22 @@ type admitting struct {
 // begin runs the head of a new run in memory, before anything of it is written: the steps
 // without effects (set, fail; their records are a function of the input, see
 // saveProgress), until the run ends, reaches a step with effects, or holds
-// MaxUncommittedSteps finished steps. The save that follows is the run's admission write:
+// MaxUncommittedSteps finished steps, or has run for Config.AdmissionWork. The save that follows
+// is the run's admission write:
 // the end, the start of the attempt of a step whose kind saves it first (returned, for the
 // worker to run), or a save of its own before any other step with effects.
 func (x *execution) begin(ctx context.Context) (flow, *stepExec) {
 	now := x.e.now()
 	x.r.StartedAt = &now
 	x.running()
+	began := time.Now()
 	for x.admit != nil {
 		i := x.next()
 		if i < 0 {
 			return x.complete(ctx, SaveOptions{}), nil
+		}
+		if time.Since(began) >= x.e.cfg.AdmissionWork {
+			return x.save(ctx, SaveOptions{}), nil
 		}
 		k, _ := x.e.kinds.of(&x.c.def.Steps[i])
 		switch {

@@ -346,3 +346,15 @@ func (l lockedWriter) Write(p []byte) (int, error) {
 	defer l.mu.Unlock()
 	return l.w.Write(p)
 }
+
+// TestAdmissionWorkIsBounded: past Config.AdmissionWork a run's admission is written with
+// the steps done so far, and a worker here goes on with the rest.
+func TestAdmissionWorkIsBounded(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	store := &commitLog{Store: h.store}
+	e := h.engine(runner.Config{AdmissionWork: time.Nanosecond}, store)
+	name := h.define("name: bounded\ninput: {type: object}\nsteps: [{id: a, set: 1}, {id: b, set: 2}, {id: c, set: 3}]")
+	h.run(e, name, `{}`, runner.StatusCompleted)
+	require.Equal(t, []string{"admit  → running", "a:completed b:completed c:completed → completed"}, store.log())
+}

@@ -43,6 +43,10 @@ type Config struct {
 	// is at depth 0 and a workflow step that would start a child deeper than MaxDepth fails
 	// with DEPTH_LIMIT; default 16.
 	MaxDepth int
+	// AdmissionWork bounds how long the steps without effects at the head of a run run in
+	// its admission before it is written (see Engine.Commit); past it a worker goes on.
+	// Default DefaultAdmissionWork.
+	AdmissionWork time.Duration
 	// Registerer receives the engine's metrics (runs started and finished, step
 	// durations); nil registers none.
 	Registerer prometheus.Registerer
@@ -62,6 +66,9 @@ const (
 	DefaultPollInterval = 250 * time.Millisecond
 	DefaultMaxWait      = 5 * time.Minute
 	DefaultMaxDepth     = 16
+	// DefaultAdmissionWork keeps an admission's answer prompt, whatever its first steps
+	// compute.
+	DefaultAdmissionWork = 10 * time.Millisecond
 )
 
 func (c *Config) withDefaults() Config {
@@ -93,6 +100,9 @@ func (c *Config) withDefaults() Config {
 	if out.MaxDepth == 0 {
 		out.MaxDepth = DefaultMaxDepth
 	}
+	if out.AdmissionWork == 0 {
+		out.AdmissionWork = DefaultAdmissionWork
+	}
 	if out.Events == nil {
 		out.Events = events.New(nil, &events.Config{Logger: out.Logger})
 	}
@@ -105,8 +115,8 @@ func (c *Config) validate() error {
 		return errors.New("runner config: Concurrency must not be negative")
 	case c.LeaseTTL < 3*time.Millisecond:
 		return errors.New("runner config: LeaseTTL must be at least 3ms")
-	case c.PollInterval < 0 || c.MaxWait < 0:
-		return errors.New("runner config: PollInterval and MaxWait must not be negative")
+	case c.PollInterval < 0 || c.MaxWait < 0 || c.AdmissionWork < 0:
+		return errors.New("runner config: PollInterval, MaxWait and AdmissionWork must not be negative")
 	case c.MaxDepth < 0:
 		return errors.New("runner config: MaxDepth must not be negative")
 	}

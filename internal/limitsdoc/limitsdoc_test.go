@@ -80,6 +80,7 @@ var named = map[string]int64{
 	"runner.MaxListedOutputBytes":     runner.MaxListedOutputBytes,
 	"runner.MaxBulkRerun":             runner.MaxBulkRerun,
 	"runner.DefaultConcurrency":       runner.DefaultConcurrency,
+	"runner.DefaultAdmissionWork":     int64(runner.DefaultAdmissionWork),
 	"runner.MaxVanishedWorkers":       runner.MaxVanishedWorkers,
 	"runner.MaxResponseBody":          runner.MaxResponseBody,
 	"runner.MaxHostLength":            runner.MaxHostLength,
