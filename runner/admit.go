@@ -132,7 +132,11 @@ func (e *Engine) Commit(ctx context.Context, a *Admission, key *idempotency.KeyW
 		e.endPass(x.lease, r.ID, f == flowKeep)
 		return ad.res, nil
 	}
+	// This process's waiters of the run start from the state written, read from no store;
+	// the worker's saves hand them the next ones.
+	_, leave := e.broker.follow(r.ID, a.Written)
 	e.start(runCtx, x.lease, func() bool {
+		defer leave()
 		if attempt != nil {
 			if f := x.attempt(runCtx, attempt); f != flowNext {
 				return f == flowKeep

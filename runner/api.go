@@ -30,7 +30,7 @@ func (e *Engine) Cancel(ctx context.Context, id string) (*Run, error) {
 	if err := e.requestCancel(ctx, id); err != nil {
 		return nil, err
 	}
-	f, leave := e.broker.follow(id)
+	f, leave := e.broker.follow(id, nil)
 	defer leave()
 	ctx, cancel := context.WithTimeout(ctx, cancelWait)
 	defer cancel()

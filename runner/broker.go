@@ -95,19 +95,20 @@ func (f *feed) pushed() (n uint64, final bool) {
 }
 
 // follow joins the feed of runID, starting it if nobody follows the run yet; the returned
-// func leaves it, and the last to leave stops it.
-func (b *broker) follow(runID string) (*feed, func()) {
+// func leaves it, and the last to leave stops it. A feed started with a seed (the state this
+// process just wrote) takes it for its first read.
+func (b *broker) follow(runID string, seed *Run) (*feed, func()) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	f := b.feeds[runID]
 	if f == nil {
 		ctx, stop := context.WithCancel(context.Background())
-		f = &feed{stop: stop, changed: make(chan struct{})}
+		f = &feed{stop: stop, changed: make(chan struct{}), state: seed}
 		b.feeds[runID] = f
 		sub := b.bus.Subscribe(events.Run(runID)) // before the first read: no change is missed
 		go func() {
 			defer sub.Close()
-			b.read(ctx, runID, f, sub)
+			b.read(ctx, runID, f, sub, seed != nil)
 		}()
 	}
 	f.followers++
@@ -121,19 +122,22 @@ func (b *broker) follow(runID string) (*feed, func()) {
 	}
 }
 
-// read reads run id into f once at start, then once per notice of the run that no push
+// read reads run id into f once at start (unless f was seeded), then once per notice of the run that no push
 // explains, until the run is finished (it changes no more) or nobody follows it. A notice
 // that follows a push is taken for that save's own: this process's worker handed its state
 // over already (saved). A notice from another process that coincides with a push is taken
 // for it too; events.ResyncInterval bounds what that can delay.
-func (b *broker) read(ctx context.Context, id string, f *feed, sub *events.Subscription) {
+func (b *broker) read(ctx context.Context, id string, f *feed, sub *events.Subscription, seeded bool) {
 	for {
-		seen, _ := f.pushed()
-		r, err := b.load(ctx, id)
-		if ctx.Err() != nil {
-			return
+		if !seeded {
+			seen, _ := f.pushed()
+			r, err := b.load(ctx, id)
+			if ctx.Err() != nil {
+				return
+			}
+			f.setRead(r, err, seen)
 		}
-		f.setRead(r, err, seen)
+		seeded = false
 		for {
 			n, final := f.pushed()
 			if final {
@@ -209,7 +213,7 @@ func (e *Engine) Wait(ctx context.Context, id string, maxWait time.Duration) (*R
 	if maxWait <= 0 {
 		return e.Get(ctx, id)
 	}
-	f, leave := e.broker.follow(id)
+	f, leave := e.broker.follow(id, nil)
 	defer leave()
 	timer := time.NewTimer(min(maxWait, e.cfg.MaxWait))
 	defer timer.Stop()
@@ -252,7 +256,7 @@ func (e *Engine) Watch(id string) (<-chan *Run, func()) {
 }
 
 func (e *Engine) watch(ctx context.Context, id string, out chan<- *Run) {
-	f, leave := e.broker.follow(id)
+	f, leave := e.broker.follow(id, nil)
 	defer leave()
 	last := ""
 	for {

@@ -2,6 +2,7 @@ package runner_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -148,4 +149,34 @@ func TestLocalSavesReachWaitersWithoutReads(t *testing.T) {
 	}
 	require.Equal(t, runner.StatusCompleted, remote.Status)
 	require.Equal(t, int64(1), counted.reads.Load(), "the states after the first read come from the worker")
+}
+
+// TestWaitersOfARunStartedHereReadNothing: a run that starts where it is admitted and goes
+// on past its admission (here at an http step that answers when told) is followed from the
+// state its admission wrote, then from its worker's saves: its waiters in the process read
+// nothing from the store while its worker holds it.
+func TestWaitersOfARunStartedHereReadNothing(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		<-release
+		fmt.Fprint(w, `{"ok": true}`)
+	}))
+	t.Cleanup(srv.Close)
+	store := &countedReads{Store: h.store}
+	e := h.engine(runner.Config{}, store)
+	name := h.define("name: slow\ninput: {type: object}\nsteps:\n  - {id: a, set: 1}\n  - {id: b, http: {url: \"" + srv.URL + "\"}}\n")
+	res, err := e.Submit(context.Background(), runner.SubmitParams{Workflow: name, Input: json.RawMessage(`{}`)})
+	require.NoError(t, err)
+	require.Equal(t, runner.StatusRunning, res.Written.Status, "admitted at the http step's start")
+	for range 4 {
+		r, err := e.Wait(context.Background(), res.Run.ID, 5*time.Millisecond)
+		require.NoError(t, err)
+		require.Equal(t, runner.StatusRunning, r.Status)
+		require.Equal(t, runner.StepCompleted, step(r, "a").Status)
+	}
+	require.Zero(t, store.reads.Load(), "no waiter read the run")
+	close(release)
+	h.await(e, res.Run.ID, runner.StatusCompleted)
 }
