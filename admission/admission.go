@@ -34,6 +34,8 @@ type Request struct {
 	Input json.RawMessage
 	// StartedBy is the ID of the principal starting the run; empty for a webhook.
 	StartedBy string
+	// Task says the run is started as an MCP task (runner.Run.Task).
+	Task bool
 
 	// Keyed says the request carries an idempotency key: Key (1 to 255 characters, else
 	// idempotency.ErrInvalidKey).
@@ -71,7 +73,7 @@ func Start(ctx context.Context, eng *runner.Engine, keys *idempotency.Service, r
 	if len(bytes.TrimSpace(req.Input)) == 0 {
 		req.Input = json.RawMessage(`{}`)
 	}
-	p := runner.SubmitParams{Workflow: req.Workflow, Environment: req.Environment, Input: req.Input, StartedBy: req.StartedBy}
+	p := runner.SubmitParams{Workflow: req.Workflow, Environment: req.Environment, Input: req.Input, StartedBy: req.StartedBy, Task: req.Task}
 	var prepared *runner.Admission
 	var admitted *runner.Run // the run this call admitted or reused, whichever path wrote it
 	fallback := func(ctx context.Context) (*idempotency.Response, error) {

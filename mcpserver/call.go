@@ -50,7 +50,7 @@ func (s *Server) runTool(ctx context.Context, req mcp.CallToolRequest, env strin
 	if st, ok := askStateOf(req); ok {
 		return s.continueAsk(ctx, req, t, st) // the person's answer to a question of the run's
 	}
-	run, replayed, err := s.start(ctx, p, env, t.Definition.Name, call)
+	run, replayed, err := s.start(ctx, p, env, t.Definition.Name, call, false)
 	if err != nil {
 		return s.errorResult(ctx, err)
 	}
@@ -86,9 +86,10 @@ func (s *Server) toolTimeout(t *tools.Tool) time.Duration {
 // request POST /api/workflows/{name}/run?environment=<env> with the input as body, so a
 // REST retry and an MCP call replay each other; a replay answers with the first run's
 // current state, read by the run ID its key's record names. The admission outlives a
-// cancelled request: only the waiting stops.
-func (s *Server) start(ctx context.Context, p auth.Principal, env, name string, c *tools.Call) (*runner.Run, bool, error) {
-	req := admission.Request{Workflow: name, Name: name, Environment: env, Input: c.Input, StartedBy: p.ID}
+// cancelled request: only the waiting stops. task marks a new run as started as a task
+// (runner.Run.Task), which tasks/list lists.
+func (s *Server) start(ctx context.Context, p auth.Principal, env, name string, c *tools.Call, task bool) (*runner.Run, bool, error) {
+	req := admission.Request{Workflow: name, Name: name, Environment: env, Input: c.Input, StartedBy: p.ID, Task: task}
 	if c.HasKey {
 		req.Keyed, req.Key, req.Scope = true, c.Key, idempotency.PrincipalScope(p.ID)
 	}

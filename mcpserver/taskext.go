@@ -177,7 +177,7 @@ func (s *Server) runOrTask(ctx context.Context, p auth.Principal, env *environme
 		return s.errorResult(ctx, err)
 	}
 	defer release()
-	run, replayed, err := s.start(ctx, p, env.name, t.Definition.Name, call)
+	run, replayed, err := s.start(ctx, p, env.name, t.Definition.Name, call, false)
 	if err != nil {
 		return s.errorResult(ctx, err)
 	}

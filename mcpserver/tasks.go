@@ -5,14 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"slices"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/gorunner/gorunner/auth"
-	"github.com/gorunner/gorunner/idempotency"
 	"github.com/gorunner/gorunner/runner"
 	"github.com/gorunner/gorunner/schemas"
 	"github.com/gorunner/gorunner/tools"
@@ -201,40 +199,14 @@ func (s *Server) createTask(ctx context.Context, env *environment, p auth.Princi
 	if problems != nil {
 		return nil, &rpcError{Code: codeInvalidParams, Message: "the arguments do not match the tool's input schema", Data: problems}
 	}
-	run, _, err := s.start(ctx, p, env.name, t.Definition.Name, call)
+	run, _, err := s.start(ctx, p, env.name, t.Definition.Name, call, true)
 	if err != nil {
 		return nil, err
-	}
-	if err := s.listTask(ctx, env.name, p, run.ID); err != nil {
-		s.log.WarnContext(ctx, "mcp: the task is not listed by tasks/list", "task", run.ID, "err", err)
 	}
 	if sessionID != "" {
 		s.notifyTaskStatus(env, sessionID, run)
 	}
 	return mcp.CreateTaskResult{Task: s.taskOf(run)}, nil
-}
-
-// Which runs are task runs. A run records no surface it was started from (a task's run
-// and a plain call's or REST's look alike in the store), so the task layer keeps its own
-// list, in the store every process shares: listTask records each task's run as a key of
-// the idempotency store, in the scope of the environment and principal (taskScope), keyed
-// by run ID, naming the run. That store keeps keys per scope newest first, pages them and
-// lets them expire (its TTL, 24 h by default, as TaskTTL), which is what tasks/list reads;
-// at its MaxKeys per scope the oldest task falls out of the list. The runner package is
-// not changed for it.
-
-// taskScope is the idempotency scope listing the task runs principal started in env. Its
-// prefix is neither PrincipalScope's nor WorkflowScope's, so no key listing shows it.
-func taskScope(env, principal string) string { return "task:" + env + ":" + principal }
-
-// listTask records run as one of p's task runs in env; a replayed key records it once.
-func (s *Server) listTask(ctx context.Context, env string, p auth.Principal, runID string) error {
-	req := idempotency.Request{Scope: taskScope(env, p.ID), Key: runID, Method: string(mcp.MethodToolsCall),
-		Path: "task", Policy: idempotency.Policy{EvictOldest: true}}
-	_, err := s.deps.Idempotency.Do(context.WithoutCancel(ctx), req, func(context.Context) (*idempotency.Response, error) {
-		return &idempotency.Response{Status: http.StatusOK, RunID: runID}, nil
-	})
-	return err
 }
 
 // taskRun reads the run of a task request for p; an expired task view is not found.
@@ -347,8 +319,9 @@ func (s *Server) cancelTask(ctx context.Context, p auth.Principal, raw json.RawM
 	return mcp.CancelTaskResult{Task: s.taskOf(run)}, nil
 }
 
-// listTasks lists the task runs (see listTask) the caller started in env, newest first;
-// a run the caller may no longer read, or whose task view expired, is left out.
+// listTasks lists the task runs (runner.Run.Task: the runs createTask started) the caller
+// started in env, newest first; it may read them all. A run whose task view expired ends
+// the list, as every run after it is older.
 func (s *Server) listTasks(ctx context.Context, env *environment, p auth.Principal, raw json.RawMessage) (any, error) {
 	var params struct {
 		Cursor string `json:"cursor"`
@@ -358,25 +331,21 @@ func (s *Server) listTasks(ctx context.Context, env *environment, p auth.Princip
 			return nil, &rpcError{Code: codeInvalidParams, Message: "invalid tasks/list params: " + err.Error()}
 		}
 	}
-	recs, next, err := s.deps.Idempotency.Keys(ctx, taskScope(env.name, p.ID), params.Cursor, TaskListPage)
-	if errors.Is(err, idempotency.ErrInvalidCursor) {
+	runs, next, err := s.deps.Engine.List(ctx, runner.ListRunsParams{Environment: env.name, Task: true,
+		Readable: &runner.Readable{StartedBy: p.ID}, Limit: TaskListPage, Cursor: params.Cursor})
+	if errors.Is(err, runner.ErrInvalidCursor) {
 		return nil, &rpcError{Code: codeInvalidParams, Message: "invalid cursor: pass the nextCursor of the previous tasks/list page"}
 	}
 	if err != nil {
 		return nil, err
 	}
-	out := mcp.ListTasksResult{Tasks: make([]mcp.Task, 0, len(recs))}
-	for _, rec := range recs {
-		run, err := s.ownRun(ctx, p, auth.RunsRead, rec.RunID)
-		if errors.Is(err, runner.ErrNotFound) {
-			continue
+	out := mcp.ListTasksResult{Tasks: make([]mcp.Task, 0, len(runs))}
+	for _, run := range runs {
+		if s.expired(run) {
+			next = ""
+			break
 		}
-		if err != nil {
-			return nil, err
-		}
-		if !s.expired(run) {
-			out.Tasks = append(out.Tasks, s.taskOf(run))
-		}
+		out.Tasks = append(out.Tasks, s.taskOf(run))
 	}
 	out.NextCursor = mcp.Cursor(next)
 	return out, nil

@@ -79,7 +79,7 @@ func (e *Engine) Prepare(ctx context.Context, p SubmitParams) (*Admission, error
 		return nil, err
 	}
 	r := e.newRun(t, env, input)
-	r.RerunOf, r.StartedBy = p.RerunOf, p.StartedBy
+	r.RerunOf, r.StartedBy, r.Task = p.RerunOf, p.StartedBy, p.Task
 	return e.prepared(c, r)
 }
 

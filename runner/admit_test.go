@@ -66,3 +66,24 @@ func TestRunStartsWhereAdmitted(t *testing.T) {
 		})
 	}
 }
+
+// TestSubmitRecordsTask: a run submitted as a task is stored as one whichever way it is
+// admitted (worked at once, or written pending for a claim); other runs are not.
+func TestSubmitRecordsTask(t *testing.T) {
+	t.Parallel()
+	for _, started := range []bool{true, false} {
+		for _, task := range []bool{true, false} {
+			h := newHarness(t)
+			name := h.define(oneStep)
+			e := h.newEngine(runner.Config{})
+			if started {
+				e = h.engine(runner.Config{})
+			}
+			res, err := e.Submit(context.Background(), runner.SubmitParams{Workflow: name, Task: task})
+			require.NoError(t, err)
+			got, err := h.store.GetRun(context.Background(), res.Run.ID)
+			require.NoError(t, err)
+			require.Equal(t, task, got.Task, "started %v, task %v", started, task)
+		}
+	}
+}

@@ -163,6 +163,9 @@ type Run struct {
 	// StartedBy is the ID of the principal that started the run (a child run inherits its
 	// parent's); empty for webhook runs. That principal may read the run (SPEC §9).
 	StartedBy string
+	// Task says the run was started as an MCP task (a task-augmented tools/call, SPEC §5):
+	// tasks/list lists such runs. Fixed at admission; a child or a rerun is not a task.
+	Task bool
 	// Depth is how many workflow steps nest this run: 0 for a run started from outside, its
 	// parent's Depth + 1 for a child. Fixed at admission.
 	Depth int
@@ -192,8 +195,12 @@ type Payload struct {
 type ListRunsParams struct {
 	WorkflowID string
 	Status     Status
-	Limit      int
-	Cursor     string
+	// Environment, when set, keeps only the runs of that environment.
+	Environment string
+	// Task keeps only the runs started as MCP tasks (Run.Task).
+	Task   bool
+	Limit  int
+	Cursor string
 	// Readable, when set, keeps only the runs it admits.
 	Readable *Readable
 }

@@ -25,6 +25,8 @@ type SubmitParams struct {
 	RerunOf string
 	// StartedBy is the ID of the principal starting the run; empty for a webhook.
 	StartedBy string
+	// Task says the run is started as an MCP task (Run.Task).
+	Task bool
 }
 
 // SubmitResult is the run a submission answers with.

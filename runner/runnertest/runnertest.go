@@ -28,6 +28,7 @@ func Run(t *testing.T, newStore func(t *testing.T) runner.Store) {
 		{"CreateAndGet", testCreateAndGet},
 		{"List", testList},
 		{"ListPagination", testListPagination},
+		{"ListFilteredPages", testListFilteredPages},
 		{"ClaimDueOnly", testClaimDueOnly},
 		{"ClaimExpiredLease", testClaimExpiredLease},
 		{"ClaimRace", testClaimRace},

@@ -28,6 +28,7 @@ func fullRun() *runner.Run {
 	r.StartToken = "order:1"
 	r.ParentRunID = "parent"
 	r.StartedBy = "principal-1"
+	r.Task = true
 	r.Depth = 3
 	r.Steps = []*runner.StepRecord{{
 		ID: "st-1", StepID: "run-full/call/1", Status: runner.StepCompleted, Attempts: 2,
@@ -57,6 +58,7 @@ func requireRun(t *testing.T, want, got *runner.Run) {
 	require.Equal(t, want.StartToken, got.StartToken)
 	require.Equal(t, want.ParentRunID, got.ParentRunID)
 	require.Equal(t, want.StartedBy, got.StartedBy)
+	require.Equal(t, want.Task, got.Task)
 	require.Equal(t, want.Depth, got.Depth)
 	requireTime(t, want.CreatedAt, got.CreatedAt)
 	requireTimePtr(t, want.StartedAt, got.StartedAt)
@@ -126,13 +128,16 @@ func testList(t *testing.T, s runner.Store) {
 		}
 		return r
 	}
-	create(t, s,
+	all := []*runner.Run{
 		mk("r1", 1*time.Second, "wf-a", runner.StatusCompleted, "alice"),
 		mk("r2", 2*time.Second, "wf-b", runner.StatusFailed, "bob"),
 		mk("r3", 3*time.Second, "wf-a", runner.StatusFailed, ""),
 		mk("r4", 4*time.Second, "wf-b", runner.StatusPending, "alice"),
 		mk("r5", 5*time.Second, "wf-a", runner.StatusFailed, "bob"),
-	)
+	}
+	all[1].Environment, all[3].Environment = runner.EnvTest, runner.EnvTest // r2, r4
+	all[0].Task, all[3].Task, all[4].Task = true, true, true                // r1, r4, r5
+	create(t, s, all...)
 	tests := []struct {
 		name string
 		p    runner.ListRunsParams
@@ -148,6 +153,12 @@ func testList(t *testing.T, s runner.Store) {
 		{"workflows only", runner.ListRunsParams{Readable: &runner.Readable{WorkflowIDs: []string{"wf-b", "wf-z"}}}, []string{"r4", "r2"}},
 		{"nothing readable", runner.ListRunsParams{Readable: &runner.Readable{}}, []string{}},
 		{"readable and status", runner.ListRunsParams{Status: runner.StatusFailed, Readable: &runner.Readable{StartedBy: "bob"}}, []string{"r5", "r2"}},
+		{"environment", runner.ListRunsParams{Environment: runner.EnvTest}, []string{"r4", "r2"}},
+		{"environment and workflow", runner.ListRunsParams{Environment: runner.EnvProduction, WorkflowID: "wf-b"}, []string{}},
+		{"tasks", runner.ListRunsParams{Task: true}, []string{"r5", "r4", "r1"}},
+		{"tasks and status", runner.ListRunsParams{Task: true, Status: runner.StatusFailed}, []string{"r5"}},
+		{"own tasks in an environment", runner.ListRunsParams{Task: true, Environment: runner.EnvProduction, Readable: &runner.Readable{StartedBy: "alice"}}, []string{"r1"}},
+		{"own tasks in the other", runner.ListRunsParams{Task: true, Environment: runner.EnvTest, Readable: &runner.Readable{StartedBy: "alice"}}, []string{"r4"}},
 	}
 	for _, tc := range tests {
 		runs, next, err := s.ListRuns(ctx, tc.p)
@@ -183,4 +194,36 @@ func testListPagination(t *testing.T, s runner.Store) {
 	}
 	require.Equal(t, want, got, "newest first, then by ID descending")
 	require.Equal(t, 3, pages)
+}
+
+// testListFilteredPages pages a filter that few runs pass, far apart (more runs between
+// them than a page), such as tasks/list's: every page but the last is full.
+func testListFilteredPages(t *testing.T, s runner.Store) {
+	ctx := context.Background()
+	var want []string
+	for i, id := range runIDs("run", 64) {
+		r := newRun(id, time.Duration(i)*time.Second, -1)
+		r.Task = i%7 == 0
+		create(t, s, r)
+		if r.Task {
+			want = append(want, id)
+		}
+	}
+	slices.Reverse(want)
+
+	var got []string
+	var sizes []int
+	p := runner.ListRunsParams{Task: true, Environment: runner.EnvProduction, Limit: 4}
+	for {
+		runs, next, err := s.ListRuns(ctx, p)
+		require.NoError(t, err)
+		got, sizes = append(got, ids(runs)...), append(sizes, len(runs))
+		if next == "" {
+			break
+		}
+		require.Less(t, len(sizes), 4, "pagination must end")
+		p.Cursor = next
+	}
+	require.Equal(t, want, got)
+	require.Equal(t, []int{4, 4, 2}, sizes)
 }

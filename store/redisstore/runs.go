@@ -40,8 +40,8 @@ func runFields(r *runner.Run, st storecodec.RunState, owner string, leaseUntil t
 		"rerun_of", r.RerunOf, "created_at", ts(r.CreatedAt), "started_at", tsPtr(r.StartedAt),
 		"finished_at", tsPtr(r.FinishedAt), "definition", []byte(r.Definition), "wake_at", ts(r.WakeAt),
 		"poke_at", ts(time.Time{}), "cancel_requested", boolArg(r.CancelRequested), "start_token", r.StartToken,
-		"parent_run_id", r.ParentRunID, "depth", r.Depth, "claims", claims, "started_by", r.StartedBy, "lease_owner", owner,
-		"lease_until", ts(leaseUntil), "sort_key", sortKey(r.CreatedAt, r.ID),
+		"parent_run_id", r.ParentRunID, "depth", r.Depth, "claims", claims, "started_by", r.StartedBy,
+		"task", boolArg(r.Task), "lease_owner", owner, "lease_until", ts(leaseUntil), "sort_key", sortKey(r.CreatedAt, r.ID),
 	}
 	return append(f, stepFields(st.Steps)...)
 }
@@ -92,6 +92,7 @@ func decodeRun(m map[string]string) (*runner.Run, error) {
 		StartedAt: f.timePtr("started_at"), FinishedAt: f.timePtr("finished_at"), Definition: f.bytes("definition"),
 		WakeAt: f.time("wake_at"), CancelRequested: f.bool("cancel_requested"), StartToken: f.str("start_token"),
 		ParentRunID: f.str("parent_run_id"), Depth: f.int("depth"), Claims: f.int("claims"), StartedBy: f.str("started_by"),
+		Task: f.bool("task"),
 	}
 	var err error
 	if r.Error, err = storecodec.DecodeError(f.bytes("error")); err != nil {
@@ -193,9 +194,9 @@ type runCursor struct {
 	ID        string `json:"i"`
 }
 
-// ListRuns lists runs newest first (created_at, then ID, descending), filtered by workflow
-// and status. It walks the narrowest index (workflow, else status, else all) backwards
-// and filters the rest while it reads.
+// ListRuns lists runs newest first (created_at, then ID, descending), filtered by workflow,
+// status, environment, task and readability. It walks the narrowest index (workflow, else
+// status, else all) backwards and filters the rest while it reads.
 func (s *Store) ListRuns(ctx context.Context, p runner.ListRunsParams) ([]*runner.Run, string, error) {
 	upper := "+"
 	if p.Cursor != "" {
@@ -214,7 +215,8 @@ func (s *Store) ListRuns(ctx context.Context, p runner.ListRunsParams) ([]*runne
 	}
 	limit := limits.Page(p.Limit)
 	runs, err := s.collectRuns(ctx, index, upper, limit+1, func(r *runner.Run) bool {
-		return (p.Status == "" || r.Status == p.Status) && p.Readable.Admits(r)
+		return (p.Status == "" || r.Status == p.Status) && (p.Environment == "" || r.Environment == p.Environment) &&
+			(!p.Task || r.Task) && p.Readable.Admits(r)
 	})
 	if err != nil {
 		return nil, "", fmt.Errorf("listing runs: %w", err)

@@ -51,6 +51,7 @@ func TestMigrateStepsToRows(t *testing.T) {
 	bare, err := s.GetRun(ctx, "bare")
 	require.NoError(t, err)
 	require.Empty(t, bare.Steps)
+	require.False(t, bare.Task, "a run from before is not a task")
 
 	claimed, err := s.ClaimRuns(ctx, runner.ClaimRunsParams{Owner: "A", Now: time.Unix(0, 5), LeaseUntil: time.Now().Add(time.Hour), Limit: 1})
 	require.NoError(t, err)

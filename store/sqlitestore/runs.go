@@ -15,7 +15,7 @@ import (
 
 const runCols = `id, workflow_id, workflow, version, environment, status, input, output, error,
 	waiting_on, rerun_of, created_at, started_at, finished_at, definition, wake_at, cancel_requested,
-	start_token, parent_run_id, depth, claims, started_by`
+	start_token, parent_run_id, depth, claims, started_by, task`
 
 // stepsCol reads a run's step records (one row each in run_steps) as one JSON array, in
 // the correlated subquery that lets one statement read a run with its steps. Each row is a
@@ -47,7 +47,7 @@ func scanRun(row scanner) (*runner.Run, error) {
 	err := row.Scan(&r.ID, &r.WorkflowID, &r.Workflow, &r.Version, &r.Environment, &r.Status,
 		&x.input, &x.output, &x.errJSON, &x.waiting, &r.RerunOf, &x.created, &x.started,
 		&x.finished, &x.definition, &x.wake, &r.CancelRequested, &r.StartToken, &r.ParentRunID,
-		&r.Depth, &r.Claims, &r.StartedBy, &x.steps)
+		&r.Depth, &r.Claims, &r.StartedBy, &r.Task, &x.steps)
 	if err != nil {
 		return nil, err
 	}
@@ -175,11 +175,11 @@ func insertRun(ctx context.Context, q querier, p runner.CreateRunParams, st stor
 		claims = 1
 	}
 	_, err := q.ExecContext(ctx, `INSERT INTO runs (`+runCols+`, lease_owner, lease_until)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		r.ID, r.WorkflowID, r.Workflow, r.Version, r.Environment, r.Status, []byte(r.Input),
 		[]byte(r.Output), st.Error, st.WaitingOn, r.RerunOf, nanos(r.CreatedAt),
 		nanosPtr(r.StartedAt), nanosPtr(r.FinishedAt), []byte(r.Definition), nanos(r.WakeAt),
-		r.CancelRequested, r.StartToken, r.ParentRunID, r.Depth, claims, r.StartedBy,
+		r.CancelRequested, r.StartToken, r.ParentRunID, r.Depth, claims, r.StartedBy, r.Task,
 		p.Owner, nanos(p.LeaseUntil))
 	if err != nil {
 		return err
@@ -208,7 +208,7 @@ type runCursor struct {
 }
 
 // ListRuns lists runs newest first (created_at, then ID, descending), filtered by workflow,
-// status and readability.
+// status, environment, task and readability.
 func (s *Store) ListRuns(ctx context.Context, p runner.ListRunsParams) ([]*runner.Run, string, error) {
 	var where []string
 	var args []any
@@ -221,6 +221,12 @@ func (s *Store) ListRuns(ctx context.Context, p runner.ListRunsParams) ([]*runne
 	}
 	if p.Status != "" {
 		where, args = append(where, "status = ?"), append(args, p.Status)
+	}
+	if p.Environment != "" {
+		where, args = append(where, "environment = ?"), append(args, p.Environment)
+	}
+	if p.Task {
+		where = append(where, "task = 1") // literal, so that the partial index runs_tasks serves it
 	}
 	if p.Cursor != "" {
 		var c runCursor
