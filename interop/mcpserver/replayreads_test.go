@@ -47,16 +47,42 @@ func (c *readCounter) reads(id, key string) (runs, keys int) {
 	return c.runs[id], c.keys[key]
 }
 
+// newCountingFixture is newFixture over a store counting its reads.
+func newCountingFixture(t *testing.T, defs ...string) (*fixture, *readCounter) {
+	t.Helper()
+	counter := &readCounter{runs: map[string]int{}, keys: map[string]int{}}
+	f := newFixtureWith(t, &mcpserver.Config{PageSize: 2}, &fixture{wrap: func(st *sqlitestore.Store) servedStore {
+		counter.Store = st
+		return counter
+	}}, defs...)
+	return f, counter
+}
+
+// TestCallOfARunEndedInItsAdmissionReadsNoRun: a call whose run ends in its admission
+// write (a pure workflow) is answered from the run admitted, reading it back never.
+func TestCallOfARunEndedInItsAdmissionReadsNoRun(t *testing.T) {
+	f, counter := newCountingFixture(t, greetDef)
+	s, ev := f.connect("")
+	res, err := s.CallTool(context.Background(), &mcp.CallToolParams{Name: "greet",
+		Arguments: map[string]any{"name": "Ada"}, Meta: mcp.Meta{"progressToken": "p1"}})
+	require.NoError(t, err)
+	require.False(t, res.IsError, text(res))
+	got := structured(t, res)
+	require.Equal(t, "completed", got["status"])
+	require.Equal(t, "hello Ada", got["output"])
+	runs, _ := counter.reads(got["runId"].(string), "")
+	require.Zero(t, runs, "run reads")
+	require.Eventually(t, func() bool {
+		return slices.Equal(ev.progressMessages(), []string{"step hello completed", "step done completed"})
+	}, 5*time.Second, 10*time.Millisecond, "%q", ev.progressMessages())
+}
+
 // TestReplayReadsTheKeyAndTheRunOnce: a keyed call replayed after its run finished costs
 // exactly one read of the key and one of the run, whichever tool replays it and whether it
 // asks for progress (which it still gets, from that one read). The first call is made by
 // another process on the same store, so that every read counted here is the replay's.
 func TestReplayReadsTheKeyAndTheRunOnce(t *testing.T) {
-	counter := &readCounter{runs: map[string]int{}, keys: map[string]int{}}
-	f := newFixtureWith(t, &mcpserver.Config{PageSize: 2}, &fixture{wrap: func(st *sqlitestore.Store) servedStore {
-		counter.Store = st
-		return counter
-	}}, greetDef)
+	f, counter := newCountingFixture(t, greetDef)
 	first, _ := f.twin().connect("")
 	s, ev := f.connect("")
 	const key = "replay-reads"
