@@ -54,8 +54,7 @@ func (s *Server) runTool(ctx context.Context, req mcp.CallToolRequest, env strin
 	if err != nil {
 		return s.errorResult(ctx, err)
 	}
-	run, err = s.await(ctx, req, run, s.toolTimeout(t))
-	if err != nil {
+	if run, err = s.settle(ctx, req, run, s.toolTimeout(t)); err != nil {
 		return s.errorResult(ctx, err)
 	}
 	return s.answer(ctx, run, replayed), nil
@@ -106,12 +105,34 @@ func (s *Server) start(ctx context.Context, p auth.Principal, env, name string, 
 	return run, res.Replayed, err
 }
 
+// settle is await for a run just read or just admitted: one already settled (ended, or
+// waiting; Engine.Wait would answer with it at once) is the answer as it is, without the
+// second read of the run that Wait's feed would make. A replay so costs the key's read and
+// one run read, and a run that ended in its admission no read at all.
+func (s *Server) settle(ctx context.Context, req mcp.CallToolRequest, run *runner.Run, d time.Duration) (*runner.Run, error) {
+	if !run.Status.Settled() {
+		return s.await(ctx, req, run, d)
+	}
+	if token, ok := progressToken(req); ok {
+		s.newProgress(ctx, token).finish(run)
+	}
+	return run, nil
+}
+
+// progressToken is the token the call asked its progress to be reported under, if any.
+func progressToken(req mcp.CallToolRequest) (mcp.ProgressToken, bool) {
+	if req.Params.Meta == nil || req.Params.Meta.ProgressToken == nil {
+		return nil, false
+	}
+	return req.Params.Meta.ProgressToken, true
+}
+
 // await waits up to d for run to stop running, reporting finished steps as progress when
 // the call asked for it. A cancelled request ends the wait, never the run.
 func (s *Server) await(ctx context.Context, req mcp.CallToolRequest, run *runner.Run, d time.Duration) (*runner.Run, error) {
 	var pr *progress
-	if req.Params.Meta != nil && req.Params.Meta.ProgressToken != nil {
-		pr = s.watchProgress(ctx, req.Params.Meta.ProgressToken, run)
+	if token, ok := progressToken(req); ok {
+		pr = s.watchProgress(ctx, token, run)
 	}
 	final, err := s.deps.Engine.Wait(ctx, run.ID, d)
 	if pr != nil {

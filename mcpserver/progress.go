@@ -22,10 +22,16 @@ type progress struct {
 	done     chan struct{}
 }
 
+// newProgress reports to the caller of ctx under token; nothing is watched yet.
+func (s *Server) newProgress(ctx context.Context, token mcp.ProgressToken) *progress {
+	return &progress{ctx: ctx, s: s, token: token, reported: map[string]bool{}}
+}
+
 // watchProgress starts reporting run's finished steps to the caller of ctx.
 func (s *Server) watchProgress(ctx context.Context, token mcp.ProgressToken, run *runner.Run) *progress {
+	p := s.newProgress(ctx, token)
 	states, stop := s.deps.Engine.Watch(run.ID)
-	p := &progress{ctx: ctx, s: s, token: token, reported: map[string]bool{}, stopSrc: stop, done: make(chan struct{})}
+	p.stopSrc, p.done = stop, make(chan struct{})
 	p.report(run)
 	go func() {
 		defer close(p.done)
@@ -41,6 +47,12 @@ func (s *Server) watchProgress(ctx context.Context, token mcp.ProgressToken, run
 func (p *progress) stop(final *runner.Run) {
 	p.stopSrc()
 	<-p.done
+	p.finish(final)
+}
+
+// finish reports the steps final (if any) shows finished that were not reported yet, and
+// lets the transport send them before the result goes out.
+func (p *progress) finish(final *runner.Run) {
 	if final != nil {
 		p.report(final)
 	}

@@ -89,12 +89,15 @@ func stdioSession(b *testing.B, serve func(ctx context.Context, in io.Reader, ou
 	return s
 }
 
-// concurrently performs op b.N times from workers goroutines.
+// concurrently performs op b.N times from workers goroutines. Besides the time per op it
+// reports cpu-µs/op, the CPU time the whole process (client, server, engine, GC) spent per
+// op, which a busy machine disturbs less than the elapsed time.
 func concurrently(b *testing.B, workers int, op func() error) {
 	b.Helper()
 	var next atomic.Int64
 	errs := make([]error, workers)
 	var wg sync.WaitGroup
+	cpuBefore, measured := processCPU()
 	b.ResetTimer()
 	for w := range workers {
 		wg.Go(func() {
@@ -107,6 +110,9 @@ func concurrently(b *testing.B, workers int, op func() error) {
 	b.StopTimer()
 	if err := errors.Join(errs...); err != nil {
 		b.Fatal(err)
+	}
+	if cpuAfter, ok := processCPU(); measured && ok {
+		b.ReportMetric(float64(cpuAfter-cpuBefore)/float64(time.Microsecond)/float64(b.N), "cpu-µs/op")
 	}
 }
 

@@ -40,6 +40,15 @@ type fixture struct {
 	// local leaves the engine's bus without the store's transport: no other process's
 	// change, nor the catalog version, reaches it.
 	local bool
+	// wrap, when set, wraps the store the engine and keyed replay work on (a test's
+	// counting store).
+	wrap func(*sqlitestore.Store) servedStore
+}
+
+// servedStore is what the engine and keyed replay work on.
+type servedStore interface {
+	runner.Store
+	idempotency.Store
 }
 
 // newFixture starts the API and the MCP server after publishing defs, so that their tools
@@ -52,7 +61,7 @@ func newFixture(t testing.TB, defs ...string) *fixture {
 // newFixtureConfig is newFixture with the MCP server configured by cfg.
 func newFixtureConfig(t testing.TB, cfg *mcpserver.Config, defs ...string) *fixture {
 	t.Helper()
-	return newFixtureWith(t, cfg, false, defs...)
+	return newFixtureWith(t, cfg, &fixture{}, defs...)
 }
 
 // newLocalFixture is newFixture with a bus that hears nothing from the store (local): the
@@ -60,13 +69,15 @@ func newFixtureConfig(t testing.TB, cfg *mcpserver.Config, defs ...string) *fixt
 // change hook or a lookup at call time.
 func newLocalFixture(t testing.TB) *fixture {
 	t.Helper()
-	return newFixtureWith(t, &mcpserver.Config{PageSize: 2}, true)
+	return newFixtureWith(t, &mcpserver.Config{PageSize: 2}, &fixture{local: true})
 }
 
-func newFixtureWith(t testing.TB, cfg *mcpserver.Config, local bool, defs ...string) *fixture {
+// newFixtureWith is newFixture with the MCP server configured by cfg and the local and
+// wrap options of opts.
+func newFixtureWith(t testing.TB, cfg *mcpserver.Config, opts *fixture, defs ...string) *fixture {
 	t.Helper()
 	ctx := context.Background()
-	f := &fixture{t: t, dbPath: filepath.Join(t.TempDir(), "gorunner.db"), local: local}
+	f := &fixture{t: t, dbPath: filepath.Join(t.TempDir(), "gorunner.db"), local: opts.local, wrap: opts.wrap}
 	st, err := sqlitestore.Open(ctx, f.dbPath)
 	require.NoError(t, err)
 	t.Cleanup(func() { st.Close() })
@@ -109,11 +120,15 @@ func (f *fixture) serve(st *sqlitestore.Store, cfg *mcpserver.Config) {
 	bus := events.New(transport, nil)
 	require.NoError(t, bus.Start(ctx))
 	t.Cleanup(func() { _ = bus.Stop(context.Background()) })
-	idem, err := idempotency.New(st, &idempotency.Config{Events: bus})
+	var engineStore servedStore = st
+	if f.wrap != nil {
+		engineStore = f.wrap(st)
+	}
+	idem, err := idempotency.New(engineStore, &idempotency.Config{Events: bus})
 	require.NoError(t, err)
 	allow, err := runner.NewEgressPolicy("127.0.0.1")
 	require.NoError(t, err)
-	f.engine, err = runner.New(st, f.catalog, f.catalog, &runner.Config{PollInterval: 20 * time.Millisecond, Egress: allow, Events: bus})
+	f.engine, err = runner.New(engineStore, f.catalog, f.catalog, &runner.Config{PollInterval: 20 * time.Millisecond, Egress: allow, Events: bus})
 	require.NoError(t, err)
 	require.NoError(t, f.engine.Start(ctx))
 	t.Cleanup(func() { _ = f.engine.Stop(context.Background()) })

@@ -1,0 +1,123 @@
+package mcpserver_test
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gorunner/gorunner/idempotency"
+	"github.com/gorunner/gorunner/mcpserver"
+	"github.com/gorunner/gorunner/runner"
+	"github.com/gorunner/gorunner/store/sqlitestore"
+	"github.com/gorunner/gorunner/tools"
+)
+
+// readCounter is the SQLite store counting the reads of runs (by run ID) and of
+// idempotency keys (by key) made through it.
+type readCounter struct {
+	*sqlitestore.Store
+	mu   sync.Mutex
+	runs map[string]int
+	keys map[string]int
+}
+
+func (c *readCounter) GetRun(ctx context.Context, id string) (*runner.Run, error) {
+	c.mu.Lock()
+	c.runs[id]++
+	c.mu.Unlock()
+	return c.Store.GetRun(ctx, id)
+}
+
+func (c *readCounter) Get(ctx context.Context, scope, key string, now time.Time) (*idempotency.Record, error) {
+	c.mu.Lock()
+	c.keys[key]++
+	c.mu.Unlock()
+	return c.Store.Get(ctx, scope, key, now)
+}
+
+// reads are how often run id and key were read so far.
+func (c *readCounter) reads(id, key string) (runs, keys int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.runs[id], c.keys[key]
+}
+
+// newCountingFixture is newFixture over a store counting its reads.
+func newCountingFixture(t *testing.T, defs ...string) (*fixture, *readCounter) {
+	t.Helper()
+	counter := &readCounter{runs: map[string]int{}, keys: map[string]int{}}
+	f := newFixtureWith(t, &mcpserver.Config{PageSize: 2}, &fixture{wrap: func(st *sqlitestore.Store) servedStore {
+		counter.Store = st
+		return counter
+	}}, defs...)
+	return f, counter
+}
+
+// TestCallOfARunEndedInItsAdmissionReadsNoRun: a call whose run ends in its admission
+// write (a pure workflow) is answered from the run admitted, reading it back never.
+func TestCallOfARunEndedInItsAdmissionReadsNoRun(t *testing.T) {
+	f, counter := newCountingFixture(t, greetDef)
+	s, ev := f.connect("")
+	res, err := s.CallTool(context.Background(), &mcp.CallToolParams{Name: "greet",
+		Arguments: map[string]any{"name": "Ada"}, Meta: mcp.Meta{"progressToken": "p1"}})
+	require.NoError(t, err)
+	require.False(t, res.IsError, text(res))
+	got := structured(t, res)
+	require.Equal(t, "completed", got["status"])
+	require.Equal(t, "hello Ada", got["output"])
+	runs, _ := counter.reads(got["runId"].(string), "")
+	require.Zero(t, runs, "run reads")
+	require.Eventually(t, func() bool {
+		return slices.Equal(ev.progressMessages(), []string{"step hello completed", "step done completed"})
+	}, 5*time.Second, 10*time.Millisecond, "%q", ev.progressMessages())
+}
+
+// TestReplayReadsTheKeyAndTheRunOnce: a keyed call replayed after its run finished costs
+// exactly one read of the key and one of the run, whichever tool replays it and whether it
+// asks for progress (which it still gets, from that one read). The first call is made by
+// another process on the same store, so that every read counted here is the replay's.
+func TestReplayReadsTheKeyAndTheRunOnce(t *testing.T) {
+	f, counter := newCountingFixture(t, greetDef)
+	first, _ := f.twin().connect("")
+	s, ev := f.connect("")
+	const key = "replay-reads"
+	res, want := call(t, first, "greet", map[string]any{"name": "Ada", "idempotencyKey": key})
+	require.False(t, res.IsError, text(res))
+	require.Equal(t, "completed", want["status"])
+	id, _ := want["runId"].(string)
+	want["replayed"] = true
+
+	for i, tc := range []struct {
+		name     string
+		params   *mcp.CallToolParams
+		progress []string
+	}{
+		{name: "own tool", params: &mcp.CallToolParams{Name: "greet",
+			Arguments: map[string]any{"name": "Ada", "idempotencyKey": key}}},
+		{name: "own tool with progress", params: &mcp.CallToolParams{Name: "greet",
+			Arguments: map[string]any{"name": "Ada", "idempotencyKey": key}, Meta: mcp.Meta{"progressToken": "p1"}},
+			progress: []string{"step hello completed", "step done completed"}},
+		{name: tools.RunWorkflow, params: &mcp.CallToolParams{Name: tools.RunWorkflow,
+			Arguments: map[string]any{"workflow": "greet", "arguments": map[string]any{"name": "Ada"}, "idempotencyKey": key}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := s.CallTool(context.Background(), tc.params)
+			require.NoError(t, err)
+			require.False(t, res.IsError, text(res))
+			require.Equal(t, want, structured(t, res))
+			runs, keys := counter.reads(id, key)
+			require.Equal(t, i+1, runs, "run reads after %d replays", i+1)
+			require.Equal(t, i+1, keys, "key reads after %d replays", i+1)
+			if tc.progress != nil {
+				require.Eventually(t, func() bool {
+					return slices.Equal(ev.progressMessages(), tc.progress)
+				}, 5*time.Second, 10*time.Millisecond, "%q", ev.progressMessages())
+			}
+		})
+	}
+}
