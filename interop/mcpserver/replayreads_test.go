@@ -59,22 +59,36 @@ func newCountingFixture(t *testing.T, defs ...string) (*fixture, *readCounter) {
 }
 
 // TestCallOfARunEndedInItsAdmissionReadsNoRun: a call whose run ends in its admission
-// write (a pure workflow) is answered from the run admitted, reading it back never.
+// write (a pure workflow) is answered from the run admitted, reading it back never; with a
+// fresh idempotencyKey, the key is read once (it is free) and written with the run.
 func TestCallOfARunEndedInItsAdmissionReadsNoRun(t *testing.T) {
-	f, counter := newCountingFixture(t, greetDef)
-	s, ev := f.connect("")
-	res, err := s.CallTool(context.Background(), &mcp.CallToolParams{Name: "greet",
-		Arguments: map[string]any{"name": "Ada"}, Meta: mcp.Meta{"progressToken": "p1"}})
-	require.NoError(t, err)
-	require.False(t, res.IsError, text(res))
-	got := structured(t, res)
-	require.Equal(t, "completed", got["status"])
-	require.Equal(t, "hello Ada", got["output"])
-	runs, _ := counter.reads(got["runId"].(string), "")
-	require.Zero(t, runs, "run reads")
-	require.Eventually(t, func() bool {
-		return slices.Equal(ev.progressMessages(), []string{"step hello completed", "step done completed"})
-	}, 5*time.Second, 10*time.Millisecond, "%q", ev.progressMessages())
+	for _, tc := range []struct {
+		name     string
+		key      string
+		keyReads int
+	}{{"no key", "", 0}, {"fresh key", "fresh-1", 1}} {
+		t.Run(tc.name, func(t *testing.T) {
+			f, counter := newCountingFixture(t, greetDef)
+			s, ev := f.connect("")
+			args := map[string]any{"name": "Ada"}
+			if tc.key != "" {
+				args["idempotencyKey"] = tc.key
+			}
+			res, err := s.CallTool(context.Background(), &mcp.CallToolParams{Name: "greet",
+				Arguments: args, Meta: mcp.Meta{"progressToken": "p1"}})
+			require.NoError(t, err)
+			require.False(t, res.IsError, text(res))
+			got := structured(t, res)
+			require.Equal(t, "completed", got["status"])
+			require.Equal(t, "hello Ada", got["output"])
+			runs, keys := counter.reads(got["runId"].(string), tc.key)
+			require.Zero(t, runs, "run reads")
+			require.Equal(t, tc.keyReads, keys, "key reads")
+			require.Eventually(t, func() bool {
+				return slices.Equal(ev.progressMessages(), []string{"step hello completed", "step done completed"})
+			}, 5*time.Second, 10*time.Millisecond, "%q", ev.progressMessages())
+		})
+	}
 }
 
 // TestReplayReadsTheKeyAndTheRunOnce: a keyed call replayed after its run finished costs
