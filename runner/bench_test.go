@@ -29,15 +29,17 @@ func BenchmarkEngine(b *testing.B) {
 		}
 		b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "runs/s")
 	})
-	b.Run("3step_set", func(b *testing.B) { benchmark3StepSet(b, 0) })
-	b.Run("3step_set_change_log_alone", func(b *testing.B) { benchmark3StepSet(b, 1) })
-	b.Run("3step_set_change_log_2_processes", func(b *testing.B) { benchmark3StepSet(b, 2) })
+	b.Run("3step_set", func(b *testing.B) { benchmark3StepSet(b, 0, 1) })
+	b.Run("3step_set_change_log_alone", func(b *testing.B) { benchmark3StepSet(b, 1, 1) })
+	b.Run("3step_set_change_log_2_processes", func(b *testing.B) { benchmark3StepSet(b, 2, 1) })
+	b.Run("3step_set_change_log_alone_c8", func(b *testing.B) { benchmark3StepSet(b, 1, 8) })
 }
 
-// benchmark3StepSet runs the 3-step workflow. With processes > 0 the engine's bus is on
-// the SQLite change log, as gorunner serve's is; with 2 another handle on the file listens,
-// as a second process would, so this one writes its events to the log.
-func benchmark3StepSet(b *testing.B, processes int) {
+// benchmark3StepSet runs the 3-step workflow, submitted from submitters goroutines. With
+// processes > 0 the engine's bus is on the SQLite change log, as gorunner serve's is; with 2
+// another handle on the file listens, as a second process would, so this one writes its
+// events to the log.
+func benchmark3StepSet(b *testing.B, processes, submitters int) {
 	h := newHarness(b)
 	var transport events.Transport
 	if processes > 0 {
@@ -61,5 +63,5 @@ steps:
   - {id: b, set: "${{ steps.a.output.n + 1 }}"}
   - {id: c, set: {done: "${{ steps.b.output }}"}}
 `)
-	runnertest.BenchRuns(b, e, name)
+	runnertest.BenchRuns(b, e, name, submitters)
 }

@@ -3,6 +3,9 @@ package runnertest
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -60,20 +63,28 @@ func BenchStepCommit(b *testing.B, newStore func(b *testing.B) runner.Store) {
 	b.ReportMetric(perLarge/perSmall, "ratio")
 }
 
-// BenchRuns submits b.N runs of workflow (input {"n": 1}) through e one after another and
-// reports runs/s, from the first submit until every run completed. A run that settled in
-// its admission is taken as its admission wrote it, as the MCP and webhook surfaces take
-// it; the others are waited for once all are submitted.
-func BenchRuns(b *testing.B, e *runner.Engine, workflow string) {
+// BenchRuns submits b.N runs of workflow (input {"n": 1}) through e from submitters
+// goroutines, each submitting one run after another as a caller does, and reports runs/s
+// from the first submit until every run completed. A run that settled in its admission is
+// taken as its admission wrote it, as the MCP and webhook surfaces take it; the others are
+// waited for once all are submitted.
+func BenchRuns(b *testing.B, e *runner.Engine, workflow string, submitters int) {
 	ctx := context.Background()
+	results := make([]*runner.SubmitResult, b.N)
+	var next atomic.Int64
 	b.ResetTimer()
 	start := time.Now()
-	results := make([]*runner.SubmitResult, b.N)
-	for i := range b.N {
-		res, err := e.Submit(ctx, runner.SubmitParams{Workflow: workflow, Input: json.RawMessage(`{"n": 1}`)})
-		require.NoError(b, err)
-		results[i] = res
+	errs := make([]error, submitters)
+	var wg sync.WaitGroup
+	for w := range submitters {
+		wg.Go(func() {
+			for i := next.Add(1) - 1; i < int64(b.N) && errs[w] == nil; i = next.Add(1) - 1 {
+				results[i], errs[w] = e.Submit(ctx, runner.SubmitParams{Workflow: workflow, Input: json.RawMessage(`{"n": 1}`)})
+			}
+		})
 	}
+	wg.Wait()
+	require.NoError(b, errors.Join(errs...))
 	for _, res := range results {
 		r := res.Written
 		if !r.Status.Settled() {

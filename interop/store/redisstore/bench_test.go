@@ -87,7 +87,7 @@ func BenchmarkBackends(b *testing.B) {
 
 func benchRuns(b *testing.B, st benchStore) {
 	_, e := started(b, st)
-	runnertest.BenchRuns(b, e, "bench")
+	runnertest.BenchRuns(b, e, "bench", 1)
 }
 
 // benchAsynq enqueues b.N no-op tasks and waits until asynq (8 workers, as the engine)
