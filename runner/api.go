@@ -12,9 +12,10 @@ import (
 // cancelWait is how long Cancel waits for the worker holding a run to end it.
 const cancelWait = 5 * time.Second
 
-// Get returns run id with its steps, or ErrNotFound.
+// Get returns run id with its steps, or ErrNotFound. A run that ended is read once and then
+// answered from memory (see endedRuns).
 func (e *Engine) Get(ctx context.Context, id string) (*Run, error) {
-	return e.store.GetRun(ctx, id)
+	return e.getRun(ctx, id)
 }
 
 // List lists runs newest first; the string is the cursor of the next page, empty on the

@@ -111,9 +111,10 @@ func (c *countedReads) GetRun(ctx context.Context, id string) (*runner.Run, erro
 }
 
 // TestLocalSavesReachWaitersWithoutReads: the waiters of a run this engine works get every
-// state its worker commits handed over, so waiting out a running run costs the one read
-// that starts the wait, whatever the number of waiters; a waiter on another engine (another
-// process) still reads on each notice and sees the same end.
+// state its worker commits handed over, from the state its admission wrote on, so waiting
+// out a running run costs no read, whatever the number of waiters (at most one, a waiter
+// that came after the end); a waiter on another engine (another process) still reads on
+// each notice and sees the same end.
 func TestLocalSavesReachWaitersWithoutReads(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
@@ -138,8 +139,6 @@ func TestLocalSavesReachWaitersWithoutReads(t *testing.T) {
 	}
 	var remote *runner.Run
 	wg.Go(func() { remote, _ = other.Wait(context.Background(), r.ID, time.Minute) })
-	require.Eventually(t, func() bool { return counted.reads.Load() >= 1 }, 10*time.Second, time.Millisecond,
-		"the local feed has read the run once")
 	close(release)
 	wg.Wait()
 	for _, end := range ends {
@@ -148,7 +147,7 @@ func TestLocalSavesReachWaitersWithoutReads(t *testing.T) {
 		require.JSONEq(t, "2", string(end.Steps[1].Output))
 	}
 	require.Equal(t, runner.StatusCompleted, remote.Status)
-	require.Equal(t, int64(1), counted.reads.Load(), "the states after the first read come from the worker")
+	require.LessOrEqual(t, counted.reads.Load(), int64(1), "the states come from the worker")
 }
 
 // TestWaitersOfARunStartedHereReadNothing: a run that starts where it is admitted and goes

@@ -17,6 +17,10 @@ import (
 	"github.com/gorunner/gorunner/runner"
 )
 
+// noAdmissionBound keeps Config.AdmissionWork out of the tests that count commits: under
+// -race on a busy machine 10 ms of steps is not a fixed number of them.
+const noAdmissionBound = time.Hour
+
 // commitLog wraps the real store and writes down, for every CreateRun and SaveRun, the
 // step records it wrote and the run's status: "a:completed b:running → running", after
 // "admit " for the admission (the steps it holds: those not pending).
@@ -127,7 +131,7 @@ func TestCheckpoints(t *testing.T) {
 				fmt.Fprint(w, `{}`)
 			}))
 			t.Cleanup(srv.Close)
-			e := h.engine(runner.Config{}, store)
+			e := h.engine(runner.Config{AdmissionWork: noAdmissionBound}, store)
 			name := h.define("name: checkpoints\ninput: {type: object}\nsteps: " + strings.ReplaceAll(tc.steps, "%s", srv.URL))
 			h.run(e, name, `{}`, tc.want)
 			require.Equal(t, tc.commits, store.log())
@@ -144,7 +148,7 @@ func TestLongChainCommitsInBatches(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
 	store := &commitLog{Store: h.store}
-	e := h.engine(runner.Config{}, store)
+	e := h.engine(runner.Config{AdmissionWork: noAdmissionBound}, store)
 	n := 2*runner.MaxUncommittedSteps + runner.MaxUncommittedSteps/2
 	steps := make([]string, n)
 	for i := range steps {

@@ -65,6 +65,7 @@ type Engine struct {
 	hosts     *hostCache
 	kinds     kindTable
 	broker    *broker
+	finished  endedRuns // the ended runs Get answers from memory
 	metrics   *metrics
 	poke      chan struct{} // a worker slot came free while runs may be due; coalesced
 
@@ -98,8 +99,7 @@ func New(store Store, workflows Workflows, creds Credentials, cfg *Config) (*Eng
 	if err != nil {
 		return nil, err
 	}
-	return &Engine{
-		broker:    newBroker(store.GetRun, c.Events),
+	e := &Engine{
 		store:     store,
 		workflows: workflows,
 		creds:     creds,
@@ -114,7 +114,9 @@ func New(store Store, workflows Workflows, creds Credentials, cfg *Config) (*Eng
 		held:      map[string]context.CancelCauseFunc{},
 		leases:    map[string]Lease{},
 		awaiters:  map[string]map[string]bool{},
-	}, nil
+	}
+	e.broker = newBroker(e.getRun, c.Events)
+	return e, nil
 }
 
 // Start starts the worker loop and the lease heartbeat. They run until Stop.

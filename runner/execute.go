@@ -480,6 +480,7 @@ func (x *execution) finish(ctx context.Context, status Status, opts SaveOptions)
 	if f := x.save(ctx, opts); f != flowNext {
 		return f
 	}
+	x.e.finished.put(x.r)
 	x.e.ended(context.WithoutCancel(ctx), x.r, x.kindName)
 	return flowKeep
 }

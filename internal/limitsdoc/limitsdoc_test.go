@@ -77,6 +77,8 @@ var named = map[string]int64{
 	"tools.MaxListLimit":              tools.MaxListLimit,
 	"runner.MaxWaitsPerPrincipal":     runner.MaxWaitsPerPrincipal,
 	"runner.MaxUncommittedSteps":      runner.MaxUncommittedSteps,
+	"runner.MaxEndedRunsKept":         runner.MaxEndedRunsKept,
+	"runner.MaxEndedRunsBytes":        runner.MaxEndedRunsBytes,
 	"runner.MaxListedOutputBytes":     runner.MaxListedOutputBytes,
 	"runner.MaxBulkRerun":             runner.MaxBulkRerun,
 	"runner.DefaultConcurrency":       runner.DefaultConcurrency,

@@ -4,10 +4,12 @@ package redisstore_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -76,25 +78,31 @@ func started(b *testing.B, st benchStore) (*catalog.Service, *runner.Engine) {
 // (submitted all at once, until all completed), MCP tools/call latency of the same
 // workflow, and, on the same Redis, asynq working as many no-op tasks.
 func BenchmarkBackends(b *testing.B) {
-	for _, be := range backends {
-		b.Run("runs/"+be.name, func(b *testing.B) { benchRuns(b, be.open(b)) })
+	for _, submitters := range []int{1, 8} {
+		suffix := ""
+		if submitters > 1 {
+			suffix = fmt.Sprintf("_c%d", submitters)
+		}
+		for _, be := range backends {
+			b.Run("runs/"+be.name+suffix, func(b *testing.B) { benchRuns(b, be.open(b), submitters) })
+		}
+		b.Run("runs/asynq_noop"+suffix, func(b *testing.B) { benchAsynq(b, submitters) })
 	}
-	b.Run("runs/asynq_noop", benchAsynq)
 	for _, be := range backends {
 		b.Run("tools_call/"+be.name, func(b *testing.B) { benchToolsCall(b, be.open(b)) })
 	}
 }
 
-func benchRuns(b *testing.B, st benchStore) {
+func benchRuns(b *testing.B, st benchStore, submitters int) {
 	_, e := started(b, st)
-	runnertest.BenchRuns(b, e, "bench", 1)
+	runnertest.BenchRuns(b, e, "bench", submitters)
 }
 
-// benchAsynq enqueues b.N no-op tasks and waits until asynq (8 workers, as the engine)
-// has processed them all, on the Redis of the other benchmarks. An idle asynq worker
-// looks for tasks every TaskCheckInterval (default 1 s); 10 ms keeps that out of the
-// figure.
-func benchAsynq(b *testing.B) {
+// benchAsynq enqueues b.N no-op tasks from submitters goroutines and waits until asynq
+// (8 workers, as the engine) has processed them all, on the Redis of the other benchmarks.
+// An idle asynq worker looks for tasks every TaskCheckInterval (default 1 s); 10 ms keeps
+// that out of the figure.
+func benchAsynq(b *testing.B, submitters int) {
 	opts, err := redis.ParseURL(redistest.URL(b))
 	require.NoError(b, err)
 	conn := asynq.RedisClientOpt{Addr: opts.Addr, DB: opts.DB, Password: opts.Password}
@@ -116,12 +124,20 @@ func benchAsynq(b *testing.B) {
 	defer srv.Shutdown()
 	client := asynq.NewClient(conn)
 	defer client.Close()
+	var next atomic.Int64
+	errs := make([]error, submitters)
 	b.ResetTimer()
 	start := time.Now()
-	for i := range b.N {
-		_, err := client.Enqueue(asynq.NewTask("noop", []byte(fmt.Sprint(i))), asynq.Queue(queue))
-		require.NoError(b, err)
+	var wg sync.WaitGroup
+	for w := range submitters {
+		wg.Go(func() {
+			for i := next.Add(1) - 1; i < int64(b.N) && errs[w] == nil; i = next.Add(1) - 1 {
+				_, errs[w] = client.Enqueue(asynq.NewTask("noop", []byte(fmt.Sprint(i))), asynq.Queue(queue))
+			}
+		})
 	}
+	wg.Wait()
+	require.NoError(b, errors.Join(errs...))
 	select {
 	case <-all:
 	case <-time.After(5 * time.Minute):

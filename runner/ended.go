@@ -1,0 +1,90 @@
+package runner
+
+import (
+	"context"
+	"sync"
+)
+
+// Bounds of the ended runs an engine keeps in memory (endedRuns); past either, the oldest
+// go first.
+const (
+	// MaxEndedRunsKept bounds how many ended runs are kept.
+	MaxEndedRunsKept = 4096
+	// MaxEndedRunsBytes bounds the bytes they hold (input, output, definition, step
+	// records); a run holding more than MaxEndedRunsBytes/256 is not kept at all.
+	MaxEndedRunsBytes = 16 << 20
+)
+
+// endedRuns keeps the last runs that ended here or were read ended, as they ended. An ended
+// run never changes again (no write touches a run with a terminal status, and runs are never
+// deleted), so Get answers one from memory: a replayed call whose run finished, a finished
+// run's page, costs no store read.
+type endedRuns struct {
+	mu    sync.Mutex
+	by    map[string]*Run
+	order []string // IDs, oldest first
+	bytes int
+}
+
+// get returns a copy of ended run id, if kept.
+func (c *endedRuns) get(id string) (*Run, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	r, ok := c.by[id]
+	if !ok {
+		return nil, false
+	}
+	return cloneRun(r), true
+}
+
+// put keeps a copy of r when it ended and is small enough, dropping the oldest runs kept
+// to make room.
+func (c *endedRuns) put(r *Run) {
+	if !r.Status.Terminal() {
+		return
+	}
+	size := runBytes(r)
+	if size > MaxEndedRunsBytes/256 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.by[r.ID]; ok {
+		return
+	}
+	if c.by == nil {
+		c.by = map[string]*Run{}
+	}
+	for len(c.order) > 0 && (len(c.order) >= MaxEndedRunsKept || c.bytes+size > MaxEndedRunsBytes) {
+		oldest := c.order[0]
+		c.order = c.order[1:]
+		c.bytes -= runBytes(c.by[oldest])
+		delete(c.by, oldest)
+	}
+	c.by[r.ID] = cloneRun(r)
+	c.order = append(c.order, r.ID)
+	c.bytes += size
+}
+
+// runBytes is what r holds in byte slices: its input, output, definition and step records.
+func runBytes(r *Run) int {
+	n := len(r.Input) + len(r.Output) + len(r.Definition)
+	for _, s := range r.Steps {
+		n += len(s.Output) + len(s.State) + len(s.Conflict)
+	}
+	return n
+}
+
+// getRun reads run id: from the ended runs kept when it is one, else from the store
+// (keeping it when it ended).
+func (e *Engine) getRun(ctx context.Context, id string) (*Run, error) {
+	if r, ok := e.finished.get(id); ok {
+		return r, nil
+	}
+	r, err := e.store.GetRun(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	e.finished.put(r)
+	return r, nil
+}
