@@ -121,10 +121,19 @@ func checkKey(ctx context.Context, q querier, p idempotency.ClaimParams) (idempo
 	return idempotency.ClaimResult{Outcome: idempotency.Claimed}, nil
 }
 
-// makeRoom enforces p.Limit for one new key. With EvictOldest it deletes the live keys
-// that expire first until there is room; otherwise it reports full and when the oldest
-// live key expires.
+// makeRoom enforces p.Limit for one new key. A scope storing fewer keys than the limit
+// (idempotency_scopes, kept by triggers) has room; else its live keys are counted, and with
+// EvictOldest the live keys that expire first are deleted until there is room; otherwise it
+// reports full and when the oldest live key expires.
 func makeRoom(ctx context.Context, q querier, p idempotency.ClaimParams) (oldest time.Time, full bool, err error) {
+	var stored int
+	err = q.QueryRowContext(ctx, `SELECT keys FROM idempotency_scopes WHERE scope = ?`, p.Scope).Scan(&stored)
+	if errors.Is(err, sql.ErrNoRows) || (err == nil && stored < p.Limit) {
+		return time.Time{}, false, nil
+	}
+	if err != nil {
+		return time.Time{}, false, err
+	}
 	now := nanos(p.Now)
 	var live int
 	var first sql.NullInt64

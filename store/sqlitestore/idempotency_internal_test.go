@@ -1,0 +1,73 @@
+package sqlitestore
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gorunner/gorunner/idempotency"
+)
+
+// TestScopeCountsFollowTheKeys: the per-scope key counts that spare an admission counting
+// its scope's keys stay equal to the keys stored, through claims, answers kept over
+// claims, releases, evictions at the cap and purges of expired keys; and a scope at its cap
+// is still refused or has its oldest key evicted as before.
+func TestScopeCountsFollowTheKeys(t *testing.T) {
+	ctx := context.Background()
+	s, _ := openT(t)
+	now := time.Date(2031, 1, 2, 3, 4, 5, 0, time.UTC)
+	claim := func(scope, key string, at time.Time, limit int, evict bool) idempotency.ClaimResult {
+		t.Helper()
+		res, err := s.Claim(ctx, idempotency.ClaimParams{Scope: scope, Key: key, Fingerprint: "fp", Method: http.MethodPost,
+			Path: "/p", Now: at, LockTTL: time.Minute, Limit: limit, EvictOldest: evict})
+		require.NoError(t, err)
+		return res
+	}
+	requireCounts := func() {
+		t.Helper()
+		rows, err := s.db.QueryContext(ctx, `SELECT k.scope, COUNT(*), COALESCE(c.keys, -1) FROM idempotency_keys k
+			LEFT JOIN idempotency_scopes c ON c.scope = k.scope GROUP BY k.scope`)
+		require.NoError(t, err)
+		defer rows.Close()
+		for rows.Next() {
+			var scope string
+			var stored, counted int
+			require.NoError(t, rows.Scan(&scope, &stored, &counted))
+			require.Equal(t, stored, counted, "scope %s", scope)
+		}
+		require.NoError(t, rows.Err())
+		var orphans int
+		require.NoError(t, s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM idempotency_scopes c
+			WHERE NOT EXISTS (SELECT 1 FROM idempotency_keys k WHERE k.scope = c.scope)`).Scan(&orphans))
+		require.Zero(t, orphans, "a scope with no keys has no count")
+	}
+
+	for i := range 5 {
+		require.Equal(t, idempotency.Claimed, claim("a", fmt.Sprint(i), now, 5, false).Outcome)
+	}
+	requireCounts()
+	require.Equal(t, idempotency.LimitReached, claim("a", "over", now, 5, false).Outcome, "the cap still holds")
+	require.NoError(t, s.Complete(ctx, &idempotency.Record{Scope: "a", Key: "0", Fingerprint: "fp", State: idempotency.StateDone,
+		Status: 200, CreatedAt: now, ExpiresAt: now.Add(time.Hour)}))
+	requireCounts()
+	require.NoError(t, s.Release(ctx, "a", "1"))
+	requireCounts()
+	require.Equal(t, idempotency.Claimed, claim("a", "again", now, 5, false).Outcome, "a released key makes room")
+
+	for i := range 4 {
+		require.Equal(t, idempotency.Claimed, claim("b", fmt.Sprint(i), now.Add(time.Duration(i)*time.Second), 3, true).Outcome)
+	}
+	requireCounts()
+	var stored int
+	require.NoError(t, s.db.QueryRowContext(ctx, `SELECT keys FROM idempotency_scopes WHERE scope = 'b'`).Scan(&stored))
+	require.Equal(t, 3, stored, "the oldest was evicted")
+
+	require.Equal(t, idempotency.Claimed, claim("a", "late", now.Add(48*time.Hour), 5, false).Outcome, "expired keys are purged")
+	requireCounts()
+	require.NoError(t, s.db.QueryRowContext(ctx, `SELECT keys FROM idempotency_scopes WHERE scope = 'a'`).Scan(&stored))
+	require.Equal(t, 1, stored)
+}
