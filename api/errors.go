@@ -2,8 +2,10 @@ package api
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"math"
+	"net"
 	"net/http"
 	"strconv"
 	"time"
@@ -30,7 +32,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	e, ok := problem.Classify(err)
 	if !ok {
 		s.log.ErrorContext(r.Context(), "request failed", slog.String("method", r.Method), slog.String("route", routeOf(r)), slog.Any("error", err))
-		e = s.internal(r.Context())
+		e = s.internal(r.Context(), err)
 	}
 	if e.RetryAfter > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(e.RetryAfter.Seconds()))))
@@ -41,18 +43,27 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 // storeCheckTimeout bounds the store check that tells an outage from a bug.
 const storeCheckTimeout = 500 * time.Millisecond
 
-// internal is the answer to an unexpected error: 503 UNAVAILABLE with Retry-After when the
-// store cannot be reached (the client should retry; nothing was half done, since every
-// change is one store transaction), else 500 INTERNAL.
-func (s *Server) internal(ctx context.Context) *problem.Error {
-	if s.cfg.Ready != nil {
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeCheckTimeout)
-		defer cancel()
-		if s.cfg.Ready(ctx) != nil {
-			e := problem.New(http.StatusServiceUnavailable, problem.CodeUnavailable, "the store cannot be reached; retry shortly")
-			e.RetryAfter = time.Second
-			return e
-		}
+// internal is the answer to an unexpected error err: 503 UNAVAILABLE with Retry-After when
+// the store could not be reached (the client should retry; nothing was half done, since
+// every change is one store transaction), else 500 INTERNAL. A network error (a dial
+// refused, a connection cut) is taken for that whatever a check of the store says after it:
+// the store may be back by then, as when it restarts.
+func (s *Server) internal(ctx context.Context, err error) *problem.Error {
+	var netErr *net.OpError
+	if errors.As(err, &netErr) || s.storeDown(ctx) {
+		e := problem.New(http.StatusServiceUnavailable, problem.CodeUnavailable, "the store cannot be reached; retry shortly")
+		e.RetryAfter = time.Second
+		return e
 	}
 	return problem.New(http.StatusInternalServerError, problem.CodeInternal, "internal error; the server log has the details")
+}
+
+// storeDown checks the store (Config.Ready), within storeCheckTimeout.
+func (s *Server) storeDown(ctx context.Context) bool {
+	if s.cfg.Ready == nil {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeCheckTimeout)
+	defer cancel()
+	return s.cfg.Ready(ctx) != nil
 }

@@ -1,8 +1,15 @@
 package api
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"log/slog"
+	"net"
+	"net/http"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -46,6 +53,38 @@ func TestNew(t *testing.T) {
 			}
 			require.NoError(t, err)
 			tc.want(t, s.cfg)
+		})
+	}
+}
+
+// TestUnexpectedErrors: an error the API does not know is 500 INTERNAL, unless the store
+// could not be reached: a network error is 503 even when the store answers again by the
+// time the error is answered (it restarted), and any error is 503 while the store is down.
+func TestUnexpectedErrors(t *testing.T) {
+	t.Parallel()
+	refused := fmt.Errorf("reading catalog version: %w",
+		&net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED})
+	up := func(context.Context) error { return nil }
+	down := func(context.Context) error { return errors.New("no store") }
+	for _, tc := range []struct {
+		name   string
+		err    error
+		ready  func(context.Context) error
+		status int
+	}{
+		{"a bug, store up", errors.New("bug"), up, http.StatusInternalServerError},
+		{"a bug, no store check", errors.New("bug"), nil, http.StatusInternalServerError},
+		{"a bug, store down", errors.New("bug"), down, http.StatusServiceUnavailable},
+		{"refused, store back up", refused, up, http.StatusServiceUnavailable},
+		{"refused, store down", refused, down, http.StatusServiceUnavailable},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := &Server{cfg: Config{Ready: tc.ready}}
+			e := s.internal(context.Background(), tc.err)
+			require.Equal(t, tc.status, e.Status)
+			if tc.status == http.StatusServiceUnavailable {
+				require.Equal(t, time.Second, e.RetryAfter)
+			}
 		})
 	}
 }
