@@ -3,6 +3,7 @@ package expression
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -212,4 +213,32 @@ func TestTruthy(t *testing.T) {
 	for _, tc := range tests {
 		require.Equal(t, tc.want, Truthy(tc.v), "%#v", tc.v)
 	}
+}
+
+// TestValuesEvaluateAlike: an Env whose values were converted once with Values evaluates
+// exactly as the same Env holding the json.Numbers a decoder gives, and Values copies
+// nothing that holds no json.Number.
+func TestValuesEvaluateAlike(t *testing.T) {
+	dec := func(s string) any {
+		d := json.NewDecoder(strings.NewReader(s))
+		d.UseNumber()
+		var v any
+		require.NoError(t, d.Decode(&v))
+		return v
+	}
+	input := `{"n": 41, "f": 1.5, "big": 12345678901234567890, "list": [1, 2.5, {"k": 3}], "s": "x"}`
+	for _, expr := range []string{
+		"${{ input.n + 1 }}", "${{ input.f * 2 }}", "${{ input.big }}", "${{ input.list[2].k + input.list[1] }}",
+		"${{ input }}", "${{ steps.a.output.n > 40 }}", `${{ input.s + "y" }}`,
+	} {
+		tpl, err := Compile(expr)
+		require.NoError(t, err, expr)
+		raw, err := tpl.Eval(Env{"input": dec(input), "steps": map[string]any{"a": map[string]any{"output": dec(input)}}})
+		require.NoError(t, err, expr)
+		converted, err := tpl.Eval(Env{"input": Values(dec(input)), "steps": map[string]any{"a": map[string]any{"output": Values(dec(input))}}})
+		require.NoError(t, err, expr)
+		require.Equal(t, raw, converted, expr)
+	}
+	plain := map[string]any{"s": "x", "l": []any{"y", true}}
+	require.Equal(t, fmt.Sprintf("%p", plain), fmt.Sprintf("%p", Values(plain)), "nothing to convert: not copied")
 }

@@ -36,6 +36,15 @@ func (e Env) exprValues(b *budget) map[string]any {
 	return vals
 }
 
+// Values returns v (a decoded JSON value) with every json.Number turned into what an
+// evaluation computes with, as Eval does to its Env. An Env built of such values costs each
+// evaluation a walk and no copy: convert a run's input and step outputs once, not on every
+// evaluation.
+func Values(v any) any {
+	out, _ := numbersIn(v)
+	return out
+}
+
 // numbersIn converts json.Number values inside v; changed says whether v was copied.
 func numbersIn(v any) (out any, changed bool) {
 	switch x := v.(type) {

@@ -91,7 +91,7 @@ func (x *execution) load(c *compiled) error {
 	if err != nil {
 		return err
 	}
-	x.c, x.input = c, input
+	x.c, x.input = c, expression.Values(input)
 	for _, rec := range x.r.Steps {
 		if rec.Status == StepCompleted || rec.Status == StepSkipped || rec.Status == StepFailed {
 			x.remember(rec)
@@ -176,7 +176,7 @@ func (x *execution) next() int {
 func (x *execution) remember(rec *StepRecord) {
 	out, _ := decodeJSON(rec.Output)
 	conflict, _ := decodeJSON(rec.Conflict)
-	x.steps[rec.ID] = map[string]any{"output": out, "conflict": conflict}
+	x.steps[rec.ID] = map[string]any{"output": expression.Values(out), "conflict": expression.Values(conflict)}
 }
 
 func (x *execution) env(i, attempt int) expression.Env {
