@@ -304,7 +304,7 @@ func ownerOf(t *testing.T, remote string, servers []*server) *server {
 	return nil
 }
 
-// socketInode is the inode of the local TCP socket bound to port.
+// socketInode is the inode of the live local TCP socket bound to port.
 func socketInode(t *testing.T, port int) string {
 	t.Helper()
 	want := fmt.Sprintf(":%04X", port)
@@ -315,7 +315,9 @@ func socketInode(t *testing.T, port int) string {
 		}
 		for _, line := range strings.Split(string(raw), "\n")[1:] {
 			f := strings.Fields(line)
-			if len(f) > 9 && strings.HasSuffix(f[1], want) {
+			// A closed connection that used the port before (TIME_WAIT) stays listed with
+			// inode 0 and no owner: only a live socket names its holder.
+			if len(f) > 9 && strings.HasSuffix(f[1], want) && f[9] != "0" {
 				return f[9]
 			}
 		}
