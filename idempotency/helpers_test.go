@@ -1,7 +1,6 @@
 package idempotency_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -11,7 +10,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -21,6 +19,7 @@ import (
 
 	"github.com/gorunner/gorunner/idempotency"
 	"github.com/gorunner/gorunner/internal/stacktest"
+	"github.com/gorunner/gorunner/internal/syncbuf"
 	"github.com/gorunner/gorunner/store/sqlitestore"
 )
 
@@ -40,30 +39,12 @@ func openStoreAt(t testing.TB, path string) *sqlitestore.Store {
 	return st
 }
 
-// syncBuffer is a log sink safe for concurrent writes.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // harness is a Service over a store, with its clock, metrics and logs at hand.
 type harness struct {
 	svc   *idempotency.Service
 	clock *stacktest.Clock
 	reg   *prometheus.Registry
-	logs  *syncBuffer
+	logs  *syncbuf.Buffer
 }
 
 // newHarness builds a Service over st (a fresh SQLite store when nil); tune adjusts the
@@ -73,7 +54,7 @@ func newHarness(t testing.TB, st idempotency.Store, tune func(*idempotency.Confi
 	if st == nil {
 		st = openStore(t)
 	}
-	h := &harness{clock: stacktest.NewClock(epoch), reg: prometheus.NewRegistry(), logs: &syncBuffer{}}
+	h := &harness{clock: stacktest.NewClock(epoch), reg: prometheus.NewRegistry(), logs: &syncbuf.Buffer{}}
 	cfg := &idempotency.Config{
 		Now:        h.clock.Now,
 		Logger:     slog.New(slog.NewTextHandler(h.logs, nil)),

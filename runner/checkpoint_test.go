@@ -14,6 +14,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/gorunner/gorunner/internal/syncbuf"
 	"github.com/gorunner/gorunner/runner"
 )
 
@@ -317,10 +318,9 @@ input: {type: object}
 steps:
   - {id: call, workflow: {name: child}}
 `)
-	var logs strings.Builder
-	var logMu sync.Mutex
+	var logs syncbuf.Buffer
 	thief := &leaseThief{Store: h.store}
-	e := h.newEngine(runner.Config{Logger: slog.New(slog.NewTextHandler(lockedWriter{&logMu, &logs}, nil))}, thief)
+	e := h.newEngine(runner.Config{Logger: slog.New(slog.NewTextHandler(&logs, nil))}, thief)
 	require.NoError(t, e.Start(context.Background()))
 	h.submit(e, parent, `{}`)
 	require.Eventually(t, func() bool {
@@ -334,21 +334,7 @@ steps:
 	defer thief.mu.Unlock()
 	require.Zero(t, thief.after, "no save after the lease is found lost")
 	require.Zero(t, thief.release, "no release of a lost lease")
-	logMu.Lock()
-	defer logMu.Unlock()
 	require.NotContains(t, logs.String(), "internal error")
-}
-
-// lockedWriter serialises writes to w.
-type lockedWriter struct {
-	mu *sync.Mutex
-	w  *strings.Builder
-}
-
-func (l lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
 }
 
 // TestAdmissionWorkIsBounded: past Config.AdmissionWork a run's admission is written with

@@ -9,13 +9,14 @@ import (
 	"os"
 	"os/exec"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/require"
+
+	"github.com/gorunner/gorunner/internal/syncbuf"
 )
 
 // callToolOverHTTP calls a tool at s's /mcp and returns the result.
@@ -81,30 +82,12 @@ func TestMetricsAfterTraffic(t *testing.T) {
 	}
 }
 
-// lockedBuffer collects a child's stderr while the test reads it.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf strings.Builder
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // TestLogsCarryRequestIDsAndNoSecrets logs everything (debug, JSON) through traffic that
 // handles every kind of secret, then checks that request lines carry their request ID and
 // that no secret appears anywhere in the log.
 func TestLogsCarryRequestIDsAndNoSecrets(t *testing.T) {
 	t.Parallel()
-	logs := &lockedBuffer{}
+	logs := &syncbuf.Buffer{}
 	s := startServeLogging(t, t.TempDir(), logs, "--log-level", "debug", "--log-format", "json")
 	admin := s.adminToken(t)
 	_, stderr, code := cli(t, s, "workflow", "apply", writeFile(t, t.TempDir(), "hello.yaml", helloYAML))
@@ -166,7 +149,7 @@ func TestMCPShutsDownOnSignal(t *testing.T) {
 		stdin, err := cmd.StdinPipe()
 		require.NoError(t, err)
 		defer stdin.Close()
-		stderr := &lockedBuffer{}
+		stderr := &syncbuf.Buffer{}
 		cmd.Stderr = stderr
 		require.NoError(t, cmd.Start())
 		require.Eventually(t, func() bool { return strings.Contains(stderr.String(), "serving MCP over stdio") }, 30*time.Second, 20*time.Millisecond)

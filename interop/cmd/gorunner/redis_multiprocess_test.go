@@ -1,7 +1,6 @@
 package main_test
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -23,6 +22,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
+
+	"github.com/gorunner/gorunner/internal/syncbuf"
 )
 
 // redisStore returns a --store URL on the Redis of GORUNNER_TEST_REDIS with a fresh key
@@ -75,7 +76,7 @@ func deleteKeys(t *testing.T, url, prefix string) {
 
 // startOnStore starts n `gorunner serve` processes on one data directory (for the admin
 // token and the secret key) and one store, the first alone so it makes the admin token.
-func startOnStore(t *testing.T, n int, store string, logs *safeBuffer, args ...string) []*server {
+func startOnStore(t *testing.T, n int, store string, logs *syncbuf.Buffer, args ...string) []*server {
 	t.Helper()
 	dir := t.TempDir()
 	t.Cleanup(func() {
@@ -89,30 +90,6 @@ func startOnStore(t *testing.T, n int, store string, logs *safeBuffer, args ...s
 		servers[i] = startServeLogging(t, dir, logs, args...)
 	}
 	return servers
-}
-
-// safeBuffer collects the logs of several processes.
-type safeBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *safeBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *safeBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-func (s *safeBuffer) count(substr string) int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return strings.Count(s.b.String(), substr)
 }
 
 // publish creates and publishes a workflow through s.
@@ -171,7 +148,7 @@ func TestRedisThreeProcesses(t *testing.T) {
 	defer target.Close()
 	defer close(counter.release)
 
-	servers := startOnStore(t, 3, store, &safeBuffer{}, "--lease-ttl", "2s", "--http-allow", "127.0.0.1")
+	servers := startOnStore(t, 3, store, &syncbuf.Buffer{}, "--lease-ttl", "2s", "--http-allow", "127.0.0.1")
 	token := servers[0].adminToken(t)
 	publish(t, servers[0], token, onceDef)
 
@@ -420,7 +397,7 @@ func TestRedisOutage(t *testing.T) {
 	t.Parallel()
 	requireRedis(t)
 	rs := newOwnRedis(t)
-	logs := &safeBuffer{}
+	logs := &syncbuf.Buffer{}
 	servers := startOnStore(t, 3, rs.url(), logs, "--lease-ttl", "2s")
 	token := servers[0].adminToken(t)
 	publish(t, servers[0], token, onceDef)
@@ -439,7 +416,7 @@ func TestRedisOutage(t *testing.T) {
 	downBefore := tr.unavailable.Load()
 	require.Eventually(t, func() bool { return tr.unavailable.Load() >= downBefore+10 }, 30*time.Second, 10*time.Millisecond,
 		"requests are answered 503 while Redis is down")
-	require.Eventually(t, func() bool { return logs.count("goes through without its key") > 0 }, 30*time.Second, 10*time.Millisecond,
+	require.Eventually(t, func() bool { return logs.Count("goes through without its key") > 0 }, 30*time.Second, 10*time.Millisecond,
 		"a call whose key cannot be claimed goes through without it, logged")
 	rs.start(t)
 	okAfter := tr.ok.Load()
@@ -449,7 +426,7 @@ func TestRedisOutage(t *testing.T) {
 	require.Zero(t, tr.broken.Load(), "every request got an answer: no process crashed")
 	require.Zero(t, tr.failed.Load(), "an outage answers 503 UNAVAILABLE or lets a call through, nothing else")
 	t.Logf("traffic: %d ok, %d unavailable, %d other failures; %d calls went through without their key",
-		tr.ok.Load(), tr.unavailable.Load(), tr.failed.Load(), logs.count("goes through without its key"))
+		tr.ok.Load(), tr.unavailable.Load(), tr.failed.Load(), logs.Count("goes through without its key"))
 
 	for _, s := range servers {
 		require.Nil(t, s.cmd.ProcessState, "the process is still running")

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/gorunner/gorunner/internal/syncbuf"
 )
 
 // TestDataFilesArePrivate starts serve under umask 000 on a data directory it creates:
@@ -22,7 +24,7 @@ import (
 func TestDataFilesArePrivate(t *testing.T) {
 	t.Parallel()
 	dataDir := filepath.Join(t.TempDir(), "fresh")
-	logs := &lockedBuffer{}
+	logs := &syncbuf.Buffer{}
 	cmd := exec.Command("sh", append([]string{"-c", `umask 000; exec "$0" "$@"`, binary(t)}, serveArgs(dataDir)...)...)
 	cmd.Env = append(os.Environ(), "GORUNNER_LOG_LEVEL=info")
 	cmd.Stderr = logs
