@@ -58,12 +58,15 @@ func (s *Server) callWebhook(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	holdOpen(w)
-	run := res.Run // as admitted: when it settled there, nothing is read again
-	if run == nil || !run.Status.Settled() {
-		if run, err = s.deps.Engine.Wait(r.Context(), res.RunID, WebhookWait); err != nil {
-			s.writeError(w, r, err)
-			return
-		}
+	var run *runner.Run
+	if res.Run != nil { // as admitted: when it settled there, nothing is read again
+		run, err = s.deps.Engine.WaitFrom(r.Context(), res.Run, WebhookWait)
+	} else {
+		run, err = s.deps.Engine.Wait(r.Context(), res.RunID, WebhookWait)
+	}
+	if err != nil {
+		s.writeError(w, r, err)
+		return
 	}
 	status := http.StatusAccepted
 	if run.Status.Terminal() {

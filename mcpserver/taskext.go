@@ -181,10 +181,8 @@ func (s *Server) runOrTask(ctx context.Context, p auth.Principal, env *environme
 	if err != nil {
 		return s.errorResult(ctx, err)
 	}
-	if !run.Status.Settled() {
-		if run, err = s.deps.Engine.Wait(ctx, run.ID, s.toolTimeout(t)); err != nil {
-			return s.errorResult(ctx, err)
-		}
+	if run, err = s.deps.Engine.WaitFrom(ctx, run, s.toolTimeout(t)); err != nil {
+		return s.errorResult(ctx, err)
 	}
 	if run.Status.Terminal() {
 		return tools.ResultOf(run).Replay(replayed).CallResult(), nil

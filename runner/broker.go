@@ -213,6 +213,9 @@ func (e *Engine) Wait(ctx context.Context, id string, maxWait time.Duration) (*R
 	if maxWait <= 0 {
 		return e.Get(ctx, id)
 	}
+	if r, ok := e.finished.get(id); ok {
+		return r, nil // ended: nothing to follow
+	}
 	f, leave := e.broker.follow(id, nil)
 	defer leave()
 	timer := time.NewTimer(min(maxWait, e.cfg.MaxWait))
@@ -234,6 +237,15 @@ func (e *Engine) Wait(ctx context.Context, id string, maxWait time.Duration) (*R
 			return r, ctx.Err()
 		}
 	}
+}
+
+// WaitFrom is Wait for a caller that holds r, a state of the run it read or admitted: when
+// r has settled it is the answer, with nothing read or followed.
+func (e *Engine) WaitFrom(ctx context.Context, r *Run, maxWait time.Duration) (*Run, error) {
+	if r.Status.Settled() {
+		return r, nil
+	}
+	return e.Wait(ctx, r.ID, maxWait)
 }
 
 // ReserveWait opens one of principal's MaxWaitsPerPrincipal waits, to hold while

@@ -179,3 +179,24 @@ func TestWaitersOfARunStartedHereReadNothing(t *testing.T) {
 	close(release)
 	h.await(e, res.Run.ID, runner.StatusCompleted)
 }
+
+// TestWaitOnAnEndedRunReadsNothing: a run that ended here (in its admission) is answered by
+// Wait from the ended runs the engine keeps, and by WaitFrom from the state its caller
+// holds itself: no store read.
+func TestWaitOnAnEndedRunReadsNothing(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	store := &countedReads{Store: h.store}
+	e := h.engine(runner.Config{}, store)
+	name := h.define("name: quick\ninput: {type: object}\nsteps:\n  - {id: a, set: 1}\n")
+	res, err := e.Submit(context.Background(), runner.SubmitParams{Workflow: name, Input: json.RawMessage(`{}`)})
+	require.NoError(t, err)
+	require.Equal(t, runner.StatusCompleted, res.Written.Status, "ended in its admission")
+	r, err := e.Wait(context.Background(), res.Run.ID, time.Minute)
+	require.NoError(t, err)
+	require.Equal(t, runner.StatusCompleted, r.Status)
+	r, err = e.WaitFrom(context.Background(), res.Written, time.Minute)
+	require.NoError(t, err)
+	require.Same(t, res.Written, r)
+	require.Zero(t, store.reads.Load(), "no read")
+}
