@@ -6,7 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/gorunner/gorunner/api"
+	"github.com/gorunner/gorunner/problem"
 )
 
 // A known path with a method it does not serve is a 405 METHOD_NOT_ALLOWED whose Allow
@@ -33,7 +33,7 @@ func TestWrongMethod(t *testing.T) {
 		t.Run(c.method+" "+c.path, func(t *testing.T) {
 			a := e.doAs(c.token, c.method, c.path, nil)
 			require.Equal(t, http.StatusMethodNotAllowed, a.Status, string(a.Raw))
-			require.Equal(t, api.CodeMethodNotAllowed, a.errorCode())
+			require.Equal(t, problem.CodeMethodNotAllowed, a.errorCode())
 			require.Equal(t, c.allow, a.Header.Get("Allow"))
 		})
 	}

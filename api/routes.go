@@ -297,7 +297,7 @@ func (s *Server) routes() chi.Router {
 	r.MethodNotAllowed(func(w http.ResponseWriter, req *http.Request) {
 		allow := strings.Join(allowedMethods(r, req), ", ")
 		w.Header().Set("Allow", allow)
-		s.writeError(w, req, problem.New(http.StatusMethodNotAllowed, CodeMethodNotAllowed, "method "+req.Method+" is not allowed on "+req.URL.Path+"; allowed: "+allow))
+		s.writeError(w, req, problem.New(http.StatusMethodNotAllowed, problem.CodeMethodNotAllowed, "method "+req.Method+" is not allowed on "+req.URL.Path+"; allowed: "+allow))
 	})
 	r.Get("/healthz", s.healthz)
 	r.Get("/readyz", s.readyz)
@@ -341,10 +341,6 @@ func (s *Server) routes() chi.Router {
 	}
 	return r
 }
-
-// CodeMethodNotAllowed is the error code of a 405: the path exists, the method does not. The
-// answer's Allow header lists the path's methods (RFC 9110 §15.5.6).
-const CodeMethodNotAllowed = "METHOD_NOT_ALLOWED"
 
 // methods are the request methods a route may be registered for, in the order Allow lists them.
 var methods = []string{

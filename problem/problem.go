@@ -30,6 +30,9 @@ const (
 	CodeRateLimited  = "RATE_LIMITED"
 	CodeInternal     = "INTERNAL"
 	CodeUnavailable  = "UNAVAILABLE"
+	// CodeMethodNotAllowed is a 405: the path exists, the method does not (SPEC §3 names
+	// no code for it; the answer also carries Allow).
+	CodeMethodNotAllowed = "METHOD_NOT_ALLOWED"
 )
 
 // Error is an error with its HTTP status and envelope code.

@@ -158,11 +158,11 @@ type admitting struct {
 
 // begin runs the head of a new run in memory, before anything of it is written: the steps
 // without effects (set, fail; their records are a function of the input, see
-// saveProgress), until the run ends, reaches a step with effects, or holds
-// MaxUncommittedSteps finished steps, or has run for Config.AdmissionWork. The save that follows
-// is the run's admission write:
-// the end, the start of the attempt of a step whose kind saves it first (returned, for the
-// worker to run), or a save of its own before any other step with effects.
+// saveProgress), until the run ends, reaches a step with effects, holds
+// MaxUncommittedSteps finished steps or has run for Config.AdmissionWork. The save that
+// follows is the run's admission write: the end, the start of the attempt of a step whose
+// kind saves it first (returned, for the worker to run), or a save of its own before any
+// other step with effects.
 func (x *execution) begin(ctx context.Context) (flow, *stepExec) {
 	now := x.e.now()
 	x.r.StartedAt = &now
@@ -207,7 +207,6 @@ func (x *execution) admitWrite(ctx context.Context) flow {
 	res, err := x.e.store.CreateRun(context.WithoutCancel(ctx), p)
 	ad.res, ad.err = res.ClaimResult, err
 	if err != nil || res.Outcome != idempotency.Claimed {
-		x.r.Claims = 0
 		return flowKeep
 	}
 	x.admit, x.lease = nil, res.Lease
