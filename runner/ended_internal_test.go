@@ -60,3 +60,4 @@ func TestEndedRunsBounds(t *testing.T) {
 	_, ok = c.get("b0")
 	require.False(t, ok, "past the bytes bound the oldest went first")
 }
+
