@@ -60,4 +60,3 @@ func TestEndedRunsBounds(t *testing.T) {
 	_, ok = c.get("b0")
 	require.False(t, ok, "past the bytes bound the oldest went first")
 }
-
