@@ -55,6 +55,8 @@ var named = map[string]int64{
 	"client.DefaultTimeout":           int64(client.DefaultTimeout),
 	"console.PageSize":                console.PageSize,
 	"idempotency.MaxKeyLength":        idempotency.MaxKeyLength,
+	"idempotency.MaxAnswersHeld":      idempotency.MaxAnswersHeld,
+	"idempotency.MaxAnswersHeldBytes": idempotency.MaxAnswersHeldBytes,
 	"catalog.MaxCachedTargets":        catalog.MaxCachedTargets,
 	"catalog.MaxCachedTargetBytes":    catalog.MaxCachedTargetBytes,
 	"catalog.MaxConnectionHosts":      catalog.MaxConnectionHosts,
