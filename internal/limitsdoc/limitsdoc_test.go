@@ -52,6 +52,8 @@ var named = map[string]int64{
 	"limits.MaxPage":                  limits.MaxPage,
 	"auth.MaxScopes":                  auth.MaxScopes,
 	"auth.KnownFor":                   int64(auth.KnownFor),
+	"auth.TokenCacheFor":              int64(auth.TokenCacheFor),
+	"auth.MaxTokensHeld":              auth.MaxTokensHeld,
 	"client.DefaultTimeout":           int64(client.DefaultTimeout),
 	"console.PageSize":                console.PageSize,
 	"idempotency.MaxKeyLength":        idempotency.MaxKeyLength,
