@@ -141,11 +141,22 @@ func (e *Engine) admit(ctx context.Context, c *compiled, r *Run) (*SubmitResult,
 // Admit commits a prepared run without an idempotency key and answers a start-token
 // conflict per the definition's onConflict (SPEC §6): the owner's run (reused or
 // forwarded), a retry after superseding, or under fail a *TokenConflictError.
+//
+// An admission whose workflow changed since Prepare (ErrTargetChanged) is prepared again
+// from the same request and committed, once.
 func (e *Engine) Admit(ctx context.Context, a *Admission) (*SubmitResult, error) {
+	prepared := false
 	for try := 1; ; try++ {
 		_, err := e.Commit(ctx, a, nil)
 		if err == nil {
 			return &SubmitResult{Run: a.Run, Written: a.Written}, nil
+		}
+		if errors.Is(err, ErrTargetChanged) && a.asked != nil && !prepared {
+			if a, err = e.Prepare(ctx, *a.asked); err != nil {
+				return nil, err
+			}
+			prepared = true
+			continue
 		}
 		var conflict *TokenConflictError
 		if !errors.As(err, &conflict) {

@@ -184,6 +184,7 @@ const (
 	replyToken     = "GR_TOKEN" // followed by the owner's run ID
 	replyUsed      = "GR_USED"
 	replyAllSteps  = "GR_ALLSTEPS"
+	replyStale     = "GR_STALE"
 )
 
 // replyError turns a script's error reply into the sentinel sentinels maps its first word

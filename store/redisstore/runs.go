@@ -19,7 +19,7 @@ import (
 // runnerErrs maps script replies to the runner's sentinels.
 var runnerErrs = map[string]error{
 	replyNotFound: runner.ErrNotFound, replyLeaseLost: runner.ErrLeaseLost, replyFinished: runner.ErrFinished,
-	replyConflict: errDuplicate, replyAllSteps: errAllSteps,
+	replyConflict: errDuplicate, replyAllSteps: errAllSteps, replyStale: runner.ErrStaleCatalog,
 }
 
 // errAllSteps is SaveRun's signal that the run keeps its steps in one legacy field, so the
@@ -124,14 +124,18 @@ func (s *Store) CreateRun(ctx context.Context, p runner.CreateRunParams) (runner
 		return runner.CreateRunResult{}, fmt.Errorf("creating run %s: %w", r.ID, err)
 	}
 	k := s.k
-	ks := []string{k.run(r.ID), k.runsCreated(), k.runsByWorkflow(r.WorkflowID), k.runsByStatus(string(r.Status)), k.runsDue()}
+	ks := []string{k.run(r.ID), k.runsCreated(), k.runsByWorkflow(r.WorkflowID), k.runsByStatus(string(r.Status)), k.runsDue(), k.catalogVersion()}
 	var claim idempotency.ClaimParams
 	var rec *idempotency.Record
 	if p.Key != nil {
 		claim, rec = p.Key.Claim, p.Key.Answer
 		ks = append(ks, s.keyKeys(claim.Scope, claim.Key)...)
 	}
-	args := []any{r.ID, sortKey(r.CreatedAt, r.ID), "", "", ""}
+	catalogAt := ""
+	if p.CatalogVersion != 0 {
+		catalogAt = strconv.FormatInt(p.CatalogVersion, 10)
+	}
+	args := []any{r.ID, sortKey(r.CreatedAt, r.ID), "", "", "", catalogAt}
 	var h runner.Hook
 	if p.Start != nil {
 		h = *p.Start
@@ -139,7 +143,7 @@ func (s *Store) CreateRun(ctx context.Context, p runner.CreateRunParams) (runner
 			h.RunID = r.ID
 		}
 		ks = append(ks, k.hook(h.Environment, h.Token), k.runHooks(h.RunID))
-		args = []any{r.ID, sortKey(r.CreatedAt, r.ID), h.RunID, ts(h.CreatedAt), hookMember(h.Environment, h.Token)}
+		args = []any{r.ID, sortKey(r.CreatedAt, r.ID), h.RunID, ts(h.CreatedAt), hookMember(h.Environment, h.Token), catalogAt}
 	}
 	args = append(append(args, keyArgs...), runFields(r, st, p.Owner, p.LeaseUntil)...)
 	res, err := s.run(ctx, s.scripts.createRun, runnerErrs, ks, args...)
