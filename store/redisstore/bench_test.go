@@ -28,10 +28,9 @@ func BenchmarkCreateEnded(b *testing.B) {
 			Environment: runner.EnvProduction, Status: runner.StatusCompleted, Input: json.RawMessage(`{"n":1}`),
 			Output: json.RawMessage(`{"done":2}`), CreatedAt: now, StartedAt: &now, FinishedAt: &now, Definition: def,
 		}
-		for i, id := range []string{"a", "b", "c"} {
+		for _, id := range []string{"a", "b", "c"} {
 			r.Steps = append(r.Steps, &runner.StepRecord{ID: id, StepID: uuid.NewString(), Status: runner.StepCompleted,
 				Attempts: 1, Output: json.RawMessage(`{"n":1}`), StartedAt: &now, FinishedAt: &now})
-			_ = i
 		}
 		_, err := s.CreateRun(ctx, runner.CreateRunParams{Run: r})
 		require.NoError(b, err)

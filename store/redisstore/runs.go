@@ -27,23 +27,50 @@ var runnerErrs = map[string]error{
 var errAllSteps = errors.New("every step record must be written")
 
 // runFields is the hash of a new run, leased to owner until leaseUntil when owner is set
-// (counted as one claim).
+// (counted as one claim). A field no script reads is left out when it holds its zero value
+// (decodeRun reads a missing field as zero), and so are the lease and wake-up fields of a
+// run admitted ended, which every script reads only after its status or its lease owner:
+// an ended run's hash is about half as many fields.
 func runFields(r *runner.Run, st storecodec.RunState, owner string, leaseUntil time.Time) []any {
-	claims := 0
-	if owner != "" {
-		claims = 1
-	}
-	f := []any{
-		"id", r.ID, "workflow_id", r.WorkflowID, "workflow", r.Workflow, "version", r.Version,
+	f := make([]any, 0, 2*(24+len(st.Steps)))
+	f = append(f, "id", r.ID, "workflow_id", r.WorkflowID, "workflow", r.Workflow, "version", r.Version,
 		"environment", r.Environment, "status", string(r.Status), "input", []byte(r.Input),
-		"output", []byte(r.Output), "error", st.Error, "waiting_on", st.WaitingOn,
-		"rerun_of", r.RerunOf, "created_at", ts(r.CreatedAt), "started_at", tsPtr(r.StartedAt),
-		"finished_at", tsPtr(r.FinishedAt), "definition", []byte(r.Definition), "wake_at", ts(r.WakeAt),
-		"poke_at", ts(time.Time{}), "cancel_requested", boolArg(r.CancelRequested), "start_token", r.StartToken,
-		"parent_run_id", r.ParentRunID, "depth", r.Depth, "claims", claims, "started_by", r.StartedBy,
-		"task", boolArg(r.Task), "lease_owner", owner, "lease_until", ts(leaseUntil), "sort_key", sortKey(r.CreatedAt, r.ID),
+		"output", []byte(r.Output), "created_at", ts(r.CreatedAt), "definition", []byte(r.Definition),
+		"parent_run_id", r.ParentRunID, "sort_key", sortKey(r.CreatedAt, r.ID))
+	if !r.Status.Terminal() {
+		f = append(f, "wake_at", ts(r.WakeAt), "poke_at", ts(time.Time{}), "cancel_requested", boolArg(r.CancelRequested),
+			"lease_owner", owner, "lease_until", ts(leaseUntil))
 	}
+	opt := func(name string, v any, zero bool) {
+		if !zero {
+			f = append(f, name, v)
+		}
+	}
+	opt("error", st.Error, len(st.Error) == 0)
+	opt("waiting_on", st.WaitingOn, len(st.WaitingOn) == 0)
+	opt("rerun_of", r.RerunOf, r.RerunOf == "")
+	opt("started_at", tsPtr(r.StartedAt), r.StartedAt == nil)
+	opt("finished_at", tsPtr(r.FinishedAt), r.FinishedAt == nil)
+	opt("start_token", r.StartToken, r.StartToken == "")
+	opt("depth", r.Depth, r.Depth == 0)
+	opt("claims", 1, owner == "")
+	opt("started_by", r.StartedBy, r.StartedBy == "")
+	opt("task", "1", !r.Task)
 	return append(f, stepFields(st.Steps)...)
+}
+
+// dueScore is where a new run goes in the due index, as reindex_due would put it: its
+// wake-up, or its lease's end if later while leased; "" when it is not due by time (ended,
+// or waiting on nothing timed).
+func dueScore(r *runner.Run, owner string, leaseUntil time.Time) string {
+	if r.Status.Terminal() || r.WakeAt.IsZero() {
+		return ""
+	}
+	at := r.WakeAt
+	if owner != "" && leaseUntil.After(at) {
+		at = leaseUntil
+	}
+	return score(at)
 }
 
 // stepFieldPrefix starts the hash field of each step record of a run: step:<index>.
@@ -135,7 +162,11 @@ func (s *Store) CreateRun(ctx context.Context, p runner.CreateRunParams) (runner
 	if p.CatalogVersion != 0 {
 		catalogAt = strconv.FormatInt(p.CatalogVersion, 10)
 	}
-	args := []any{r.ID, sortKey(r.CreatedAt, r.ID), "", "", "", catalogAt}
+	ended, parent, finished := "0", "", ""
+	if r.Status.Terminal() {
+		ended, parent, finished = "1", r.ParentRunID, tsPtr(r.FinishedAt)
+	}
+	args := []any{r.ID, sortKey(r.CreatedAt, r.ID), "", "", "", catalogAt, dueScore(r, p.Owner, p.LeaseUntil), ended, parent, finished}
 	var h runner.Hook
 	if p.Start != nil {
 		h = *p.Start
@@ -143,7 +174,7 @@ func (s *Store) CreateRun(ctx context.Context, p runner.CreateRunParams) (runner
 			h.RunID = r.ID
 		}
 		ks = append(ks, k.hook(h.Environment, h.Token), k.runHooks(h.RunID))
-		args = []any{r.ID, sortKey(r.CreatedAt, r.ID), h.RunID, ts(h.CreatedAt), hookMember(h.Environment, h.Token), catalogAt}
+		args[2], args[3], args[4] = h.RunID, ts(h.CreatedAt), hookMember(h.Environment, h.Token)
 	}
 	args = append(append(args, keyArgs...), runFields(r, st, p.Owner, p.LeaseUntil)...)
 	res, err := s.run(ctx, s.scripts.createRun, runnerErrs, ks, args...)
