@@ -9,17 +9,25 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gorunner/gorunner/catalog"
 	"github.com/gorunner/gorunner/runner"
 )
 
 // BenchmarkCreateEnded admits, serially, runs of three set steps written already ended: the
-// one write of such a run (runner.Engine.Commit). Server time: INFO commandstats.
+// one write of such a run (runner.Engine.Commit), of a published version. Server time:
+// INFO commandstats.
 func BenchmarkCreateEnded(b *testing.B) {
 	s := fresh(b)
 	ctx := context.Background()
 	def := json.RawMessage(`{"input":{"type":"object"},"name":"bench","steps":[{"id":"a","set":{"n":"${{ input.n }}"}},` +
 		`{"id":"b","set":"${{ steps.a.output.n + 1 }}"},{"id":"c","set":{"done":"${{ steps.b.output }}"}}]}`)
 	wf := uuid.Must(uuid.NewV7()).String()
+	at := time.Now().UTC()
+	require.NoError(b, s.CreateWorkflow(ctx, &catalog.Workflow{ID: wf, Name: "bench", Rev: 1, WebhookToken: "wh",
+		Definition: def, CreatedAt: at, UpdatedAt: at}))
+	v, _, err := s.Publish(ctx, wf, "h", at)
+	require.NoError(b, err)
+	def = v.Definition
 	b.ReportAllocs()
 	for b.Loop() {
 		now := time.Now().UTC()

@@ -89,6 +89,7 @@ type Store struct {
 	rdb     *redis.Client
 	k       keys
 	scripts *scripts
+	defs    *definitions
 }
 
 // Open connects to the Redis named by rawURL (redis://[user:password@]HOST:PORT/DB, with
@@ -114,7 +115,7 @@ func Open(ctx context.Context, rawURL string, cfg *Config) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{rdb: redis.NewClient(opts), k: keys{p: c.Prefix}, scripts: sc}
+	s := &Store{rdb: redis.NewClient(opts), k: keys{p: c.Prefix}, scripts: sc, defs: &definitions{}}
 	if err := s.Ping(ctx); err != nil {
 		return nil, errors.Join(err, s.rdb.Close())
 	}

@@ -31,12 +31,17 @@ var errAllSteps = errors.New("every step record must be written")
 // (decodeRun reads a missing field as zero), and so are the lease and wake-up fields of a
 // run admitted ended, which every script reads only after its status or its lease owner:
 // an ended run's hash is about half as many fields.
-func runFields(r *runner.Run, st storecodec.RunState, owner string, leaseUntil time.Time) []any {
+//
+// byVersion leaves the definition out too: it is the run's version's (definitions.go).
+func runFields(r *runner.Run, st storecodec.RunState, owner string, leaseUntil time.Time, byVersion bool) []any {
 	f := make([]any, 0, 2*(24+len(st.Steps)))
 	f = append(f, "id", r.ID, "workflow_id", r.WorkflowID, "workflow", r.Workflow, "version", r.Version,
 		"environment", r.Environment, "status", string(r.Status), "input", []byte(r.Input),
-		"output", []byte(r.Output), "created_at", ts(r.CreatedAt), "definition", []byte(r.Definition),
+		"output", []byte(r.Output), "created_at", ts(r.CreatedAt),
 		"parent_run_id", r.ParentRunID, "sort_key", sortKey(r.CreatedAt, r.ID))
+	if !byVersion {
+		f = append(f, "definition", []byte(r.Definition))
+	}
 	if !r.Status.Terminal() {
 		f = append(f, "wake_at", ts(r.WakeAt), "poke_at", ts(time.Time{}), "cancel_requested", boolArg(r.CancelRequested),
 			"lease_owner", owner, "lease_until", ts(leaseUntil))
@@ -150,6 +155,10 @@ func (s *Store) CreateRun(ctx context.Context, p runner.CreateRunParams) (runner
 	if err != nil {
 		return runner.CreateRunResult{}, fmt.Errorf("creating run %s: %w", r.ID, err)
 	}
+	byVersion, err := s.byVersion(ctx, r)
+	if err != nil {
+		return runner.CreateRunResult{}, fmt.Errorf("creating run %s: %w", r.ID, err)
+	}
 	k := s.k
 	ks := []string{k.run(r.ID), k.runsCreated(), k.runsByWorkflow(r.WorkflowID), k.runsByStatus(string(r.Status)), k.runsDue(), k.catalogVersion()}
 	var claim idempotency.ClaimParams
@@ -176,7 +185,7 @@ func (s *Store) CreateRun(ctx context.Context, p runner.CreateRunParams) (runner
 		ks = append(ks, k.hook(h.Environment, h.Token), k.runHooks(h.RunID))
 		args[2], args[3], args[4] = h.RunID, ts(h.CreatedAt), hookMember(h.Environment, h.Token)
 	}
-	args = append(append(args, keyArgs...), runFields(r, st, p.Owner, p.LeaseUntil)...)
+	args = append(append(args, keyArgs...), runFields(r, st, p.Owner, p.LeaseUntil, byVersion)...)
 	res, err := s.run(ctx, s.scripts.createRun, runnerErrs, ks, args...)
 	if err != nil {
 		return runner.CreateRunResult{}, fmt.Errorf("creating run %s: %w", r.ID, tokenConflict(err, &h))
@@ -193,7 +202,10 @@ func (s *Store) GetRun(ctx context.Context, id string) (*runner.Run, error) {
 	m, err := s.rdb.HGetAll(ctx, s.k.run(id)).Result()
 	var r *runner.Run
 	if err == nil {
-		r, err = decodeRun(m)
+		var runs []*runner.Run
+		if runs, err = s.decodeRuns(ctx, []map[string]string{m}); err == nil {
+			r = runs[0]
+		}
 	}
 	if err == nil && r == nil {
 		err = runner.ErrNotFound
@@ -210,12 +222,12 @@ func (s *Store) runsByID(ctx context.Context, ids []string) ([]*runner.Run, erro
 	if err != nil {
 		return nil, err
 	}
-	out := make([]*runner.Run, 0, len(hashes))
-	for _, m := range hashes {
-		r, err := decodeRun(m)
-		if err != nil {
-			return nil, err
-		}
+	runs, err := s.decodeRuns(ctx, hashes)
+	if err != nil {
+		return nil, err
+	}
+	out := runs[:0]
+	for _, r := range runs {
 		if r != nil {
 			out = append(out, r)
 		}
