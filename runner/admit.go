@@ -197,11 +197,12 @@ func (e *Engine) commit(ctx context.Context, a *Admission, key *idempotency.KeyW
 		e.endPass(Lease{}, r.ID, true)
 		return ad.res, ad.err
 	}
-	a.Written = cloneRun(x.r)
 	if f != flowNext {
+		a.Written = x.r // the pass is over: nothing changes x.r any more
 		e.endPass(x.lease, r.ID, f == flowKeep)
 		return ad.res, nil
 	}
+	a.Written = cloneRun(x.r) // the worker goes on with x.r
 	// This process's waiters of the run start from the state written, read from no store;
 	// the worker's saves hand them the next ones.
 	_, leave := e.broker.follow(r.ID, a.Written)
