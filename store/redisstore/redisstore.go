@@ -220,6 +220,26 @@ func (s *Store) run(ctx context.Context, sc *redis.Script, sentinels map[string]
 	return res, nil
 }
 
+// evalsha runs sc as cmd, a whole EVALSHA command the caller built in one slice ("evalsha",
+// sc's hash, the number of keys, the keys, the arguments), so that go-redis copies none of
+// it, and maps its error replies as run does. A server that does not hold the script (it
+// restarted, or was flushed) is given it and asked again.
+func (s *Store) evalsha(ctx context.Context, sc *redis.Script, sentinels map[string]error, cmd []any) (any, error) {
+	res, err := s.rdb.Do(ctx, cmd...).Result()
+	if redis.HasErrorPrefix(err, "NOSCRIPT") {
+		if err = sc.Load(ctx, s.rdb).Err(); err == nil {
+			res, err = s.rdb.Do(ctx, cmd...).Result()
+		}
+	}
+	if errors.Is(err, redis.Nil) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, replyError(err, sentinels)
+	}
+	return res, nil
+}
+
 // hashes reads, in one round trip, the hashes that key names for ids (nil entries of an
 // HMGET are skipped); a missing hash reads as an empty map.
 func (s *Store) hashes(ctx context.Context, key func(string) string, ids []any) ([]map[string]string, error) {

@@ -33,12 +33,12 @@ var errAllSteps = errors.New("every step record must be written")
 // an ended run's hash is about half as many fields.
 //
 // byVersion leaves the definition out too: it is the run's version's (definitions.go).
-func runFields(r *runner.Run, st storecodec.RunState, owner string, leaseUntil time.Time, byVersion bool) []any {
-	f := make([]any, 0, 2*(24+len(st.Steps)))
+// They are appended to f, whose room runFieldsLen counts.
+func runFields(f []any, r *runner.Run, st storecodec.RunState, owner string, leaseUntil time.Time, byVersion bool, member string) []any {
 	f = append(f, "id", r.ID, "workflow_id", r.WorkflowID, "workflow", r.Workflow, "version", r.Version,
 		"environment", r.Environment, "status", string(r.Status), "input", []byte(r.Input),
 		"output", []byte(r.Output), "created_at", ts(r.CreatedAt),
-		"parent_run_id", r.ParentRunID, "sort_key", sortKey(r.CreatedAt, r.ID))
+		"parent_run_id", r.ParentRunID, "sort_key", member)
 	if !byVersion {
 		f = append(f, "definition", []byte(r.Definition))
 	}
@@ -61,8 +61,14 @@ func runFields(r *runner.Run, st storecodec.RunState, owner string, leaseUntil t
 	opt("claims", 1, owner == "")
 	opt("started_by", r.StartedBy, r.StartedBy == "")
 	opt("task", "1", !r.Task)
-	return append(f, stepFields(st.Steps)...)
+	for _, s := range st.Steps {
+		f = append(f, stepFieldPrefix+strconv.Itoa(s.Index), s.Data)
+	}
+	return f
 }
+
+// runFieldsLen is the most values runFields appends for st.
+func runFieldsLen(st storecodec.RunState) int { return 2 * (24 + len(st.Steps)) }
 
 // dueScore is where a new run goes in the due index, as reindex_due would put it: its
 // wake-up, or its lease's end if later while leased; "" when it is not due by time (ended,
@@ -159,14 +165,30 @@ func (s *Store) CreateRun(ctx context.Context, p runner.CreateRunParams) (runner
 	if err != nil {
 		return runner.CreateRunResult{}, fmt.Errorf("creating run %s: %w", r.ID, err)
 	}
+	// One slice holds the whole EVALSHA command (evalsha): go-redis copies none of it.
 	k := s.k
-	ks := []string{k.run(r.ID), k.runsCreated(), k.runsByWorkflow(r.WorkflowID), k.runsByStatus(string(r.Status)), k.runsDue(), k.catalogVersion()}
+	cmd := make([]any, 0, 3+12+11+len(keyArgs)+runFieldsLen(st))
+	cmd = append(cmd, "evalsha", s.scripts.createRun.Hash(), 0,
+		k.run(r.ID), k.runsCreated(), k.runsByWorkflow(r.WorkflowID), k.runsByStatus(string(r.Status)), k.runsDue(), k.catalogVersion())
 	var claim idempotency.ClaimParams
 	var rec *idempotency.Record
 	if p.Key != nil {
 		claim, rec = p.Key.Claim, p.Key.Answer
-		ks = append(ks, s.keyKeys(claim.Scope, claim.Key)...)
+		for _, key := range s.keyKeys(claim.Scope, claim.Key) {
+			cmd = append(cmd, key)
+		}
 	}
+	var h runner.Hook
+	hookRun, hookAt, hookMem := "", "", ""
+	if p.Start != nil {
+		h = *p.Start
+		if h.RunID == "" {
+			h.RunID = r.ID
+		}
+		cmd = append(cmd, k.hook(h.Environment, h.Token), k.runHooks(h.RunID))
+		hookRun, hookAt, hookMem = h.RunID, ts(h.CreatedAt), hookMember(h.Environment, h.Token)
+	}
+	cmd[2] = len(cmd) - 3
 	catalogAt := ""
 	if p.CatalogVersion != 0 {
 		catalogAt = strconv.FormatInt(p.CatalogVersion, 10)
@@ -175,18 +197,10 @@ func (s *Store) CreateRun(ctx context.Context, p runner.CreateRunParams) (runner
 	if r.Status.Terminal() {
 		ended, parent, finished = "1", r.ParentRunID, tsPtr(r.FinishedAt)
 	}
-	args := []any{r.ID, sortKey(r.CreatedAt, r.ID), "", "", "", catalogAt, dueScore(r, p.Owner, p.LeaseUntil), ended, parent, finished}
-	var h runner.Hook
-	if p.Start != nil {
-		h = *p.Start
-		if h.RunID == "" {
-			h.RunID = r.ID
-		}
-		ks = append(ks, k.hook(h.Environment, h.Token), k.runHooks(h.RunID))
-		args[2], args[3], args[4] = h.RunID, ts(h.CreatedAt), hookMember(h.Environment, h.Token)
-	}
-	args = append(append(args, keyArgs...), runFields(r, st, p.Owner, p.LeaseUntil, byVersion)...)
-	res, err := s.run(ctx, s.scripts.createRun, runnerErrs, ks, args...)
+	member := sortKey(r.CreatedAt, r.ID)
+	cmd = append(cmd, r.ID, member, hookRun, hookAt, hookMem, catalogAt, dueScore(r, p.Owner, p.LeaseUntil), ended, parent, finished)
+	cmd = runFields(append(cmd, keyArgs...), r, st, p.Owner, p.LeaseUntil, byVersion, member)
+	res, err := s.evalsha(ctx, s.scripts.createRun, runnerErrs, cmd)
 	if err != nil {
 		return runner.CreateRunResult{}, fmt.Errorf("creating run %s: %w", r.ID, tokenConflict(err, &h))
 	}
