@@ -10,7 +10,7 @@ import (
 	"github.com/gorunner/gorunner/runner"
 )
 
-var _ runner.Workflows = (*Service)(nil)
+var _ runner.KeptWorkflows = (*Service)(nil)
 
 // Resolve tells the runner what a new run of a workflow executes: in production the latest
 // published version, in test the draft. It implements runner.Workflows.
