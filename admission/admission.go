@@ -141,8 +141,9 @@ func keyedRequest(req Request) idempotency.Request {
 }
 
 // preparedAnswer is a prepared run's answer and its one write. A start token owned by
-// another run cannot be answered in that write (the answer is then the owner's run):
-// idempotency.ErrSplit sends the request down the claim → submit → complete path.
+// another run cannot be answered in that write (the answer is then the owner's run), nor
+// a workflow changed since Prepare (the answer is then another run's): idempotency.ErrSplit
+// sends the request down the claim → submit → complete path.
 func preparedAnswer(eng *runner.Engine, a *runner.Admission) (*idempotency.Prepared, error) {
 	answer, err := Answer(&runner.SubmitResult{Run: a.Run})
 	if err != nil {
@@ -151,7 +152,7 @@ func preparedAnswer(eng *runner.Engine, a *runner.Admission) (*idempotency.Prepa
 	write := func(ctx context.Context, key *idempotency.KeyWrite) (idempotency.ClaimResult, error) {
 		res, err := eng.Commit(ctx, a, key)
 		var conflict *runner.TokenConflictError
-		if errors.As(err, &conflict) {
+		if errors.As(err, &conflict) || errors.Is(err, runner.ErrTargetChanged) {
 			return res, idempotency.ErrSplit
 		}
 		return res, err

@@ -10,7 +10,7 @@ import (
 	"github.com/gorunner/gorunner/runner"
 )
 
-var _ runner.Workflows = (*Service)(nil)
+var _ runner.KeptWorkflows = (*Service)(nil)
 
 // Resolve tells the runner what a new run of a workflow executes: in production the latest
 // published version, in test the draft. It implements runner.Workflows.
@@ -36,8 +36,20 @@ func (s *Service) Resolve(ctx context.Context, idOrName, env string) (*runner.Ta
 	if err != nil {
 		return nil, err
 	}
+	t.CatalogVersion = at
 	s.targets.put(idOrName, at, t)
 	return t, nil
+}
+
+// Kept answers again Resolve's last production answer for idOrName, whatever the catalog
+// version now, reading nothing: its Target.CatalogVersion says where it was current, and
+// the engine's admission write checks that it still is (runner.KeptWorkflows). Never for
+// an access decision: that is Resolve's.
+func (s *Service) Kept(idOrName, env string) (*runner.Target, bool) {
+	if env != runner.EnvProduction {
+		return nil, false
+	}
+	return s.targets.kept(idOrName)
 }
 
 // resolvePublished reads the latest published version of a workflow.
@@ -102,6 +114,19 @@ func (c *targets) get(idOrName string, at int64) (*runner.Target, bool) {
 	}
 	t := e.target
 	t.Definition = bytes.Clone(t.Definition) // the caller's own: the kept answer stays as read
+	return &t, true
+}
+
+// kept is the entry of idOrName at whatever version it was read.
+func (c *targets) kept(idOrName string) (*runner.Target, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.by[idOrName]
+	if !ok {
+		return nil, false
+	}
+	t := e.target
+	t.Definition = bytes.Clone(t.Definition)
 	return &t, true
 }
 

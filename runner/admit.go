@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -25,6 +26,11 @@ type CreateRunParams struct {
 	// in the same write. A live key or a full scope is reported as Claim reports it and
 	// nothing is written.
 	Key *idempotency.KeyWrite
+	// CatalogVersion, when not 0, is the catalog version the run's workflow was resolved
+	// at (Target.CatalogVersion): the store writes the run only if the catalog still stands
+	// there, checked first in the same write, else ErrStaleCatalog and nothing is written.
+	// It saves the admission a read of the version before its write.
+	CatalogVersion int64
 }
 
 // ErrEndedRun is CreateRun's refusal of an ended run it cannot write as such: one without
@@ -57,6 +63,10 @@ type Admission struct {
 	Written *Run
 	c       *compiled
 	start   *Hook
+	// asked is what Prepare resolved (nil for a child run, admitted unchecked), and
+	// catalog the catalog version its target stands at (0: unchecked).
+	asked   *SubmitParams
+	catalog int64
 }
 
 // Prepare resolves the workflow, validates the input and builds the new run with its
@@ -66,9 +76,11 @@ func (e *Engine) Prepare(ctx context.Context, p SubmitParams) (*Admission, error
 	if err != nil {
 		return nil, err
 	}
-	t, err := e.workflows.Resolve(ctx, p.Workflow, env)
-	if err != nil {
-		return nil, fmt.Errorf("resolving workflow %q: %w", p.Workflow, err)
+	t, ok := e.kept(p.Workflow, env)
+	if !ok {
+		if t, err = e.workflows.Resolve(ctx, p.Workflow, env); err != nil {
+			return nil, fmt.Errorf("resolving workflow %q: %w", p.Workflow, err)
+		}
 	}
 	c, err := e.defs.get(t.Definition)
 	if err != nil {
@@ -80,7 +92,48 @@ func (e *Engine) Prepare(ctx context.Context, p SubmitParams) (*Admission, error
 	}
 	r := e.newRun(t, env, input)
 	r.RerunOf, r.StartedBy, r.Task = p.RerunOf, p.StartedBy, p.Task
-	return e.prepared(c, r)
+	a, err := e.prepared(c, r)
+	if err != nil {
+		return nil, err
+	}
+	p.Environment = env
+	a.asked, a.catalog = &p, t.CatalogVersion
+	return a, nil
+}
+
+// kept is the workflows' kept answer for idOrName in env, when they keep answers.
+func (e *Engine) kept(idOrName, env string) (*Target, bool) {
+	k, ok := e.workflows.(KeptWorkflows)
+	if !ok {
+		return nil, false
+	}
+	return k.Kept(idOrName, env)
+}
+
+// ErrTargetChanged is Commit's refusal of an admission whose workflow changed since
+// Prepare resolved it (a new version published, the workflow unpublished or deleted):
+// nothing was written; Prepare again. Admit does.
+var ErrTargetChanged = errors.New("the workflow changed since the admission was prepared")
+
+// recheck answers a refusal of a's write for a stale catalog version: it resolves a's
+// workflow again, reading the catalog, and when the target is the one a was prepared
+// from, clears a's version check, so that the next write is as a fresh resolution's
+// (read just before it); else ErrTargetChanged (also for a workflow now gone or
+// unpublished, which Prepare then reports).
+func (e *Engine) recheck(ctx context.Context, a *Admission) error {
+	t, err := e.workflows.Resolve(ctx, a.asked.Workflow, a.asked.Environment)
+	if errors.Is(err, ErrWorkflowNotFound) || errors.Is(err, ErrNotPublished) {
+		return fmt.Errorf("workflow %q: %w (%w)", a.asked.Workflow, ErrTargetChanged, err)
+	}
+	if err != nil {
+		return fmt.Errorf("resolving workflow %q: %w", a.asked.Workflow, err)
+	}
+	r := a.Run
+	if t.WorkflowID != r.WorkflowID || t.Name != r.Workflow || t.Version != r.Version || !bytes.Equal(t.Definition, r.Definition) {
+		return fmt.Errorf("workflow %q: %w", a.asked.Workflow, ErrTargetChanged)
+	}
+	a.catalog = 0
+	return nil
 }
 
 // prepared lays out r's steps and start token.
@@ -102,11 +155,28 @@ func (e *Engine) prepared(c *compiled, r *Run) (*Admission, error) {
 // as they left it: ended, or leased to this engine at its first step with effects, which a
 // worker here then runs. A run of such steps alone costs that one write. Else the run is
 // written pending and waits for a claim, here or on another process.
+//
+// A run prepared from a kept target (KeptWorkflows) is written only while the catalog
+// still stands where that target was current. When it moved, Commit resolves the workflow
+// again and writes the run if its target is unchanged, else it writes nothing and answers
+// ErrTargetChanged.
 func (e *Engine) Commit(ctx context.Context, a *Admission, key *idempotency.KeyWrite) (idempotency.ClaimResult, error) {
+	res, err := e.commit(ctx, a, key)
+	if !errors.Is(err, ErrStaleCatalog) || a.catalog == 0 {
+		return res, err
+	}
+	if err := e.recheck(ctx, a); err != nil {
+		return idempotency.ClaimResult{}, err
+	}
+	return e.commit(ctx, a, key)
+}
+
+// commit is Commit's one write.
+func (e *Engine) commit(ctx context.Context, a *Admission, key *idempotency.KeyWrite) (idempotency.ClaimResult, error) {
 	r := a.Run
 	runCtx, local := e.reserve(r.ID)
 	if !local {
-		res, err := e.store.CreateRun(ctx, CreateRunParams{Run: r, Start: a.start, Key: key})
+		res, err := e.store.CreateRun(ctx, CreateRunParams{Run: r, Start: a.start, Key: key, CatalogVersion: a.catalog})
 		if err != nil || res.Outcome != idempotency.Claimed {
 			return res.ClaimResult, err
 		}
@@ -116,7 +186,7 @@ func (e *Engine) Commit(ctx context.Context, a *Admission, key *idempotency.KeyW
 		return res.ClaimResult, nil
 	}
 	x := e.newExecution(cloneRun(r), Lease{})
-	ad := &admitting{start: a.start, key: key}
+	ad := &admitting{start: a.start, key: key, catalog: a.catalog}
 	x.admit = ad
 	if err := x.load(a.c); err != nil {
 		e.endPass(Lease{}, r.ID, true)
@@ -127,11 +197,12 @@ func (e *Engine) Commit(ctx context.Context, a *Admission, key *idempotency.KeyW
 		e.endPass(Lease{}, r.ID, true)
 		return ad.res, ad.err
 	}
-	a.Written = cloneRun(x.r)
 	if f != flowNext {
+		a.Written = x.r // the pass is over: nothing changes x.r any more
 		e.endPass(x.lease, r.ID, f == flowKeep)
 		return ad.res, nil
 	}
+	a.Written = cloneRun(x.r) // the worker goes on with x.r
 	// This process's waiters of the run start from the state written, read from no store;
 	// the worker's saves hand them the next ones.
 	_, leave := e.broker.follow(r.ID, a.Written)
@@ -150,10 +221,11 @@ func (e *Engine) Commit(ctx context.Context, a *Admission, key *idempotency.KeyW
 // admitting is a new run's admission write, which its execution makes in place of its
 // first save (admitWrite), and the write's outcome.
 type admitting struct {
-	start *Hook
-	key   *idempotency.KeyWrite
-	res   idempotency.ClaimResult
-	err   error
+	start   *Hook
+	key     *idempotency.KeyWrite
+	catalog int64
+	res     idempotency.ClaimResult
+	err     error
 }
 
 // begin runs the head of a new run in memory, before anything of it is written: the steps
@@ -199,7 +271,7 @@ func (x *execution) begin(ctx context.Context) (flow, *stepExec) {
 // with nothing to release, and Commit reports the outcome.
 func (x *execution) admitWrite(ctx context.Context) flow {
 	ad := x.admit
-	p := CreateRunParams{Run: x.r, Start: ad.start, Key: ad.key}
+	p := CreateRunParams{Run: x.r, Start: ad.start, Key: ad.key, CatalogVersion: ad.catalog}
 	if !x.r.Status.Terminal() {
 		p.Owner, p.LeaseUntil = x.e.cfg.Owner, x.e.now().Add(x.e.cfg.LeaseTTL)
 		x.r.Claims = 1

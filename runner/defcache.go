@@ -102,11 +102,30 @@ func decodeJSON(raw []byte) (any, error) {
 	if len(raw) == 0 {
 		return nil, nil
 	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
+	d := decoders.Get().(*decoder)
+	d.r.Reset(raw)
 	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, err
+	if err := d.dec.Decode(&v); err != nil {
+		return nil, err // d is dropped: its state is the error's
+	}
+	if rest, _ := d.dec.Buffered().(*bytes.Reader); d.r.Len() == 0 && rest != nil && rest.Len() == 0 {
+		d.r.Reset(nil)
+		decoders.Put(d) // all of raw read, nothing held: as new
 	}
 	return v, nil
 }
+
+// decoder is a json.Decoder (numbers as json.Number) over a reader decodeJSON points at
+// each value in turn: a new Decoder allocates its buffer again for every value, a fifth of
+// the bytes an admission of a run of set steps allocated.
+type decoder struct {
+	r   bytes.Reader
+	dec *json.Decoder
+}
+
+var decoders = sync.Pool{New: func() any {
+	d := &decoder{}
+	d.dec = json.NewDecoder(&d.r)
+	d.dec.UseNumber()
+	return d
+}}

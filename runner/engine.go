@@ -44,6 +44,20 @@ type Target struct {
 	// Version is the published version, 0 for the draft of a test run.
 	Version    int
 	Definition json.RawMessage
+	// CatalogVersion, when not 0, is the catalog version (catalog.Store.CatalogVersion)
+	// this answer was current at. A run admitted from it is written only while the catalog
+	// still stands there (CreateRunParams.CatalogVersion), so an answer kept from an earlier
+	// resolution (KeptWorkflows) admits nothing once the catalog moved.
+	CatalogVersion int64
+}
+
+// KeptWorkflows is Workflows that keeps its production answers: Kept answers again what
+// Resolve last answered for idOrName in env, with its Target.CatalogVersion, reading
+// nothing and checking nothing (false: none kept). The engine admits from it with the
+// version checked in the admission's one write, and resolves again when that refuses.
+type KeptWorkflows interface {
+	Workflows
+	Kept(idOrName, env string) (*Target, bool)
 }
 
 // Credentials gives http steps the connections they name.

@@ -22,6 +22,10 @@ var (
 	ErrHookConflict = errors.New("token owned by another run")
 	// ErrInvalidCursor means a list cursor was not one the store gave out.
 	ErrInvalidCursor = errors.New("invalid cursor")
+	// ErrStaleCatalog is CreateRun's refusal of an admission whose
+	// CreateRunParams.CatalogVersion no longer stands: the catalog changed since the run's
+	// workflow was resolved, and nothing was written.
+	ErrStaleCatalog = errors.New("the catalog changed since the workflow was resolved")
 )
 
 // TokenConflictError says which run owns a token. It matches ErrHookConflict.

@@ -43,8 +43,8 @@ type SubmitResult struct {
 	Forwarded bool
 }
 
-// maxStartTries bounds supersede's cancel-then-claim loop, and retries after an owner ends
-// between a conflict and its reading.
+// maxStartTries bounds supersede's cancel-then-claim loop, retries after an owner ends
+// between a conflict and its reading, and Admit's preparations again of a changed workflow.
 const maxStartTries = 3
 
 // Submit validates the input and admits a new run: its row, its first wake-up, its start
@@ -141,11 +141,22 @@ func (e *Engine) admit(ctx context.Context, c *compiled, r *Run) (*SubmitResult,
 // Admit commits a prepared run without an idempotency key and answers a start-token
 // conflict per the definition's onConflict (SPEC §6): the owner's run (reused or
 // forwarded), a retry after superseding, or under fail a *TokenConflictError.
+//
+// An admission whose workflow changed since Prepare (ErrTargetChanged) is prepared again
+// from the same request and committed, up to maxStartTries times.
 func (e *Engine) Admit(ctx context.Context, a *Admission) (*SubmitResult, error) {
+	prepared := 0
 	for try := 1; ; try++ {
 		_, err := e.Commit(ctx, a, nil)
 		if err == nil {
 			return &SubmitResult{Run: a.Run, Written: a.Written}, nil
+		}
+		if errors.Is(err, ErrTargetChanged) && a.asked != nil && prepared < maxStartTries {
+			if a, err = e.Prepare(ctx, *a.asked); err != nil {
+				return nil, err
+			}
+			prepared++
+			continue
 		}
 		var conflict *TokenConflictError
 		if !errors.As(err, &conflict) {

@@ -10,10 +10,22 @@ import (
 // Fixed width makes string order time order, also inside Lua.
 func ts(t time.Time) string {
 	if t.IsZero() {
-		return fmt.Sprintf("%020d", 0)
+		return zeroTS
 	}
-	return fmt.Sprintf("%020d", t.UnixNano())
+	n := t.UnixNano()
+	if n < 0 {
+		return fmt.Sprintf("%020d", n)
+	}
+	var b [20]byte
+	for i := len(b) - 1; i >= 0; i-- {
+		b[i] = byte('0' + n%10)
+		n /= 10
+	}
+	return string(b[:])
 }
+
+// zeroTS is ts of the zero time.
+const zeroTS = "00000000000000000000"
 
 // tsPtr encodes an optional time; nil is zero.
 func tsPtr(t *time.Time) string {

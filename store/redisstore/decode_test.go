@@ -1,7 +1,10 @@
 package redisstore
 
 import (
+	"fmt"
+	"math"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
@@ -38,5 +41,23 @@ func TestDecode(t *testing.T) {
 				require.Equal(t, tt.want, got)
 			}
 		})
+	}
+}
+
+// TestTS checks the fixed-width time encoding against its definition.
+func TestTS(t *testing.T) {
+	t.Parallel()
+	for _, tm := range []time.Time{{}, time.Unix(0, 1), time.Unix(1796075250, 19362128), time.Unix(0, math.MaxInt64),
+		time.Unix(-1, 0), time.Date(2031, 5, 6, 7, 8, 9, 123456789, time.FixedZone("X", 3600))} {
+		want := fmt.Sprintf("%020d", tm.UnixNano())
+		if tm.IsZero() {
+			want = fmt.Sprintf("%020d", 0)
+		}
+		require.Equal(t, want, ts(tm), tm.String())
+		back, err := parseTS(ts(tm))
+		require.NoError(t, err)
+		if !tm.IsZero() && tm.UnixNano() >= 0 {
+			require.True(t, tm.Equal(back), tm.String())
+		}
 	}
 }

@@ -119,7 +119,11 @@ func (s *Store) RequestCancel(ctx context.Context, runID string, now time.Time) 
 	res, err := s.run(ctx, s.scripts.requestCancel, runnerErrs, []string{s.k.run(runID), s.k.runsDue()}, runID, ts(now))
 	var r *runner.Run
 	if err == nil {
-		r, err = decodeRun(flatMap(res))
+		var runs []*runner.Run
+		runs, err = s.decodeRuns(ctx, []map[string]string{flatMap(res)})
+		if err == nil {
+			r = runs[0]
+		}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("cancelling run %s: %w", runID, err)

@@ -89,6 +89,7 @@ type Store struct {
 	rdb     *redis.Client
 	k       keys
 	scripts *scripts
+	defs    *definitions
 }
 
 // Open connects to the Redis named by rawURL (redis://[user:password@]HOST:PORT/DB, with
@@ -114,7 +115,7 @@ func Open(ctx context.Context, rawURL string, cfg *Config) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{rdb: redis.NewClient(opts), k: keys{p: c.Prefix}, scripts: sc}
+	s := &Store{rdb: redis.NewClient(opts), k: keys{p: c.Prefix}, scripts: sc, defs: &definitions{}}
 	if err := s.Ping(ctx); err != nil {
 		return nil, errors.Join(err, s.rdb.Close())
 	}
@@ -184,6 +185,7 @@ const (
 	replyToken     = "GR_TOKEN" // followed by the owner's run ID
 	replyUsed      = "GR_USED"
 	replyAllSteps  = "GR_ALLSTEPS"
+	replyStale     = "GR_STALE"
 )
 
 // replyError turns a script's error reply into the sentinel sentinels maps its first word
@@ -209,6 +211,26 @@ func cutWord(reply string) (word, rest string, found bool) {
 // run runs a script and maps its error replies with sentinels.
 func (s *Store) run(ctx context.Context, sc *redis.Script, sentinels map[string]error, ks []string, args ...any) (any, error) {
 	res, err := sc.Run(ctx, s.rdb, ks, args...).Result()
+	if errors.Is(err, redis.Nil) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, replyError(err, sentinels)
+	}
+	return res, nil
+}
+
+// evalsha runs sc as cmd, a whole EVALSHA command the caller built in one slice ("evalsha",
+// sc's hash, the number of keys, the keys, the arguments), so that go-redis copies none of
+// it, and maps its error replies as run does. A server that does not hold the script (it
+// restarted, or was flushed) is given it and asked again.
+func (s *Store) evalsha(ctx context.Context, sc *redis.Script, sentinels map[string]error, cmd []any) (any, error) {
+	res, err := s.rdb.Do(ctx, cmd...).Result()
+	if redis.HasErrorPrefix(err, "NOSCRIPT") {
+		if err = sc.Load(ctx, s.rdb).Err(); err == nil {
+			res, err = s.rdb.Do(ctx, cmd...).Result()
+		}
+	}
 	if errors.Is(err, redis.Nil) {
 		return nil, nil
 	}

@@ -59,6 +59,11 @@ func TestRunnerStore(t *testing.T) {
 	runnertest.Run(t, func(t *testing.T) runner.Store { return fresh(t) })
 }
 
+func TestCatalogVersionAdmission(t *testing.T) {
+	t.Parallel()
+	runnertest.RunCatalogVersion(t, func(t *testing.T) runnertest.CatalogStore { return fresh(t) })
+}
+
 func TestAdmission(t *testing.T) {
 	t.Parallel()
 	runnertest.RunAdmission(t, func(t *testing.T) runnertest.AdmissionStore { return fresh(t) })

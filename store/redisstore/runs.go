@@ -19,7 +19,7 @@ import (
 // runnerErrs maps script replies to the runner's sentinels.
 var runnerErrs = map[string]error{
 	replyNotFound: runner.ErrNotFound, replyLeaseLost: runner.ErrLeaseLost, replyFinished: runner.ErrFinished,
-	replyConflict: errDuplicate, replyAllSteps: errAllSteps,
+	replyConflict: errDuplicate, replyAllSteps: errAllSteps, replyStale: runner.ErrStaleCatalog,
 }
 
 // errAllSteps is SaveRun's signal that the run keeps its steps in one legacy field, so the
@@ -27,23 +27,61 @@ var runnerErrs = map[string]error{
 var errAllSteps = errors.New("every step record must be written")
 
 // runFields is the hash of a new run, leased to owner until leaseUntil when owner is set
-// (counted as one claim).
-func runFields(r *runner.Run, st storecodec.RunState, owner string, leaseUntil time.Time) []any {
-	claims := 0
-	if owner != "" {
-		claims = 1
-	}
-	f := []any{
-		"id", r.ID, "workflow_id", r.WorkflowID, "workflow", r.Workflow, "version", r.Version,
+// (counted as one claim). A field no script reads is left out when it holds its zero value
+// (decodeRun reads a missing field as zero), and so are the lease and wake-up fields of a
+// run admitted ended, which every script reads only after its status or its lease owner:
+// an ended run's hash is about half as many fields.
+//
+// byVersion leaves the definition out too: it is the run's version's (definitions.go).
+// They are appended to f, whose room runFieldsLen counts.
+func runFields(f []any, r *runner.Run, st storecodec.RunState, owner string, leaseUntil time.Time, byVersion bool, member string) []any {
+	f = append(f, "id", r.ID, "workflow_id", r.WorkflowID, "workflow", r.Workflow, "version", r.Version,
 		"environment", r.Environment, "status", string(r.Status), "input", []byte(r.Input),
-		"output", []byte(r.Output), "error", st.Error, "waiting_on", st.WaitingOn,
-		"rerun_of", r.RerunOf, "created_at", ts(r.CreatedAt), "started_at", tsPtr(r.StartedAt),
-		"finished_at", tsPtr(r.FinishedAt), "definition", []byte(r.Definition), "wake_at", ts(r.WakeAt),
-		"poke_at", ts(time.Time{}), "cancel_requested", boolArg(r.CancelRequested), "start_token", r.StartToken,
-		"parent_run_id", r.ParentRunID, "depth", r.Depth, "claims", claims, "started_by", r.StartedBy,
-		"task", boolArg(r.Task), "lease_owner", owner, "lease_until", ts(leaseUntil), "sort_key", sortKey(r.CreatedAt, r.ID),
+		"output", []byte(r.Output), "created_at", ts(r.CreatedAt),
+		"parent_run_id", r.ParentRunID, "sort_key", member)
+	if !byVersion {
+		f = append(f, "definition", []byte(r.Definition))
 	}
-	return append(f, stepFields(st.Steps)...)
+	if !r.Status.Terminal() {
+		f = append(f, "wake_at", ts(r.WakeAt), "poke_at", ts(time.Time{}), "cancel_requested", boolArg(r.CancelRequested),
+			"lease_owner", owner, "lease_until", ts(leaseUntil))
+	}
+	opt := func(name string, v any, zero bool) {
+		if !zero {
+			f = append(f, name, v)
+		}
+	}
+	opt("error", st.Error, len(st.Error) == 0)
+	opt("waiting_on", st.WaitingOn, len(st.WaitingOn) == 0)
+	opt("rerun_of", r.RerunOf, r.RerunOf == "")
+	opt("started_at", tsPtr(r.StartedAt), r.StartedAt == nil)
+	opt("finished_at", tsPtr(r.FinishedAt), r.FinishedAt == nil)
+	opt("start_token", r.StartToken, r.StartToken == "")
+	opt("depth", r.Depth, r.Depth == 0)
+	opt("claims", 1, owner == "")
+	opt("started_by", r.StartedBy, r.StartedBy == "")
+	opt("task", "1", !r.Task)
+	for _, s := range st.Steps {
+		f = append(f, stepFieldPrefix+strconv.Itoa(s.Index), s.Data)
+	}
+	return f
+}
+
+// runFieldsLen is the most values runFields appends for st.
+func runFieldsLen(st storecodec.RunState) int { return 2 * (24 + len(st.Steps)) }
+
+// dueScore is where a new run goes in the due index, as reindex_due would put it: its
+// wake-up, or its lease's end if later while leased; "" when it is not due by time (ended,
+// or waiting on nothing timed).
+func dueScore(r *runner.Run, owner string, leaseUntil time.Time) string {
+	if r.Status.Terminal() || r.WakeAt.IsZero() {
+		return ""
+	}
+	at := r.WakeAt
+	if owner != "" && leaseUntil.After(at) {
+		at = leaseUntil
+	}
+	return score(at)
 }
 
 // stepFieldPrefix starts the hash field of each step record of a run: step:<index>.
@@ -123,26 +161,46 @@ func (s *Store) CreateRun(ctx context.Context, p runner.CreateRunParams) (runner
 	if err != nil {
 		return runner.CreateRunResult{}, fmt.Errorf("creating run %s: %w", r.ID, err)
 	}
+	byVersion, err := s.byVersion(ctx, r)
+	if err != nil {
+		return runner.CreateRunResult{}, fmt.Errorf("creating run %s: %w", r.ID, err)
+	}
+	// One slice holds the whole EVALSHA command (evalsha): go-redis copies none of it.
 	k := s.k
-	ks := []string{k.run(r.ID), k.runsCreated(), k.runsByWorkflow(r.WorkflowID), k.runsByStatus(string(r.Status)), k.runsDue()}
+	cmd := make([]any, 0, 3+12+11+len(keyArgs)+runFieldsLen(st))
+	cmd = append(cmd, "evalsha", s.scripts.createRun.Hash(), 0,
+		k.run(r.ID), k.runsCreated(), k.runsByWorkflow(r.WorkflowID), k.runsByStatus(string(r.Status)), k.runsDue(), k.catalogVersion())
 	var claim idempotency.ClaimParams
 	var rec *idempotency.Record
 	if p.Key != nil {
 		claim, rec = p.Key.Claim, p.Key.Answer
-		ks = append(ks, s.keyKeys(claim.Scope, claim.Key)...)
+		for _, key := range s.keyKeys(claim.Scope, claim.Key) {
+			cmd = append(cmd, key)
+		}
 	}
-	args := []any{r.ID, sortKey(r.CreatedAt, r.ID), "", "", ""}
 	var h runner.Hook
+	hookRun, hookAt, hookMem := "", "", ""
 	if p.Start != nil {
 		h = *p.Start
 		if h.RunID == "" {
 			h.RunID = r.ID
 		}
-		ks = append(ks, k.hook(h.Environment, h.Token), k.runHooks(h.RunID))
-		args = []any{r.ID, sortKey(r.CreatedAt, r.ID), h.RunID, ts(h.CreatedAt), hookMember(h.Environment, h.Token)}
+		cmd = append(cmd, k.hook(h.Environment, h.Token), k.runHooks(h.RunID))
+		hookRun, hookAt, hookMem = h.RunID, ts(h.CreatedAt), hookMember(h.Environment, h.Token)
 	}
-	args = append(append(args, keyArgs...), runFields(r, st, p.Owner, p.LeaseUntil)...)
-	res, err := s.run(ctx, s.scripts.createRun, runnerErrs, ks, args...)
+	cmd[2] = len(cmd) - 3
+	catalogAt := ""
+	if p.CatalogVersion != 0 {
+		catalogAt = strconv.FormatInt(p.CatalogVersion, 10)
+	}
+	ended, parent, finished := "0", "", ""
+	if r.Status.Terminal() {
+		ended, parent, finished = "1", r.ParentRunID, tsPtr(r.FinishedAt)
+	}
+	member := sortKey(r.CreatedAt, r.ID)
+	cmd = append(cmd, r.ID, member, hookRun, hookAt, hookMem, catalogAt, dueScore(r, p.Owner, p.LeaseUntil), ended, parent, finished)
+	cmd = runFields(append(cmd, keyArgs...), r, st, p.Owner, p.LeaseUntil, byVersion, member)
+	res, err := s.evalsha(ctx, s.scripts.createRun, runnerErrs, cmd)
 	if err != nil {
 		return runner.CreateRunResult{}, fmt.Errorf("creating run %s: %w", r.ID, tokenConflict(err, &h))
 	}
@@ -158,7 +216,10 @@ func (s *Store) GetRun(ctx context.Context, id string) (*runner.Run, error) {
 	m, err := s.rdb.HGetAll(ctx, s.k.run(id)).Result()
 	var r *runner.Run
 	if err == nil {
-		r, err = decodeRun(m)
+		var runs []*runner.Run
+		if runs, err = s.decodeRuns(ctx, []map[string]string{m}); err == nil {
+			r = runs[0]
+		}
 	}
 	if err == nil && r == nil {
 		err = runner.ErrNotFound
@@ -175,12 +236,12 @@ func (s *Store) runsByID(ctx context.Context, ids []string) ([]*runner.Run, erro
 	if err != nil {
 		return nil, err
 	}
-	out := make([]*runner.Run, 0, len(hashes))
-	for _, m := range hashes {
-		r, err := decodeRun(m)
-		if err != nil {
-			return nil, err
-		}
+	runs, err := s.decodeRuns(ctx, hashes)
+	if err != nil {
+		return nil, err
+	}
+	out := runs[:0]
+	for _, r := range runs {
 		if r != nil {
 			out = append(out, r)
 		}

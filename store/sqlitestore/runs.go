@@ -123,6 +123,9 @@ func (s *Store) CreateRun(ctx context.Context, p runner.CreateRunParams) (runner
 	}
 	res := idempotency.ClaimResult{Outcome: idempotency.Claimed}
 	err = s.write(ctx, func(tx *sql.Tx) error {
+		if err := checkCatalog(ctx, s.in(tx), p.CatalogVersion); err != nil {
+			return err
+		}
 		if p.Key != nil {
 			// err is fn's own: the caller's err is not written from the committer goroutine.
 			var err error
@@ -139,6 +142,22 @@ func (s *Store) CreateRun(ctx context.Context, p runner.CreateRunParams) (runner
 		return runner.CreateRunResult{}, fmt.Errorf("creating run %s: %w", r.ID, err)
 	}
 	return storecodec.Admitted(p, res), nil
+}
+
+// checkCatalog refuses an admission resolved at a catalog version (not 0) that no longer
+// stands with runner.ErrStaleCatalog.
+func checkCatalog(ctx context.Context, q querier, at int64) error {
+	if at == 0 {
+		return nil
+	}
+	var v int64
+	if err := q.QueryRowContext(ctx, `SELECT value FROM counters WHERE name = 'catalog_version'`).Scan(&v); err != nil {
+		return fmt.Errorf("reading catalog version: %w", err)
+	}
+	if v != at {
+		return runner.ErrStaleCatalog
+	}
+	return nil
 }
 
 // admitEnd claims a new run's start token, if it has one. A run admitted already ended

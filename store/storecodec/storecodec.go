@@ -3,11 +3,13 @@
 package storecodec
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -165,11 +167,96 @@ func (row *stepRow) record() *runner.StepRecord {
 
 // EncodeStep encodes one step record with its engine state, times in UTC.
 func EncodeStep(st *runner.StepRecord) ([]byte, error) {
-	b, err := json.Marshal(stepRowOf(st))
+	row := stepRowOf(st)
+	if b, ok := appendStep(make([]byte, 0, 256), &row); ok {
+		return b, nil
+	}
+	b, err := json.Marshal(row)
 	if err != nil {
 		return nil, fmt.Errorf("encoding step %s: %w", st.ID, err)
 	}
 	return b, nil
+}
+
+// appendStep appends row as json.Marshal encodes it, without reflection, for the common
+// record (every step of every run is encoded at least once). false: row holds something it
+// leaves to json.Marshal (a string or raw JSON that needs escaping, a time json.Marshal
+// refuses, raw JSON that is not valid), and b is then garbage.
+func appendStep(b []byte, row *stepRow) ([]byte, bool) {
+	ok := true
+	str := func(name, v string, omitEmpty bool) {
+		if omitEmpty && v == "" {
+			return
+		}
+		b = append(b, name...)
+		b, ok = appendPlain(b, v, ok)
+	}
+	raw := func(name string, v json.RawMessage) {
+		if len(v) == 0 || !ok {
+			return
+		}
+		b = append(b, name...)
+		b, ok = appendRaw(b, v)
+	}
+	tm := func(name string, v *time.Time) {
+		if v == nil || !ok {
+			return
+		}
+		if y := v.Year(); y < 0 || y > 9999 {
+			ok = false
+			return
+		}
+		b = append(b, name...)
+		b = append(b, '"')
+		b = v.AppendFormat(b, time.RFC3339Nano)
+		b = append(b, '"')
+	}
+	str(`{"id":`, row.ID, false)
+	str(`,"stepId":`, row.StepID, false)
+	str(`,"status":`, string(row.Status), false)
+	b = append(b, `,"attempts":`...)
+	b = strconv.AppendInt(b, int64(row.Attempts), 10)
+	raw(`,"output":`, row.Output)
+	if row.Error != nil {
+		str(`,"error":{"code":`, row.Error.Code, false)
+		str(`,"message":`, row.Error.Message, false)
+		str(`,"step":`, row.Error.Step, true)
+		b = append(b, '}')
+	}
+	tm(`,"startedAt":`, row.StartedAt)
+	tm(`,"finishedAt":`, row.FinishedAt)
+	raw(`,"conflict":`, row.Conflict)
+	raw(`,"state":`, row.State)
+	return append(b, '}'), ok
+}
+
+// appendPlain appends s quoted when no byte of it needs escaping in JSON (as json.Marshal
+// escapes, HTML characters included); else ok is false.
+func appendPlain(b []byte, s string, ok bool) ([]byte, bool) {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			return b, false
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"'), ok
+}
+
+// appendRaw appends raw JSON v compacted, as json.Marshal writes a json.RawMessage, when
+// it is valid and holds nothing json.Marshal would escape (HTML characters, U+2028, U+2029);
+// else false.
+func appendRaw(b []byte, v json.RawMessage) ([]byte, bool) {
+	for _, c := range v {
+		if c == '<' || c == '>' || c == '&' || c == 0xE2 {
+			return b, false
+		}
+	}
+	buf := bytes.NewBuffer(b)
+	if err := json.Compact(buf, v); err != nil {
+		return b, false
+	}
+	return buf.Bytes(), true
 }
 
 // DecodeStep reads what EncodeStep wrote.

@@ -1,20 +1,27 @@
--- KEYS: 1 run, 2 created index, 3 workflow index, 4 status index, 5 due,
---       [key record, scope expiries, scope locks, scope creations,] [start hook, start run's hooks]
+-- KEYS: 1 run, 2 created index, 3 workflow index, 4 status index, 5 due, 6 catalog version,
+--       [7 key record, 8 scope expiries, 9 scope locks, 10 scope creations,]
+--       [start hook, start run's hooks]
 -- ARGV: 1 id, 2 sort key, 3 hook run id ('' without a start token), 4 hook created_at,
---       5 hook member, 6 n: how many key arguments follow (0 without a key), then the key's
---       7 record prefix, 8 now, 9 now score, 10 key, 11 limit, 12 evict (1/0), 13 ttl ms,
---       14 expires score, 15 created score, field, value, … (its kept answer); then the
---       run's field, value, …
+--       5 hook member, 6 the catalog version the run was resolved at ('' unchecked),
+--       7 the run's due score ('' not due), 8 ended (1/0), 9 the parent to wake ('' none),
+--       10 its wake-up (the run's finish), 11 n: how many key arguments follow (0 without a
+--       key), then the key's 12 record prefix, 13 now, 14 now score, 15 key, 16 limit,
+--       17 evict (1/0), 18 ttl ms, 19 expires score, 20 created score, field, value, … (its
+--       kept answer); then the run's field, value, …
 -- Returns {'claimed'} when everything was written; a live key's {'existing', …} or a full
--- scope's {'limit', …} (as claim_key), or an error for a token owned by another run, with
--- nothing written. A run admitted already ended claims no token (it is only checked) and
--- makes its parent due, as save_run's end does.
-local n = tonumber(ARGV[6])
-local hookk = 6
+-- scope's {'limit', …} (as claim_key), or an error for a catalog that moved since ARGV[6]
+-- or a token owned by another run, with nothing written. A run admitted already ended
+-- claims no token (it is only checked) and makes its parent due, as save_run's end does.
+-- The caller derives the due score and the parent from the run, as reindex_due would.
+if ARGV[6] ~= '' and (redis.call('GET', KEYS[6]) or '0') ~= ARGV[6] then
+  return fail('GR_STALE')
+end
+local n = tonumber(ARGV[11])
+local hookk = 7
 local reply, victims
 if n > 0 then
-  hookk = 10
-  reply, victims = key_check(ARGV[7], KEYS[7], KEYS[8], KEYS[9], ARGV[8], ARGV[9], ARGV[10], tonumber(ARGV[11]), ARGV[12])
+  hookk = 11
+  reply, victims = key_check(ARGV[12], KEYS[8], KEYS[9], KEYS[10], ARGV[13], ARGV[14], ARGV[15], tonumber(ARGV[16]), ARGV[17])
   if reply then
     return reply
   end
@@ -30,21 +37,22 @@ if start then
   end
 end
 if n > 0 then
-  key_put(ARGV[7], KEYS[7], KEYS[8], KEYS[9], ARGV[10], victims, tonumber(ARGV[13]), ARGV[14], ARGV[15], nil,
-    {unpack(ARGV, 16, 6 + n)})
+  key_put(ARGV[12], KEYS[8], KEYS[9], KEYS[10], ARGV[15], victims, tonumber(ARGV[18]), ARGV[19], ARGV[20], nil,
+    {unpack(ARGV, 21, 11 + n)})
 end
-redis.call('HSET', KEYS[1], unpack(ARGV, 7 + n))
+redis.call('HSET', KEYS[1], unpack(ARGV, 12 + n))
 for i = 2, 4 do
   redis.call('ZADD', KEYS[i], 0, ARGV[2])
 end
-reindex_due(KEYS[5], KEYS[1], ARGV[1])
-local f = redis.call('HMGET', KEYS[1], 'status', 'parent_run_id', 'finished_at')
-if not terminal(f[1]) then
+if ARGV[7] ~= '' then
+  redis.call('ZADD', KEYS[5], ARGV[7], ARGV[1])
+end
+if ARGV[8] ~= '1' then
   if start then
     claim_token(KEYS[hookk], KEYS[hookk + 1], ARGV[3], ARGV[4], ARGV[5])
   end
-elseif f[2] ~= '' then
+elseif ARGV[9] ~= '' then
   local prefix = string.sub(KEYS[1], 1, #KEYS[1] - #ARGV[1])
-  wake(KEYS[5], prefix .. f[2], f[2], f[3])
+  wake(KEYS[5], prefix .. ARGV[9], ARGV[9], ARGV[10])
 end
 return {'claimed'}

@@ -1,0 +1,46 @@
+package redisstore_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gorunner/gorunner/catalog"
+	"github.com/gorunner/gorunner/runner"
+)
+
+// BenchmarkCreateEnded admits, serially, runs of three set steps written already ended: the
+// one write of such a run (runner.Engine.Commit), of a published version. Server time:
+// INFO commandstats.
+func BenchmarkCreateEnded(b *testing.B) {
+	s := fresh(b)
+	ctx := context.Background()
+	def := json.RawMessage(`{"input":{"type":"object"},"name":"bench","steps":[{"id":"a","set":{"n":"${{ input.n }}"}},` +
+		`{"id":"b","set":"${{ steps.a.output.n + 1 }}"},{"id":"c","set":{"done":"${{ steps.b.output }}"}}]}`)
+	wf := uuid.Must(uuid.NewV7()).String()
+	at := time.Now().UTC()
+	require.NoError(b, s.CreateWorkflow(ctx, &catalog.Workflow{ID: wf, Name: "bench", Rev: 1, WebhookToken: "wh",
+		Definition: def, CreatedAt: at, UpdatedAt: at}))
+	v, _, err := s.Publish(ctx, wf, "h", at)
+	require.NoError(b, err)
+	def = v.Definition
+	b.ReportAllocs()
+	for b.Loop() {
+		now := time.Now().UTC()
+		r := &runner.Run{
+			ID: uuid.Must(uuid.NewV7()).String(), WorkflowID: wf, Workflow: "bench", Version: 1,
+			Environment: runner.EnvProduction, Status: runner.StatusCompleted, Input: json.RawMessage(`{"n":1}`),
+			Output: json.RawMessage(`{"done":2}`), CreatedAt: now, StartedAt: &now, FinishedAt: &now, Definition: def,
+		}
+		for _, id := range []string{"a", "b", "c"} {
+			r.Steps = append(r.Steps, &runner.StepRecord{ID: id, StepID: uuid.NewString(), Status: runner.StepCompleted,
+				Attempts: 1, Output: json.RawMessage(`{"n":1}`), StartedAt: &now, FinishedAt: &now})
+		}
+		_, err := s.CreateRun(ctx, runner.CreateRunParams{Run: r})
+		require.NoError(b, err)
+	}
+}

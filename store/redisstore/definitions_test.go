@@ -1,0 +1,113 @@
+package redisstore_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gorunner/gorunner/catalog"
+	"github.com/gorunner/gorunner/runner"
+	"github.com/gorunner/gorunner/store/redisstore"
+)
+
+// TestRunDefinitionByVersion: a run of a published version keeps no copy of the definition
+// in its hash, and every read (by another process, with nothing kept: GetRun, ListRuns,
+// ClaimRuns, RequestCancel) gives it back from the version; a run whose definition is not
+// its version's (a test run, another definition) keeps its own; and a run stored before,
+// with its definition and every field inline, reads as it was written.
+func TestRunDefinitionByVersion(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, url, prefix := freshAt(t)
+	opts, err := redis.ParseURL(url)
+	require.NoError(t, err)
+	rdb := redis.NewClient(opts)
+	t.Cleanup(func() { _ = rdb.Close() })
+	fieldsOf := func(id string) map[string]string {
+		m, err := rdb.HGetAll(ctx, prefix+"run:"+id).Result()
+		require.NoError(t, err)
+		return m
+	}
+
+	def := json.RawMessage(`{"name":"w","steps":[{"id":"a","set":1}]}`)
+	now := time.Now().UTC()
+	require.NoError(t, s.CreateWorkflow(ctx, &catalog.Workflow{ID: "wf", Name: "w", Rev: 1, WebhookToken: "wh",
+		Definition: def, CreatedAt: now, UpdatedAt: now}))
+	v, _, err := s.Publish(ctx, "wf", "h1", now)
+	require.NoError(t, err)
+
+	newRun := func(id string, version int, d json.RawMessage) *runner.Run {
+		return &runner.Run{ID: id, WorkflowID: "wf", Workflow: "w", Version: version, Environment: runner.EnvProduction,
+			Status: runner.StatusPending, Input: json.RawMessage(`{}`), Output: json.RawMessage(`null`),
+			CreatedAt: now, WakeAt: now, Definition: d,
+			Steps: []*runner.StepRecord{{ID: "a", StepID: "s-a", Status: runner.StepPending}}}
+	}
+	cases := []struct {
+		run    *runner.Run
+		inline bool
+	}{
+		{newRun("by-version", v.Version, v.Definition), false},
+		{newRun("other-def", v.Version, json.RawMessage(`{"name":"w","steps":[]}`)), true},
+		{newRun("no-version", v.Version+1, v.Definition), true},
+		{newRun("test-run", 0, v.Definition), true},
+	}
+	for _, c := range cases {
+		_, err := s.CreateRun(ctx, runner.CreateRunParams{Run: c.run})
+		require.NoError(t, err, c.run.ID)
+		_, inline := fieldsOf(c.run.ID)["definition"]
+		require.Equal(t, c.inline, inline, c.run.ID)
+	}
+
+	other, err := redisstore.Open(ctx, url, &redisstore.Config{Prefix: prefix}) // keeps nothing yet
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = other.Close() })
+	for _, c := range cases {
+		got, err := other.GetRun(ctx, c.run.ID)
+		require.NoError(t, err, c.run.ID)
+		require.JSONEq(t, string(c.run.Definition), string(got.Definition), c.run.ID)
+	}
+	listed, _, err := other.ListRuns(ctx, runner.ListRunsParams{Limit: 10})
+	require.NoError(t, err)
+	require.Len(t, listed, len(cases))
+	for _, r := range listed {
+		require.NotEmpty(t, r.Definition, r.ID)
+	}
+	fresh2, err := redisstore.Open(ctx, url, &redisstore.Config{Prefix: prefix})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = fresh2.Close() })
+	claimed, err := fresh2.ClaimRuns(ctx, runner.ClaimRunsParams{Owner: "A", Now: now, LeaseUntil: now.Add(time.Hour), Limit: 10})
+	require.NoError(t, err)
+	require.Len(t, claimed, len(cases))
+	for _, c := range claimed {
+		require.NotEmpty(t, c.Run.Definition, c.Run.ID)
+	}
+	cancelled, err := fresh2.RequestCancel(ctx, "by-version", now)
+	require.NoError(t, err)
+	require.JSONEq(t, string(def), string(cancelled.Definition))
+
+	// A run as stored before: every field, its definition inline, which differs from its
+	// version's (what it ran is what it keeps).
+	oldDef := `{"name":"w","steps":[{"id":"a","set":0}]}`
+	nanos := "0" + "1796075250019362128"
+	require.NoError(t, rdb.HSet(ctx, prefix+"run:old",
+		"id", "old", "workflow_id", "wf", "workflow", "w", "version", "1", "environment", "production",
+		"status", "completed", "input", `{"n":1}`, "output", `{"done":2}`, "error", "", "waiting_on", "",
+		"rerun_of", "", "created_at", nanos, "started_at", nanos, "finished_at", nanos, "definition", oldDef,
+		"wake_at", "00000000000000000000", "poke_at", "00000000000000000000", "cancel_requested", "0",
+		"start_token", "", "parent_run_id", "", "depth", "0", "claims", "0", "started_by", "u1", "task", "1",
+		"lease_owner", "", "lease_until", "00000000000000000000", "sort_key", nanos+":old",
+		"step:0", `{"id":"a","stepId":"s-a","status":"completed","attempts":1,"output":0}`).Err())
+	got, err := other.GetRun(ctx, "old")
+	require.NoError(t, err)
+	require.JSONEq(t, oldDef, string(got.Definition))
+	require.Equal(t, runner.StatusCompleted, got.Status)
+	require.Equal(t, "u1", got.StartedBy)
+	require.True(t, got.Task)
+	require.Equal(t, time.Unix(0, 1796075250019362128).UTC(), *got.FinishedAt)
+	require.Len(t, got.Steps, 1)
+	require.Equal(t, runner.StepCompleted, got.Steps[0].Status)
+}
