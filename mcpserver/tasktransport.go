@@ -183,12 +183,13 @@ const stdioSessionID = "stdio"
 // sent, by writing to out, and passes every other line on through the returned reader;
 // mcp-go must write to out through the same lineWriter so that whole messages never
 // interleave. It runs until in ends or ctx is done.
-func (s *Server) taskStdio(ctx context.Context, env *environment, in io.Reader, out *lineWriter) io.Reader {
+func (s *Server) taskStdio(ctx context.Context, env *environment, in io.Reader, out *lineWriter, calls *stdioCalls) io.Reader {
 	pr, pw := io.Pipe()
 	go func() {
 		var wg sync.WaitGroup
 		defer func() {
 			wg.Wait()
+			calls.stop()
 			pw.Close()
 		}()
 		rd := bufio.NewReaderSize(in, 64<<10)
@@ -201,7 +202,7 @@ func (s *Server) taskStdio(ctx context.Context, env *environment, in io.Reader, 
 					err = skipLine(rd)
 				}
 			}
-			if len(line) > 0 && !s.takeStdioLine(ctx, env, &wg, line, out) {
+			if len(line) > 0 && !calls.take(line) && !s.takeStdioLine(ctx, env, &wg, line, out) {
 				if _, werr := pw.Write(line); werr != nil {
 					return
 				}
