@@ -121,10 +121,12 @@ func checkKey(ctx context.Context, q querier, p idempotency.ClaimParams) (idempo
 	return idempotency.ClaimResult{Outcome: idempotency.Claimed}, nil
 }
 
-// makeRoom enforces p.Limit for one new key. A scope storing fewer keys than the limit
-// (idempotency_scopes, kept by triggers) has room; else its live keys are counted, and with
-// EvictOldest the live keys that expire first are deleted until there is room; otherwise it
-// reports full and when the oldest live key expires.
+// makeRoom enforces p.Limit for one new key, after checkKey purged the scope's expired
+// keys. A scope storing fewer keys than the limit (idempotency_scopes, kept by triggers)
+// has room. Else its live keys are the stored ones less its abandoned claims, counted
+// through the index of in-progress keys, so no call reads the scope's keys, not even one
+// refused at the cap. With EvictOldest the live keys that expire first are deleted until
+// there is room; otherwise it reports full and when the oldest live key expires.
 func makeRoom(ctx context.Context, q querier, p idempotency.ClaimParams) (oldest time.Time, full bool, err error) {
 	var stored int
 	err = q.QueryRowContext(ctx, `SELECT keys FROM idempotency_scopes WHERE scope = ?`, p.Scope).Scan(&stored)
@@ -135,21 +137,29 @@ func makeRoom(ctx context.Context, q querier, p idempotency.ClaimParams) (oldest
 		return time.Time{}, false, err
 	}
 	now := nanos(p.Now)
-	var live int
-	var first sql.NullInt64
-	err = q.QueryRowContext(ctx, `SELECT COUNT(*), MIN(expires_at) FROM idempotency_keys
-		WHERE scope = ?2 AND `+liveKey, now, p.Scope).Scan(&live, &first)
-	if err != nil || live < p.Limit {
+	var abandoned int
+	err = q.QueryRowContext(ctx, abandonedClaims, now, p.Scope).Scan(&abandoned)
+	if live := stored - abandoned; err != nil || live < p.Limit {
 		return time.Time{}, false, err
 	}
 	if !p.EvictOldest {
-		return fromNanos(first.Int64), true, nil
+		var first int64
+		err = q.QueryRowContext(ctx, `SELECT expires_at FROM (`+oldestLiveKeys+`)`, now, p.Scope, 1).Scan(&first)
+		return fromNanos(first), true, err
 	}
-	_, err = q.ExecContext(ctx, `DELETE FROM idempotency_keys WHERE rowid IN (
-		SELECT rowid FROM idempotency_keys WHERE scope = ?2 AND `+liveKey+`
-		ORDER BY expires_at, key LIMIT ?3)`, now, p.Scope, live-p.Limit+1)
+	_, err = q.ExecContext(ctx, `DELETE FROM idempotency_keys WHERE rowid IN (SELECT rowid FROM (`+oldestLiveKeys+`))`,
+		now, p.Scope, stored-abandoned-p.Limit+1)
 	return time.Time{}, false, err
 }
+
+// The queries of a scope at its cap (?1 now, ?2 scope, ?3 how many): each reads an index
+// range as long as what it finds, never the scope's keys (TestCapQueriesReadNoScope).
+const (
+	abandonedClaims = `SELECT COUNT(*) FROM idempotency_keys
+		WHERE scope = ?2 AND state = 'in_progress' AND locked_until <= ?1`
+	oldestLiveKeys = `SELECT rowid, expires_at FROM idempotency_keys WHERE scope = ?2 AND ` + liveKey +
+		` ORDER BY expires_at, key LIMIT ?3`
+)
 
 // Complete stores the answer of a key (State Done or Taken, ExpiresAt set). It writes the
 // record even if the claim was purged meanwhile, so the answer still replays.

@@ -71,3 +71,47 @@ func TestScopeCountsFollowTheKeys(t *testing.T) {
 	require.NoError(t, s.db.QueryRowContext(ctx, `SELECT keys FROM idempotency_scopes WHERE scope = 'a'`).Scan(&stored))
 	require.Equal(t, 1, stored)
 }
+
+// TestCapQueriesReadNoScope: at its cap a scope's abandoned claims are counted through the
+// index of in-progress keys and its oldest live keys read in the expiry index's order, so
+// that a caller at the cap (every call refused) cannot make each call read its 10,000 keys
+// inside the store's one write transaction. Abandoned claims do not count toward the cap.
+func TestCapQueriesReadNoScope(t *testing.T) {
+	ctx := context.Background()
+	s, _ := openT(t)
+	for _, tc := range []struct{ name, query, index string }{
+		{"abandoned claims", abandonedClaims, "idempotency_keys_locks"},
+		{"oldest live keys", oldestLiveKeys, "idempotency_keys_expiry"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rows, err := s.db.QueryContext(ctx, `EXPLAIN QUERY PLAN `+tc.query, 0, "p:x", 1)
+			require.NoError(t, err)
+			defer rows.Close()
+			var plan []string
+			for rows.Next() {
+				var id, parent, unused int
+				var detail string
+				require.NoError(t, rows.Scan(&id, &parent, &unused, &detail))
+				plan = append(plan, detail)
+			}
+			require.NoError(t, rows.Err())
+			require.Len(t, plan, 1, "one index search, no sort: %q", plan)
+			require.Contains(t, plan[0], "SEARCH idempotency_keys USING COVERING INDEX "+tc.index)
+		})
+	}
+
+	now := time.Date(2031, 1, 2, 3, 4, 5, 0, time.UTC)
+	claim := func(key string, at time.Time) idempotency.Outcome {
+		t.Helper()
+		res, err := s.Claim(ctx, idempotency.ClaimParams{Scope: "c", Key: key, Fingerprint: "fp", Method: http.MethodPost,
+			Path: "/p", Now: at, LockTTL: time.Minute, Limit: 3})
+		require.NoError(t, err)
+		return res.Outcome
+	}
+	for i := range 3 {
+		require.Equal(t, idempotency.Claimed, claim(fmt.Sprint(i), now))
+	}
+	require.Equal(t, idempotency.LimitReached, claim("full", now), "three live claims fill the scope")
+	later := now.Add(2 * time.Minute)
+	require.Equal(t, idempotency.Claimed, claim("after", later), "abandoned claims leave room")
+}
