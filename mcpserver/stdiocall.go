@@ -6,13 +6,15 @@ import (
 	"encoding/json"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 )
 
-// A plain tools/call over stdio — no task asked for, no 2026-07-28 _meta — is neither the
+// A plain tools/call over stdio — one that asks for no task (2025-11-25) and does not
+// declare the tasks extension (2026-07-28) — is neither the
 // task layer's nor a reply to a request the server sent. Through the task layer and
 // mcp-go's stdio reader it was parsed six times (the task layer's rpcMessage and params,
 // mcp-go's validity check, its three reply checks and its method check) and handed over
@@ -58,23 +60,35 @@ func plainToolsCall(line []byte) bool {
 }
 
 // plainCallParams reports whether a tools/call's params (valid JSON, no backslash) ask
-// for no task and carry no _meta that might make the call a 2026-07-28 one.
+// for no task: no task member (2025-11-25), no tasks extension among the client's
+// capabilities in _meta (2026-07-28; requestMeta).
 func plainCallParams(val []byte) bool {
 	return eachMember(val, func(key, v []byte) bool {
 		switch {
 		case bytes.EqualFold(key, []byte("task")):
 			return false
 		case bytes.EqualFold(key, []byte("_meta")):
-			return eachMember(v, func(k, _ []byte) bool {
-				return !bytes.EqualFold(k, []byte(metaProtocolVersion))
+			return eachMember(v, func(k, caps []byte) bool {
+				return !bytes.EqualFold(k, []byte(metaClientCapabilities)) || withoutTasksExtension(caps)
 			})
 		}
 		return true
 	})
 }
 
-// metaProtocolVersion is the _meta key that makes a request a 2026-07-28 one (requestMeta).
-const metaProtocolVersion = "io.modelcontextprotocol/protocolVersion"
+// metaClientCapabilities is the _meta member of a 2026-07-28 request that declares the
+// client's capabilities (requestMeta).
+const metaClientCapabilities = "io.modelcontextprotocol/clientCapabilities"
+
+// withoutTasksExtension reports whether caps, the client's capabilities, are an object whose
+// extensions, if any, are an object without TasksExtension.
+func withoutTasksExtension(caps []byte) bool {
+	return eachMember(caps, func(k, ext []byte) bool {
+		return !bytes.EqualFold(k, []byte("extensions")) || eachMember(ext, func(name, _ []byte) bool {
+			return !bytes.EqualFold(name, []byte(TasksExtension))
+		})
+	})
+}
 
 // eachMember calls fn with the key and the raw value of each member of the JSON object v,
 // in order, until fn returns false. v must be valid JSON without a backslash, so that
@@ -140,19 +154,33 @@ func skipValue(v []byte, i int) int {
 	return i
 }
 
-// stdioCalls runs the plain tools/calls of one stdio session, each on its own goroutine,
-// in the context mcp-go's stdio server serves the session in (its session, the principal),
-// as its tool call workers would.
+// stdioCalls runs the plain tools/calls of one stdio session on workers of its own, in
+// the context mcp-go's stdio server serves the session in (its session, the principal), as
+// mcp-go's tool call workers would; a call finding no idle worker starts one, so calls that
+// wait for their runs never hold up others.
 type stdioCalls struct {
 	s   *Server
 	env *environment
 	out *lineWriter
+	// work hands a call to an idle worker; idle counts them.
+	work chan []byte
+	idle atomic.Int32
 
 	mu      sync.Mutex
 	ctx     context.Context // nil until the session is served, and after stop
 	cancel  context.CancelFunc
 	stopped bool
 	wg      sync.WaitGroup
+}
+
+// maxIdleStdioWorkers is how many of a stdio session's workers wait for the next call
+// once they answered one; the others end. A worker keeps the stack its calls grew (the
+// SQLite of an admission, transpiled C, needs a deep one): with a new goroutine per call,
+// growing it again took ~50 µs of CPU a call. (mcp-go's stdio server keeps 5 workers.)
+const maxIdleStdioWorkers = 16
+
+func newStdioCalls(s *Server, env *environment, out *lineWriter) *stdioCalls {
+	return &stdioCalls{s: s, env: env, out: out, work: make(chan []byte)}
 }
 
 // serve is the stdio server's context function: it learns the session's context.
@@ -181,17 +209,36 @@ func (c *stdioCalls) take(line []byte) bool {
 	if session := server.ClientSessionFromContext(c.ctx); session == nil || !session.Initialized() {
 		return false
 	}
-	ctx := c.ctx
-	c.wg.Go(func() {
-		resp := c.call(ctx, line)
-		if resp == nil {
+	select {
+	case c.work <- line:
+	default:
+		ctx := c.ctx
+		c.wg.Go(func() { c.worker(ctx, line) })
+	}
+	return true
+}
+
+// worker answers line, then the calls handed to it while it is one of the idle workers
+// kept, until ctx ends.
+func (c *stdioCalls) worker(ctx context.Context, line []byte) {
+	for {
+		if resp := c.call(ctx, line); resp != nil {
+			if err := c.out.sendErr(resp); err != nil {
+				c.s.log.Error("mcp: writing a tool response", "err", err)
+			}
+		}
+		if c.idle.Add(1) > maxIdleStdioWorkers {
+			c.idle.Add(-1)
 			return
 		}
-		if err := c.out.sendErr(resp); err != nil {
-			c.s.log.Error("mcp: writing a tool response", "err", err)
+		select {
+		case line = <-c.work:
+			c.idle.Add(-1)
+		case <-ctx.Done():
+			c.idle.Add(-1)
+			return
 		}
-	})
-	return true
+	}
 }
 
 // call is MCPServer.HandleMessage, a panic answered as mcp-go's stdio workers answer one.

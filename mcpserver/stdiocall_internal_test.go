@@ -38,8 +38,16 @@ var plainLines = []struct {
 	{"Kelvin sign", "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"b\",\"tas\u212a\":{}}}", false},
 	{"escaped task", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"b","t\u0061sk":{}}}`, false},
 	{"escaped method", `{"jsonrpc":"2.0","id":1,"method":"tasks\/get","params":{"taskId":"x"}}`, false},
-	{"modern", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"b","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`, false},
-	{"modern, other case", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"b","_META":{"IO.modelcontextprotocol/PROTOCOLVERSION":"2026-07-28"}}}`, false},
+	{"modern", `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/clientCapabilities":{"roots":{"listChanged":true}},"io.modelcontextprotocol/clientInfo":{"name":"bench","version":"1"},"io.modelcontextprotocol/protocolVersion":"2026-07-28"},"name":"bench","arguments":{"n":1}}}`, true},
+	{"modern, other extensions", `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/clientCapabilities":{"extensions":{"x/y":{}}},"io.modelcontextprotocol/protocolVersion":"2026-07-28"},"name":"b"}}`, true},
+	{"modern, tasks extension", `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}},"io.modelcontextprotocol/protocolVersion":"2026-07-28"},"name":"b"}}`, false},
+	{"modern, tasks extension, other case", `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"_META":{"IO.modelcontextprotocol/clientcapabilities":{"Extensions":{"io.modelcontextprotocol/tasks":{}}},"io.modelcontextprotocol/protocolVersion":"2026-07-28"},"name":"b"}}`, false},
+	{"modern, tasks extension, second capabilities", `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/CLIENTCAPABILITIES":{"extensions":{"io.modelcontextprotocol/tasks":{}}}},"name":"b"}}`, false},
+	{"modern, tasks extension, second _meta", `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"},"name":"b","_Meta":{"io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}}}}`, false},
+	{"modern, extensions not an object", `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/clientCapabilities":{"extensions":null},"io.modelcontextprotocol/protocolVersion":"2026-07-28"},"name":"b"}}`, false},
+	{"modern, capabilities not an object", `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/clientCapabilities":[],"io.modelcontextprotocol/protocolVersion":"2026-07-28"},"name":"b"}}`, false},
+	{"modern, escaped extension", `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol\/tasks":{}}},"io.modelcontextprotocol/protocolVersion":"2026-07-28"},"name":"b"}}`, false},
+	{"modern, requestState", `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/protocolVersion":"2026-07-28"},"name":"b","requestState":"s"}}`, true},
 	{"meta not an object", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"b","_meta":null}}`, false},
 	{"params not an object", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":[1]}`, false},
 	{"two params", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"b"},"Params":{"name":"b","task":{}}}`, false},
@@ -93,7 +101,8 @@ func FuzzPlainToolsCall(f *testing.F) {
 // routedAsPlainCall decodes line as the general path does: the task layer
 // (takeStdioLine, taskCallOf) leaves it to mcp-go, whose stdio reader finds no reply to
 // a request of its own in it and queues it as a tools/call for MCPServer.HandleMessage.
-// A 2026-07-28 call counts as not plain: the task layer may look its tool up.
+// A 2026-07-28 call declaring the tasks extension counts as not plain: the task layer may
+// take it, by its tool.
 func routedAsPlainCall(line []byte) bool {
 	if !utf8.Valid(line) {
 		return false
@@ -103,7 +112,7 @@ func routedAsPlainCall(line []byte) bool {
 		return false
 	}
 	var call toolCallParams
-	if json.Unmarshal(msg.Params, &call) == nil && (call.Meta.modern() || (len(call.Task) > 0 && string(call.Task) != "null")) {
+	if json.Unmarshal(msg.Params, &call) == nil && (call.Meta.extension() || (!call.Meta.modern() && len(call.Task) > 0 && string(call.Task) != "null")) {
 		return false
 	}
 	var reply struct {

@@ -25,7 +25,8 @@ import (
 const sessionHeader = "Mcp-Session-Id"
 
 // taskHTTP answers the task requests POSTed to env's /mcp, and the replies to the
-// requests it sent, and hands every other request to mcp-go unchanged.
+// requests it sent, and hands every other request to mcp-go unchanged; a plain tools/call
+// (plainToolsCall) goes to mcp-go without being decoded here.
 func (s *Server) taskHTTP(env *environment) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost {
@@ -42,7 +43,7 @@ func (s *Server) taskHTTP(env *environment) http.Handler {
 			return
 		}
 		var msg rpcMessage
-		if json.Unmarshal(body, &msg) == nil {
+		if !plainToolsCall(body) && json.Unmarshal(body, &msg) == nil {
 			// guard has refused another principal's session ID.
 			if msg.Method == "" && s.replies.deliver(principalID(r.Context()), body) {
 				w.WriteHeader(http.StatusAccepted)
