@@ -13,28 +13,29 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 )
 
-// A plain tools/call over stdio — one that asks for no task (2025-11-25) and does not
-// declare the tasks extension (2026-07-28) — is neither the
-// task layer's nor a reply to a request the server sent. Through the task layer and
-// mcp-go's stdio reader it was parsed six times (the task layer's rpcMessage and params,
-// mcp-go's validity check, its three reply checks and its method check) and handed over
-// twice (the pipe to mcp-go's reader, its worker queue) before MCPServer.HandleMessage
-// parsed it once more; plainToolsCall tells such a line by one validity check and a scan
-// of its keys, and stdioCalls hands it to HandleMessage at once, as mcp-go's tool call
-// workers would, in the session's context.
+// A plain tools/call — one that asks for no task (2025-11-25) and does not declare the
+// tasks extension (2026-07-28) — is neither the task layer's nor a reply to a request the
+// server sent. Over stdio, through the task layer and mcp-go's stdio reader, it was
+// decoded six times (the task layer's rpcMessage and params, mcp-go's validity check, its
+// three reply checks and its method check) and handed over twice (the pipe to mcp-go's
+// reader, its worker queue) before MCPServer.HandleMessage decoded it once more.
+// plainToolsCall tells such a line by one validity check and a scan of its keys;
+// stdioCalls hands it to HandleMessage at once, in the session's context, as mcp-go's
+// tool call workers would, and taskHTTP hands its body to mcp-go without decoding it.
 
-// plainToolsCall reports whether line is surely a tools/call request that
-// neither the task layer (taskCallOf, replies) nor mcp-go's stdio reader (its sampling,
-// elicitation and roots reply checks) takes, so that mcp-go would queue it for
+// plainToolsCall reports whether line is surely a tools/call request that neither the
+// task layer (taskCallOf, replies) nor mcp-go's stdio reader (its sampling, elicitation
+// and roots reply checks) takes, so that mcp-go would queue it for
 // MCPServer.HandleMessage as it is. It answers false whenever it cannot be sure; such a
 // line takes the general path.
 //
 // encoding/json, which both the task layer and mcp-go decode with, matches keys without
 // regard to case (bytes.EqualFold: "TASK" and "taſk" are "task"), lets the last of
 // repeated keys win, and decodes escapes (`"t\u0061sk"`), so the scan compares keys as
-// it does and refuses lines with repeated keys or with any backslash; it reads only valid
-// JSON (valid UTF-8 too: json.Valid lets invalid UTF-8 in strings pass, which the task
-// layer answers), so that its view of where strings, keys and values begin and end is the decoder's.
+// it does and refuses lines with repeated keys or with any backslash. It reads only valid
+// JSON, so that its view of where strings, keys and values begin and end is the
+// decoder's, and valid UTF-8 (json.Valid lets invalid UTF-8 in strings pass, which the
+// task layer answers).
 func plainToolsCall(line []byte) bool {
 	if bytes.IndexByte(line, '\\') >= 0 || !utf8.Valid(line) || !json.Valid(line) {
 		return false
@@ -205,7 +206,7 @@ func (c *stdioCalls) take(line []byte) bool {
 		return false
 	}
 	// Until notifications/initialized, which mcp-go reads in line order, the call goes
-	// the same way, behind it.
+	// the same way, behind it. (mcp-go has one stdio session per process.)
 	if session := server.ClientSessionFromContext(c.ctx); session == nil || !session.Initialized() {
 		return false
 	}
@@ -227,6 +228,7 @@ func (c *stdioCalls) worker(ctx context.Context, line []byte) {
 				c.s.log.Error("mcp: writing a tool response", "err", err)
 			}
 		}
+		line = nil // an idle worker holds no line
 		if c.idle.Add(1) > maxIdleStdioWorkers {
 			c.idle.Add(-1)
 			return
@@ -250,8 +252,8 @@ func (c *stdioCalls) call(ctx context.Context, line []byte) (resp mcp.JSONRPCMes
 				ID any `json:"id"`
 			}
 			_ = json.Unmarshal(line, &msg)
-			resp = mcp.JSONRPCError{JSONRPC: mcp.JSONRPC_VERSION, ID: mcp.NewRequestId(msg.ID),
-				Error: mcp.NewJSONRPCErrorDetails(mcp.INTERNAL_ERROR, fmt.Sprintf("internal panic: %v", r), nil)}
+			detail := mcp.NewJSONRPCErrorDetails(mcp.INTERNAL_ERROR, fmt.Sprintf("internal panic: %v", r), nil)
+			resp = mcp.JSONRPCError{JSONRPC: mcp.JSONRPC_VERSION, ID: mcp.NewRequestId(msg.ID), Error: detail}
 		}
 	}()
 	return c.env.mcp.HandleMessage(ctx, line)
