@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/gorunner/gorunner/events"
 )
 
 // TokenPrefix starts every GoRunner API token.
@@ -57,15 +59,22 @@ func Local() Principal { return Principal{ID: "local", Name: "local", Scopes: Ad
 
 // Service issues, checks and revokes tokens.
 type Service struct {
-	store Store
-	now   func() time.Time
-	known known
+	store   Store
+	now     func() time.Time
+	known   known
+	held    held
+	bus     *events.Bus          // nil: revokes are not told to other processes
+	revoked *events.Subscription // events.Tokens; nil without a bus
 }
 
 // Config tunes a Service; a nil *Config means the defaults.
 type Config struct {
 	// Now is the clock for token times: creation, last use, expiry (default time.Now).
 	Now func() time.Time
+	// Events carries events.Tokens: a revoke here makes the Services of other processes
+	// on the bus's transport forget the tokens they hold, and theirs this one. Nil means
+	// this process only: a token revoked elsewhere is refused here within TokenCacheFor.
+	Events *events.Bus
 }
 
 func (c *Config) withDefaults() *Config {
@@ -85,7 +94,11 @@ func New(store Store, cfg *Config) (*Service, error) {
 		return nil, errors.New("auth: nil store")
 	}
 	c := cfg.withDefaults()
-	return &Service{store: store, now: c.Now}, nil
+	s := &Service{store: store, now: c.Now, bus: c.Events}
+	if c.Events != nil {
+		s.revoked = c.Events.Subscribe(events.Tokens)
+	}
+	return s, nil
 }
 
 // Hash returns the SHA-256 of a token secret, as stored.
@@ -152,14 +165,21 @@ func (s *Service) Issue(ctx context.Context, p IssueParams) (*Token, string, err
 	return t, secret, nil
 }
 
-// Authenticate resolves a token secret to its principal. When the store cannot be reached,
-// a token that resolved within KnownFor still does (see known); an unknown or revoked
-// token never does.
+// Authenticate resolves a token secret to its principal. A token read from the store within
+// TokenCacheFor answers from memory (see held). When the store cannot be reached, a token
+// that resolved within KnownFor still does (see known); an unknown or revoked token never
+// does.
 func (s *Service) Authenticate(ctx context.Context, secret string) (Principal, error) {
 	if !strings.HasPrefix(secret, TokenPrefix) || len(secret) > 200 {
 		return Principal{}, ErrUnauthorized
 	}
 	want := Hash(secret)
+	now := s.now()
+	s.hear()
+	if p, ok := s.held.get(want, now); ok {
+		return p, nil
+	}
+	gen := s.held.generation()
 	t, err := s.store.TokenByHash(ctx, want)
 	if errors.Is(err, ErrNotFound) {
 		s.known.forgetHash(want)
@@ -175,8 +195,23 @@ func (s *Service) Authenticate(ctx context.Context, secret string) (Principal, e
 		return Principal{}, ErrUnauthorized
 	}
 	p := Principal{ID: t.ID, Name: t.Name, Scopes: t.Scopes, Audience: t.Audience}
-	s.known.remember(want, p, t.ExpiresAt, s.now())
+	s.known.remember(want, p, t.ExpiresAt, now)
+	s.hear()
+	s.held.put(want, p, t.ExpiresAt, now, gen)
 	return p, nil
+}
+
+// hear forgets every token held when another process (or this one) revoked a token since
+// the last look. It never blocks.
+func (s *Service) hear() {
+	if s.revoked == nil {
+		return
+	}
+	select {
+	case <-s.revoked.C:
+		s.held.forget("")
+	default:
+	}
 }
 
 // Lookup finds a live token by ID: unknown or revoked → ErrNotFound, expired →
@@ -206,10 +241,17 @@ func (s *Service) FromRequest(r *http.Request) (Principal, error) {
 // List lists tokens, without secrets.
 func (s *Service) List(ctx context.Context) ([]*Token, error) { return s.store.ListTokens(ctx) }
 
-// Revoke deletes a token; the next request with it is refused.
+// Revoke deletes a token; the next request with it is refused: here at once, in the other
+// processes on Config.Events when they hear of it, and everywhere within TokenCacheFor.
+// Every revoke (the API, the CLI, OAuth's grant and token revocations) comes through here.
 func (s *Service) Revoke(ctx context.Context, id string) error {
 	s.known.forgetID(id)
-	return s.store.DeleteToken(ctx, id)
+	err := s.store.DeleteToken(ctx, id)
+	s.held.forget(id) // after the delete: a lookup that read the token before it is turned away
+	if s.bus != nil {
+		s.bus.Publish(events.Tokens)
+	}
+	return err
 }
 
 // Count counts live tokens.

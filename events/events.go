@@ -13,7 +13,7 @@ import (
 	"time"
 )
 
-// Topic names what changed. Build them with Run and Key, or use Catalog and Due.
+// Topic names what changed. Build them with Run and Key, or use Catalog, Due and Tokens.
 type Topic string
 
 // Topics that name no object.
@@ -23,6 +23,9 @@ const (
 	// Due fires when a run may have become due (admitted, resumed, woken, cancelled), so
 	// that an idle worker anywhere claims it at once.
 	Due Topic = "due"
+	// Tokens fires when an API token was revoked, so that every process forgets the
+	// tokens it holds in memory (auth.TokenCacheFor) at once.
+	Tokens Topic = "tokens"
 )
 
 // Run is the topic of run id: it fires after every save of the run.

@@ -48,11 +48,15 @@ type Admission struct {
 // (replay, ErrKeyMismatch, ErrAnswerNotKept), a full scope with a *LimitError, and a key
 // still in progress on Do's path is awaited through Do. A replay reads only the key.
 func (s *Service) Admit(ctx context.Context, req Request, a Admission) (*Response, error) {
-	fp, err := s.fingerprint(req)
-	if err != nil {
+	claim := s.claimParams(req, "")
+	fp, held, err := s.lookup(req, claim.Now)
+	switch {
+	case err != nil:
 		return nil, err
+	case held != nil:
+		return s.answer(held, fp)
 	}
-	claim := s.claimParams(req, fp)
+	claim.Fingerprint = fp
 	rec, err := s.store.Get(ctx, req.Scope, req.Key, claim.Now)
 	switch {
 	case errors.Is(err, ErrNotFound):
@@ -88,6 +92,9 @@ func (s *Service) commit(ctx context.Context, req Request, claim ClaimParams, pr
 	switch res.Outcome {
 	case Claimed:
 		s.metrics.count(outcomeNew)
+		if key != nil {
+			s.answers.put(req, claim.Fingerprint, key.Answer)
+		}
 		return prep.Answer, nil
 	case LimitReached:
 		s.metrics.count(outcomeCap)
@@ -104,6 +111,7 @@ func (s *Service) existing(ctx context.Context, req Request, rec *Record, fp str
 	if rec.State == StateInProgress && rec.Fingerprint == fp {
 		return s.Do(ctx, req, a.Fallback)
 	}
+	s.answers.put(req, fp, rec)
 	return s.answer(rec, fp)
 }
 

@@ -120,6 +120,7 @@ type Service struct {
 	store   Store
 	cfg     *Config
 	metrics *metrics
+	answers answers // finished keys held in memory, so that a replay reads no store
 }
 
 // New builds a Service over store.
@@ -146,9 +147,12 @@ func New(store Store, cfg *Config) (*Service, error) {
 // runs without the key. fn must return a Response or an error; an error or a failed status
 // frees the key (unless Policy.KeepFailures).
 func (s *Service) Do(ctx context.Context, req Request, fn func(ctx context.Context) (*Response, error)) (*Response, error) {
-	fp, err := s.fingerprint(req)
-	if err != nil {
+	fp, held, err := s.lookup(req, s.cfg.Now())
+	switch {
+	case err != nil:
 		return nil, err
+	case held != nil:
+		return s.answer(held, fp)
 	}
 	var deadline time.Time
 	for {
@@ -168,6 +172,7 @@ func (s *Service) Do(ctx context.Context, req Request, fn func(ctx context.Conte
 			return nil, fmt.Errorf("claiming idempotency key: unknown outcome %d", res.Outcome)
 		}
 		if res.Record.State != StateInProgress || res.Record.Fingerprint != fp {
+			s.answers.put(req, fp, res.Record)
 			return s.answer(res.Record, fp)
 		}
 		if deadline.IsZero() {
@@ -181,13 +186,28 @@ func (s *Service) Do(ctx context.Context, req Request, fn func(ctx context.Conte
 	}
 }
 
-// fingerprint checks req's key and returns the Fingerprint that identifies req.
-func (s *Service) fingerprint(req Request) (string, error) {
+// lookup checks req's key and returns the Fingerprint that identifies req, and its key's
+// record when it is held in memory and live at now (see answers): then the store need not
+// be asked. The fingerprint of a request the held key was last asked with is not computed
+// again.
+func (s *Service) lookup(req Request, now time.Time) (fp string, held *Record, err error) {
 	if n := utf8.RuneCountInString(req.Key); n < 1 || n > MaxKeyLength {
 		s.metrics.count(outcomeInvalid)
-		return "", ErrInvalidKey
+		return "", nil, ErrInvalidKey
 	}
-	return Fingerprint(req.Method, req.Path, req.Query, req.Body), nil
+	if holds(req) {
+		if rec, same, ok := s.answers.get(req, now); ok {
+			if same {
+				return rec.Fingerprint, rec, nil
+			}
+			fp := Fingerprint(req.Method, req.Path, req.Query, req.Body)
+			if fp == rec.Fingerprint {
+				s.answers.put(req, fp, rec) // remember this spelling of the request
+			}
+			return fp, rec, nil
+		}
+	}
+	return Fingerprint(req.Method, req.Path, req.Query, req.Body), nil, nil
 }
 
 func (s *Service) claimParams(req Request, fp string) ClaimParams {
@@ -272,6 +292,8 @@ func (s *Service) complete(ctx context.Context, req Request, claim ClaimParams, 
 	if err := s.store.Complete(context.WithoutCancel(ctx), rec); err != nil {
 		s.cfg.Logger.ErrorContext(ctx, "keeping idempotent answer failed",
 			"key", req.Key, "scope", req.Scope, "route", req.Method+" "+req.Path, "err", err)
+	} else {
+		s.answers.put(req, claim.Fingerprint, rec)
 	}
 	s.finished(ctx, req)
 }

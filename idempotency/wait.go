@@ -28,6 +28,7 @@ func (s *Service) await(ctx context.Context, req Request, fp string, deadline ti
 		case errors.Is(err, ErrNotFound):
 			return nil, true, nil
 		case err == nil && (rec.State != StateInProgress || rec.Fingerprint != fp):
+			s.answers.put(req, fp, rec)
 			resp, err := s.answer(rec, fp)
 			return resp, false, err
 		case expired: // a read error (store down) counts as still in progress

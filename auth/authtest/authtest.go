@@ -1,5 +1,6 @@
 // Package authtest is the conformance suite of auth.Store: every backend runs it from its
-// own tests with Run.
+// own tests with Run. It also checks auth.Service over the backend where the service's
+// memory of tokens depends on it (revokes, expiry).
 package authtest
 
 import (
@@ -25,6 +26,7 @@ func Run(t *testing.T, newStore func(t *testing.T) auth.Store) {
 		{"ListOldestFirst", testListOldestFirst},
 		{"DeleteAndCount", testDeleteAndCount},
 		{"ScopesExpiryAudience", testScopesExpiryAudience},
+		{"ServiceRevokes", testServiceRevokes},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/gorunner/gorunner/api"
+	"github.com/gorunner/gorunner/auth"
 	"github.com/gorunner/gorunner/events"
 	"github.com/gorunner/gorunner/idempotency"
 	"github.com/gorunner/gorunner/mcpserver"
@@ -116,6 +117,10 @@ func (p *process) wire(egress *runner.EgressPolicy, f *processFlags, mcp mcpserv
 		return err
 	}
 	p.bus = events.New(p.transport, &events.Config{Logger: p.log})
+	// The process's token service hears and tells revokes on the bus (auth.TokenCacheFor).
+	if p.auth, err = auth.New(p.store, &auth.Config{Events: p.bus}); err != nil {
+		return err
+	}
 	p.idem, err = idempotency.New(timer.Keys(p.store), &idempotency.Config{Logger: p.log, Registerer: p.metrics, Events: p.bus})
 	if err != nil {
 		return err

@@ -1,5 +1,7 @@
 // Package idemtest is the conformance suite of idempotency.Store: every backend runs it
 // from its own tests with Run. Times are passed explicitly; nothing waits on the wall clock.
+// It also checks what idempotency.Service's finished keys held in memory rely on: a
+// finished key stands until it expires, except in a scope that evicts.
 package idemtest
 
 import (
@@ -40,6 +42,8 @@ func Run(t *testing.T, newStore func(t *testing.T) idempotency.Store) {
 		{"ClaimRace", testClaimRace},
 		{"List", testList},
 		{"ListSkipsGoneKeys", testListSkipsGoneKeys},
+		{"FinishedKeyStands", testFinishedKeyStands},
+		{"ServiceHoldsFinishedKeys", testServiceHoldsFinishedKeys},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
