@@ -284,5 +284,9 @@ func (s *Server) ServeStdio(ctx context.Context, p auth.Principal, in io.Reader,
 	ctx, cancel := context.WithCancel(auth.WithPrincipal(ctx, p))
 	defer cancel()
 	w := &lineWriter{out: out}
-	return std.Listen(ctx, s.taskStdio(ctx, env, in, w), w)
+	calls := newStdioCalls(s, env, w)
+	std.SetContextFunc(calls.serve)
+	err := std.Listen(ctx, s.taskStdio(ctx, env, in, w, calls), w)
+	calls.stop() // as mcp-go stops its tool call workers before Listen returns
+	return err
 }

@@ -25,7 +25,8 @@ import (
 const sessionHeader = "Mcp-Session-Id"
 
 // taskHTTP answers the task requests POSTed to env's /mcp, and the replies to the
-// requests it sent, and hands every other request to mcp-go unchanged.
+// requests it sent, and hands every other request to mcp-go unchanged; a plain tools/call
+// (plainToolsCall) goes to mcp-go without being decoded here.
 func (s *Server) taskHTTP(env *environment) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost {
@@ -42,7 +43,7 @@ func (s *Server) taskHTTP(env *environment) http.Handler {
 			return
 		}
 		var msg rpcMessage
-		if json.Unmarshal(body, &msg) == nil {
+		if !plainToolsCall(body) && json.Unmarshal(body, &msg) == nil {
 			// guard has refused another principal's session ID.
 			if msg.Method == "" && s.replies.deliver(principalID(r.Context()), body) {
 				w.WriteHeader(http.StatusAccepted)
@@ -183,12 +184,13 @@ const stdioSessionID = "stdio"
 // sent, by writing to out, and passes every other line on through the returned reader;
 // mcp-go must write to out through the same lineWriter so that whole messages never
 // interleave. It runs until in ends or ctx is done.
-func (s *Server) taskStdio(ctx context.Context, env *environment, in io.Reader, out *lineWriter) io.Reader {
+func (s *Server) taskStdio(ctx context.Context, env *environment, in io.Reader, out *lineWriter, calls *stdioCalls) io.Reader {
 	pr, pw := io.Pipe()
 	go func() {
 		var wg sync.WaitGroup
 		defer func() {
 			wg.Wait()
+			calls.stop()
 			pw.Close()
 		}()
 		rd := bufio.NewReaderSize(in, 64<<10)
@@ -201,7 +203,7 @@ func (s *Server) taskStdio(ctx context.Context, env *environment, in io.Reader, 
 					err = skipLine(rd)
 				}
 			}
-			if len(line) > 0 && !s.takeStdioLine(ctx, env, &wg, line, out) {
+			if len(line) > 0 && !calls.take(line) && !s.takeStdioLine(ctx, env, &wg, line, out) {
 				if _, werr := pw.Write(line); werr != nil {
 					return
 				}

@@ -1,0 +1,74 @@
+package mcpserver_test
+
+import (
+	"io"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestStdioPlainAndTaskCallsOfOneSession: over stdio, plain tools/calls (which go to the
+// tool handler without the task layer's decoding) and their lookalikes that ask for a task
+// are each answered as what they are, sent back to back in one session, 2025-11-25 and
+// 2026-07-28 requests alike.
+func TestStdioPlainAndTaskCallsOfOneSession(t *testing.T) {
+	f := newFixture(t, echoDef("echo"))
+	c := f.stdio(t)
+	c.send(t, map[string]any{"id": 1, "method": "initialize", "params": map[string]any{
+		"protocolVersion": "2025-11-25", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "raw", "version": "1"}}})
+	c.next(t, byID(1))
+	c.send(t, map[string]any{"method": "notifications/initialized"})
+
+	modern := map[string]any{"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+		"io.modelcontextprotocol/clientCapabilities": map[string]any{}}
+	calls := []struct {
+		id     float64
+		params map[string]any
+		task   bool
+	}{
+		{2, map[string]any{"name": "echo", "arguments": map[string]any{"n": 2}}, false},
+		{3, map[string]any{"name": "echo", "arguments": map[string]any{"n": 3}, "TASK": map[string]any{}}, true},
+		{4, map[string]any{"name": "echo", "arguments": map[string]any{"n": 4, "task": "in the arguments"}}, false},
+		{5, map[string]any{"name": "echo", "arguments": map[string]any{"n": 5}, "_meta": map[string]any{"progressToken": "p5"}}, false},
+		{6, map[string]any{"name": "echo", "arguments": map[string]any{"n": 6}, "_meta": modern}, false},
+		{7, map[string]any{"name": "echo", "arguments": map[string]any{"n": 7}, "task": map[string]any{}}, true},
+	}
+	for _, call := range calls {
+		c.send(t, map[string]any{"id": call.id, "method": "tools/call", "params": call.params})
+	}
+	answers := map[float64]map[string]any{}
+	for len(answers) < len(calls) { // in any order
+		m := c.next(t, func(m map[string]any) bool { _, ok := m["id"].(float64); return ok })
+		answers[m["id"].(float64)] = m
+	}
+	for _, call := range calls {
+		require.Contains(t, answers, call.id)
+		result := answers[call.id]["result"].(map[string]any)
+		if call.task {
+			require.Contains(t, result, "task", "call %v", call.id)
+			continue
+		}
+		sc := result["structuredContent"].(map[string]any)
+		require.Equal(t, "completed", sc["status"], "call %v", call.id)
+		require.EqualValues(t, call.params["arguments"].(map[string]any)["n"], sc["output"], "call %v", call.id)
+	}
+}
+
+// TestStdioCallInFlightWhenInputEnds: a plain call still waiting for its run when the
+// client closes stdin is answered before ServeStdio returns (its wait ends with the
+// session), and nothing is written after.
+func TestStdioCallInFlightWhenInputEnds(t *testing.T) {
+	f := newFixture(t, napDef)
+	c := f.stdio(t)
+	c.send(t, map[string]any{"id": 1, "method": "initialize", "params": map[string]any{
+		"protocolVersion": "2025-11-25", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "raw", "version": "1"}}})
+	c.next(t, byID(1))
+	c.send(t, map[string]any{"method": "notifications/initialized"})
+	c.send(t, map[string]any{"id": 2, "method": "tools/call", "params": map[string]any{"name": "nap", "arguments": map[string]any{"n": 1}}})
+	require.NoError(t, c.w.(io.Closer).Close())
+	var answered bool
+	for m := range c.msgs { // closed once ServeStdio has returned
+		answered = answered || byID(2)(m)
+	}
+	require.True(t, answered, "the call in flight got no answer")
+}

@@ -1,0 +1,273 @@
+package mcpserver
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"unicode/utf8"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+)
+
+// A plain tools/call — one that asks for no task (2025-11-25) and does not declare the
+// tasks extension (2026-07-28) — is neither the task layer's nor a reply to a request the
+// server sent. Over stdio, through the task layer and mcp-go's stdio reader, it was
+// decoded six times (the task layer's rpcMessage and params, mcp-go's validity check, its
+// three reply checks and its method check) and handed over twice (the pipe to mcp-go's
+// reader, its worker queue) before MCPServer.HandleMessage decoded it once more.
+// plainToolsCall tells such a line by one validity check and a scan of its keys;
+// stdioCalls hands it to HandleMessage at once, in the session's context, as mcp-go's
+// tool call workers would, and taskHTTP hands its body to mcp-go without decoding it.
+
+// plainToolsCall reports whether line is surely a tools/call request that neither the
+// task layer (taskCallOf, replies) nor mcp-go's stdio reader (its sampling, elicitation
+// and roots reply checks) takes, so that mcp-go would queue it for
+// MCPServer.HandleMessage as it is. It answers false whenever it cannot be sure; such a
+// line takes the general path.
+//
+// encoding/json, which both the task layer and mcp-go decode with, matches keys without
+// regard to case (bytes.EqualFold: "TASK" and "taſk" are "task"), lets the last of
+// repeated keys win, and decodes escapes (`"t\u0061sk"`), so the scan compares keys as
+// it does and refuses lines with repeated keys or with any backslash. It reads only valid
+// JSON, so that its view of where strings, keys and values begin and end is the
+// decoder's, and valid UTF-8 (json.Valid lets invalid UTF-8 in strings pass, which the
+// task layer answers).
+func plainToolsCall(line []byte) bool {
+	if bytes.IndexByte(line, '\\') >= 0 || !utf8.Valid(line) || !json.Valid(line) {
+		return false
+	}
+	var methods, ids, params int
+	ok := eachMember(line, func(key, val []byte) bool {
+		switch {
+		case bytes.EqualFold(key, []byte("method")):
+			methods++
+			return string(val) == `"tools/call"`
+		case bytes.EqualFold(key, []byte("id")):
+			ids++
+			return val[0] == '"' || val[0] == '-' || ('0' <= val[0] && val[0] <= '9')
+		case bytes.EqualFold(key, []byte("params")):
+			params++
+			return plainCallParams(val)
+		case bytes.EqualFold(key, []byte("result")), bytes.EqualFold(key, []byte("error")):
+			return false // a reply's members: mcp-go may take the line as one
+		}
+		return true
+	})
+	return ok && methods == 1 && ids == 1 && params <= 1
+}
+
+// plainCallParams reports whether a tools/call's params (valid JSON, no backslash) ask
+// for no task: no task member (2025-11-25), no tasks extension among the client's
+// capabilities in _meta (2026-07-28; requestMeta).
+func plainCallParams(val []byte) bool {
+	return eachMember(val, func(key, v []byte) bool {
+		switch {
+		case bytes.EqualFold(key, []byte("task")):
+			return false
+		case bytes.EqualFold(key, []byte("_meta")):
+			return eachMember(v, func(k, caps []byte) bool {
+				return !bytes.EqualFold(k, []byte(metaClientCapabilities)) || withoutTasksExtension(caps)
+			})
+		}
+		return true
+	})
+}
+
+// metaClientCapabilities is the _meta member of a 2026-07-28 request that declares the
+// client's capabilities (requestMeta).
+const metaClientCapabilities = "io.modelcontextprotocol/clientCapabilities"
+
+// withoutTasksExtension reports whether caps, the client's capabilities, are an object whose
+// extensions, if any, are an object without TasksExtension.
+func withoutTasksExtension(caps []byte) bool {
+	return eachMember(caps, func(k, ext []byte) bool {
+		return !bytes.EqualFold(k, []byte("extensions")) || eachMember(ext, func(name, _ []byte) bool {
+			return !bytes.EqualFold(name, []byte(TasksExtension))
+		})
+	})
+}
+
+// eachMember calls fn with the key and the raw value of each member of the JSON object v,
+// in order, until fn returns false. v must be valid JSON without a backslash, so that
+// keys are their bytes and a string ends at its next quote. It reports false when v is
+// not an object or fn returned false.
+func eachMember(v []byte, fn func(key, val []byte) bool) bool {
+	i := skipSpace(v, 0)
+	if i >= len(v) || v[i] != '{' {
+		return false
+	}
+	for i = skipSpace(v, i+1); i < len(v) && v[i] == '"'; {
+		end := i + 1 + bytes.IndexByte(v[i+1:], '"')
+		key := v[i+1 : end]
+		start := skipSpace(v, skipSpace(v, end+1)+1) // past the colon
+		i = skipValue(v, start)
+		if !fn(key, v[start:i]) {
+			return false
+		}
+		if i = skipSpace(v, i); i < len(v) && v[i] == ',' {
+			i = skipSpace(v, i+1)
+		}
+	}
+	return true
+}
+
+// skipSpace returns the index of the first byte of v at or after i that is not JSON space.
+func skipSpace(v []byte, i int) int {
+	for i < len(v) && (v[i] == ' ' || v[i] == '\t' || v[i] == '\n' || v[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// skipValue returns the index just past the value starting at v[i] (valid JSON, no
+// backslash).
+func skipValue(v []byte, i int) int {
+	switch v[i] {
+	case '"':
+		return i + 2 + bytes.IndexByte(v[i+1:], '"')
+	case '{', '[':
+		depth := 0
+		for ; i < len(v); i++ {
+			switch v[i] {
+			case '"':
+				i += 1 + bytes.IndexByte(v[i+1:], '"')
+			case '{', '[':
+				depth++
+			case '}', ']':
+				if depth--; depth == 0 {
+					return i + 1
+				}
+			}
+		}
+		return i
+	}
+	for i < len(v) {
+		switch v[i] {
+		case ',', '}', ']', ' ', '\t', '\r', '\n':
+			return i
+		}
+		i++
+	}
+	return i
+}
+
+// stdioCalls runs the plain tools/calls of one stdio session on workers of its own, in
+// the context mcp-go's stdio server serves the session in (its session, the principal), as
+// mcp-go's tool call workers would; a call finding no idle worker starts one, so calls that
+// wait for their runs never hold up others.
+type stdioCalls struct {
+	s   *Server
+	env *environment
+	out *lineWriter
+	// work hands a call to an idle worker; idle counts them.
+	work chan []byte
+	idle atomic.Int32
+
+	mu      sync.Mutex
+	ctx     context.Context // nil until the session is served, and after stop
+	cancel  context.CancelFunc
+	stopped bool
+	wg      sync.WaitGroup
+}
+
+// maxIdleStdioWorkers is how many of a stdio session's workers wait for the next call
+// once they answered one; the others end. A worker keeps the stack its calls grew (the
+// SQLite of an admission, transpiled C, needs a deep one): with a new goroutine per call,
+// growing it again took ~50 µs of CPU a call. (mcp-go's stdio server keeps 5 workers.)
+const maxIdleStdioWorkers = 16
+
+func newStdioCalls(s *Server, env *environment, out *lineWriter) *stdioCalls {
+	return &stdioCalls{s: s, env: env, out: out, work: make(chan []byte)}
+}
+
+// serve is the stdio server's context function: it learns the session's context.
+func (c *stdioCalls) serve(ctx context.Context) context.Context {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.stopped {
+		c.ctx, c.cancel = context.WithCancel(ctx)
+	}
+	return ctx
+}
+
+// take answers line when it is a plain tools/call of an initialised session (see
+// plainToolsCall), and reports whether it did.
+func (c *stdioCalls) take(line []byte) bool {
+	if !plainToolsCall(line) {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ctx == nil {
+		return false
+	}
+	// Until notifications/initialized, which mcp-go reads in line order, the call goes
+	// the same way, behind it. (mcp-go has one stdio session per process.)
+	if session := server.ClientSessionFromContext(c.ctx); session == nil || !session.Initialized() {
+		return false
+	}
+	select {
+	case c.work <- line:
+	default:
+		ctx := c.ctx
+		c.wg.Go(func() { c.worker(ctx, line) })
+	}
+	return true
+}
+
+// worker answers line, then the calls handed to it while it is one of the idle workers
+// kept, until ctx ends.
+func (c *stdioCalls) worker(ctx context.Context, line []byte) {
+	for {
+		if resp := c.call(ctx, line); resp != nil {
+			if err := c.out.sendErr(resp); err != nil {
+				c.s.log.Error("mcp: writing a tool response", "err", err)
+			}
+		}
+		line = nil // an idle worker holds no line
+		if c.idle.Add(1) > maxIdleStdioWorkers {
+			c.idle.Add(-1)
+			return
+		}
+		select {
+		case line = <-c.work:
+			c.idle.Add(-1)
+		case <-ctx.Done():
+			c.idle.Add(-1)
+			return
+		}
+	}
+}
+
+// call is MCPServer.HandleMessage, a panic answered as mcp-go's stdio workers answer one.
+func (c *stdioCalls) call(ctx context.Context, line []byte) (resp mcp.JSONRPCMessage) {
+	defer func() {
+		if r := recover(); r != nil {
+			c.s.log.Error("mcp: panic recovered in a stdio tool call", "panic", r)
+			var msg struct {
+				ID any `json:"id"`
+			}
+			_ = json.Unmarshal(line, &msg)
+			detail := mcp.NewJSONRPCErrorDetails(mcp.INTERNAL_ERROR, fmt.Sprintf("internal panic: %v", r), nil)
+			resp = mcp.JSONRPCError{JSONRPC: mcp.JSONRPC_VERSION, ID: mcp.NewRequestId(msg.ID), Error: detail}
+		}
+	}()
+	return c.env.mcp.HandleMessage(ctx, line)
+}
+
+// stop cancels the calls still running, as mcp-go cancels its workers' when its input
+// ends, waits for them, and takes no more.
+func (c *stdioCalls) stop() {
+	c.mu.Lock()
+	c.stopped = true
+	if c.cancel != nil {
+		c.cancel()
+	}
+	c.ctx = nil
+	c.mu.Unlock()
+	c.wg.Wait()
+}
