@@ -158,7 +158,9 @@ func skipValue(v []byte, i int) int {
 // stdioCalls runs the plain tools/calls of one stdio session on workers of its own, in
 // the context mcp-go's stdio server serves the session in (its session, the principal), as
 // mcp-go's tool call workers would; a call finding no idle worker starts one, so calls that
-// wait for their runs never hold up others.
+// wait for their runs never hold up others. At most MaxStdioCalls are in flight: past it a
+// call takes mcp-go's way, whose bounded queue (and then its read loop) holds it, so a
+// client sending calls faster than they end cannot make the process hold them all.
 type stdioCalls struct {
 	s   *Server
 	env *environment
@@ -166,6 +168,8 @@ type stdioCalls struct {
 	// work hands a call to an idle worker; idle counts them.
 	work chan []byte
 	idle atomic.Int32
+	// inFlight counts the calls taken and not yet answered.
+	inFlight atomic.Int32
 
 	mu      sync.Mutex
 	ctx     context.Context // nil until the session is served, and after stop
@@ -179,6 +183,19 @@ type stdioCalls struct {
 // SQLite of an admission, transpiled C, needs a deep one): with a new goroutine per call,
 // growing it again took ~50 µs of CPU a call. (mcp-go's stdio server keeps 5 workers.)
 const maxIdleStdioWorkers = 16
+
+// MaxStdioCalls bounds the plain tools/calls a stdio session runs at once on its own
+// workers; the ones beyond it go through mcp-go's stdio server (5 workers, a queue of 100).
+const MaxStdioCalls = 64
+
+// reserve counts one more call in flight, unless MaxStdioCalls are.
+func (c *stdioCalls) reserve() bool {
+	if c.inFlight.Add(1) > MaxStdioCalls {
+		c.inFlight.Add(-1)
+		return false
+	}
+	return true
+}
 
 func newStdioCalls(s *Server, env *environment, out *lineWriter) *stdioCalls {
 	return &stdioCalls{s: s, env: env, out: out, work: make(chan []byte)}
@@ -207,7 +224,7 @@ func (c *stdioCalls) take(line []byte) bool {
 	}
 	// Until notifications/initialized, which mcp-go reads in line order, the call goes
 	// the same way, behind it. (mcp-go has one stdio session per process.)
-	if session := server.ClientSessionFromContext(c.ctx); session == nil || !session.Initialized() {
+	if session := server.ClientSessionFromContext(c.ctx); session == nil || !session.Initialized() || !c.reserve() {
 		return false
 	}
 	select {
@@ -228,6 +245,7 @@ func (c *stdioCalls) worker(ctx context.Context, line []byte) {
 				c.s.log.Error("mcp: writing a tool response", "err", err)
 			}
 		}
+		c.inFlight.Add(-1)
 		line = nil // an idle worker holds no line
 		if c.idle.Add(1) > maxIdleStdioWorkers {
 			c.idle.Add(-1)

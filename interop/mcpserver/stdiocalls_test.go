@@ -1,10 +1,13 @@
 package mcpserver_test
 
 import (
+	"fmt"
 	"io"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/gorunner/gorunner/mcpserver"
 )
 
 // TestStdioPlainAndTaskCallsOfOneSession: over stdio, plain tools/calls (which go to the
@@ -71,4 +74,33 @@ func TestStdioCallInFlightWhenInputEnds(t *testing.T) {
 		answered = answered || byID(2)(m)
 	}
 	require.True(t, answered, "the call in flight got no answer")
+}
+
+// TestStdioCallsBeyondTheBound: more plain calls than MaxStdioCalls sent at once, each
+// starting a run that sleeps, are all answered: those past the bound go through mcp-go's
+// stdio server instead of workers of their own. Each answer is its run, or RATE_LIMITED
+// when the caller already has runner.MaxWaitsPerPrincipal calls waiting.
+func TestStdioCallsBeyondTheBound(t *testing.T) {
+	f := newFixture(t, napDef)
+	c := f.stdio(t)
+	c.send(t, map[string]any{"id": 0, "method": "initialize", "params": map[string]any{
+		"protocolVersion": "2025-11-25", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "raw", "version": "1"}}})
+	c.next(t, byID(0))
+	c.send(t, map[string]any{"method": "notifications/initialized"})
+	calls := mcpserver.MaxStdioCalls + 20
+	for i := 1; i <= calls; i++ {
+		c.send(t, map[string]any{"id": i, "method": "tools/call", "params": map[string]any{"name": "nap", "arguments": map[string]any{"n": i}}})
+	}
+	answered := map[float64]bool{}
+	for len(answered) < calls {
+		m := c.next(t, func(m map[string]any) bool { _, ok := m["id"].(float64); return ok })
+		require.Contains(t, m, "result", "call %v", m)
+		result := m["result"].(map[string]any)
+		if result["isError"] == true {
+			require.Contains(t, fmt.Sprint(result["content"]), "RATE_LIMITED", "call %v", m)
+		} else {
+			require.NotEmpty(t, result["structuredContent"].(map[string]any)["runId"], "call %v", m)
+		}
+		answered[m["id"].(float64)] = true
+	}
 }

@@ -45,6 +45,7 @@ func (f *fixture) stdio(t *testing.T) *stdioLines {
 	t.Cleanup(func() {
 		cancel()
 		inW.Close()
+		outR.Close() // a test that stopped reading must not leave the server blocked writing
 		<-done
 	})
 	return c
