@@ -90,6 +90,8 @@ type Store struct {
 	k       keys
 	scripts *scripts
 	defs    *definitions
+	// keyReads, set only by tests, hears how many index entries a key check read.
+	keyReads func(n int64)
 }
 
 // Open connects to the Redis named by rawURL (redis://[user:password@]HOST:PORT/DB, with

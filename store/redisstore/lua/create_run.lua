@@ -9,7 +9,7 @@
 --       key), then the key's 12 record prefix, 13 now, 14 now score, 15 key, 16 limit,
 --       17 evict (1/0), 18 ttl ms, 19 expires score, 20 created score, field, value, … (its
 --       kept answer); then the run's field, value, …
--- Returns {'claimed'} when everything was written; a live key's {'existing', …} or a full
+-- Returns {'claimed', entries read (as claim_key)} when everything was written; a live key's {'existing', …} or a full
 -- scope's {'limit', …} (as claim_key), or an error for a catalog that moved since ARGV[6]
 -- or a token owned by another run, with nothing written. A run admitted already ended
 -- claims no token (it is only checked) and makes its parent due, as save_run's end does.
@@ -19,11 +19,11 @@ if ARGV[6] ~= '' and (redis.call('GET', KEYS[6]) or '0') ~= ARGV[6] then
 end
 local n = tonumber(ARGV[11])
 local hookk = 7
-local reply, victims, ix
+local reply, victims, ix, seen
 if n > 0 then
   hookk = 12
   ix = {KEYS[8], KEYS[9], KEYS[10], KEYS[11]}
-  reply, victims = key_check(ARGV[12], ix, ARGV[13], ARGV[14], ARGV[15], tonumber(ARGV[16]), ARGV[17])
+  reply, victims, seen = key_check(ARGV[12], ix, ARGV[13], ARGV[14], ARGV[15], tonumber(ARGV[16]), ARGV[17])
   if reply then
     return reply
   end
@@ -57,4 +57,4 @@ elseif ARGV[9] ~= '' then
   local prefix = string.sub(KEYS[1], 1, #KEYS[1] - #ARGV[1])
   wake(KEYS[5], prefix .. ARGV[9], ARGV[9], ARGV[10])
 end
-return {'claimed'}
+return {'claimed', seen or 0}
