@@ -126,3 +126,38 @@ func mustParseURL(t *testing.T, url string) *redis.Options {
 	require.NoError(t, err)
 	return o
 }
+
+// TestListPurgesExpiredKeys: a page of keys first purges the scope's expired keys, a batch
+// per script, so that a scope whose keys expired with no claim since does not make every
+// List read them all again. Abandoned claims are still listed (they have not expired).
+func TestListPurgesExpiredKeys(t *testing.T) {
+	s, url, prefix := freshAt(t)
+	ctx := context.Background()
+	const scope = "p:lister"
+	now := time.Date(2031, 1, 2, 3, 4, 5, 0, time.UTC)
+	for i := range 250 {
+		require.NoError(t, s.Complete(ctx, &idempotency.Record{Scope: scope, Key: fmt.Sprint("old-", i),
+			State: idempotency.StateDone, CreatedAt: now, ExpiresAt: now.Add(time.Minute)}))
+	}
+	_, err := s.Claim(ctx, idempotency.ClaimParams{Scope: scope, Key: "gone", Now: now, LockTTL: time.Minute})
+	require.NoError(t, err)
+	require.NoError(t, s.Complete(ctx, &idempotency.Record{Scope: scope, Key: "live",
+		State: idempotency.StateDone, CreatedAt: now, ExpiresAt: now.Add(time.Hour)}))
+
+	recs, next, err := s.List(ctx, idempotency.ListParams{Scope: scope, Now: now.Add(2 * time.Minute), Limit: 10})
+	require.NoError(t, err)
+	require.Empty(t, next)
+	var keys []string
+	for _, r := range recs {
+		keys = append(keys, r.Key)
+	}
+	require.ElementsMatch(t, []string{"gone", "live"}, keys)
+	rdb := redis.NewClient(mustParseURL(t, url))
+	t.Cleanup(func() { _ = rdb.Close() })
+	n, err := rdb.ZCard(ctx, prefix+"idemnew:"+scope).Result()
+	require.NoError(t, err)
+	require.Equal(t, int64(2), n, "the expired keys are gone from the creation index")
+	n, err = rdb.ZCard(ctx, prefix+"idemdead:"+scope).Result()
+	require.NoError(t, err)
+	require.Equal(t, int64(1), n, "the abandoned claim is set apart")
+}

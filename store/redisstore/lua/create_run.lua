@@ -9,8 +9,8 @@
 --       key), then the key's 12 record prefix, 13 now, 14 now score, 15 key, 16 limit,
 --       17 evict (1/0), 18 ttl ms, 19 expires score, 20 created score, field, value, … (its
 --       kept answer); then the run's field, value, …
--- Returns {'claimed', entries read (as claim_key)} when everything was written; a live key's {'existing', …} or a full
--- scope's {'limit', …} (as claim_key), or an error for a catalog that moved since ARGV[6]
+-- Returns {'claimed', entries read} when everything was written; a live key's
+-- {'existing', …} or a full scope's {'limit', …} (as claim_key), or an error for a catalog that moved since ARGV[6]
 -- or a token owned by another run, with nothing written. A run admitted already ended
 -- claims no token (it is only checked) and makes its parent due, as save_run's end does.
 -- The caller derives the due score and the parent from the run, as reindex_due would.

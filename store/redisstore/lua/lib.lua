@@ -85,9 +85,11 @@ end
 -- (every stored key but the abandoned claims set apart, by expiry), 2 locks (the
 -- in-progress keys of exps, by lock end), 3 made (every stored key, by creation, for
 -- lists) and 4 dead (abandoned claims, by expiry, kept until they expire or are taken
--- over). A scope's live keys are so exps less its expired keys, which sit below now; no
--- call reads them to count them. Data written before dead existed keeps its abandoned
--- claims in exps and locks: they are set apart as any other claim whose lock ran out.
+-- over). Once a check at the cap has set apart the claims whose lock ran out (each once
+-- in its life), a scope's live keys are exps less its expired keys, which sit below now:
+-- counted with ZCARD and ZCOUNT, never read. Data written before dead existed keeps its
+-- abandoned claims in exps and locks: they are set apart as any other claim whose lock
+-- ran out, and counted right meanwhile.
 
 -- KEY_BATCH bounds how many expired keys, or claims whose lock ran out, one pass over an
 -- index takes; what a pass reads it frees, or moves out of the range it read.
