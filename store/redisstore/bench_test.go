@@ -3,6 +3,8 @@ package redisstore_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"net/http"
 	"testing"
 	"time"
 
@@ -10,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gorunner/gorunner/catalog"
+	"github.com/gorunner/gorunner/idempotency"
 	"github.com/gorunner/gorunner/runner"
 )
 
@@ -42,5 +45,32 @@ func BenchmarkCreateEnded(b *testing.B) {
 		}
 		_, err := s.CreateRun(ctx, runner.CreateRunParams{Run: r})
 		require.NoError(b, err)
+	}
+}
+
+// BenchmarkClaimAtCap: a caller whose scope is at its cap of three live keys, besides
+// 10,000 abandoned claims, claims again and again, each claim refused (the attack
+// TestKeyCapReadsBounded counts in entries read).
+func BenchmarkClaimAtCap(b *testing.B) {
+	s := fresh(b)
+	ctx := context.Background()
+	now := time.Date(2031, 1, 2, 3, 4, 5, 0, time.UTC)
+	p := idempotency.ClaimParams{Scope: "p:b", Fingerprint: "fp", Method: http.MethodPost, Path: "/p", Now: now,
+		LockTTL: time.Minute}
+	for i := range 10_000 {
+		p.Key = fmt.Sprint("gone-", i)
+		_, err := s.Claim(ctx, p)
+		require.NoError(b, err)
+	}
+	for i := range 3 {
+		require.NoError(b, s.Complete(ctx, &idempotency.Record{Scope: p.Scope, Key: fmt.Sprint("live-", i),
+			State: idempotency.StateDone, CreatedAt: now, ExpiresAt: now.Add(time.Hour)}))
+	}
+	p.Now, p.Limit = now.Add(2*time.Minute), 3
+	for b.Loop() {
+		p.Key = "x"
+		res, err := s.Claim(ctx, p)
+		require.NoError(b, err)
+		require.Equal(b, idempotency.LimitReached, res.Outcome)
 	}
 }

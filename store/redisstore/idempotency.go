@@ -41,13 +41,22 @@ func decodeRecord(scope string, m map[string]string) (*idempotency.Record, error
 	return r, f.err
 }
 
+// keyKeys are a key's record and its scope's indexes (lib.lua describes them).
 func (s *Store) keyKeys(scope, key string) []string {
-	return []string{s.k.idemRecord(scope, key), s.k.idemExpiries(scope), s.k.idemLocks(scope), s.k.idemCreated(scope)}
+	return append([]string{s.k.idemRecord(scope, key)}, s.scopeIndexes(scope)...)
 }
 
-// Claim takes a key in one script: expired keys of the scope are purged, a live key is
-// reported as Existing, an abandoned in-progress claim is taken over, and the scope's
-// limit is enforced (refusing, or evicting the keys that expire first).
+// scopeIndexes are a scope's key indexes: by expiry, by lock, by creation, and its
+// abandoned claims.
+func (s *Store) scopeIndexes(scope string) []string {
+	return []string{s.k.idemExpiries(scope), s.k.idemLocks(scope), s.k.idemCreated(scope), s.k.idemDead(scope)}
+}
+
+// Claim takes a key in one script: a batch of the scope's expired keys is purged, a live
+// key is reported as Existing, an abandoned in-progress claim is taken over, and the
+// scope's limit is enforced (refusing, or evicting the keys that expire first). At the cap
+// the script reads a constant number of index entries besides those it frees or sets
+// apart (abandoned claims, each once): the live keys are counted, never read.
 func (s *Store) Claim(ctx context.Context, p idempotency.ClaimParams) (idempotency.ClaimResult, error) {
 	locked, expires := p.Now.Add(p.LockTTL), p.Now.Add(inProgressExpiry)
 	res, err := s.run(ctx, s.scripts.claimKey, nil, s.keyKeys(p.Scope, p.Key),
@@ -56,7 +65,7 @@ func (s *Store) Claim(ctx context.Context, p idempotency.ClaimParams) (idempoten
 	if err != nil {
 		return idempotency.ClaimResult{}, fmt.Errorf("claiming key %q in %q: %w", p.Key, p.Scope, err)
 	}
-	return claimResult(res, p, &idempotency.Record{
+	return s.claimResult(res, p, &idempotency.Record{
 		Scope: p.Scope, Key: p.Key, Fingerprint: p.Fingerprint, Method: p.Method, Path: p.Path,
 		State:     idempotency.StateInProgress,
 		CreatedAt: p.Now.UTC(), LockedUntil: locked.UTC(), ExpiresAt: expires.UTC(),
@@ -117,7 +126,14 @@ func (s *Store) admitKeyArgs(kw *idempotency.KeyWrite) ([]any, error) {
 
 // claimResult reads a claim_key or create_run reply for the key p claims; rec is the
 // record written when the key was taken.
-func claimResult(reply any, p idempotency.ClaimParams, rec *idempotency.Record) (idempotency.ClaimResult, error) {
+//
+// A claim's or a refusal's reply ends with how many index entries the check read, which
+// only the tests' keyReads hears.
+func (s *Store) claimResult(reply any, p idempotency.ClaimParams, rec *idempotency.Record) (idempotency.ClaimResult, error) {
+	if out, _ := reply.([]any); s.keyReads != nil && len(out) > 1 && (out[0] == "claimed" || out[0] == "limit") {
+		n, _ := out[len(out)-1].(int64)
+		s.keyReads(n)
+	}
 	out, _ := reply.([]any)
 	if len(out) == 0 {
 		return idempotency.ClaimResult{}, fmt.Errorf("unexpected reply %v", reply)
@@ -163,7 +179,9 @@ type keyCursor struct {
 }
 
 // List returns a page of a scope's live keys, newest first, without header and body. The
-// creation index may still name keys that expired (a claim purges them); they are skipped.
+// scope's expired keys are purged first, a batch per script, so that a page reads about
+// as many records as it shows; the creation index may still name a key whose record went
+// with its TTL, which is skipped.
 func (s *Store) List(ctx context.Context, p idempotency.ListParams) ([]*idempotency.Record, string, error) {
 	var after *keyCursor
 	if p.Cursor != "" {
@@ -171,6 +189,9 @@ func (s *Store) List(ctx context.Context, p idempotency.ListParams) ([]*idempote
 		if err := storecodec.DecodeCursor(p.Cursor, after, idempotency.ErrInvalidCursor); err != nil {
 			return nil, "", fmt.Errorf("listing keys in %q: %w", p.Scope, err)
 		}
+	}
+	if err := s.sweepKeys(ctx, p.Scope, p.Now); err != nil {
+		return nil, "", fmt.Errorf("listing keys in %q: %w", p.Scope, err)
 	}
 	limit := limits.Page(p.Limit)
 	var recs []*idempotency.Record
@@ -199,6 +220,17 @@ func (s *Store) List(ctx context.Context, p idempotency.ListParams) ([]*idempote
 	recs = recs[:limit]
 	next, err := storecodec.EncodeCursor(keyCursor{Score: scores[limit-1], Key: recs[limit-1].Key})
 	return recs, next, err
+}
+
+// sweepKeys purges a scope's expired keys and sets its abandoned claims apart, a batch per
+// script until none remain: each script's work is bounded, and all of it frees keys.
+func (s *Store) sweepKeys(ctx context.Context, scope string, now time.Time) error {
+	for {
+		more, err := s.run(ctx, s.scripts.sweepKeys, nil, s.scopeIndexes(scope), s.k.idemPrefix(scope), ts(now), score(now))
+		if err != nil || more != int64(1) {
+			return err
+		}
+	}
 }
 
 // maxScore is where a page starts: the top, or the cursor's score (its ties are filtered

@@ -40,6 +40,7 @@ func (k keys) idemRecord(scope, key string) string { return k.idemPrefix(scope) 
 func (k keys) idemExpiries(scope string) string    { return k.p + "idemexp:" + scope }  // zset: key by expiry
 func (k keys) idemLocks(scope string) string       { return k.p + "idemlock:" + scope } // zset: in-progress key by lock end
 func (k keys) idemCreated(scope string) string     { return k.p + "idemnew:" + scope }  // zset: key by creation, for lists
+func (k keys) idemDead(scope string) string        { return k.p + "idemdead:" + scope } // zset: abandoned claim by expiry
 
 // Runner.
 

@@ -90,6 +90,8 @@ type Store struct {
 	k       keys
 	scripts *scripts
 	defs    *definitions
+	// keyReads, set only by tests, hears how many index entries a key check read.
+	keyReads func(n int64)
 }
 
 // Open connects to the Redis named by rawURL (redis://[user:password@]HOST:PORT/DB, with
@@ -142,7 +144,7 @@ var luaFS embed.FS
 type scripts struct {
 	createWorkflow, updateDraft, deleteWorkflow, publish, unpublish, rotateWebhook *redis.Script
 	createConnection, deleteConnection, createToken, deleteToken                   *redis.Script
-	claimKey, completeKey, releaseKey                                              *redis.Script
+	claimKey, completeKey, releaseKey, sweepKeys                                   *redis.Script
 	createRun, claimRuns, renewLeases, saveRun, releaseRun, requestCancel, wakeRun *redis.Script
 	claimToken, enqueuePayload, nextPayload                                        *redis.Script
 	exchangeCode, rotateRefresh, deleteGrant                                       *redis.Script
@@ -167,7 +169,7 @@ func loadScripts() (*scripts, error) {
 		rotateWebhook: load("rotate_webhook"), createConnection: load("create_connection"),
 		deleteConnection: load("delete_connection"), createToken: load("create_token"),
 		deleteToken: load("delete_token"), claimKey: load("claim_key"), completeKey: load("complete_key"),
-		releaseKey: load("release_key"), createRun: load("create_run"), claimRuns: load("claim_runs"),
+		releaseKey: load("release_key"), sweepKeys: load("sweep_keys"), createRun: load("create_run"), claimRuns: load("claim_runs"),
 		renewLeases: load("renew_leases"), saveRun: load("save_run"), releaseRun: load("release_run"),
 		requestCancel: load("request_cancel"), wakeRun: load("wake_run"), claimToken: load("claim_token"),
 		enqueuePayload: load("enqueue_payload"), nextPayload: load("next_payload"),

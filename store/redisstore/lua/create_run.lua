@@ -1,5 +1,6 @@
 -- KEYS: 1 run, 2 created index, 3 workflow index, 4 status index, 5 due, 6 catalog version,
---       [7 key record, 8 scope expiries, 9 scope locks, 10 scope creations,]
+--       [7 key record, 8 scope expiries, 9 scope locks, 10 scope creations, 11 scope's
+--       abandoned claims,]
 --       [start hook, start run's hooks]
 -- ARGV: 1 id, 2 sort key, 3 hook run id ('' without a start token), 4 hook created_at,
 --       5 hook member, 6 the catalog version the run was resolved at ('' unchecked),
@@ -8,8 +9,8 @@
 --       key), then the key's 12 record prefix, 13 now, 14 now score, 15 key, 16 limit,
 --       17 evict (1/0), 18 ttl ms, 19 expires score, 20 created score, field, value, … (its
 --       kept answer); then the run's field, value, …
--- Returns {'claimed'} when everything was written; a live key's {'existing', …} or a full
--- scope's {'limit', …} (as claim_key), or an error for a catalog that moved since ARGV[6]
+-- Returns {'claimed', entries read} when everything was written; a live key's
+-- {'existing', …} or a full scope's {'limit', …} (as claim_key), or an error for a catalog that moved since ARGV[6]
 -- or a token owned by another run, with nothing written. A run admitted already ended
 -- claims no token (it is only checked) and makes its parent due, as save_run's end does.
 -- The caller derives the due score and the parent from the run, as reindex_due would.
@@ -18,10 +19,11 @@ if ARGV[6] ~= '' and (redis.call('GET', KEYS[6]) or '0') ~= ARGV[6] then
 end
 local n = tonumber(ARGV[11])
 local hookk = 7
-local reply, victims
+local reply, victims, ix, seen
 if n > 0 then
-  hookk = 11
-  reply, victims = key_check(ARGV[12], KEYS[8], KEYS[9], KEYS[10], ARGV[13], ARGV[14], ARGV[15], tonumber(ARGV[16]), ARGV[17])
+  hookk = 12
+  ix = {KEYS[8], KEYS[9], KEYS[10], KEYS[11]}
+  reply, victims, seen = key_check(ARGV[12], ix, ARGV[13], ARGV[14], ARGV[15], tonumber(ARGV[16]), ARGV[17])
   if reply then
     return reply
   end
@@ -37,7 +39,7 @@ if start then
   end
 end
 if n > 0 then
-  key_put(ARGV[12], KEYS[8], KEYS[9], KEYS[10], ARGV[15], victims, tonumber(ARGV[18]), ARGV[19], ARGV[20], nil,
+  key_put(ARGV[12], ix, ARGV[15], victims, tonumber(ARGV[18]), ARGV[19], ARGV[20], nil,
     {unpack(ARGV, 21, 11 + n)})
 end
 redis.call('HSET', KEYS[1], unpack(ARGV, 12 + n))
@@ -55,4 +57,4 @@ elseif ARGV[9] ~= '' then
   local prefix = string.sub(KEYS[1], 1, #KEYS[1] - #ARGV[1])
   wake(KEYS[5], prefix .. ARGV[9], ARGV[9], ARGV[10])
 end
-return {'claimed'}
+return {'claimed', seen or 0}

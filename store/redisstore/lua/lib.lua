@@ -81,85 +81,170 @@ local function claim_token(hookkey, runhooks, id, created, member)
   return nil
 end
 
+-- A scope's keys are records under its prefix, indexed by four sorted sets, ix: 1 exps
+-- (every stored key but the abandoned claims set apart, by expiry), 2 locks (the
+-- in-progress keys of exps, by lock end), 3 made (every stored key, by creation, for
+-- lists) and 4 dead (abandoned claims, by expiry, kept until they expire or are taken
+-- over). Once a check at the cap has set apart the claims whose lock ran out (each once
+-- in its life), a scope's live keys are exps less its expired keys, which sit below now:
+-- counted with ZCARD and ZCOUNT, never read. Data written before dead existed keeps its
+-- abandoned claims in exps and locks: they are set apart as any other claim whose lock
+-- ran out, and counted right meanwhile.
+
+-- KEY_BATCH bounds how many expired keys, or claims whose lock ran out, one pass over an
+-- index takes; what a pass reads it frees, or moves out of the range it read.
+local KEY_BATCH = 100
+
 -- key_drop deletes a key's record and its index entries.
-local function key_drop(prefix, exps, locks, made, k)
+local function key_drop(prefix, ix, k)
   redis.call('DEL', prefix .. k)
-  redis.call('ZREM', exps, k)
-  redis.call('ZREM', locks, k)
-  redis.call('ZREM', made, k)
+  for i = 1, 4 do
+    redis.call('ZREM', ix[i], k)
+  end
 end
 
--- key_check purges a scope's expired keys and reports how key stands, writing nothing
--- else: the reply {'existing', field, value, …} for a live key, {'limit', oldest
--- expires_at} for a full scope, or nil and the keys to evict (evict '1') before key may be
--- taken. Keys are records under prefix; exps, locks and made index them by expiry, lock
--- and creation.
-local function key_check(prefix, exps, locks, made, now, now_score, key, limit, evict)
-  -- Expired keys of the scope go first; a score only says "maybe", the record decides.
-  for _, k in ipairs(redis.call('ZRANGEBYSCORE', exps, '-inf', now_score, 'LIMIT', 0, 1000)) do
-    local e = redis.call('HGET', prefix .. k, 'expires_at')
-    if not e or e <= now then
-      key_drop(prefix, exps, locks, made, k)
+-- key_live: whether a record's fields (state, locked_until, expires_at) make a live key
+-- at now: stored, not expired, and not an abandoned claim.
+local function key_live(f, now)
+  return f[1] and f[3] and f[3] > now and not (f[1] == 'in_progress' and f[2] <= now)
+end
+
+-- key_reindex puts key k where its record says at now: dropped when missing or expired,
+-- set apart in dead when an abandoned claim, else in exps (and locks while in progress)
+-- by the record's own times.
+local function key_reindex(prefix, ix, k, now)
+  local rec = prefix .. k
+  local f = redis.call('HMGET', rec, 'state', 'locked_until', 'expires_at')
+  if not f[1] or not f[3] or f[3] <= now then
+    key_drop(prefix, ix, k)
+    return
+  end
+  if f[1] == 'in_progress' and f[2] <= now then
+    redis.call('ZREM', ix[1], k)
+    redis.call('ZREM', ix[2], k)
+    redis.call('ZADD', ix[4], us(f[3]), k)
+    local ttl = redis.call('PTTL', rec)
+    if ttl > 0 and redis.call('PTTL', ix[4]) < ttl then
+      redis.call('PEXPIRE', ix[4], ttl)
     end
+    return
   end
-  local function abandoned(k)
-    local f = redis.call('HMGET', prefix .. k, 'state', 'locked_until')
-    return f[1] == 'in_progress' and f[2] <= now
+  redis.call('ZREM', ix[4], k)
+  redis.call('ZADD', ix[1], us(f[3]), k)
+  if f[1] == 'in_progress' then
+    redis.call('ZADD', ix[2], us(f[2]), k)
+  else
+    redis.call('ZREM', ix[2], k)
   end
+end
+
+-- key_sweep reindexes up to KEY_BATCH keys of index z scored from lo to hi; it returns how
+-- many it read.
+local function key_sweep(prefix, ix, z, lo, hi, now)
+  local ks = redis.call('ZRANGEBYSCORE', z, lo, hi, 'LIMIT', 0, KEY_BATCH)
+  for _, k in ipairs(ks) do
+    key_reindex(prefix, ix, k, now)
+  end
+  return #ks
+end
+
+-- key_tidy purges up to a batch of a scope's expired keys and sets apart up to a batch of
+-- claims whose lock ran out, the ones scored in now's own microsecond first (only their
+-- records tell); it returns how many entries it read, and whether expired keys or claims
+-- to set apart may remain below now (a full batch below now's microsecond, where every
+-- entry read leaves the range, so that a caller looping on it ends).
+local function key_tidy(prefix, ix, now, now_score)
+  local below = '(' .. now_score
+  local seen, more = 0, false
+  for _, p in ipairs({{ix[1], now_score, now_score}, {ix[1], '-inf', below}, {ix[4], '-inf', below},
+                      {ix[2], now_score, now_score}, {ix[2], '-inf', below}}) do
+    local n = key_sweep(prefix, ix, p[1], p[2], p[3], now)
+    seen = seen + n
+    more = more or (n == KEY_BATCH and p[2] == '-inf')
+  end
+  return seen, more
+end
+
+-- key_check purges expired keys and sets abandoned claims apart, a batch of each, and
+-- reports how key stands, writing nothing else: the reply {'existing', field, value, …}
+-- for a live key, {'limit', oldest expires_at, entries read} for a full scope, or nil, the
+-- keys to evict (evict '1') before key may be taken, and the index entries it read. At
+-- the cap it reads a constant number of entries besides those it frees or sets apart.
+local function key_check(prefix, ix, now, now_score, key, limit, evict)
+  local seen = key_tidy(prefix, ix, now, now_score)
   local cur, flat = hash(prefix .. key)
-  if cur.state and cur.expires_at > now and not abandoned(key) then
+  if key_live({cur.state, cur.locked_until, cur.expires_at}, now) then
     local out = {'existing'}
     for _, v in ipairs(flat) do
       table.insert(out, v)
     end
-    return out, {}
+    return out, {}, seen
   end
   local victims = {}
   if limit <= 0 then
-    return nil, victims
+    return nil, victims, seen
   end
-  local dead, ndead = {}, 0
-  for _, k in ipairs(redis.call('ZRANGEBYSCORE', locks, '-inf', now_score)) do
-    if abandoned(k) then
-      dead[k] = true
-      ndead = ndead + 1
+  local exps, below = ix[1], '(' .. now_score
+  local function stored()
+    return redis.call('ZCARD', exps) - redis.call('ZCOUNT', exps, '-inf', below)
+  end
+  -- Expired keys still below now are not counted; abandoned claims only lower the count.
+  if stored() < limit then
+    return nil, victims, seen
+  end
+  -- At the cap every abandoned claim is set apart, each once in its life, so that exps
+  -- from now on holds only live keys.
+  local n
+  repeat
+    n = key_sweep(prefix, ix, ix[2], '-inf', below, now)
+    seen = seen + n
+  until n < KEY_BATCH
+  local live = stored()
+  -- Walk the live keys, the first to expire first: refuse naming the oldest, or evict. An
+  -- entry whose record is not live (gone with its TTL) is reindexed and not counted.
+  local at = 0
+  while live >= limit do
+    local want = 1
+    if evict == '1' then
+      want = live - limit + 1 - #victims
+    end
+    if want <= 0 then
+      break
+    end
+    local ks = redis.call('ZRANGEBYSCORE', exps, now_score, '+inf', 'LIMIT', at, want)
+    if #ks == 0 then
+      break
+    end
+    for _, k in ipairs(ks) do
+      seen = seen + 1
+      local f = redis.call('HMGET', prefix .. k, 'state', 'locked_until', 'expires_at')
+      if not key_live(f, now) then
+        key_reindex(prefix, ix, k, now)
+        live = live - 1
+      elseif evict ~= '1' then
+        return {'limit', f[3], seen}, victims, seen
+      else
+        table.insert(victims, k)
+        at = at + 1
+      end
     end
   end
-  local live = redis.call('ZCARD', exps) - ndead
-  if live < limit then
-    return nil, victims
-  end
-  -- Walk the live keys, the first to expire first: refuse naming the oldest, or evict.
-  local n = 0
-  if evict == '1' then
-    n = live - limit + 1
-  end
-  -- The first ndead + max(n, 1) keys hold enough live ones.
-  for _, k in ipairs(redis.call('ZRANGE', exps, 0, ndead + math.max(n, 1) - 1)) do
-    if not dead[k] then
-      if n == 0 then
-        return {'limit', redis.call('HGET', prefix .. k, 'expires_at')}, victims
-      end
-      table.insert(victims, k)
-      if #victims == n then
-        break
-      end
-    end
-  end
-  return nil, victims
+  return nil, victims, seen
 end
 
 -- key_put writes a key's record (fields: field, value, …) over whatever it held, after
 -- evicting victims, and indexes it: by expiry and creation, and by lock while lock_score
 -- is set (an in-progress claim). ttl (ms) only collects garbage; the record's expiry rules.
-local function key_put(prefix, exps, locks, made, key, victims, ttl, exp_score, created_score, lock_score, fields)
+local function key_put(prefix, ix, key, victims, ttl, exp_score, created_score, lock_score, fields)
   for _, k in ipairs(victims) do
-    key_drop(prefix, exps, locks, made, k)
+    key_drop(prefix, ix, k)
   end
+  local exps, locks, made = ix[1], ix[2], ix[3]
   local rec = prefix .. key
   redis.call('DEL', rec)
   redis.call('HSET', rec, unpack(fields))
   redis.call('PEXPIRE', rec, ttl)
+  redis.call('ZREM', ix[4], key)
   redis.call('ZADD', exps, exp_score, key)
   redis.call('ZADD', made, created_score, key)
   local indexes = {exps, made}

@@ -1,0 +1,163 @@
+package redisstore_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gorunner/gorunner/idempotency"
+	"github.com/gorunner/gorunner/runner"
+	"github.com/gorunner/gorunner/store/redisstore"
+)
+
+// TestKeyCapReadsBounded performs on Redis the attack of a caller at its scope's key cap,
+// every call refused: the scope holds 1,000 abandoned claims and 1,000 expired keys
+// besides its live ones, in the layout written before abandoned claims had a set of their
+// own (in the expiry and lock indexes, as never-checked claims still are). The key checks
+// count them right, and once the first calls have freed the expired keys and set the
+// abandoned claims apart (each once), a refused claim or admission reads one index entry:
+// the oldest live key it names. The number is the one the scripts return.
+func TestKeyCapReadsBounded(t *testing.T) {
+	s, url, prefix := freshAt(t)
+	ctx := context.Background()
+	var reads int64 = -1
+	redisstore.OnKeyReads(s, func(n int64) { reads = n })
+	const scope, limit, abandoned, expired = "p:attacker", 3, 1000, 1000
+	now := time.Date(2031, 1, 2, 3, 4, 5, 0, time.UTC)
+	later := now.Add(2 * time.Minute) // past every claim's lock and every expired key's life
+	claim := func(key string, at time.Time, lim int, evict bool) idempotency.ClaimResult {
+		t.Helper()
+		res, err := s.Claim(ctx, idempotency.ClaimParams{Scope: scope, Key: key, Fingerprint: "fp", Method: http.MethodPost,
+			Path: "/p", Now: at, LockTTL: time.Minute, Limit: lim, EvictOldest: evict})
+		require.NoError(t, err)
+		return res
+	}
+	keep := func(key string, life time.Duration) {
+		t.Helper()
+		require.NoError(t, s.Complete(ctx, &idempotency.Record{Scope: scope, Key: key, Fingerprint: "fp",
+			Method: http.MethodPost, Path: "/p", State: idempotency.StateDone, Status: http.StatusOK,
+			CreatedAt: now, ExpiresAt: now.Add(life)}))
+	}
+	for i := range abandoned {
+		require.Equal(t, idempotency.Claimed, claim(fmt.Sprint("gone-", i), now, 0, false).Outcome)
+	}
+	for i := range expired {
+		keep(fmt.Sprint("old-", i), time.Minute)
+	}
+	keep("live-0", time.Hour)
+	keep("live-1", time.Hour+time.Second)
+
+	rdb := redis.NewClient(mustParseURL(t, url))
+	t.Cleanup(func() { _ = rdb.Close() })
+	card := func(family string) int64 {
+		n, err := rdb.ZCard(ctx, prefix+family+":"+scope).Result()
+		require.NoError(t, err)
+		return n
+	}
+	require.Equal(t, int64(0), card("idemdead"), "the old layout: abandoned claims in the expiry and lock indexes")
+	require.Equal(t, int64(abandoned), card("idemlock"))
+
+	// Two live keys: abandoned and expired keys do not count, though most expired ones
+	// are still stored after this check's batch.
+	require.Equal(t, idempotency.Claimed, claim("third", later, limit, false).Outcome)
+	require.Equal(t, int64(abandoned), card("idemdead"), "set apart at the cap, each once")
+	require.Equal(t, int64(1), card("idemlock"), "only the live claim")
+	require.Less(t, reads, int64(abandoned+expired), "the check read fewer entries than the scope holds")
+
+	// The attack: each refused call reads a constant number of entries besides those it frees.
+	var steady int
+	for call := range 40 {
+		reads = -1
+		res := claim(fmt.Sprint("x-", call), later, limit, false)
+		require.Equal(t, idempotency.LimitReached, res.Outcome)
+		require.True(t, now.Add(time.Hour).Equal(res.Oldest), "the oldest live key: %v", res.Oldest)
+		if reads == 1 {
+			steady++
+		}
+	}
+	require.GreaterOrEqual(t, steady, 30, "past the batches that purge the expired keys, a refusal reads one entry")
+	require.Equal(t, int64(limit), card("idemexp"), "the expiry index holds the live keys only")
+	require.Equal(t, int64(abandoned), card("idemdead"))
+
+	// An admission at the cap is refused the same way.
+	reads = -1
+	r := &runner.Run{ID: "r-capped", WorkflowID: "wf", Workflow: "wf", Version: 1, Environment: runner.EnvProduction,
+		Status: runner.StatusPending, Input: json.RawMessage(`{}`), CreatedAt: later}
+	kw := &idempotency.KeyWrite{
+		Claim: idempotency.ClaimParams{Scope: scope, Key: "admitted", Fingerprint: "fp", Method: http.MethodPost,
+			Path: "/p", Now: later, LockTTL: time.Minute, Limit: limit},
+		Answer: &idempotency.Record{Scope: scope, Key: "admitted", Fingerprint: "fp", Method: http.MethodPost, Path: "/p",
+			RunID: r.ID, State: idempotency.StateDone, Status: http.StatusAccepted, CreatedAt: later, ExpiresAt: later.Add(time.Hour)},
+	}
+	res, err := s.CreateRun(ctx, runner.CreateRunParams{Run: r, Key: kw})
+	require.NoError(t, err)
+	require.Equal(t, idempotency.LimitReached, res.Outcome)
+	require.Equal(t, int64(1), reads)
+
+	// Evicting at the cap reads the one key it evicts, the first to expire.
+	reads = -1
+	require.Equal(t, idempotency.Claimed, claim("evicting", later, limit, true).Outcome)
+	require.Equal(t, int64(1), reads)
+	_, err = s.Get(ctx, scope, "live-0", later)
+	require.ErrorIs(t, err, idempotency.ErrNotFound)
+
+	// An abandoned claim set apart is taken over like any free key, and leaves the set.
+	reads = -1
+	require.Equal(t, idempotency.Claimed, claim("gone-7", later, 0, false).Outcome)
+	require.Equal(t, int64(abandoned-1), card("idemdead"))
+	require.Equal(t, int64(0), reads)
+
+	// Once expired, the abandoned claims are purged a batch per check.
+	for range abandoned/100 + 1 {
+		claim("late", now.Add(25*time.Hour), 0, false)
+	}
+	require.Equal(t, int64(0), card("idemdead"))
+}
+
+func mustParseURL(t *testing.T, url string) *redis.Options {
+	t.Helper()
+	o, err := redis.ParseURL(url)
+	require.NoError(t, err)
+	return o
+}
+
+// TestListPurgesExpiredKeys: a page of keys first purges the scope's expired keys, a batch
+// per script, so that a scope whose keys expired with no claim since does not make every
+// List read them all again. Abandoned claims are still listed (they have not expired).
+func TestListPurgesExpiredKeys(t *testing.T) {
+	s, url, prefix := freshAt(t)
+	ctx := context.Background()
+	const scope = "p:lister"
+	now := time.Date(2031, 1, 2, 3, 4, 5, 0, time.UTC)
+	for i := range 250 {
+		require.NoError(t, s.Complete(ctx, &idempotency.Record{Scope: scope, Key: fmt.Sprint("old-", i),
+			State: idempotency.StateDone, CreatedAt: now, ExpiresAt: now.Add(time.Minute)}))
+	}
+	_, err := s.Claim(ctx, idempotency.ClaimParams{Scope: scope, Key: "gone", Now: now, LockTTL: time.Minute})
+	require.NoError(t, err)
+	require.NoError(t, s.Complete(ctx, &idempotency.Record{Scope: scope, Key: "live",
+		State: idempotency.StateDone, CreatedAt: now, ExpiresAt: now.Add(time.Hour)}))
+
+	recs, next, err := s.List(ctx, idempotency.ListParams{Scope: scope, Now: now.Add(2 * time.Minute), Limit: 10})
+	require.NoError(t, err)
+	require.Empty(t, next)
+	var keys []string
+	for _, r := range recs {
+		keys = append(keys, r.Key)
+	}
+	require.ElementsMatch(t, []string{"gone", "live"}, keys)
+	rdb := redis.NewClient(mustParseURL(t, url))
+	t.Cleanup(func() { _ = rdb.Close() })
+	n, err := rdb.ZCard(ctx, prefix+"idemnew:"+scope).Result()
+	require.NoError(t, err)
+	require.Equal(t, int64(2), n, "the expired keys are gone from the creation index")
+	n, err = rdb.ZCard(ctx, prefix+"idemdead:"+scope).Result()
+	require.NoError(t, err)
+	require.Equal(t, int64(1), n, "the abandoned claim is set apart")
+}
