@@ -65,6 +65,7 @@ var named = map[string]int64{
 	"events.ResyncInterval":           int64(events.ResyncInterval),
 	"events.MaxPending":               events.MaxPending,
 	"mcpserver.MaxStdioLineBytes":     mcpserver.MaxStdioLineBytes,
+	"mcpserver.MaxStdioCalls":         mcpserver.MaxStdioCalls,
 	"mcpserver.TaskListPage":          mcpserver.TaskListPage,
 	"mcpserver.TaskTTL":               int64(mcpserver.TaskTTL),
 	"mcpserver.MaxAskAttempts":        mcpserver.MaxAskAttempts,
