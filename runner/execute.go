@@ -47,8 +47,9 @@ type execution struct {
 	r     *Run
 	lease Lease
 	c     *compiled
-	input any
-	steps map[string]any // steps.<id> as expressions see them
+	// scope is what the run's expressions see: its input, run, finished steps' outputs,
+	// built at load and updated as steps finish.
+	scope *expression.Scope
 	// changed holds the indexes of the step records changed since the last save.
 	changed map[int]bool
 	// finished counts the steps finished since the last save: their records wait for the
@@ -78,7 +79,7 @@ func (e *Engine) work(ctx context.Context, cl Claimed) bool {
 
 // newExecution is a pass over run r, saved under lease.
 func (e *Engine) newExecution(r *Run, lease Lease) *execution {
-	return &execution{e: e, r: r, lease: lease, steps: map[string]any{}, changed: map[int]bool{}}
+	return &execution{e: e, r: r, lease: lease, changed: map[int]bool{}}
 }
 
 // load makes c, the run's compiled definition, and the run's input and finished steps what
@@ -91,10 +92,10 @@ func (x *execution) load(c *compiled) error {
 	if err != nil {
 		return err
 	}
-	x.c, x.input = c, expression.Values(input)
+	x.c, x.scope = c, expression.NewScope(input, runEnv(x.r))
 	for _, rec := range x.r.Steps {
 		if rec.Status == StepCompleted || rec.Status == StepSkipped || rec.Status == StepFailed {
-			x.remember(rec)
+			x.remember(rec, nil, false)
 		}
 	}
 	return nil
@@ -173,20 +174,26 @@ func (x *execution) next() int {
 	return -1
 }
 
-func (x *execution) remember(rec *StepRecord) {
-	out, _ := decodeJSON(rec.Output)
+// remember makes step record rec's output and conflict what later expressions see, as
+// decoded from the record. When known is set, output is the value the record's Output was
+// just encoded from: taken as it decodes (expression.AsDecoded) rather than decoded again.
+func (x *execution) remember(rec *StepRecord, output any, known bool) {
+	out, ok := any(nil), false
+	if known {
+		out, ok = expression.AsDecoded(output)
+	}
+	if !ok {
+		out, _ = decodeJSON(rec.Output)
+	}
 	conflict, _ := decodeJSON(rec.Conflict)
-	x.steps[rec.ID] = map[string]any{"output": expression.Values(out), "conflict": expression.Values(conflict)}
+	x.scope.SetOutput(rec.ID, out, conflict)
 }
 
-func (x *execution) env(i, attempt int) expression.Env {
+// env is the scope as step i's attempt sees it.
+func (x *execution) env(i, attempt int) *expression.Scope {
 	rec := x.r.Steps[i]
-	return expression.Env{
-		"input": x.input,
-		"steps": x.steps,
-		"run":   runEnv(x.r),
-		"step":  map[string]any{"id": rec.ID, "stepId": rec.StepID, "attempt": attempt},
-	}
+	x.scope.SetStep(rec.ID, rec.StepID, attempt)
+	return x.scope
 }
 
 // step runs step i: its if, then attempts of its kind until it completes, fails, or waits.
@@ -236,7 +243,7 @@ func (x *execution) skipped(ctx context.Context, i int, err error) flow {
 	rec := x.r.Steps[i]
 	x.touch(i)
 	rec.Status, rec.FinishedAt = StepSkipped, rec.StartedAt
-	x.remember(rec)
+	x.remember(rec, nil, false)
 	return x.saveProgress(ctx, SaveOptions{}, false)
 }
 
@@ -310,7 +317,7 @@ func (x *execution) stepDone(ctx context.Context, s *stepExec, out outcome) flow
 	if out.conflict != nil {
 		rec.Conflict, _ = json.Marshal(out.conflict)
 	}
-	x.remember(rec)
+	x.remember(rec, out.output, true)
 	x.running()
 	opts := SaveOptions{ConsumePayload: out.consume}
 	if out.endRun {
@@ -414,7 +421,8 @@ func (x *execution) result() (json.RawMessage, error) {
 	if err != nil {
 		return nil, permanent(CodeExpression, "result: %v", err)
 	}
-	v, err := t.Eval(expression.Env{"input": x.input, "steps": x.steps, "run": runEnv(x.r)})
+	x.scope.ClearStep()
+	v, err := t.EvalIn(x.scope)
 	if err != nil {
 		return nil, evalFailed(err, "result: %v", err)
 	}

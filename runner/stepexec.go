@@ -82,7 +82,7 @@ func (s *stepExec) evalKey(key string, src func() (any, error), attempt int) (an
 	if err != nil {
 		return nil, permanent(CodeExpression, "step %q: %v", s.st.ID, err)
 	}
-	v, err := t.Eval(s.x.env(s.i, attempt))
+	v, err := t.EvalIn(s.x.env(s.i, attempt))
 	if err != nil {
 		return nil, evalFailed(err, "step %q: %v", s.st.ID, err)
 	}
