@@ -59,7 +59,9 @@ type Admission struct {
 	// Run is the run the admission creates, as its answer shows it: pending.
 	Run *Run
 	// Written is the run as Commit wrote it, once it has: Run, or further along when it
-	// started at once (its first steps may have run, it may even have ended).
+	// started at once (its first steps may have run, it may even have ended). It is shared
+	// with the engine (an ended run is the one it keeps, see endedRuns): it must not be
+	// modified.
 	Written *Run
 	c       *compiled
 	start   *Hook

@@ -40,13 +40,25 @@ func (c *endedRuns) get(id string) (*Run, bool) {
 // put keeps a copy of r when it ended and is small enough, dropping the oldest runs kept
 // to make room.
 func (c *endedRuns) put(r *Run) {
-	if !r.Status.Terminal() {
+	if keepable(r) {
+		c.keep(cloneRun(r))
+	}
+}
+
+// keepable reports whether r is a run endedRuns keeps: ended, and small enough.
+func keepable(r *Run) bool {
+	return r.Status.Terminal() && runBytes(r) <= MaxEndedRunsBytes/256
+}
+
+// keep is put of r itself, not a copy: for a run that nothing changes any more, such as the
+// run an execution just ended (its pass is over), and whose holders do not change it (an
+// ended run handed out by the engine is shared: Admission.Written, Wait's answers). get
+// still hands out copies.
+func (c *endedRuns) keep(r *Run) {
+	if !keepable(r) {
 		return
 	}
 	size := runBytes(r)
-	if size > MaxEndedRunsBytes/256 {
-		return
-	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if _, ok := c.by[r.ID]; ok {
@@ -61,7 +73,7 @@ func (c *endedRuns) put(r *Run) {
 		c.bytes -= runBytes(c.by[oldest])
 		delete(c.by, oldest)
 	}
-	c.by[r.ID] = cloneRun(r)
+	c.by[r.ID] = r
 	c.order = append(c.order, r.ID)
 	c.bytes += size
 }

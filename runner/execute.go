@@ -488,7 +488,7 @@ func (x *execution) finish(ctx context.Context, status Status, opts SaveOptions)
 	if f := x.save(ctx, opts); f != flowNext {
 		return f
 	}
-	x.e.finished.put(x.r)
+	x.e.finished.keep(x.r) // the pass is over: nothing changes x.r any more
 	x.e.ended(context.WithoutCancel(ctx), x.r, x.kindName)
 	return flowKeep
 }

@@ -34,7 +34,8 @@ type SubmitResult struct {
 	// Run is the run as the answer to the admission shows it (a new run: pending).
 	Run *Run
 	// Written is a new run as its admission wrote it (Admission.Written): it may be further
-	// along than Run. Nil when Reused or Forwarded.
+	// along than Run, and must not be modified (see Admission.Written). Nil when Reused or
+	// Forwarded.
 	Written *Run
 	// Reused says Run is the owner of the start token, not a new run (reject, adopt,
 	// continue).
