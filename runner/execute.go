@@ -51,7 +51,9 @@ type execution struct {
 	// built at load and updated as steps finish.
 	scope *expression.Scope
 	// changed holds the indexes of the step records changed since the last save.
-	changed map[int]bool
+	changed []int
+	// marked[i] says whether i is in changed.
+	marked []bool
 	// finished counts the steps finished since the last save: their records wait for the
 	// next commit (see saveProgress).
 	finished int
@@ -79,7 +81,7 @@ func (e *Engine) work(ctx context.Context, cl Claimed) bool {
 
 // newExecution is a pass over run r, saved under lease.
 func (e *Engine) newExecution(r *Run, lease Lease) *execution {
-	return &execution{e: e, r: r, lease: lease, changed: map[int]bool{}}
+	return &execution{e: e, r: r, lease: lease}
 }
 
 // load makes c, the run's compiled definition, and the run's input and finished steps what
@@ -116,7 +118,15 @@ func (x *execution) abandoned(ctx context.Context) flow {
 }
 
 // touch records that step record i changed, so the next save writes it.
-func (x *execution) touch(i int) { x.changed[i] = true }
+func (x *execution) touch(i int) {
+	if len(x.marked) <= i {
+		x.marked = append(x.marked, make([]bool, len(x.r.Steps)-len(x.marked))...)
+	}
+	if !x.marked[i] {
+		x.marked[i] = true
+		x.changed = append(x.changed, i)
+	}
+}
 
 func (x *execution) run(ctx context.Context) flow {
 	now := x.e.now()
@@ -417,7 +427,7 @@ func (x *execution) result() (json.RawMessage, error) {
 		}
 		return json.RawMessage("null"), nil
 	}
-	t, err := x.c.template("result", func() (any, error) { return toJSONValue(x.c.def.Result) })
+	t, err := x.c.template(templateKey{-1, "result"}, func() (any, error) { return toJSONValue(x.c.def.Result) })
 	if err != nil {
 		return nil, permanent(CodeExpression, "result: %v", err)
 	}
@@ -515,11 +525,8 @@ func (x *execution) save(ctx context.Context, opts SaveOptions) flow {
 	if x.finished > 0 {
 		opts.AttemptStart = false
 	}
-	opts.Steps = make([]int, 0, len(x.changed))
-	for i := range x.changed {
-		opts.Steps = append(opts.Steps, i)
-	}
-	slices.Sort(opts.Steps)
+	slices.Sort(x.changed)
+	opts.Steps = append([]int{}, x.changed...) // not nil: nil writes every record
 	err := x.e.store.SaveRun(context.WithoutCancel(ctx), x.lease, x.r, opts)
 	if err == nil {
 		x.saved()
@@ -535,7 +542,10 @@ func (x *execution) save(ctx context.Context, opts SaveOptions) flow {
 // saved records that the run's state is committed: nothing is left to write, and the
 // run's followers get the state.
 func (x *execution) saved() {
-	clear(x.changed)
+	for _, i := range x.changed {
+		x.marked[i] = false
+	}
+	x.changed = x.changed[:0]
 	x.finished = 0
 	x.e.broker.saved(x.r)
 }

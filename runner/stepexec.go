@@ -78,7 +78,7 @@ func (s *stepExec) eval(body, dst any) error {
 }
 
 func (s *stepExec) evalKey(key string, src func() (any, error), attempt int) (any, error) {
-	t, err := s.x.c.template(fmt.Sprintf("steps/%d/%s", s.i, key), src)
+	t, err := s.x.c.template(templateKey{s.i, key}, src)
 	if err != nil {
 		return nil, permanent(CodeExpression, "step %q: %v", s.st.ID, err)
 	}

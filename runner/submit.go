@@ -3,6 +3,7 @@ package runner
 import (
 	"bytes"
 	"context"
+	"crypto/sha1"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -125,8 +126,18 @@ var stepNamespace = uuid.MustParse("6f6a2b4e-3c1d-4e55-9a0b-8d8f3f1d2c7a")
 
 // stepID is the stepId of step stepName in run runID: the same on every attempt and after a
 // crash, different in any other run (reruns included). Steps never repeat within a run.
+//
+// It is uuid.NewSHA1(stepNamespace, runID+"\x00"+stepName), hashed from a buffer on the stack.
 func stepID(runID, stepName string) string {
-	return uuid.NewSHA1(stepNamespace, []byte(runID+"\x00"+stepName)).String()
+	var buf [192]byte
+	b := append(buf[:0], stepNamespace[:]...)
+	b = append(append(append(b, runID...), 0), stepName...)
+	sum := sha1.Sum(b)
+	var id uuid.UUID
+	copy(id[:], sum[:])
+	id[6] = (id[6] & 0x0f) | 0x50 // version 5
+	id[8] = (id[8] & 0x3f) | 0x80 // RFC 4122 variant
+	return id.String()
 }
 
 // admit creates r, claiming its start token if the definition has one, and applies the
@@ -206,7 +217,7 @@ func (e *Engine) startHook(c *compiled, r *Run) (*Hook, error) {
 	if c.def.Start == nil {
 		return nil, nil
 	}
-	t, err := c.template("start", func() (any, error) { return c.def.Start.Token, nil })
+	t, err := c.template(templateKey{-1, "start"}, func() (any, error) { return c.def.Start.Token, nil })
 	if err != nil {
 		return nil, fmt.Errorf("start token: %w", err)
 	}
