@@ -65,6 +65,8 @@ type Admission struct {
 	Written *Run
 	c       *compiled
 	start   *Hook
+	// input is Run.Input decoded, when Prepare decoded it (nil: not yet).
+	input any
 	// asked is what Prepare resolved (nil for a child run, admitted unchecked), and
 	// catalog the catalog version its target stands at (0: unchecked).
 	asked   *SubmitParams
@@ -88,7 +90,7 @@ func (e *Engine) Prepare(ctx context.Context, p SubmitParams) (*Admission, error
 	if err != nil {
 		return nil, fmt.Errorf("workflow %q: %w", t.Name, err)
 	}
-	input, err := checkInput(c, p.Input)
+	input, decoded, err := checkInput(c, p.Input)
 	if err != nil {
 		return nil, err
 	}
@@ -98,6 +100,7 @@ func (e *Engine) Prepare(ctx context.Context, p SubmitParams) (*Admission, error
 	if err != nil {
 		return nil, err
 	}
+	a.input = decoded
 	p.Environment = env
 	a.asked, a.catalog = &p, t.CatalogVersion
 	return a, nil
@@ -190,7 +193,7 @@ func (e *Engine) commit(ctx context.Context, a *Admission, key *idempotency.KeyW
 	x := e.newExecution(cloneRun(r), Lease{})
 	ad := &admitting{start: a.start, key: key, catalog: a.catalog}
 	x.admit = ad
-	if err := x.load(a.c); err != nil {
+	if err := x.load(a.c, a.input); err != nil {
 		e.endPass(Lease{}, r.ID, true)
 		return idempotency.ClaimResult{}, err
 	}

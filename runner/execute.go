@@ -68,7 +68,7 @@ func (e *Engine) work(ctx context.Context, cl Claimed) bool {
 	x := e.newExecution(cl.Run, cl.Lease)
 	c, err := e.defs.get(cl.Run.Definition)
 	if err == nil {
-		err = x.load(c)
+		err = x.load(c, nil)
 	}
 	if err != nil {
 		return x.finishFailed(ctx, -1, permanent(CodeDefinition, "%v", err)) == flowKeep
@@ -85,14 +85,17 @@ func (e *Engine) newExecution(r *Run, lease Lease) *execution {
 }
 
 // load makes c, the run's compiled definition, and the run's input and finished steps what
-// the execution's expressions see.
-func (x *execution) load(c *compiled) error {
+// the execution's expressions see. input is the run's input decoded, when the caller has it
+// (nil: it is decoded here).
+func (x *execution) load(c *compiled, input any) error {
 	if len(x.r.Steps) != len(c.def.Steps) {
 		return fmt.Errorf("run has %d step records for %d steps", len(x.r.Steps), len(c.def.Steps))
 	}
-	input, err := decodeJSON(x.r.Input)
-	if err != nil {
-		return err
+	if input == nil {
+		var err error
+		if input, err = decodeJSON(x.r.Input); err != nil {
+			return err
+		}
 	}
 	x.c, x.scope = c, expression.NewScope(input, runEnv(x.r))
 	for _, rec := range x.r.Steps {

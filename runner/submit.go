@@ -72,27 +72,27 @@ func environment(env string) (string, error) {
 	return "", inputProblem("/environment", "environment must be %q or %q", EnvProduction, EnvTest)
 }
 
-// checkInput validates raw against the input schema and returns it compacted.
-func checkInput(c *compiled, raw json.RawMessage) (json.RawMessage, error) {
+// checkInput validates raw against the input schema and returns it compacted, and decoded.
+func checkInput(c *compiled, raw json.RawMessage) (json.RawMessage, any, error) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 {
 		raw = json.RawMessage(`{}`)
 	}
 	v, err := decodeJSON(raw)
 	if err != nil {
-		return nil, inputProblem("", "input is not valid JSON: %v", err)
+		return nil, nil, inputProblem("", "input is not valid JSON: %v", err)
 	}
 	if _, ok := v.(map[string]any); !ok {
-		return nil, inputProblem("", "input must be a JSON object")
+		return nil, nil, inputProblem("", "input must be a JSON object")
 	}
 	if problems := c.input.Validate(v); len(problems) > 0 {
-		return nil, &InputError{Problems: problems}
+		return nil, nil, &InputError{Problems: problems}
 	}
 	var buf bytes.Buffer
 	if err := json.Compact(&buf, raw); err != nil {
-		return nil, inputProblem("", "input is not valid JSON: %v", err)
+		return nil, nil, inputProblem("", "input is not valid JSON: %v", err)
 	}
-	return buf.Bytes(), nil
+	return buf.Bytes(), v, nil
 }
 
 // newRun builds a pending run of t, due now, with every step pending.
