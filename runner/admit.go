@@ -298,9 +298,10 @@ func (x *execution) admitWrite(ctx context.Context) flow {
 func cloneRun(r *Run) *Run {
 	c := *r
 	c.Steps = make([]*StepRecord, len(r.Steps))
+	recs := make([]StepRecord, len(r.Steps)) // one allocation for all
 	for i, s := range r.Steps {
-		cs := *s
-		c.Steps[i] = &cs
+		recs[i] = *s
+		c.Steps[i] = &recs[i]
 	}
 	return &c
 }

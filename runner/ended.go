@@ -21,20 +21,26 @@ const (
 // run's page, costs no store read.
 type endedRuns struct {
 	mu    sync.Mutex
-	by    map[string]*Run
+	by    map[string]keptRun
 	order []string // IDs, oldest first
 	bytes int
+}
+
+// keptRun is a run kept, with its size (runBytes).
+type keptRun struct {
+	run  *Run
+	size int
 }
 
 // get returns a copy of ended run id, if kept.
 func (c *endedRuns) get(id string) (*Run, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	r, ok := c.by[id]
+	k, ok := c.by[id]
 	if !ok {
 		return nil, false
 	}
-	return cloneRun(r), true
+	return cloneRun(k.run), true
 }
 
 // put keeps a copy of r when it ended and is small enough, dropping the oldest runs kept
@@ -65,15 +71,15 @@ func (c *endedRuns) keep(r *Run) {
 		return
 	}
 	if c.by == nil {
-		c.by = map[string]*Run{}
+		c.by = map[string]keptRun{}
 	}
 	for len(c.order) > 0 && (len(c.order) >= MaxEndedRunsKept || c.bytes+size > MaxEndedRunsBytes) {
 		oldest := c.order[0]
 		c.order = c.order[1:]
-		c.bytes -= runBytes(c.by[oldest])
+		c.bytes -= c.by[oldest].size
 		delete(c.by, oldest)
 	}
-	c.by[r.ID] = r
+	c.by[r.ID] = keptRun{r, size}
 	c.order = append(c.order, r.ID)
 	c.bytes += size
 }

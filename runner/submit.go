@@ -116,8 +116,10 @@ func (e *Engine) newRun(t *Target, env string, input json.RawMessage) *Run {
 // initSteps lays out the run's step records, each with its stepId.
 func initSteps(r *Run, def *schemas.Definition) {
 	r.Steps = make([]*StepRecord, len(def.Steps))
+	recs := make([]StepRecord, len(def.Steps)) // one allocation for all
 	for i, s := range def.Steps {
-		r.Steps[i] = &StepRecord{ID: s.ID, StepID: stepID(r.ID, s.ID), Status: StepPending}
+		recs[i] = StepRecord{ID: s.ID, StepID: stepID(r.ID, s.ID), Status: StepPending}
+		r.Steps[i] = &recs[i]
 	}
 }
 
