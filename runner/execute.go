@@ -319,7 +319,7 @@ func (x *execution) interrupted(ctx context.Context) flow {
 
 func (x *execution) stepDone(ctx context.Context, s *stepExec, out outcome) flow {
 	i, rec := s.i, s.rec
-	raw, err := json.Marshal(out.output)
+	raw, err := encodeOutput(out.output)
 	if err != nil {
 		return x.finishFailed(ctx, i, permanent(CodeStep, "encoding output: %v", err))
 	}
@@ -338,6 +338,14 @@ func (x *execution) stepDone(ctx context.Context, s *stepExec, out outcome) flow
 		return x.finish(ctx, StatusCompleted, opts)
 	}
 	return x.saveProgress(ctx, opts, s.kind.Effects)
+}
+
+// encodeOutput is json.Marshal(v), without reflection for the plain values expressions give.
+func encodeOutput(v any) (json.RawMessage, error) {
+	if raw, ok := expression.AppendJSON(nil, v); ok {
+		return raw, nil
+	}
+	return json.Marshal(v)
 }
 
 // saveProgress commits a finished step; after the last one, the run's completion is saved
