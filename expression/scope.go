@@ -1,5 +1,11 @@
 package expression
 
+import (
+	"time"
+
+	"github.com/expr-lang/expr/vm"
+)
+
 // Scope is an Env built once and changed in place between evaluations, for a caller that
 // evaluates many templates against one growing environment (a run's steps, one after
 // another): an evaluation against it walks and copies nothing, where Eval converts and
@@ -12,6 +18,10 @@ type Scope struct {
 	vals  map[string]any // as programs see it, budgetVar set for each evaluation
 	steps map[string]any
 	step  map[string]any
+	// budget is the evaluation's, reset for each; machine runs its programs, one after
+	// another (expr's VM is made for reuse).
+	budget  budget
+	machine vm.VM
 }
 
 // NewScope returns a Scope with input and run (Env's "input" and "run"), no step output and
@@ -46,6 +56,7 @@ func (s *Scope) ClearStep() {
 
 // EvalIn is Eval against s.
 func (t *Template) EvalIn(s *Scope) (any, error) {
-	s.vals[budgetVar] = newBudget()
+	s.budget = budget{deadline: time.Now().Add(MaxEvalTime), machine: &s.machine}
+	s.vals[budgetVar] = &s.budget
 	return t.root.eval(s.vals)
 }

@@ -83,3 +83,21 @@ func TestScopeChangesLeaveResultsAlone(t *testing.T) {
 	require.Equal(t, map[string]any{"id": "c", "stepId": "s-c", "attempt": float64(2)}, second.(map[string]any)["step"])
 	require.Len(t, second.(map[string]any)["steps"], 2)
 }
+
+// TestScopeBudgetPerEvaluation: every evaluation in a Scope has its own budget, on the
+// Scope's one VM: one that goes over fails with ErrLimit, the next starts afresh.
+func TestScopeBudgetPerEvaluation(t *testing.T) {
+	t.Parallel()
+	s := NewScope(map[string]any{"n": float64(1)}, map[string]any{"id": "r"})
+	heavy, err := Compile(`${{ len(repeat("a", 600000)) }}`)
+	require.NoError(t, err)
+	over, err := Compile(`${{ repeat("a", 2000000) }}`)
+	require.NoError(t, err)
+	for range 3 {
+		v, err := heavy.EvalIn(s)
+		require.NoError(t, err, "each evaluation's work is counted afresh")
+		require.Equal(t, float64(600000), v)
+		_, err = over.EvalIn(s)
+		require.ErrorIs(t, err, ErrLimit)
+	}
+}
