@@ -89,14 +89,14 @@ func TestScopeChangesLeaveResultsAlone(t *testing.T) {
 func TestScopeBudgetPerEvaluation(t *testing.T) {
 	t.Parallel()
 	s := NewScope(map[string]any{"n": float64(1)}, map[string]any{"id": "r"})
-	heavy, err := Compile(`${{ len(repeat("a", 600000)) }}`)
+	heavy, err := Compile(`${{ len(repeat("a", 1000000)) }}`)
 	require.NoError(t, err)
 	over, err := Compile(`${{ repeat("a", 2000000) }}`)
 	require.NoError(t, err)
-	for range 3 {
+	for range 12 { // 12 MB of work in all, more than one budget's MaxWorkBytes
 		v, err := heavy.EvalIn(s)
 		require.NoError(t, err, "each evaluation's work is counted afresh")
-		require.Equal(t, float64(600000), v)
+		require.Equal(t, float64(1000000), v)
 		_, err = over.EvalIn(s)
 		require.ErrorIs(t, err, ErrLimit)
 	}
