@@ -189,7 +189,9 @@ func (x *execution) next() int {
 
 // remember makes step record rec's output and conflict what later expressions see, as
 // decoded from the record. When known is set, output is the value the record's Output was
-// just encoded from: taken as it decodes (expression.AsDecoded) rather than decoded again.
+// just encoded from, built for this step alone (an evaluation's result; a handler's value
+// could be changed by the handler afterwards): taken as it decodes (expression.AsDecoded),
+// parts of it shared, rather than decoded again.
 func (x *execution) remember(rec *StepRecord, output any, known bool) {
 	out, ok := any(nil), false
 	if known {
@@ -330,7 +332,7 @@ func (x *execution) stepDone(ctx context.Context, s *stepExec, out outcome) flow
 	if out.conflict != nil {
 		rec.Conflict, _ = json.Marshal(out.conflict)
 	}
-	x.remember(rec, out.output, true)
+	x.remember(rec, out.output, out.evaluated)
 	x.running()
 	opts := SaveOptions{ConsumePayload: out.consume}
 	if out.endRun {

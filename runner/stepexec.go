@@ -16,6 +16,9 @@ import (
 type outcome struct {
 	output   any
 	conflict any
+	// evaluated says output is a template's result, built for this step alone (no step
+	// kind or handler holds on to it), so what expressions see of it need not be a copy.
+	evaluated bool
 	// consume is the queued payload deleted in the same write that completes the step.
 	consume int64
 	// endRun completes the whole run with output (hook conflicts under reject, adopt,
