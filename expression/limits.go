@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/expr-lang/expr/vm"
 )
 
 // Limits of one evaluation (one Template.Eval, all its expressions together). They are
@@ -41,6 +43,9 @@ type budget struct {
 	work     int
 	charges  int
 	deadline time.Time
+	// machine, when set, is the VM to run the evaluation's programs on (a Scope's, reused);
+	// else each program runs on a new one.
+	machine *vm.VM
 }
 
 func newBudget() *budget {

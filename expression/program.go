@@ -96,12 +96,17 @@ func describeCompileError(err error) error {
 // run evaluates p against vals (an Env converted by exprValues, with the evaluation's
 // budget) within MemoryBudget and the budget's limits.
 func (p *program) run(vals map[string]any) (any, error) {
-	machine := vm.VM{MemoryBudget: MemoryBudget}
+	b := vals[budgetVar].(*budget)
+	machine := b.machine
+	if machine == nil {
+		machine = &vm.VM{}
+	}
+	machine.MemoryBudget = MemoryBudget
 	out, err := machine.Run(p.prog, vals)
 	if err != nil {
 		return nil, &EvalError{Expr: p.source, Err: runError(err)}
 	}
-	v, err := newConverter(vals[budgetVar].(*budget)).value(out)
+	v, err := newConverter(b).value(out)
 	if err != nil {
 		return nil, &EvalError{Expr: p.source, Err: err}
 	}

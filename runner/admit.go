@@ -59,10 +59,14 @@ type Admission struct {
 	// Run is the run the admission creates, as its answer shows it: pending.
 	Run *Run
 	// Written is the run as Commit wrote it, once it has: Run, or further along when it
-	// started at once (its first steps may have run, it may even have ended).
+	// started at once (its first steps may have run, it may even have ended). It is shared
+	// with the engine (an ended run is the one it keeps, see endedRuns): it must not be
+	// modified.
 	Written *Run
 	c       *compiled
 	start   *Hook
+	// input is Run.Input decoded, when Prepare decoded it (nil: not yet).
+	input any
 	// asked is what Prepare resolved (nil for a child run, admitted unchecked), and
 	// catalog the catalog version its target stands at (0: unchecked).
 	asked   *SubmitParams
@@ -86,7 +90,7 @@ func (e *Engine) Prepare(ctx context.Context, p SubmitParams) (*Admission, error
 	if err != nil {
 		return nil, fmt.Errorf("workflow %q: %w", t.Name, err)
 	}
-	input, err := checkInput(c, p.Input)
+	input, decoded, err := checkInput(c, p.Input)
 	if err != nil {
 		return nil, err
 	}
@@ -96,6 +100,7 @@ func (e *Engine) Prepare(ctx context.Context, p SubmitParams) (*Admission, error
 	if err != nil {
 		return nil, err
 	}
+	a.input = decoded
 	p.Environment = env
 	a.asked, a.catalog = &p, t.CatalogVersion
 	return a, nil
@@ -188,7 +193,7 @@ func (e *Engine) commit(ctx context.Context, a *Admission, key *idempotency.KeyW
 	x := e.newExecution(cloneRun(r), Lease{})
 	ad := &admitting{start: a.start, key: key, catalog: a.catalog}
 	x.admit = ad
-	if err := x.load(a.c); err != nil {
+	if err := x.load(a.c, a.input); err != nil {
 		e.endPass(Lease{}, r.ID, true)
 		return idempotency.ClaimResult{}, err
 	}
@@ -293,9 +298,10 @@ func (x *execution) admitWrite(ctx context.Context) flow {
 func cloneRun(r *Run) *Run {
 	c := *r
 	c.Steps = make([]*StepRecord, len(r.Steps))
+	recs := make([]StepRecord, len(r.Steps)) // one allocation for all
 	for i, s := range r.Steps {
-		cs := *s
-		c.Steps[i] = &cs
+		recs[i] = *s
+		c.Steps[i] = &recs[i]
 	}
 	return &c
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gorunner/gorunner/events"
+	"github.com/gorunner/gorunner/idempotency"
 	"github.com/gorunner/gorunner/runner"
 	"github.com/gorunner/gorunner/runner/runnertest"
 )
@@ -33,6 +34,34 @@ func BenchmarkEngine(b *testing.B) {
 	b.Run("3step_set_change_log_alone", func(b *testing.B) { benchmark3StepSet(b, 1, 1) })
 	b.Run("3step_set_change_log_2_processes", func(b *testing.B) { benchmark3StepSet(b, 2, 1) })
 	b.Run("3step_set_change_log_alone_c8", func(b *testing.B) { benchmark3StepSet(b, 1, 8) })
+	b.Run("3step_set_engine_only", benchmarkEngineOnly)
+}
+
+// endsUnwritten is a store that writes nothing for a run admitted ended: what a run of
+// steps without effects costs is then the engine's own work, with no store's.
+type endsUnwritten struct{ runner.Store }
+
+func (s endsUnwritten) CreateRun(ctx context.Context, p runner.CreateRunParams) (runner.CreateRunResult, error) {
+	if p.Run.Status.Terminal() {
+		return runner.CreateRunResult{ClaimResult: idempotency.ClaimResult{Outcome: idempotency.Claimed}}, nil
+	}
+	return s.Store.CreateRun(ctx, p)
+}
+
+// benchmarkEngineOnly is 3step_set on endsUnwritten, one submitter: the engine's CPU per run
+// (Prepare, the steps, the expressions, the ended run kept), without the store's.
+func benchmarkEngineOnly(b *testing.B) {
+	h := newHarness(b)
+	e := h.engine(runner.Config{}, endsUnwritten{h.store})
+	name := h.define(`
+name: bench
+input: {type: object}
+steps:
+  - {id: a, set: {n: "${{ input.n }}"}}
+  - {id: b, set: "${{ steps.a.output.n + 1 }}"}
+  - {id: c, set: {done: "${{ steps.b.output }}"}}
+`)
+	runnertest.BenchRuns(b, e, name, 1)
 }
 
 // benchmark3StepSet runs the 3-step workflow, submitted from submitters goroutines. With

@@ -84,7 +84,7 @@ func (s *stepExec) startChild(ctx context.Context, id string) (string, error) {
 	if err != nil {
 		return "", permanent(CodeInvalidStep, "step %q: input: %v", s.st.ID, err)
 	}
-	input, err := checkInput(c, raw)
+	input, _, err := checkInput(c, raw)
 	if err != nil {
 		return "", permanent(CodeValidation, "step %q: workflow %q: %v", s.st.ID, ws.Name, err)
 	}

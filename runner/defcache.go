@@ -23,11 +23,18 @@ type compiled struct {
 	output *schemas.InputSchema
 
 	mu        sync.Mutex
-	templates map[string]*expression.Template
+	templates map[templateKey]*expression.Template
+}
+
+// templateKey names one of a definition's templates: part ("if", a step kind's name,
+// "result", "start") of step (-1: of no step).
+type templateKey struct {
+	step int
+	part string
 }
 
 // template returns the template compiled under key, compiling src() the first time.
-func (c *compiled) template(key string, src func() (any, error)) (*expression.Template, error) {
+func (c *compiled) template(key templateKey, src func() (any, error)) (*expression.Template, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if t, ok := c.templates[key]; ok {
@@ -71,7 +78,7 @@ func (d *defCache) get(raw json.RawMessage) (*compiled, error) {
 	if err != nil {
 		return nil, fmt.Errorf("compiling input schema: %w", err)
 	}
-	c = &compiled{def: def, input: input, templates: map[string]*expression.Template{}}
+	c = &compiled{def: def, input: input, templates: map[templateKey]*expression.Template{}}
 	if len(def.Output) > 0 {
 		// An output schema is a JSON Schema like an input schema; CompileInput compiles any.
 		if c.output, err = schemas.CompileInput(def.Output); err != nil {

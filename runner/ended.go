@@ -21,47 +21,65 @@ const (
 // run's page, costs no store read.
 type endedRuns struct {
 	mu    sync.Mutex
-	by    map[string]*Run
+	by    map[string]keptRun
 	order []string // IDs, oldest first
 	bytes int
+}
+
+// keptRun is a run kept, with its size (runBytes).
+type keptRun struct {
+	run  *Run
+	size int
 }
 
 // get returns a copy of ended run id, if kept.
 func (c *endedRuns) get(id string) (*Run, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	r, ok := c.by[id]
+	k, ok := c.by[id]
 	if !ok {
 		return nil, false
 	}
-	return cloneRun(r), true
+	return cloneRun(k.run), true
 }
 
 // put keeps a copy of r when it ended and is small enough, dropping the oldest runs kept
 // to make room.
 func (c *endedRuns) put(r *Run) {
-	if !r.Status.Terminal() {
+	if keepable(r) {
+		c.keep(cloneRun(r))
+	}
+}
+
+// keepable reports whether r is a run endedRuns keeps: ended, and small enough.
+func keepable(r *Run) bool {
+	return r.Status.Terminal() && runBytes(r) <= MaxEndedRunsBytes/256
+}
+
+// keep is put of r itself, not a copy: for a run that nothing changes any more, such as the
+// run an execution just ended (its pass is over), and whose holders do not change it (an
+// ended run handed out by the engine is shared: Admission.Written, Wait's answers). get
+// still hands out copies.
+func (c *endedRuns) keep(r *Run) {
+	if !keepable(r) {
 		return
 	}
 	size := runBytes(r)
-	if size > MaxEndedRunsBytes/256 {
-		return
-	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if _, ok := c.by[r.ID]; ok {
 		return
 	}
 	if c.by == nil {
-		c.by = map[string]*Run{}
+		c.by = map[string]keptRun{}
 	}
 	for len(c.order) > 0 && (len(c.order) >= MaxEndedRunsKept || c.bytes+size > MaxEndedRunsBytes) {
 		oldest := c.order[0]
 		c.order = c.order[1:]
-		c.bytes -= runBytes(c.by[oldest])
+		c.bytes -= c.by[oldest].size
 		delete(c.by, oldest)
 	}
-	c.by[r.ID] = cloneRun(r)
+	c.by[r.ID] = keptRun{r, size}
 	c.order = append(c.order, r.ID)
 	c.bytes += size
 }

@@ -47,10 +47,13 @@ type execution struct {
 	r     *Run
 	lease Lease
 	c     *compiled
-	input any
-	steps map[string]any // steps.<id> as expressions see them
+	// scope is what the run's expressions see: its input, run, finished steps' outputs,
+	// built at load and updated as steps finish.
+	scope *expression.Scope
 	// changed holds the indexes of the step records changed since the last save.
-	changed map[int]bool
+	changed []int
+	// marked[i] says whether i is in changed.
+	marked []bool
 	// finished counts the steps finished since the last save: their records wait for the
 	// next commit (see saveProgress).
 	finished int
@@ -65,7 +68,7 @@ func (e *Engine) work(ctx context.Context, cl Claimed) bool {
 	x := e.newExecution(cl.Run, cl.Lease)
 	c, err := e.defs.get(cl.Run.Definition)
 	if err == nil {
-		err = x.load(c)
+		err = x.load(c, nil)
 	}
 	if err != nil {
 		return x.finishFailed(ctx, -1, permanent(CodeDefinition, "%v", err)) == flowKeep
@@ -78,23 +81,26 @@ func (e *Engine) work(ctx context.Context, cl Claimed) bool {
 
 // newExecution is a pass over run r, saved under lease.
 func (e *Engine) newExecution(r *Run, lease Lease) *execution {
-	return &execution{e: e, r: r, lease: lease, steps: map[string]any{}, changed: map[int]bool{}}
+	return &execution{e: e, r: r, lease: lease}
 }
 
 // load makes c, the run's compiled definition, and the run's input and finished steps what
-// the execution's expressions see.
-func (x *execution) load(c *compiled) error {
+// the execution's expressions see. input is the run's input decoded, when the caller has it
+// (nil: it is decoded here).
+func (x *execution) load(c *compiled, input any) error {
 	if len(x.r.Steps) != len(c.def.Steps) {
 		return fmt.Errorf("run has %d step records for %d steps", len(x.r.Steps), len(c.def.Steps))
 	}
-	input, err := decodeJSON(x.r.Input)
-	if err != nil {
-		return err
+	if input == nil {
+		var err error
+		if input, err = decodeJSON(x.r.Input); err != nil {
+			return err
+		}
 	}
-	x.c, x.input = c, expression.Values(input)
+	x.c, x.scope = c, expression.NewScope(input, runEnv(x.r))
 	for _, rec := range x.r.Steps {
 		if rec.Status == StepCompleted || rec.Status == StepSkipped || rec.Status == StepFailed {
-			x.remember(rec)
+			x.remember(rec, nil, false)
 		}
 	}
 	return nil
@@ -115,7 +121,15 @@ func (x *execution) abandoned(ctx context.Context) flow {
 }
 
 // touch records that step record i changed, so the next save writes it.
-func (x *execution) touch(i int) { x.changed[i] = true }
+func (x *execution) touch(i int) {
+	if len(x.marked) <= i {
+		x.marked = append(x.marked, make([]bool, len(x.r.Steps)-len(x.marked))...)
+	}
+	if !x.marked[i] {
+		x.marked[i] = true
+		x.changed = append(x.changed, i)
+	}
+}
 
 func (x *execution) run(ctx context.Context) flow {
 	now := x.e.now()
@@ -173,20 +187,28 @@ func (x *execution) next() int {
 	return -1
 }
 
-func (x *execution) remember(rec *StepRecord) {
-	out, _ := decodeJSON(rec.Output)
+// remember makes step record rec's output and conflict what later expressions see, as
+// decoded from the record. When known is set, output is the value the record's Output was
+// just encoded from, built for this step alone (an evaluation's result; a handler's value
+// could be changed by the handler afterwards): taken as it decodes (expression.AsDecoded),
+// parts of it shared, rather than decoded again.
+func (x *execution) remember(rec *StepRecord, output any, known bool) {
+	out, ok := any(nil), false
+	if known {
+		out, ok = expression.AsDecoded(output)
+	}
+	if !ok {
+		out, _ = decodeJSON(rec.Output)
+	}
 	conflict, _ := decodeJSON(rec.Conflict)
-	x.steps[rec.ID] = map[string]any{"output": expression.Values(out), "conflict": expression.Values(conflict)}
+	x.scope.SetOutput(rec.ID, out, conflict)
 }
 
-func (x *execution) env(i, attempt int) expression.Env {
+// env is the scope as step i's attempt sees it.
+func (x *execution) env(i, attempt int) *expression.Scope {
 	rec := x.r.Steps[i]
-	return expression.Env{
-		"input": x.input,
-		"steps": x.steps,
-		"run":   runEnv(x.r),
-		"step":  map[string]any{"id": rec.ID, "stepId": rec.StepID, "attempt": attempt},
-	}
+	x.scope.SetStep(rec.ID, rec.StepID, attempt)
+	return x.scope
 }
 
 // step runs step i: its if, then attempts of its kind until it completes, fails, or waits.
@@ -236,7 +258,7 @@ func (x *execution) skipped(ctx context.Context, i int, err error) flow {
 	rec := x.r.Steps[i]
 	x.touch(i)
 	rec.Status, rec.FinishedAt = StepSkipped, rec.StartedAt
-	x.remember(rec)
+	x.remember(rec, nil, false)
 	return x.saveProgress(ctx, SaveOptions{}, false)
 }
 
@@ -299,7 +321,7 @@ func (x *execution) interrupted(ctx context.Context) flow {
 
 func (x *execution) stepDone(ctx context.Context, s *stepExec, out outcome) flow {
 	i, rec := s.i, s.rec
-	raw, err := json.Marshal(out.output)
+	raw, err := encodeOutput(out.output)
 	if err != nil {
 		return x.finishFailed(ctx, i, permanent(CodeStep, "encoding output: %v", err))
 	}
@@ -310,7 +332,7 @@ func (x *execution) stepDone(ctx context.Context, s *stepExec, out outcome) flow
 	if out.conflict != nil {
 		rec.Conflict, _ = json.Marshal(out.conflict)
 	}
-	x.remember(rec)
+	x.remember(rec, out.output, out.evaluated)
 	x.running()
 	opts := SaveOptions{ConsumePayload: out.consume}
 	if out.endRun {
@@ -318,6 +340,14 @@ func (x *execution) stepDone(ctx context.Context, s *stepExec, out outcome) flow
 		return x.finish(ctx, StatusCompleted, opts)
 	}
 	return x.saveProgress(ctx, opts, s.kind.Effects)
+}
+
+// encodeOutput is json.Marshal(v), without reflection for the plain values expressions give.
+func encodeOutput(v any) (json.RawMessage, error) {
+	if raw, ok := expression.AppendJSON(nil, v); ok {
+		return raw, nil
+	}
+	return json.Marshal(v)
 }
 
 // saveProgress commits a finished step; after the last one, the run's completion is saved
@@ -410,11 +440,12 @@ func (x *execution) result() (json.RawMessage, error) {
 		}
 		return json.RawMessage("null"), nil
 	}
-	t, err := x.c.template("result", func() (any, error) { return toJSONValue(x.c.def.Result) })
+	t, err := x.c.template(templateKey{-1, "result"}, func() (any, error) { return toJSONValue(x.c.def.Result) })
 	if err != nil {
 		return nil, permanent(CodeExpression, "result: %v", err)
 	}
-	v, err := t.Eval(expression.Env{"input": x.input, "steps": x.steps, "run": runEnv(x.r)})
+	x.scope.ClearStep()
+	v, err := t.EvalIn(x.scope)
 	if err != nil {
 		return nil, evalFailed(err, "result: %v", err)
 	}
@@ -480,7 +511,7 @@ func (x *execution) finish(ctx context.Context, status Status, opts SaveOptions)
 	if f := x.save(ctx, opts); f != flowNext {
 		return f
 	}
-	x.e.finished.put(x.r)
+	x.e.finished.keep(x.r) // the pass is over: nothing changes x.r any more
 	x.e.ended(context.WithoutCancel(ctx), x.r, x.kindName)
 	return flowKeep
 }
@@ -507,11 +538,8 @@ func (x *execution) save(ctx context.Context, opts SaveOptions) flow {
 	if x.finished > 0 {
 		opts.AttemptStart = false
 	}
-	opts.Steps = make([]int, 0, len(x.changed))
-	for i := range x.changed {
-		opts.Steps = append(opts.Steps, i)
-	}
-	slices.Sort(opts.Steps)
+	slices.Sort(x.changed)
+	opts.Steps = append([]int{}, x.changed...) // not nil: nil writes every record
 	err := x.e.store.SaveRun(context.WithoutCancel(ctx), x.lease, x.r, opts)
 	if err == nil {
 		x.saved()
@@ -527,7 +555,10 @@ func (x *execution) save(ctx context.Context, opts SaveOptions) flow {
 // saved records that the run's state is committed: nothing is left to write, and the
 // run's followers get the state.
 func (x *execution) saved() {
-	clear(x.changed)
+	for _, i := range x.changed {
+		x.marked[i] = false
+	}
+	x.changed = x.changed[:0]
 	x.finished = 0
 	x.e.broker.saved(x.r)
 }

@@ -95,7 +95,7 @@ func (t kindTable) of(st *schemas.Step) (*stepKind, error) {
 
 func runSet(_ context.Context, s *stepExec) (outcome, error) {
 	v, err := s.evalKey(schemas.KindSet, func() (any, error) { return toJSONValue(s.st.Set.Value) }, s.rec.Attempts)
-	return outcome{output: v}, err
+	return outcome{output: v, evaluated: true}, err
 }
 
 func runFail(_ context.Context, s *stepExec) (outcome, error) {

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"fmt"
+	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -16,6 +17,42 @@ type metrics struct {
 	started  *prometheus.CounterVec
 	finished *prometheus.CounterVec
 	steps    *prometheus.HistogramVec
+
+	// The children of the vectors by their labels, held: finding one by its label values
+	// hashes them every time, several times per run. As bounded as the labels.
+	startedBy  held[string, prometheus.Counter]
+	finishedBy held[labels, prometheus.Counter]
+	stepsBy    held[labels, prometheus.Observer]
+}
+
+// labels are two label values.
+type labels struct{ a, b string }
+
+// held is a vector's children by their labels.
+type held[K comparable, V any] struct {
+	child func(K) V // the vector's child under K
+	mu    sync.RWMutex
+	m     map[K]V
+}
+
+// get returns the child under k.
+func (h *held[K, V]) get(k K) V {
+	h.mu.RLock()
+	v, ok := h.m[k]
+	h.mu.RUnlock()
+	if ok {
+		return v
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if v, ok = h.m[k]; !ok {
+		if h.m == nil {
+			h.m = map[K]V{}
+		}
+		v = h.child(k)
+		h.m[k] = v
+	}
+	return v
 }
 
 // newMetrics makes the engine's collectors and registers them on reg when it is not nil.
@@ -35,6 +72,9 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Buckets: []float64{.001, .005, .025, .1, .5, 1, 5, 30, 120, 600, 3600, 86400},
 		}, []string{"kind", "status"}),
 	}
+	m.startedBy.child = func(w string) prometheus.Counter { return m.started.WithLabelValues(w) }
+	m.finishedBy.child = func(k labels) prometheus.Counter { return m.finished.WithLabelValues(k.a, k.b) }
+	m.stepsBy.child = func(k labels) prometheus.Observer { return m.steps.WithLabelValues(k.a, k.b) }
 	if reg == nil {
 		return m, nil
 	}
@@ -47,16 +87,18 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 }
 
 // admitted counts a new run.
-func (m *metrics) admitted(r *Run) { m.started.WithLabelValues(r.Workflow).Inc() }
+func (m *metrics) admitted(r *Run) {
+	m.startedBy.get(r.Workflow).Inc()
+}
 
 // ended counts a run that reached its final status and observes the duration of each of
 // its steps that ran, once: a run ends on exactly one worker. kind names step i's kind.
 func (m *metrics) ended(r *Run, kind func(i int) string) {
-	m.finished.WithLabelValues(r.Workflow, string(r.Status)).Inc()
+	m.finishedBy.get(labels{r.Workflow, string(r.Status)}).Inc()
 	for i, s := range r.Steps {
 		if s.StartedAt == nil || s.FinishedAt == nil || s.Status == StepSkipped {
 			continue
 		}
-		m.steps.WithLabelValues(kind(i), string(s.Status)).Observe(s.FinishedAt.Sub(*s.StartedAt).Seconds())
+		m.stepsBy.get(labels{kind(i), string(s.Status)}).Observe(s.FinishedAt.Sub(*s.StartedAt).Seconds())
 	}
 }

@@ -16,6 +16,9 @@ import (
 type outcome struct {
 	output   any
 	conflict any
+	// evaluated says output is a template's result, built for this step alone (no step
+	// kind or handler holds on to it), so what expressions see of it need not be a copy.
+	evaluated bool
 	// consume is the queued payload deleted in the same write that completes the step.
 	consume int64
 	// endRun completes the whole run with output (hook conflicts under reject, adopt,
@@ -78,11 +81,11 @@ func (s *stepExec) eval(body, dst any) error {
 }
 
 func (s *stepExec) evalKey(key string, src func() (any, error), attempt int) (any, error) {
-	t, err := s.x.c.template(fmt.Sprintf("steps/%d/%s", s.i, key), src)
+	t, err := s.x.c.template(templateKey{s.i, key}, src)
 	if err != nil {
 		return nil, permanent(CodeExpression, "step %q: %v", s.st.ID, err)
 	}
-	v, err := t.Eval(s.x.env(s.i, attempt))
+	v, err := t.EvalIn(s.x.env(s.i, attempt))
 	if err != nil {
 		return nil, evalFailed(err, "step %q: %v", s.st.ID, err)
 	}

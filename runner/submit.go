@@ -3,6 +3,7 @@ package runner
 import (
 	"bytes"
 	"context"
+	"crypto/sha1"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -34,7 +35,8 @@ type SubmitResult struct {
 	// Run is the run as the answer to the admission shows it (a new run: pending).
 	Run *Run
 	// Written is a new run as its admission wrote it (Admission.Written): it may be further
-	// along than Run. Nil when Reused or Forwarded.
+	// along than Run, and must not be modified (see Admission.Written). Nil when Reused or
+	// Forwarded.
 	Written *Run
 	// Reused says Run is the owner of the start token, not a new run (reject, adopt,
 	// continue).
@@ -70,27 +72,27 @@ func environment(env string) (string, error) {
 	return "", inputProblem("/environment", "environment must be %q or %q", EnvProduction, EnvTest)
 }
 
-// checkInput validates raw against the input schema and returns it compacted.
-func checkInput(c *compiled, raw json.RawMessage) (json.RawMessage, error) {
+// checkInput validates raw against the input schema and returns it compacted, and decoded.
+func checkInput(c *compiled, raw json.RawMessage) (json.RawMessage, any, error) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 {
 		raw = json.RawMessage(`{}`)
 	}
 	v, err := decodeJSON(raw)
 	if err != nil {
-		return nil, inputProblem("", "input is not valid JSON: %v", err)
+		return nil, nil, inputProblem("", "input is not valid JSON: %v", err)
 	}
 	if _, ok := v.(map[string]any); !ok {
-		return nil, inputProblem("", "input must be a JSON object")
+		return nil, nil, inputProblem("", "input must be a JSON object")
 	}
 	if problems := c.input.Validate(v); len(problems) > 0 {
-		return nil, &InputError{Problems: problems}
+		return nil, nil, &InputError{Problems: problems}
 	}
 	var buf bytes.Buffer
 	if err := json.Compact(&buf, raw); err != nil {
-		return nil, inputProblem("", "input is not valid JSON: %v", err)
+		return nil, nil, inputProblem("", "input is not valid JSON: %v", err)
 	}
-	return buf.Bytes(), nil
+	return buf.Bytes(), v, nil
 }
 
 // newRun builds a pending run of t, due now, with every step pending.
@@ -114,8 +116,10 @@ func (e *Engine) newRun(t *Target, env string, input json.RawMessage) *Run {
 // initSteps lays out the run's step records, each with its stepId.
 func initSteps(r *Run, def *schemas.Definition) {
 	r.Steps = make([]*StepRecord, len(def.Steps))
+	recs := make([]StepRecord, len(def.Steps)) // one allocation for all
 	for i, s := range def.Steps {
-		r.Steps[i] = &StepRecord{ID: s.ID, StepID: stepID(r.ID, s.ID), Status: StepPending}
+		recs[i] = StepRecord{ID: s.ID, StepID: stepID(r.ID, s.ID), Status: StepPending}
+		r.Steps[i] = &recs[i]
 	}
 }
 
@@ -124,8 +128,18 @@ var stepNamespace = uuid.MustParse("6f6a2b4e-3c1d-4e55-9a0b-8d8f3f1d2c7a")
 
 // stepID is the stepId of step stepName in run runID: the same on every attempt and after a
 // crash, different in any other run (reruns included). Steps never repeat within a run.
+//
+// It is uuid.NewSHA1(stepNamespace, runID+"\x00"+stepName), hashed from a buffer on the stack.
 func stepID(runID, stepName string) string {
-	return uuid.NewSHA1(stepNamespace, []byte(runID+"\x00"+stepName)).String()
+	var buf [192]byte
+	b := append(buf[:0], stepNamespace[:]...)
+	b = append(append(append(b, runID...), 0), stepName...)
+	sum := sha1.Sum(b)
+	var id uuid.UUID
+	copy(id[:], sum[:])
+	id[6] = (id[6] & 0x0f) | 0x50 // version 5
+	id[8] = (id[8] & 0x3f) | 0x80 // RFC 4122 variant
+	return id.String()
 }
 
 // admit creates r, claiming its start token if the definition has one, and applies the
@@ -205,7 +219,7 @@ func (e *Engine) startHook(c *compiled, r *Run) (*Hook, error) {
 	if c.def.Start == nil {
 		return nil, nil
 	}
-	t, err := c.template("start", func() (any, error) { return c.def.Start.Token, nil })
+	t, err := c.template(templateKey{-1, "start"}, func() (any, error) { return c.def.Start.Token, nil })
 	if err != nil {
 		return nil, fmt.Errorf("start token: %w", err)
 	}

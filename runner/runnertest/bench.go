@@ -73,7 +73,7 @@ func BenchRuns(b *testing.B, e *runner.Engine, workflow string, submitters int) 
 	results := make([]*runner.SubmitResult, b.N)
 	var next atomic.Int64
 	b.ResetTimer()
-	start := time.Now()
+	start, cpu := time.Now(), processCPU()
 	errs := make([]error, submitters)
 	var wg sync.WaitGroup
 	for w := range submitters {
@@ -95,4 +95,7 @@ func BenchRuns(b *testing.B, e *runner.Engine, workflow string, submitters int) 
 		require.Equal(b, runner.StatusCompleted, r.Status)
 	}
 	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "runs/s")
+	if cpu > 0 {
+		b.ReportMetric(float64((processCPU()-cpu).Microseconds())/float64(b.N), "cpu-µs/op")
+	}
 }
