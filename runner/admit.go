@@ -158,8 +158,9 @@ func (e *Engine) prepared(c *compiled, r *Run) (*Admission, error) {
 // When a worker slot is free the run starts here, in its admission: the steps without
 // effects at its head run first, in memory (see begin), and the one write admits the run
 // as they left it: ended, or leased to this engine at its first step with effects, which a
-// worker here then runs. A run of such steps alone costs that one write. Else the run is
-// written pending and waits for a claim, here or on another process.
+// worker here then runs. A run of such steps alone costs that one write, and runs so even
+// when no slot is free (commitOverflow). Else the run is written pending and waits for a
+// claim, here or on another process.
 //
 // A run prepared from a kept target (KeptWorkflows) is written only while the catalog
 // still stands where that target was current. When it moved, Commit resolves the workflow
@@ -181,6 +182,9 @@ func (e *Engine) commit(ctx context.Context, a *Admission, key *idempotency.KeyW
 	r := a.Run
 	runCtx, local := e.reserve(r.ID)
 	if !local {
+		if res, ended, err := e.commitOverflow(ctx, a, key); ended || err != nil {
+			return res, err
+		}
 		res, err := e.store.CreateRun(ctx, CreateRunParams{Run: r, Start: a.start, Key: key, CatalogVersion: a.catalog})
 		if err != nil || res.Outcome != idempotency.Claimed {
 			return res.ClaimResult, err
@@ -223,14 +227,41 @@ func (e *Engine) commit(ctx context.Context, a *Admission, key *idempotency.KeyW
 	return ad.res, nil
 }
 
+// commitOverflow runs a, when no worker slot is free, in memory all the same if none of its
+// steps has effects: such a run takes no slot's resources but the CPU of its admission,
+// which Config.AdmissionWork bounds. An engine not started leaves its admissions pending. ended reports
+// that the run ended there and its one write was made (or refused: res, err say); else
+// nothing of the pass is kept (its steps are a function of the input) and the caller writes
+// the run pending, as prepared, for a worker to run.
+func (e *Engine) commitOverflow(ctx context.Context, a *Admission, key *idempotency.KeyWrite) (res idempotency.ClaimResult, ended bool, err error) {
+	if !e.working() || !a.c.effectFree(e.kinds) {
+		return res, false, nil
+	}
+	x := e.newExecution(cloneRun(a.Run), Lease{})
+	ad := &admitting{start: a.start, key: key, catalog: a.catalog, endsOnly: true}
+	x.admit = ad
+	if err := x.load(a.c, a.input); err != nil {
+		return res, false, err
+	}
+	x.begin(context.WithoutCancel(ctx))
+	if x.admit != nil {
+		return ad.res, ad.err != nil || ad.res.Outcome != 0, ad.err
+	}
+	a.Written = x.r // the pass is over: nothing changes x.r any more
+	return ad.res, true, nil
+}
+
 // admitting is a new run's admission write, which its execution makes in place of its
 // first save (admitWrite), and the write's outcome.
 type admitting struct {
 	start   *Hook
 	key     *idempotency.KeyWrite
 	catalog int64
-	res     idempotency.ClaimResult
-	err     error
+	// endsOnly makes the write only of a run that ended (commitOverflow): any other save
+	// writes nothing and ends the pass.
+	endsOnly bool
+	res      idempotency.ClaimResult
+	err      error
 }
 
 // begin runs the head of a new run in memory, before anything of it is written: the steps
@@ -276,6 +307,9 @@ func (x *execution) begin(ctx context.Context) (flow, *stepExec) {
 // with nothing to release, and Commit reports the outcome.
 func (x *execution) admitWrite(ctx context.Context) flow {
 	ad := x.admit
+	if ad.endsOnly && !x.r.Status.Terminal() {
+		return flowKeep
+	}
 	p := CreateRunParams{Run: x.r, Start: ad.start, Key: ad.key, CatalogVersion: ad.catalog}
 	if !x.r.Status.Terminal() {
 		p.Owner, p.LeaseUntil = x.e.cfg.Owner, x.e.now().Add(x.e.cfg.LeaseTTL)

@@ -3,6 +3,7 @@ package runner_test
 import (
 	"context"
 	"encoding/json"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -86,4 +87,53 @@ func TestSubmitRecordsTask(t *testing.T) {
 			require.Equal(t, task, got.Task, "started %v, task %v", started, task)
 		}
 	}
+}
+
+// TestEffectFreeRunEndsInItsAdmissionWithoutASlot: with every worker slot taken, a run
+// whose steps have no effects still runs in its admission and is written ended in its one
+// write, never claimed; a run with a step with effects is written pending as before, and
+// claimed once a slot is free.
+func TestEffectFreeRunEndsInItsAdmissionWithoutASlot(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	open := make(chan struct{})
+	gate := runner.StepHandlerFunc(func(ctx context.Context, _ *runner.StepContext) (any, error) {
+		select {
+		case <-open:
+			return 1, nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	})
+	counter := &claimCounter{Store: h.store}
+	e := h.engine(runner.Config{Concurrency: 1, Kinds: map[string]runner.StepHandler{"gate": gate}}, counter)
+	var opened sync.Once
+	t.Cleanup(func() { opened.Do(func() { close(open) }) }) // before the engine stops
+	gated := h.define("name: gated\ninput: {type: object}\nsteps:\n  - {id: a, gate: {}}\n")
+	pure := h.define(oneStep)
+	ctx := context.Background()
+	held, err := e.Submit(ctx, runner.SubmitParams{Workflow: gated, Input: json.RawMessage(`{}`)})
+	require.NoError(t, err)
+	require.Equal(t, runner.StatusRunning, held.Written.Status, "the one slot is taken until the gate opens")
+
+	res, err := e.Submit(ctx, runner.SubmitParams{Workflow: pure, Input: json.RawMessage(`{"n": 7}`)})
+	require.NoError(t, err)
+	require.Equal(t, runner.StatusCompleted, res.Written.Status, "ended in its admission with no slot free")
+	stored, err := h.store.GetRun(ctx, res.Run.ID)
+	require.NoError(t, err)
+	require.Equal(t, runner.StatusCompleted, stored.Status)
+	require.JSONEq(t, `{"n": 7}`, string(stored.Steps[0].Output))
+
+	waiting, err := e.Submit(ctx, runner.SubmitParams{Workflow: gated, Input: json.RawMessage(`{}`)})
+	require.NoError(t, err)
+	require.Equal(t, runner.StatusPending, waiting.Written.Status, "a run with effects waits for a slot")
+	require.Zero(t, counter.claimed.Load())
+
+	opened.Do(func() { close(open) })
+	for _, id := range []string{held.Run.ID, waiting.Run.ID} {
+		final, err := e.Wait(ctx, id, 30*time.Second)
+		require.NoError(t, err)
+		require.Equal(t, runner.StatusCompleted, final.Status)
+	}
+	require.Equal(t, int64(1), counter.claimed.Load(), "only the run with effects was claimed")
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/gorunner/gorunner/expression"
@@ -24,6 +25,21 @@ type compiled struct {
 
 	mu        sync.Mutex
 	templates map[templateKey]*expression.Template
+
+	pureOnce sync.Once
+	pure     bool
+}
+
+// effectFree reports whether no step of c has effects under kinds (the engine's, the same
+// for every run of c): a run of c can then run to its end in its admission.
+func (c *compiled) effectFree(kinds kindTable) bool {
+	c.pureOnce.Do(func() {
+		c.pure = !slices.ContainsFunc(c.def.Steps, func(st schemas.Step) bool {
+			k, _ := kinds.of(&st)
+			return k == nil || k.Effects
+		})
+	})
+	return c.pure
 }
 
 // templateKey names one of a definition's templates: part ("if", a step kind's name,

@@ -310,6 +310,13 @@ func (e *Engine) reserve(runID string) (context.Context, bool) {
 	return e.holdLocked(e.workCtx, runID)
 }
 
+// working reports whether the engine is started: it works runs.
+func (e *Engine) working() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.workCtx != nil
+}
+
 // holdLocked counts runID as worked here, under a context its heartbeat or Stop can
 // interrupt; false when it already is. e.mu is held.
 func (e *Engine) holdLocked(ctx context.Context, runID string) (context.Context, bool) {
