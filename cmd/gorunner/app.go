@@ -122,6 +122,28 @@ func redactURL(raw string) string {
 
 func (a *app) Close() error { return a.store.Close() }
 
+// cliOrigin is the events.Message origin of a command: no Bus has it, so every
+// process's Bus delivers what a command tells.
+const cliOrigin = "cli"
+
+// tellTimeout bounds tell: past auth.TokenCacheFor a notice of events.Tokens tells the
+// servers nothing they have not done by themselves.
+const tellTimeout = auth.TokenCacheFor
+
+// tell sends topics to the processes sharing the store (Redis pub/sub, or the SQLite
+// file's change log) and returns once the transport has taken them. A command runs no
+// events.Bus: one would send asynchronously, and the command would exit first. Failing
+// is logged, not returned: the change is made, and the servers learn of it by themselves
+// within their bound (auth.TokenCacheFor for events.Tokens).
+func (a *app) tell(ctx context.Context, topics ...events.Topic) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), tellTimeout)
+	defer cancel()
+	if err := a.transport.Publish(ctx, events.Message{Origin: cliOrigin, Topics: topics}); err != nil {
+		a.log.Warn("telling the running servers failed; they act on the change within their own bound",
+			"topics", topics, "err", err)
+	}
+}
+
 // check refuses the global flags a usage error can be made in (the log settings, the form
 // of --store) without opening anything.
 func (g *globals) check() error {

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gorunner/gorunner/auth"
+	"github.com/gorunner/gorunner/events"
 	"github.com/gorunner/gorunner/oauth"
 )
 
@@ -38,7 +39,11 @@ func newTokenCommand(g *globals) *cobra.Command {
 		Short: "Revoke a token, and the OAuth grants it approved; the next request with any of them is refused",
 		Args:  cobra.ExactArgs(1),
 		RunE: withApp(g, func(cmd *cobra.Command, args []string, a *app) error {
-			return oauth.RevokeToken(cmd.Context(), a.store, a.auth, args[0])
+			err := oauth.RevokeToken(cmd.Context(), a.store, a.auth, args[0])
+			// Whatever it deleted (the token, some grants), running servers forget the
+			// tokens they hold now rather than within auth.TokenCacheFor.
+			a.tell(cmd.Context(), events.Tokens)
+			return err
 		}),
 	})
 	return cmd
