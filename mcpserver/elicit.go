@@ -63,11 +63,16 @@ func (s *Server) asks(run *runner.Run, pos position) bool {
 	return waitsOnHook(run) && pos.hookAsks() && run.AskMisses.At(pos.index) < MaxAskAttempts
 }
 
-// missAnswer counts one more answer to ask, of run, that did not fit, on the run (so that every
-// process counts it and follows the question's withdrawal, notifications/tasks/status
-// included), and returns the count.
+// missAnswer counts one more answer to ask, of run, that did not fit, on the run (so that
+// every process counts it and follows the question's withdrawal, notifications/tasks/status
+// included), and returns the count; for a run that ended meanwhile, which is asked no
+// more, MaxAskAttempts.
 func (s *Server) missAnswer(ctx context.Context, run *runner.Run, ask *pendingAsk) (int, error) {
-	return s.deps.Engine.MissAsk(context.WithoutCancel(ctx), run.ID, ask.step)
+	n, err := s.deps.Engine.MissAsk(context.WithoutCancel(ctx), run.ID, ask.step)
+	if errors.Is(err, runner.ErrFinished) {
+		return MaxAskAttempts, nil
+	}
+	return n, err
 }
 
 // askAt is askOf for run standing at pos.
