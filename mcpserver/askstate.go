@@ -9,22 +9,18 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 )
 
 // The requestState of a question (askState) travels through the client and comes back
 // with the answer, so the server signs it (HMAC-SHA256): a client that forges or edits it —
 // another run, another step, attempt reset to 1 — is refused. Signing does not stop a
-// client from sending an older state it was given (an earlier attempt) again, so each
-// process also counts the answers that did not fit, per hook (askMisses), and the higher
-// of the two counts is the attempt.
+// client from sending an older state it was given (an earlier attempt) again, so the
+// answers that did not fit are also counted on the run itself (runner.Engine.MissAsk, one
+// count per hook step shared by every process and every way of asking), and the higher of
+// the two counts is the attempt.
 
 // MinStateKeyBytes is the shortest Config.StateKey accepted.
 const MinStateKeyBytes = 32
-
-// MaxTrackedAsks bounds the hooks whose wrong answers a process counts; with more, the
-// count of an arbitrary one is dropped (its signed attempt still holds).
-const MaxTrackedAsks = 10_000
 
 // errForgedState: a requestState this server did not sign.
 var errForgedState = errors.New("the requestState is not one this server issued; answer the question with the requestState it came with, or call the tool again")
@@ -76,44 +72,4 @@ func (g stateSigner) open(raw string) (askState, error) {
 		return askState{}, errForgedState
 	}
 	return st, nil
-}
-
-// askMisses counts, per run and hook token, the answers that did not fit its ask, whichever
-// way it was asked; at MaxAskAttempts the hook is no longer asked.
-type askMisses struct {
-	mu sync.Mutex
-	n  map[string]int
-}
-
-// miss records one more answer to the hook of run that did not fit, and returns how many
-// there were.
-func (a *askMisses) miss(run, hook string) int {
-	key := run + "\x00" + hook
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.n == nil {
-		a.n = map[string]int{}
-	}
-	if _, ok := a.n[key]; !ok && len(a.n) >= MaxTrackedAsks {
-		for k := range a.n {
-			delete(a.n, k)
-			break
-		}
-	}
-	a.n[key]++
-	return a.n[key]
-}
-
-// exhausted reports whether MaxAskAttempts answers to the hook of run did not fit.
-func (a *askMisses) exhausted(run, hook string) bool {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.n[run+"\x00"+hook] >= MaxAskAttempts
-}
-
-// settle forgets the hook of run, answered.
-func (a *askMisses) settle(run, hook string) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	delete(a.n, run+"\x00"+hook)
 }

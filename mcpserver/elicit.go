@@ -55,11 +55,24 @@ func waitsOnHook(run *runner.Run) bool {
 
 // asks reports whether run, standing at pos, waits on a hook whose ask is still put to
 // the person: after MaxAskAttempts answers that did not fit (in any of the ways of
-// asking: a tool call's question, a tasks/result stream, tasks/update), it no longer is,
-// and the hook waits for gorunner_resume_hook or the REST resume as for a client without
-// elicitation.
+// asking: a tool call's question, a tasks/result stream, tasks/update, on any process
+// sharing the store), it no longer is — the question is withdrawn — and the hook waits
+// for gorunner_resume_hook or the REST resume as for a client without elicitation. The
+// count is the run's own (Run.AskMisses), so every process reads the same answer.
 func (s *Server) asks(run *runner.Run, pos position) bool {
-	return waitsOnHook(run) && pos.hookAsks() && !s.misses.exhausted(run.ID, run.WaitingOn.Hook)
+	return waitsOnHook(run) && pos.hookAsks() && run.AskMisses.At(pos.index) < MaxAskAttempts
+}
+
+// missAnswer counts one more answer to ask, of run, that did not fit, on the run (so that
+// every process counts it and follows the question's withdrawal, notifications/tasks/status
+// included), and returns the count; for a run that ended meanwhile, which is asked no
+// more, MaxAskAttempts.
+func (s *Server) missAnswer(ctx context.Context, run *runner.Run, ask *pendingAsk) (int, error) {
+	n, err := s.deps.Engine.MissAsk(context.WithoutCancel(ctx), run.ID, ask.step)
+	if errors.Is(err, runner.ErrFinished) {
+		return MaxAskAttempts, nil
+	}
+	return n, err
 }
 
 // askAt is askOf for run standing at pos.
@@ -204,8 +217,12 @@ func (s *Server) continueAsk(ctx context.Context, req mcp.CallToolRequest, t *to
 		if res := server.ElicitationResponse(req.Params.InputResponses, askInputID); res != nil {
 			payload, problems := answerPayload(res, ask)
 			if len(problems) > 0 {
-				// An older state sent again does not reset the count: this process's wins.
-				if st.Attempt = max(st.Attempt, s.misses.miss(run.ID, ask.token)); st.Attempt >= MaxAskAttempts {
+				// An older state sent again does not reset the count: the run's wins.
+				n, err := s.missAnswer(ctx, run, ask)
+				if err != nil {
+					return s.errorResult(ctx, err)
+				}
+				if st.Attempt = max(st.Attempt, n); st.Attempt >= MaxAskAttempts {
 					return tools.ResultOf(run).Replay(st.Replayed).CallResult(), nil
 				}
 				st.Attempt++
@@ -262,7 +279,6 @@ func (s *Server) resumeAsked(ctx context.Context, run *runner.Run, ask *pendingA
 		}
 		return err
 	}
-	s.misses.settle(run.ID, ask.token)
 	states, stop := s.deps.Engine.Watch(run.ID)
 	defer stop()
 	for {

@@ -156,9 +156,8 @@ type Server struct {
 	elicitors elicitors
 	// absent are the names lookUp found missing from the catalog lately.
 	absent absentNames
-	// states signs the requestState of questions; misses counts their wrong answers.
+	// states signs the requestState of questions.
 	states stateSigner
-	misses askMisses
 
 	// tasks are the goroutines sending notifications/tasks/status; tasksCtx ends them.
 	tasks     sync.WaitGroup

@@ -133,8 +133,8 @@ func (e *elicitors) can(sessionID string) bool {
 
 // askOverLink puts the question of the hook run waits on to the person through the
 // client, with the task it belongs to, until an answer fits or MaxAskAttempts answers to
-// that hook did not (counted with the other ways of asking, askMisses), and resumes the
-// hook with it as a tool call's question does. It reports whether the hook was answered;
+// that hook did not (counted on the run with the other ways of asking, missAnswer), and
+// resumes the hook with it as a tool call's question does. It reports whether the hook was answered;
 // false leaves it to other answers (REST resume, gorunner_resume_hook).
 func (s *Server) askOverLink(ctx context.Context, l *clientLink, run *runner.Run, ask *pendingAsk) (bool, error) {
 	message := ask.message
@@ -154,8 +154,8 @@ func (s *Server) askOverLink(ctx context.Context, l *clientLink, run *runner.Run
 		if len(problems) == 0 {
 			return true, s.resumeAsked(ctx, run, ask, payload)
 		}
-		if s.misses.miss(run.ID, ask.token) >= MaxAskAttempts {
-			return false, nil
+		if n, err := s.missAnswer(ctx, run, ask); err != nil || n >= MaxAskAttempts {
+			return false, err
 		}
 		message = retryMessage(ask.message, problems)
 	}

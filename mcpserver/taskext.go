@@ -230,7 +230,11 @@ func (s *Server) updateTask(ctx context.Context, p auth.Principal, raw json.RawM
 	payload, problems := answerPayload(res, ask)
 	if len(problems) > 0 {
 		msg := retryMessage("", problems)
-		if s.misses.miss(run.ID, ask.token) >= MaxAskAttempts {
+		n, err := s.missAnswer(ctx, run, ask)
+		if err != nil {
+			return nil, err
+		}
+		if n >= MaxAskAttempts {
 			msg += fmt.Sprintf("That was the last of %d answers asked for: the question is withdrawn and the task waits on hook %s "+
 				"(answer it with gorunner_resume_hook or the REST resume).", MaxAskAttempts, ask.token)
 		} else {

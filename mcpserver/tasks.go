@@ -359,7 +359,7 @@ func (s *Server) taskOf(run *runner.Run) mcp.Task {
 
 // taskAt is run, standing at pos, as a task: pending and running are working; waiting on a
 // hook that asks is input_required, other waiting (a hook no longer asked, see
-// askMisses) is working with a message naming the hook; the end states keep their names.
+// Server.asks) is working with a message naming the hook; the end states keep their names.
 // statusMessage names the step at hand, or the one that failed with the run's error.
 func (s *Server) taskAt(run *runner.Run, pos position) mcp.Task {
 	t := mcp.NewTask(run.ID,

@@ -297,12 +297,17 @@ func (e *Engine) watch(ctx context.Context, id string, out chan<- *Run) {
 	}
 }
 
-// fingerprint sums up what watchers care about: the run's and its steps' statuses.
+// fingerprint sums up what watchers care about: the run's and its steps' statuses, and
+// the count of answers that did not fit a hook's question (the MCP task of a run waiting
+// on a hook no longer asks after MaxAskAttempts of them).
 func fingerprint(r *Run) string {
 	b := []byte(r.Status)
 	for _, s := range r.Steps {
 		b = append(b, '/')
 		b = append(b, s.Status...)
+	}
+	if r.AskMisses.N > 0 {
+		b = fmt.Appendf(b, "?%d:%d", r.AskMisses.Step, r.AskMisses.N)
 	}
 	return string(b)
 }

@@ -281,6 +281,40 @@ steps:
 	require.JSONEq(t, `{"ok": true}`, string(step(last, "wait").Output))
 }
 
+// TestWatchSeesAskMisses: an answer counted by MissAsk changes no step, yet reaches the
+// watchers of the run (the MCP task of a hook whose question is withdrawn changes), and a
+// resume afterwards still finishes it.
+func TestWatchSeesAskMisses(t *testing.T) {
+	h := newHarness(t)
+	e := h.engine(runner.Config{})
+	name := h.define(`
+name: asked
+input: {type: object}
+steps:
+  - {id: a, set: 1}
+  - {id: wait, hook: {token: "ask:${{ run.id }}"}}
+`)
+	r := h.run(e, name, `{}`, runner.StatusWaiting)
+	updates, stop := e.Watch(r.ID)
+	defer stop()
+	require.Equal(t, runner.AskMisses{}, (<-updates).AskMisses)
+	for want := 1; want <= 2; want++ {
+		n, err := e.MissAsk(context.Background(), r.ID, 1)
+		require.NoError(t, err)
+		require.Equal(t, want, n)
+		require.Equal(t, runner.AskMisses{Step: 1, N: want}, (<-updates).AskMisses, "miss %d watched", want)
+	}
+	_, err := e.Resume(context.Background(), "", "ask:"+r.ID, json.RawMessage(`{"ok": true}`))
+	require.NoError(t, err)
+	var last *runner.Run
+	for u := range updates {
+		last = u
+	}
+	require.Equal(t, runner.StatusCompleted, last.Status)
+	_, err = e.MissAsk(context.Background(), r.ID, 1)
+	require.ErrorIs(t, err, runner.ErrFinished)
+}
+
 func TestWaitReturnsAtMax(t *testing.T) {
 	h := newHarness(t)
 	release := make(chan struct{})

@@ -179,6 +179,26 @@ type Run struct {
 	// saver's own claim; ReleaseRun sets it to 0. Above 1, earlier workers vanished holding
 	// the run.
 	Claims int
+	// AskMisses counts the answers to the question of a hook step (SPEC §5, ask) that did
+	// not fit its schema. Only MissAsk writes it (SaveRun leaves it as it is), so that
+	// every process sharing the store counts the same answers.
+	AskMisses AskMisses
+}
+
+// AskMisses is how many answers (N) to the question of the hook step at index Step did
+// not fit. A count kept for another step than the one the run waits on is void: the run
+// moved on, and the count with it.
+type AskMisses struct {
+	Step int
+	N    int
+}
+
+// At is the count for the hook step at index step.
+func (m AskMisses) At(step int) int {
+	if m.Step != step {
+		return 0
+	}
+	return m.N
 }
 
 // Hook is an active token owned by a run. Clients see wire.Hook.
@@ -287,4 +307,10 @@ type Store interface {
 	EnqueuePayload(ctx context.Context, env, token string, payload json.RawMessage, now time.Time) (runID string, err error)
 	// NextPayload returns the oldest payload queued for runID on a token; none → ErrNotFound.
 	NextPayload(ctx context.Context, runID, env, token string) (*Payload, error)
+	// MissAsk counts one more answer to the question of the hook step at index step of
+	// runID that did not fit, atomically (two processes counting at once are both
+	// counted), and returns the count for that step: Run.AskMisses.At(step) as GetRun
+	// then reads it. A count kept for another step starts again at 1. Nothing else of the
+	// run changes. Unknown → ErrNotFound; ended → ErrFinished.
+	MissAsk(ctx context.Context, runID string, step int) (int, error)
 }

@@ -71,7 +71,6 @@ var named = map[string]int64{
 	"mcpserver.MaxAskAttempts":        mcpserver.MaxAskAttempts,
 	"mcpserver.AbsentTTL":             int64(mcpserver.AbsentTTL),
 	"mcpserver.MaxAbsentNames":        mcpserver.MaxAbsentNames,
-	"mcpserver.MaxTrackedAsks":        mcpserver.MaxTrackedAsks,
 	"mcpserver.MinStateKeyBytes":      mcpserver.MinStateKeyBytes,
 	"mcpserver.DefaultPageSize":       mcpserver.DefaultPageSize,
 	"mcpserver.DefaultToolTimeout":    int64(mcpserver.DefaultToolTimeout),

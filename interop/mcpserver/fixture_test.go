@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -22,6 +23,8 @@ import (
 	"github.com/gorunner/gorunner/idempotency"
 	"github.com/gorunner/gorunner/mcpserver"
 	"github.com/gorunner/gorunner/runner"
+	"github.com/gorunner/gorunner/store/redisstore"
+	"github.com/gorunner/gorunner/store/redisstore/redistest"
 	"github.com/gorunner/gorunner/store/sqlitestore"
 )
 
@@ -43,6 +46,27 @@ type fixture struct {
 	// wrap, when set, wraps the store the engine and keyed replay work on (a test's
 	// counting store).
 	wrap func(*sqlitestore.Store) servedStore
+	// reopen opens the fixture's store again, as another process does (twin); unset: the
+	// SQLite file at dbPath.
+	reopen func() sharedStore
+}
+
+// sharedStore is a store the fixture's processes share: SQLite or Redis.
+type sharedStore interface {
+	servedStore
+	catalog.Store
+	auth.Store
+}
+
+// transportOf is st's carrier of the events bus between processes.
+func transportOf(st sharedStore) events.Transport {
+	switch st := st.(type) {
+	case *sqlitestore.Store:
+		return st.Events()
+	case *redisstore.Store:
+		return st.Events()
+	}
+	panic(fmt.Sprintf("no events transport for %T", st))
 }
 
 // servedStore is what the engine and keyed replay work on.
@@ -93,14 +117,46 @@ func newFixtureWith(t testing.TB, cfg *mcpserver.Config, opts *fixture, defs ...
 	return f
 }
 
+// newRedisFixture is newFixture on a Redis store (GORUNNER_TEST_REDIS, under a fresh key
+// prefix; the test skips without it).
+func newRedisFixture(t testing.TB, defs ...string) *fixture {
+	t.Helper()
+	ctx := context.Background()
+	st, url, prefix := redistest.Open(t)
+	f := &fixture{t: t, reopen: func() sharedStore {
+		other, err := redisstore.Open(ctx, url, &redisstore.Config{Prefix: prefix})
+		require.NoError(t, err)
+		t.Cleanup(func() { other.Close() })
+		return other
+	}}
+	var err error
+	f.catalog, err = catalog.New(st, nil)
+	require.NoError(t, err)
+	publishAll(t, f.catalog, defs)
+	f.auth, err = auth.New(st, nil)
+	require.NoError(t, err)
+	tok, secret, err := f.auth.Issue(ctx, auth.IssueParams{Name: "agent", Scopes: auth.AdminScopes()})
+	require.NoError(t, err)
+	f.token, f.principal = secret, tok.ID
+	f.serve(st, &mcpserver.Config{PageSize: 2})
+	return f
+}
+
 // twin is another process on f's store: its own engine, MCP server and API.
 func (f *fixture) twin() *fixture {
 	f.t.Helper()
 	ctx := context.Background()
-	st, err := sqlitestore.Open(ctx, f.dbPath)
-	require.NoError(f.t, err)
-	f.t.Cleanup(func() { st.Close() })
-	g := &fixture{t: f.t, dbPath: f.dbPath, token: f.token, principal: f.principal}
+	var st sharedStore
+	if f.reopen != nil {
+		st = f.reopen()
+	} else {
+		sq, err := sqlitestore.Open(ctx, f.dbPath)
+		require.NoError(f.t, err)
+		f.t.Cleanup(func() { sq.Close() })
+		st = sq
+	}
+	g := &fixture{t: f.t, dbPath: f.dbPath, token: f.token, principal: f.principal, reopen: f.reopen}
+	var err error
 	g.auth, err = auth.New(st, nil)
 	require.NoError(f.t, err)
 	g.catalog, err = catalog.New(st, nil)
@@ -110,19 +166,19 @@ func (f *fixture) twin() *fixture {
 }
 
 // serve starts the engine, the MCP server and the API over st.
-func (f *fixture) serve(st *sqlitestore.Store, cfg *mcpserver.Config) {
+func (f *fixture) serve(st sharedStore, cfg *mcpserver.Config) {
 	t := f.t
 	ctx := context.Background()
 	var transport events.Transport
 	if !f.local {
-		transport = st.Events()
+		transport = transportOf(st)
 	}
 	bus := events.New(transport, nil)
 	require.NoError(t, bus.Start(ctx))
 	t.Cleanup(func() { _ = bus.Stop(context.Background()) })
 	var engineStore servedStore = st
 	if f.wrap != nil {
-		engineStore = f.wrap(st)
+		engineStore = f.wrap(st.(*sqlitestore.Store)) // wrap is for SQLite fixtures
 	}
 	idem, err := idempotency.New(engineStore, &idempotency.Config{Events: bus})
 	require.NoError(t, err)

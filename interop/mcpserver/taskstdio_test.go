@@ -21,13 +21,19 @@ type stdioLines struct {
 
 func (f *fixture) stdio(t *testing.T) *stdioLines {
 	t.Helper()
+	return f.stdioAs(t, auth.Local())
+}
+
+// stdioAs is stdio for the principal p.
+func (f *fixture) stdioAs(t *testing.T, p auth.Principal) *stdioLines {
+	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		_ = f.mcp.ServeStdio(ctx, auth.Local(), inR, outW)
+		_ = f.mcp.ServeStdio(ctx, p, inR, outW)
 		outW.Close()
 	}()
 	c := &stdioLines{w: inW, msgs: make(chan map[string]any, 64)}

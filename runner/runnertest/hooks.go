@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/gorunner/gorunner/idempotency"
@@ -216,4 +217,59 @@ func testCreateRunning(t *testing.T, s runner.Store) {
 	r.Steps[1].Status, r.Steps[1].Output, r.Steps[1].FinishedAt = runner.StepCompleted, json.RawMessage(`2`), ptr(base.Add(time.Second))
 	require.NoError(t, s.SaveRun(ctx, res.Lease, r, runner.SaveOptions{Steps: []int{1}}))
 	requireRun(t, r, get(t, s, "r"))
+}
+
+// testAskMisses: MissAsk counts the answers to one hook step's question atomically, per
+// step, kept by SaveRun and read back by GetRun and ClaimRuns.
+func testAskMisses(t *testing.T, s runner.Store) {
+	ctx := context.Background()
+	create(t, s, newRun("r", 0, 0), ended(newRun("done", time.Second, -1), runner.StatusCompleted, 2*time.Second))
+
+	for want := 1; want <= 2; want++ {
+		n, err := s.MissAsk(ctx, "r", 2)
+		require.NoError(t, err)
+		require.Equal(t, want, n)
+	}
+	got := get(t, s, "r").AskMisses
+	require.Equal(t, runner.AskMisses{Step: 2, N: 2}, got)
+	require.Equal(t, 0, got.At(1), "a count is the one step's")
+
+	n, err := s.MissAsk(ctx, "r", 3)
+	require.NoError(t, err)
+	require.Equal(t, 1, n, "another step's count starts again")
+
+	// Counted from many clients at once: none is lost, each count is handed out once.
+	const racers = 8
+	counts := make(chan int, racers)
+	var wg sync.WaitGroup
+	for range racers {
+		wg.Go(func() {
+			n, err := s.MissAsk(ctx, "r", 4)
+			assert.NoError(t, err)
+			counts <- n
+		})
+	}
+	wg.Wait()
+	close(counts)
+	var seen []int
+	for n := range counts {
+		seen = append(seen, n)
+	}
+	require.ElementsMatch(t, []int{1, 2, 3, 4, 5, 6, 7, 8}, seen)
+
+	// A worker's save (its copy of the run read before the last count) keeps the count.
+	c := claimOne(t, s, "A", 0, "r")
+	require.Equal(t, runner.AskMisses{Step: 4, N: racers}, c.Run.AskMisses, "a claim reads the count")
+	n, err = s.MissAsk(ctx, "r", 4)
+	require.NoError(t, err)
+	require.Equal(t, racers+1, n)
+	r := c.Run
+	r.Status, r.WaitingOn = runner.StatusWaiting, &runner.WaitingOn{Hook: "tok"}
+	require.NoError(t, s.SaveRun(ctx, c.Lease, r, runner.SaveOptions{}))
+	require.Equal(t, runner.AskMisses{Step: 4, N: racers + 1}, get(t, s, "r").AskMisses, "SaveRun leaves the count")
+
+	_, err = s.MissAsk(ctx, "done", 0)
+	require.ErrorIs(t, err, runner.ErrFinished)
+	_, err = s.MissAsk(ctx, "nope", 0)
+	require.ErrorIs(t, err, runner.ErrNotFound)
 }

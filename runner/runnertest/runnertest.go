@@ -51,6 +51,7 @@ func Run(t *testing.T, newStore func(t *testing.T) runner.Store) {
 		{"CreateEnded", testCreateEnded},
 		{"CreateRunning", testCreateRunning},
 		{"Payloads", testPayloads},
+		{"AskMisses", testAskMisses},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -71,3 +71,16 @@ func (s *Store) NextPayload(ctx context.Context, runID, env, token string) (*run
 	}
 	return &runner.Payload{Seq: seq, Payload: json.RawMessage(pair[1])}, nil
 }
+
+// MissAsk counts one more answer to the question of the hook step at index step of runID
+// that did not fit, in one script on the run's hash (fields ask_step and ask_misses, which
+// no other script writes): a count kept for another step starts again at 1. Unknown →
+// runner.ErrNotFound; ended → runner.ErrFinished.
+func (s *Store) MissAsk(ctx context.Context, runID string, step int) (int, error) {
+	res, err := s.run(ctx, s.scripts.missAsk, runnerErrs, []string{s.k.run(runID)}, step)
+	if err != nil {
+		return 0, fmt.Errorf("counting an answer to run %s: %w", runID, err)
+	}
+	n, _ := res.(int64)
+	return int(n), nil
+}

@@ -146,7 +146,7 @@ type scripts struct {
 	createConnection, deleteConnection, createToken, deleteToken                   *redis.Script
 	claimKey, completeKey, releaseKey, sweepKeys                                   *redis.Script
 	createRun, claimRuns, renewLeases, saveRun, releaseRun, requestCancel, wakeRun *redis.Script
-	claimToken, enqueuePayload, nextPayload                                        *redis.Script
+	claimToken, enqueuePayload, nextPayload, missAsk                               *redis.Script
 	exchangeCode, rotateRefresh, deleteGrant                                       *redis.Script
 }
 
@@ -172,7 +172,7 @@ func loadScripts() (*scripts, error) {
 		releaseKey: load("release_key"), sweepKeys: load("sweep_keys"), createRun: load("create_run"), claimRuns: load("claim_runs"),
 		renewLeases: load("renew_leases"), saveRun: load("save_run"), releaseRun: load("release_run"),
 		requestCancel: load("request_cancel"), wakeRun: load("wake_run"), claimToken: load("claim_token"),
-		enqueuePayload: load("enqueue_payload"), nextPayload: load("next_payload"),
+		enqueuePayload: load("enqueue_payload"), nextPayload: load("next_payload"), missAsk: load("miss_ask"),
 		exchangeCode: load("exchange_code"), rotateRefresh: load("rotate_refresh"), deleteGrant: load("delete_grant"),
 	}
 	return sc, firstErr

@@ -130,7 +130,7 @@ func decodeRun(m map[string]string) (*runner.Run, error) {
 		StartedAt: f.timePtr("started_at"), FinishedAt: f.timePtr("finished_at"), Definition: f.bytes("definition"),
 		WakeAt: f.time("wake_at"), CancelRequested: f.bool("cancel_requested"), StartToken: f.str("start_token"),
 		ParentRunID: f.str("parent_run_id"), Depth: f.int("depth"), Claims: f.int("claims"), StartedBy: f.str("started_by"),
-		Task: f.bool("task"),
+		Task: f.bool("task"), AskMisses: runner.AskMisses{Step: f.int("ask_step"), N: f.int("ask_misses")},
 	}
 	var err error
 	if r.Error, err = storecodec.DecodeError(f.bytes("error")); err != nil {

@@ -98,3 +98,23 @@ func (s *Store) NextPayload(ctx context.Context, runID, env, token string) (*run
 	}
 	return &p, nil
 }
+
+// MissAsk counts one more answer to the question of the hook step at index step of runID
+// that did not fit, in one UPDATE: a count kept for another step starts again at 1.
+// Unknown → runner.ErrNotFound; ended → runner.ErrFinished.
+func (s *Store) MissAsk(ctx context.Context, runID string, step int) (int, error) {
+	var n int
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		err := s.in(tx).QueryRowContext(ctx, `UPDATE runs
+			SET ask_misses = CASE WHEN ask_step = ? THEN ask_misses + 1 ELSE 1 END, ask_step = ?
+			WHERE id = ? AND `+notTerminal+` RETURNING ask_misses`, step, step, runID).Scan(&n)
+		if errors.Is(err, sql.ErrNoRows) {
+			return finishedOrMissing(ctx, s.in(tx), runID)
+		}
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("counting an answer to run %s: %w", runID, err)
+	}
+	return n, nil
+}

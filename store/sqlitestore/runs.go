@@ -26,8 +26,9 @@ const stepsCol = `(SELECT CASE WHEN min(idx) = 0 AND max(idx) = count(*) - 1
 		ELSE 'step indexes ' || min(idx) || ' to ' || max(idx) || ' for ' || count(*) || ' steps' END
 	FROM run_steps WHERE run_steps.run_id = runs.id)`
 
-// runSelect is what a read of runs selects: runCols, then stepsCol.
-const runSelect = runCols + `, ` + stepsCol
+// runSelect is what a read of runs selects: runCols, the count of answers that did not
+// fit a hook's question (written by MissAsk only), then stepsCol.
+const runSelect = runCols + `, ask_step, ask_misses, ` + stepsCol
 
 // notTerminal is the SQL condition for a run that has not ended.
 const notTerminal = `status NOT IN ('completed', 'failed', 'cancelled')`
@@ -47,7 +48,7 @@ func scanRun(row scanner) (*runner.Run, error) {
 	err := row.Scan(&r.ID, &r.WorkflowID, &r.Workflow, &r.Version, &r.Environment, &r.Status,
 		&x.input, &x.output, &x.errJSON, &x.waiting, &r.RerunOf, &x.created, &x.started,
 		&x.finished, &x.definition, &x.wake, &r.CancelRequested, &r.StartToken, &r.ParentRunID,
-		&r.Depth, &r.Claims, &r.StartedBy, &r.Task, &x.steps)
+		&r.Depth, &r.Claims, &r.StartedBy, &r.Task, &r.AskMisses.Step, &r.AskMisses.N, &x.steps)
 	if err != nil {
 		return nil, err
 	}

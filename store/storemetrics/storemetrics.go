@@ -120,6 +120,10 @@ func (r timedRuns) NextPayload(ctx context.Context, runID, env, token string) (*
 	return timed(r.t, "next_payload", func() (*runner.Payload, error) { return r.s.NextPayload(ctx, runID, env, token) })
 }
 
+func (r timedRuns) MissAsk(ctx context.Context, runID string, step int) (int, error) {
+	return timed(r.t, "miss_ask", func() (int, error) { return r.s.MissAsk(ctx, runID, step) })
+}
+
 // timedKeys is the keyed-replay store, timed.
 type timedKeys struct {
 	s idempotency.Store
