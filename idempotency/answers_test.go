@@ -12,33 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gorunner/gorunner/idempotency"
+	"github.com/gorunner/gorunner/idempotency/idemtest"
 )
-
-// countingStore counts every call a Service makes to its store.
-type countingStore struct {
-	idempotency.Store
-	calls atomic.Int64
-}
-
-func (c *countingStore) Claim(ctx context.Context, p idempotency.ClaimParams) (idempotency.ClaimResult, error) {
-	c.calls.Add(1)
-	return c.Store.Claim(ctx, p)
-}
-
-func (c *countingStore) Complete(ctx context.Context, r *idempotency.Record) error {
-	c.calls.Add(1)
-	return c.Store.Complete(ctx, r)
-}
-
-func (c *countingStore) Release(ctx context.Context, scope, key string) error {
-	c.calls.Add(1)
-	return c.Store.Release(ctx, scope, key)
-}
-
-func (c *countingStore) Get(ctx context.Context, scope, key string, now time.Time) (*idempotency.Record, error) {
-	c.calls.Add(1)
-	return c.Store.Get(ctx, scope, key, now)
-}
 
 // surface is one way a keyed request reaches a Service: Do (the REST middleware) or
 // Admit (a run's admission), both over the same SQLite store.
@@ -59,10 +34,10 @@ var surfaces = []surface{
 
 // heldHarness is a Service over a counting wrapper of a fresh SQLite store, and an
 // admitter over the same store.
-func heldHarness(t *testing.T) (*harness, *countingStore, *admitter) {
+func heldHarness(t *testing.T) (*harness, *idemtest.CountingStore, *admitter) {
 	t.Helper()
 	st := openStore(t)
-	counted := &countingStore{Store: st}
+	counted := &idemtest.CountingStore{Store: st}
 	return newHarness(t, counted, nil), counted, &admitter{st: st}
 }
 
@@ -79,7 +54,7 @@ func TestReplayFromMemoryReadsNoStore(t *testing.T) {
 			first, err := sf.send(h, a, req)
 			require.NoError(t, err)
 			require.False(t, first.Replayed)
-			counted.calls.Store(0)
+			counted.Calls.Store(0)
 
 			respelled := req
 			respelled.Body = []byte(` { "orderId" : "1001" } `)
@@ -90,10 +65,10 @@ func TestReplayFromMemoryReadsNoStore(t *testing.T) {
 				require.Equal(t, first.Body, again.Body)
 				require.Equal(t, first.RunID, again.RunID)
 			}
-			require.Zero(t, counted.calls.Load(), "a replay held in memory asks the store nothing")
+			require.Zero(t, counted.Calls.Load(), "a replay held in memory asks the store nothing")
 			require.InDelta(t, 5, h.count(t, "replay"), 0)
 
-			other := &countingStore{Store: counted.Store}
+			other := &idemtest.CountingStore{Store: counted.Store}
 			twin := newHarness(t, other, nil)
 			for range 3 {
 				again, err := sf.send(twin, a, req)
@@ -101,7 +76,7 @@ func TestReplayFromMemoryReadsNoStore(t *testing.T) {
 				require.True(t, again.Replayed)
 				require.Equal(t, first.Body, again.Body)
 			}
-			require.EqualValues(t, 1, other.calls.Load(), "another process reads the key once")
+			require.EqualValues(t, 1, other.Calls.Load(), "another process reads the key once")
 			require.LessOrEqual(t, a.prepared.Load(), int64(1), "nothing is admitted again")
 		})
 	}
@@ -124,11 +99,11 @@ func TestHeldAnswerExpires(t *testing.T) {
 			require.True(t, again.Replayed, "live until its ExpiresAt")
 
 			h.clock.Advance(time.Nanosecond)
-			counted.calls.Store(0)
+			counted.Calls.Store(0)
 			fresh, err := sf.send(h, a, req)
 			require.NoError(t, err)
 			require.False(t, fresh.Replayed, "an expired key is done again")
-			require.NotZero(t, counted.calls.Load(), "an expired key is asked of the store")
+			require.NotZero(t, counted.Calls.Load(), "an expired key is asked of the store")
 			if sf.name == "Admit" {
 				require.NotEqual(t, first.RunID, fresh.RunID)
 			}
@@ -147,7 +122,7 @@ func TestHeldAnswerMismatch(t *testing.T) {
 			req := runRequest("p:alice", "k")
 			_, err := sf.send(h, a, req)
 			require.NoError(t, err)
-			counted.calls.Store(0)
+			counted.Calls.Store(0)
 			for _, tweak := range []func(*idempotency.Request){
 				func(r *idempotency.Request) { r.Body = []byte(`{"orderId":"2002"}`) },
 				func(r *idempotency.Request) { r.Path = "/api/workflows/other/run" },
@@ -162,7 +137,7 @@ func TestHeldAnswerMismatch(t *testing.T) {
 			again, err := sf.send(h, a, req)
 			require.NoError(t, err)
 			require.True(t, again.Replayed)
-			require.Zero(t, counted.calls.Load())
+			require.Zero(t, counted.Calls.Load())
 			require.InDelta(t, 4, h.count(t, "mismatch"), 0)
 		})
 	}
@@ -187,7 +162,7 @@ func TestEvictingScopesAreNotHeld(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			st := openStore(t)
-			counted := &countingStore{Store: st}
+			counted := &idemtest.CountingStore{Store: st}
 			h := newHarness(t, counted, func(c *idempotency.Config) { c.MaxKeys = 1 })
 			var calls atomic.Int64
 			send := func(key string) *idempotency.Response {
@@ -198,9 +173,9 @@ func TestEvictingScopesAreNotHeld(t *testing.T) {
 				return resp
 			}
 			send("k1")
-			counted.calls.Store(0)
+			counted.Calls.Store(0)
 			require.True(t, send("k1").Replayed)
-			require.NotZero(t, counted.calls.Load(), "the replay asked the store")
+			require.NotZero(t, counted.Calls.Load(), "the replay asked the store")
 			if !tt.policy.EvictOldest {
 				return
 			}

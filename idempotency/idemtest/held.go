@@ -36,29 +36,29 @@ func testFinishedKeyStands(t *testing.T, s idempotency.Store) {
 	require.Equal(t, idempotency.StateDone, got.State)
 }
 
-// countingStore counts the calls a Service makes to a store.
-type countingStore struct {
+// CountingStore counts the calls a Service makes to a store.
+type CountingStore struct {
 	idempotency.Store
-	calls atomic.Int64
+	Calls atomic.Int64
 }
 
-func (c *countingStore) Claim(ctx context.Context, p idempotency.ClaimParams) (idempotency.ClaimResult, error) {
-	c.calls.Add(1)
+func (c *CountingStore) Claim(ctx context.Context, p idempotency.ClaimParams) (idempotency.ClaimResult, error) {
+	c.Calls.Add(1)
 	return c.Store.Claim(ctx, p)
 }
 
-func (c *countingStore) Complete(ctx context.Context, r *idempotency.Record) error {
-	c.calls.Add(1)
+func (c *CountingStore) Complete(ctx context.Context, r *idempotency.Record) error {
+	c.Calls.Add(1)
 	return c.Store.Complete(ctx, r)
 }
 
-func (c *countingStore) Release(ctx context.Context, scope, key string) error {
-	c.calls.Add(1)
+func (c *CountingStore) Release(ctx context.Context, scope, key string) error {
+	c.Calls.Add(1)
 	return c.Store.Release(ctx, scope, key)
 }
 
-func (c *countingStore) Get(ctx context.Context, scope, key string, now time.Time) (*idempotency.Record, error) {
-	c.calls.Add(1)
+func (c *CountingStore) Get(ctx context.Context, scope, key string, now time.Time) (*idempotency.Record, error) {
+	c.Calls.Add(1)
 	return c.Store.Get(ctx, scope, key, now)
 }
 
@@ -70,7 +70,7 @@ func testServiceHoldsFinishedKeys(t *testing.T, s idempotency.Store) {
 	ctx := context.Background()
 	now := base
 	clock := func() time.Time { return now }
-	counted := &countingStore{Store: s}
+	counted := &CountingStore{Store: s}
 	svc, err := idempotency.New(counted, &idempotency.Config{Now: clock, MaxKeys: 1})
 	require.NoError(t, err)
 	var done atomic.Int64
@@ -86,26 +86,26 @@ func testServiceHoldsFinishedKeys(t *testing.T, s idempotency.Store) {
 	}
 
 	first := do(svc, "p:held", "k", idempotency.Policy{})
-	counted.calls.Store(0)
+	counted.Calls.Store(0)
 	require.Equal(t, first.Body, do(svc, "p:held", "k", idempotency.Policy{}).Body)
-	require.Zero(t, counted.calls.Load(), "the replay asked the store nothing")
+	require.Zero(t, counted.Calls.Load(), "the replay asked the store nothing")
 
-	other := &countingStore{Store: s}
+	other := &CountingStore{Store: s}
 	twin, err := idempotency.New(other, &idempotency.Config{Now: clock})
 	require.NoError(t, err)
 	for range 2 {
 		require.True(t, do(twin, "p:held", "k", idempotency.Policy{}).Replayed)
 	}
-	require.EqualValues(t, 1, other.calls.Load(), "another process reads the key once")
+	require.EqualValues(t, 1, other.Calls.Load(), "another process reads the key once")
 
 	now = now.Add(24 * time.Hour)
 	require.False(t, do(svc, "p:held", "k", idempotency.Policy{}).Replayed, "expired: done again")
 
 	hook := idempotency.Policy{KeepFailures: true, EvictOldest: true}
 	do(svc, "w:hook", "k1", hook)
-	counted.calls.Store(0)
+	counted.Calls.Store(0)
 	require.True(t, do(svc, "w:hook", "k1", hook).Replayed)
-	require.NotZero(t, counted.calls.Load(), "a webhook replay asks the store")
+	require.NotZero(t, counted.Calls.Load(), "a webhook replay asks the store")
 	do(svc, "w:hook", "k2", hook) // evicts k1 at the cap of 1
 	require.False(t, do(svc, "w:hook", "k1", hook).Replayed, "an evicted webhook key is done again")
 }
