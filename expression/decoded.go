@@ -79,49 +79,14 @@ func decodedFloat(f float64) (any, bool, bool) {
 }
 
 func decodedSlice(s []any, depth int) (any, bool, bool) {
-	var out []any
-	for i, e := range s {
-		conv, changed, ok := decoded(e, depth+1)
-		if !ok {
-			return nil, false, false
-		}
-		if !changed {
-			continue
-		}
-		if out == nil {
-			out = append([]any(nil), s...)
-		}
-		out[i] = conv
-	}
-	if out == nil {
-		return s, false, true
-	}
-	return out, true, true
+	return sliceOnChange(s, func(e any) (any, bool, bool) { return decoded(e, depth+1) })
 }
 
 func decodedMap(m map[string]any, depth int) (any, bool, bool) {
-	var out map[string]any
-	for k, e := range m {
+	return mapOnChange(m, func(k string, e any) (any, bool, bool) {
 		if !utf8.ValidString(k) {
 			return nil, false, false
 		}
-		conv, changed, ok := decoded(e, depth+1)
-		if !ok {
-			return nil, false, false
-		}
-		if !changed {
-			continue
-		}
-		if out == nil {
-			out = make(map[string]any, len(m))
-			for k2, e2 := range m {
-				out[k2] = e2
-			}
-		}
-		out[k] = conv
-	}
-	if out == nil {
-		return m, false, true
-	}
-	return out, true, true
+		return decoded(e, depth+1)
+	})
 }

@@ -66,42 +66,68 @@ func numbersIn(v any) (out any, changed bool) {
 }
 
 func numbersInMap(m map[string]any) (any, bool) {
-	var out map[string]any
-	for k, e := range m {
+	out, changed, _ := mapOnChange(m, func(_ string, e any) (any, bool, bool) {
 		conv, changed := numbersIn(e)
-		if !changed {
-			continue
-		}
-		if out == nil {
-			out = make(map[string]any, len(m))
-			for k2, e2 := range m {
-				out[k2] = e2
-			}
-		}
-		out[k] = conv
-	}
-	if out == nil {
-		return m, false
-	}
-	return out, true
+		return conv, changed, true
+	})
+	return out, changed
 }
 
 func numbersInSlice(s []any) (any, bool) {
-	var out []any
-	for i, e := range s {
+	out, changed, _ := sliceOnChange(s, func(e any) (any, bool, bool) {
 		conv, changed := numbersIn(e)
+		return conv, changed, true
+	})
+	return out, changed
+}
+
+// mapOnChange converts each value of m with conv, which reports whether it changed the
+// value and whether it could convert it at all: m itself when conv changed nothing, else a
+// copy holding the changed values; ok is false as soon as conv could not convert a value.
+func mapOnChange(m map[string]any, conv func(k string, v any) (out any, changed, ok bool)) (out any, changed, ok bool) {
+	var copied map[string]any
+	for k, e := range m {
+		c, changed, ok := conv(k, e)
+		if !ok {
+			return nil, false, false
+		}
 		if !changed {
 			continue
 		}
-		if out == nil {
-			out = append([]any(nil), s...)
+		if copied == nil {
+			copied = make(map[string]any, len(m))
+			for k2, e2 := range m {
+				copied[k2] = e2
+			}
 		}
-		out[i] = conv
+		copied[k] = c
 	}
-	if out == nil {
-		return s, false
+	if copied == nil {
+		return m, false, true
 	}
-	return out, true
+	return copied, true, true
+}
+
+// sliceOnChange is mapOnChange for a slice.
+func sliceOnChange(s []any, conv func(v any) (out any, changed, ok bool)) (out any, changed, ok bool) {
+	var copied []any
+	for i, e := range s {
+		c, changed, ok := conv(e)
+		if !ok {
+			return nil, false, false
+		}
+		if !changed {
+			continue
+		}
+		if copied == nil {
+			copied = append([]any(nil), s...)
+		}
+		copied[i] = c
+	}
+	if copied == nil {
+		return s, false, true
+	}
+	return copied, true, true
 }
 
 // converter turns expr results into plain JSON values, accounting for what it builds: a
