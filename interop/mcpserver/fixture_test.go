@@ -105,16 +105,23 @@ func newFixtureWith(t testing.TB, cfg *mcpserver.Config, opts *fixture, defs ...
 	st, err := sqlitestore.Open(ctx, f.dbPath)
 	require.NoError(t, err)
 	t.Cleanup(func() { st.Close() })
+	f.start(st, cfg, defs)
+	return f
+}
+
+// start publishes defs on st, issues the fixture's admin token and serves f on st.
+func (f *fixture) start(st sharedStore, cfg *mcpserver.Config, defs []string) {
+	f.t.Helper()
+	var err error
 	f.catalog, err = catalog.New(st, nil)
-	require.NoError(t, err)
-	publishAll(t, f.catalog, defs)
+	require.NoError(f.t, err)
+	publishAll(f.t, f.catalog, defs)
 	f.auth, err = auth.New(st, nil)
-	require.NoError(t, err)
-	tok, secret, err := f.auth.Issue(ctx, auth.IssueParams{Name: "agent", Scopes: auth.AdminScopes()})
-	require.NoError(t, err)
+	require.NoError(f.t, err)
+	tok, secret, err := f.auth.Issue(context.Background(), auth.IssueParams{Name: "agent", Scopes: auth.AdminScopes()})
+	require.NoError(f.t, err)
 	f.token, f.principal = secret, tok.ID
 	f.serve(st, cfg)
-	return f
 }
 
 // newRedisFixture is newFixture on a Redis store (GORUNNER_TEST_REDIS, under a fresh key
@@ -129,16 +136,7 @@ func newRedisFixture(t testing.TB, defs ...string) *fixture {
 		t.Cleanup(func() { other.Close() })
 		return other
 	}}
-	var err error
-	f.catalog, err = catalog.New(st, nil)
-	require.NoError(t, err)
-	publishAll(t, f.catalog, defs)
-	f.auth, err = auth.New(st, nil)
-	require.NoError(t, err)
-	tok, secret, err := f.auth.Issue(ctx, auth.IssueParams{Name: "agent", Scopes: auth.AdminScopes()})
-	require.NoError(t, err)
-	f.token, f.principal = secret, tok.ID
-	f.serve(st, &mcpserver.Config{PageSize: 2})
+	f.start(st, &mcpserver.Config{PageSize: 2}, defs)
 	return f
 }
 
