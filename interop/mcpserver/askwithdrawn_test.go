@@ -30,10 +30,7 @@ func TestAskWithdrawnAcrossProcesses(t *testing.T) {
 			p, err := f.auth.Authenticate(t.Context(), f.token)
 			require.NoError(t, err)
 			c := f.stdioAs(t, p)
-			c.send(t, map[string]any{"id": 1, "method": "initialize", "params": map[string]any{
-				"protocolVersion": "2025-11-25", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "raw", "version": "1"}}})
-			c.next(t, byID(1))
-			c.send(t, map[string]any{"method": "notifications/initialized"})
+			c.initialize(t, nil)
 			c.send(t, map[string]any{"id": 2, "method": "tools/call", "params": map[string]any{
 				"name": "ask", "arguments": map[string]any{"orderId": "split"}, "task": map[string]any{}}})
 			task := c.next(t, byID(2))["result"].(map[string]any)["task"].(map[string]any)

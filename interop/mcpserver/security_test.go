@@ -229,10 +229,7 @@ func TestWaitsPerPrincipalOverMCP(t *testing.T) {
 func TestInvalidUTF8IsRefusedOverStdio(t *testing.T) {
 	f := newFixture(t, greetDef)
 	c := f.stdio(t)
-	c.send(t, map[string]any{"id": 1, "method": "initialize", "params": map[string]any{
-		"protocolVersion": "2025-11-25", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "raw", "version": "1"}}})
-	c.next(t, byID(1))
-	c.send(t, map[string]any{"method": "notifications/initialized"})
+	c.initialize(t, nil)
 
 	_, err := c.w.Write([]byte("{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"greet\",\"arguments\":{\"name\":\"Ada\xff\"}}}\n"))
 	require.NoError(t, err)

@@ -17,10 +17,7 @@ import (
 func TestStdioPlainAndTaskCallsOfOneSession(t *testing.T) {
 	f := newFixture(t, echoDef("echo"))
 	c := f.stdio(t)
-	c.send(t, map[string]any{"id": 1, "method": "initialize", "params": map[string]any{
-		"protocolVersion": "2025-11-25", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "raw", "version": "1"}}})
-	c.next(t, byID(1))
-	c.send(t, map[string]any{"method": "notifications/initialized"})
+	c.initialize(t, nil)
 
 	modern := map[string]any{"io.modelcontextprotocol/protocolVersion": "2026-07-28",
 		"io.modelcontextprotocol/clientCapabilities": map[string]any{}}
@@ -63,10 +60,7 @@ func TestStdioPlainAndTaskCallsOfOneSession(t *testing.T) {
 func TestStdioCallInFlightWhenInputEnds(t *testing.T) {
 	f := newFixture(t, napDef)
 	c := f.stdio(t)
-	c.send(t, map[string]any{"id": 1, "method": "initialize", "params": map[string]any{
-		"protocolVersion": "2025-11-25", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "raw", "version": "1"}}})
-	c.next(t, byID(1))
-	c.send(t, map[string]any{"method": "notifications/initialized"})
+	c.initialize(t, nil)
 	c.send(t, map[string]any{"id": 2, "method": "tools/call", "params": map[string]any{"name": "nap", "arguments": map[string]any{"n": 1}}})
 	require.NoError(t, c.w.(io.Closer).Close())
 	var answered bool
@@ -83,10 +77,7 @@ func TestStdioCallInFlightWhenInputEnds(t *testing.T) {
 func TestStdioCallsBeyondTheBound(t *testing.T) {
 	f := newFixture(t, napDef)
 	c := f.stdio(t)
-	c.send(t, map[string]any{"id": 0, "method": "initialize", "params": map[string]any{
-		"protocolVersion": "2025-11-25", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "raw", "version": "1"}}})
-	c.next(t, byID(0))
-	c.send(t, map[string]any{"method": "notifications/initialized"})
+	c.initialize(t, nil)
 	calls := mcpserver.MaxStdioCalls + 20
 	for i := 1; i <= calls; i++ {
 		c.send(t, map[string]any{"id": i, "method": "tools/call", "params": map[string]any{"name": "nap", "arguments": map[string]any{"n": i}}})

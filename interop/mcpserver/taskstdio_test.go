@@ -57,6 +57,19 @@ func (f *fixture) stdioAs(t *testing.T, p auth.Principal) *stdioLines {
 	return c
 }
 
+// initialize opens a 2025-11-25 session (id 0) with the client's capabilities (none when
+// nil) and sends notifications/initialized.
+func (c *stdioLines) initialize(t *testing.T, capabilities map[string]any) {
+	t.Helper()
+	if capabilities == nil {
+		capabilities = map[string]any{}
+	}
+	c.send(t, map[string]any{"id": 0, "method": "initialize", "params": map[string]any{
+		"protocolVersion": "2025-11-25", "capabilities": capabilities, "clientInfo": map[string]any{"name": "raw", "version": "1"}}})
+	c.next(t, byID(0))
+	c.send(t, map[string]any{"method": "notifications/initialized"})
+}
+
 func (c *stdioLines) send(t *testing.T, msg map[string]any) {
 	t.Helper()
 	msg["jsonrpc"] = "2.0"
@@ -90,10 +103,7 @@ func byID(id float64) func(map[string]any) bool {
 func TestTasksOverStdioNotifyStatus(t *testing.T) {
 	f := newFixture(t, napDef)
 	c := f.stdio(t)
-	c.send(t, map[string]any{"id": 1, "method": "initialize", "params": map[string]any{
-		"protocolVersion": "2025-11-25", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "raw", "version": "1"}}})
-	c.next(t, byID(1))
-	c.send(t, map[string]any{"method": "notifications/initialized"})
+	c.initialize(t, nil)
 
 	c.send(t, map[string]any{"id": 2, "method": "tools/call", "params": map[string]any{"name": "nap", "arguments": map[string]any{"n": 3}, "task": map[string]any{}}})
 	task := c.next(t, byID(2))["result"].(map[string]any)["task"].(map[string]any)
@@ -121,10 +131,7 @@ func TestTasksOverStdioNotifyStatus(t *testing.T) {
 func TestElicitationLegacyClient(t *testing.T) {
 	f := newFixture(t, askDef)
 	c := f.stdio(t)
-	c.send(t, map[string]any{"id": 1, "method": "initialize", "params": map[string]any{
-		"protocolVersion": "2025-11-25", "capabilities": map[string]any{"elicitation": map[string]any{}}, "clientInfo": map[string]any{"name": "raw", "version": "1"}}})
-	c.next(t, byID(1))
-	c.send(t, map[string]any{"method": "notifications/initialized"})
+	c.initialize(t, map[string]any{"elicitation": map[string]any{}})
 	c.send(t, map[string]any{"id": 2, "method": "tools/call", "params": map[string]any{"name": "ask", "arguments": map[string]any{"orderId": "legacy"}}})
 
 	isAsk := func(m map[string]any) bool { return m["method"] == "elicitation/create" }
