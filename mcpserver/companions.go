@@ -100,14 +100,32 @@ func (s *Server) getRun(ctx context.Context, _ string, c *tools.Call) (*mcp.Call
 		}
 		defer release()
 	}
-	if err := s.access.Run(ctx, principal(ctx), auth.RunsRead, a.RunID); err != nil {
-		return nil, err
-	}
-	run, err := s.deps.Engine.Wait(ctx, a.RunID, wait)
+	run, err := s.readRun(ctx, a.RunID, wait)
 	if err != nil {
 		return nil, err
 	}
 	return tools.Structured(tools.ResultOf(run)), nil
+}
+
+// readRun is run id once p may read it, after waiting up to wait for it to settle. A
+// principal that reads every run waits at once; another has the run read to check its
+// access, and that read is the answer when the run has settled or nothing is waited for.
+func (s *Server) readRun(ctx context.Context, id string, wait time.Duration) (*runner.Run, error) {
+	p := principal(ctx)
+	if p.Scopes.AllowsAll(auth.RunsRead) {
+		return s.deps.Engine.Wait(ctx, id, wait)
+	}
+	run, err := s.deps.Engine.Get(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.access.RunAllowed(p, auth.RunsRead, run); err != nil {
+		return nil, err
+	}
+	if wait <= 0 {
+		return run, nil
+	}
+	return s.deps.Engine.WaitFrom(ctx, run, wait)
 }
 
 func (s *Server) listRuns(ctx context.Context, _ string, c *tools.Call) (*mcp.CallToolResult, error) {

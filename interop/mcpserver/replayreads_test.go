@@ -2,6 +2,7 @@ package mcpserver_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"sync"
 	"testing"
@@ -134,6 +135,38 @@ func TestReplayReadsTheKeyAndTheRunOnce(t *testing.T) {
 					return slices.Equal(ev.progressMessages(), tc.progress)
 				}, 5*time.Second, 10*time.Millisecond, "%q", ev.progressMessages())
 			}
+		})
+	}
+}
+
+// TestGetRunReadsTheRunOnce: gorunner_get_run of a run waiting on a hook reads it once,
+// for a token that reads every run and for one that reads only its own (whose access check
+// is that read), waiting or not. (An ended run the engine keeps is read never.)
+func TestGetRunReadsTheRunOnce(t *testing.T) {
+	f, counter := newCountingFixture(t, approveDef)
+	admin, _ := f.connect("")
+	own, _ := f.connectAs(f.mint("runs:write:workflow=approve"), "")
+	for i, tc := range []struct {
+		name    string
+		session *mcp.ClientSession
+		args    map[string]any
+	}{
+		{"all runs", admin, map[string]any{}},
+		{"own runs", own, map[string]any{}},
+		{"own runs, waiting", own, map[string]any{"waitSeconds": 5}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res, got := call(t, tc.session, "approve", map[string]any{"orderId": fmt.Sprint(i)})
+			require.False(t, res.IsError, text(res))
+			require.Equal(t, "waiting", got["status"])
+			id := got["runId"].(string)
+			before, _ := counter.reads(id, "")
+			tc.args["runId"] = id
+			res, got = call(t, tc.session, "gorunner_get_run", tc.args)
+			require.False(t, res.IsError, text(res))
+			require.Equal(t, "waiting", got["status"])
+			after, _ := counter.reads(id, "")
+			require.Equal(t, 1, after-before, "run reads")
 		})
 	}
 }
