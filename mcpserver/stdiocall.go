@@ -37,7 +37,9 @@ import (
 // decoder's, and valid UTF-8 (json.Valid lets invalid UTF-8 in strings pass, which the
 // task layer answers).
 func plainToolsCall(line []byte) bool {
-	if bytes.IndexByte(line, '\\') >= 0 || !utf8.Valid(line) || !json.Valid(line) {
+	// The method is matched byte for byte: a line without it is no plain call, and is told
+	// so before the validity checks read it all.
+	if !bytes.Contains(line, toolsCallMethod) || bytes.IndexByte(line, '\\') >= 0 || !utf8.Valid(line) || !json.Valid(line) {
 		return false
 	}
 	var methods, ids, params int
@@ -45,7 +47,7 @@ func plainToolsCall(line []byte) bool {
 		switch {
 		case bytes.EqualFold(key, []byte("method")):
 			methods++
-			return string(val) == `"tools/call"`
+			return bytes.Equal(val, toolsCallMethod)
 		case bytes.EqualFold(key, []byte("id")):
 			ids++
 			return val[0] == '"' || val[0] == '-' || ('0' <= val[0] && val[0] <= '9')
@@ -59,6 +61,9 @@ func plainToolsCall(line []byte) bool {
 	})
 	return ok && methods == 1 && ids == 1 && params <= 1
 }
+
+// toolsCallMethod is the method member's value of a tools/call, as plainToolsCall takes it.
+var toolsCallMethod = []byte(`"` + mcp.MethodToolsCall + `"`)
 
 // plainCallParams reports whether a tools/call's params (valid JSON, no backslash) ask
 // for no task: no task member (2025-11-25), no tasks extension among the client's

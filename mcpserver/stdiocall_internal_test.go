@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 	"unicode/utf8"
 
@@ -144,4 +145,15 @@ func TestStdioCallsReserve(t *testing.T) {
 	require.False(t, c.reserve(), "refusing counts nothing")
 	c.inFlight.Add(-1)
 	require.True(t, c.reserve(), "an answer makes room")
+}
+
+// BenchmarkPlainToolsCallOtherLine: what the pre-filter costs a line that is no tools/call
+// (here a 64 KiB elicitation reply).
+func BenchmarkPlainToolsCallOtherLine(b *testing.B) {
+	line := []byte(`{"jsonrpc":"2.0","id":"gorunner-1","result":{"action":"accept","content":{"note":"` + strings.Repeat("x", 64<<10) + `"}}}`)
+	for b.Loop() {
+		if plainToolsCall(line) {
+			b.Fatal("taken")
+		}
+	}
 }
