@@ -157,3 +157,34 @@ func BenchmarkPlainToolsCallOtherLine(b *testing.B) {
 		}
 	}
 }
+
+// TestPlainToolsCallWorstLines: deep nesting, a line of MaxStdioLineBytes, and keys that
+// only Unicode case folding beyond encoding/json's would match are told as the decoders
+// tell them.
+func TestPlainToolsCallWorstLines(t *testing.T) {
+	call := func(args string) string {
+		return `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"b","arguments":` + args + `}}`
+	}
+	nested := func(depth int) string {
+		return call(`{"a":` + strings.Repeat("[", depth) + strings.Repeat("]", depth) + `}`)
+	}
+	big := call(`{"s":"` + strings.Repeat("x", MaxStdioLineBytes-100) + `"}`)
+	for _, tc := range []struct {
+		name  string
+		line  string
+		plain bool
+	}{
+		{"nested 5000 deep", nested(5000), true},
+		{"nested past the decoder's depth", nested(20000), false},
+		{"1 MiB line", big, true},
+		{"1 MiB line, task at its end", big[:len(big)-2] + `,"task":{}}}`, false},
+		{"dotless i id", `{"jsonrpc":"2.0","ıd":1,"method":"tools/call"}`, false},
+		{"dotted I id beside id", `{"jsonrpc":"2.0","id":1,"İD":{},"method":"tools/call"}`, true},
+		{"dotless i in the capabilities", `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"_meta":{"ıo.modelcontextprotocol/clıentCapabılıtıes":{"extensıons":{"io.modelcontextprotocol/tasks":{}}},"io.modelcontextprotocol/protocolVersion":"2026-07-28"},"name":"b"}}`, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			require.Equal(t, tc.plain, plainToolsCall([]byte(tc.line)))
+			require.Equal(t, tc.plain, routedAsPlainCall([]byte(tc.line)), "the decoders agree")
+		})
+	}
+}
