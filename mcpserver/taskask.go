@@ -134,8 +134,8 @@ func (e *elicitors) can(sessionID string) bool {
 // askOverLink puts the question of the hook run waits on to the person through the
 // client, with the task it belongs to, until an answer fits or MaxAskAttempts answers to
 // that hook did not (counted on the run with the other ways of asking, missAnswer), and
-// resumes the hook with it as a tool call's question does. It reports whether the hook was answered;
-// false leaves it to other answers (REST resume, gorunner_resume_hook).
+// resumes the hook with it as a tool call's question does. It reports whether the hook
+// was answered; false leaves it to other answers (REST resume, gorunner_resume_hook).
 func (s *Server) askOverLink(ctx context.Context, l *clientLink, run *runner.Run, ask *pendingAsk) (bool, error) {
 	message := ask.message
 	for {
