@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
 	"github.com/gorunner/gorunner/catalog"
@@ -23,10 +22,7 @@ func TestRunDefinitionByVersion(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	s, url, prefix := freshAt(t)
-	opts, err := redis.ParseURL(url)
-	require.NoError(t, err)
-	rdb := redis.NewClient(opts)
-	t.Cleanup(func() { _ = rdb.Close() })
+	rdb := redisClient(t, url)
 	fieldsOf := func(id string) map[string]string {
 		m, err := rdb.HGetAll(ctx, prefix+"run:"+id).Result()
 		require.NoError(t, err)
