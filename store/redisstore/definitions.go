@@ -116,6 +116,15 @@ func (s *Store) byVersion(ctx context.Context, r *runner.Run) (bool, error) {
 	return ok && bytes.Equal(def, r.Definition), nil
 }
 
+// decodeOneRun is decodeRuns of one hash.
+func (s *Store) decodeOneRun(ctx context.Context, m map[string]string) (*runner.Run, error) {
+	runs, err := s.decodeRuns(ctx, []map[string]string{m})
+	if err != nil {
+		return nil, err
+	}
+	return runs[0], nil
+}
+
 // decodeRuns reads run hashes (a missing run → nil) and gives the runs that keep no
 // definition of their own their version's, read in one round trip for all of them.
 func (s *Store) decodeRuns(ctx context.Context, hashes []map[string]string) ([]*runner.Run, error) {

@@ -3,10 +3,10 @@ package redisstore_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
 	"github.com/gorunner/gorunner/catalog"
@@ -23,10 +23,7 @@ func TestRunDefinitionByVersion(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	s, url, prefix := freshAt(t)
-	opts, err := redis.ParseURL(url)
-	require.NoError(t, err)
-	rdb := redis.NewClient(opts)
-	t.Cleanup(func() { _ = rdb.Close() })
+	rdb := redisClient(t, url)
 	fieldsOf := func(id string) map[string]string {
 		m, err := rdb.HGetAll(ctx, prefix+"run:"+id).Result()
 		require.NoError(t, err)
@@ -110,4 +107,39 @@ func TestRunDefinitionByVersion(t *testing.T) {
 	require.Equal(t, time.Unix(0, 1796075250019362128).UTC(), *got.FinishedAt)
 	require.Len(t, got.Steps, 1)
 	require.Equal(t, runner.StepCompleted, got.Steps[0].Status)
+}
+
+// TestRunWithoutItsVersion: the worst stored data for a run that refers to its version. A
+// run whose version record is gone (deleted or evicted by hand) is refused when read,
+// never given back with no definition; a run from before whose inline definition is empty
+// reads as stored, its version not asked.
+func TestRunWithoutItsVersion(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, rdb, prefix := freshRaw(t)
+	def := json.RawMessage(`{"name":"w","steps":[{"id":"a","set":1}]}`)
+	now := time.Now().UTC()
+	require.NoError(t, s.CreateWorkflow(ctx, &catalog.Workflow{ID: "wf", Name: "w", Rev: 1, WebhookToken: "wh",
+		Definition: def, CreatedAt: now, UpdatedAt: now}))
+	v, _, err := s.Publish(ctx, "wf", "h1", now)
+	require.NoError(t, err)
+	_, err = s.CreateRun(ctx, runner.CreateRunParams{Run: &runner.Run{ID: "r", WorkflowID: "wf", Workflow: "w",
+		Version: v.Version, Environment: runner.EnvProduction, Status: runner.StatusPending, Input: json.RawMessage(`{}`),
+		CreatedAt: now, WakeAt: now, Definition: v.Definition}})
+	require.NoError(t, err)
+	require.NoError(t, rdb.HSet(ctx, prefix+"run:empty", "id", "empty", "workflow_id", "wf", "workflow", "w",
+		"version", "1", "environment", "production", "status", "completed", "created_at", "00000000000000000001",
+		"definition", "", "sort_key", "00000000000000000001:empty").Err())
+	require.NoError(t, rdb.Del(ctx, fmt.Sprintf("%swfver:wf:%d", prefix, v.Version)).Err())
+
+	other, err := redisstore.Open(ctx, redisURL(t), &redisstore.Config{Prefix: prefix}) // keeps nothing
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = other.Close() })
+	_, err = other.GetRun(ctx, "r")
+	require.Error(t, err)
+	require.NotErrorIs(t, err, runner.ErrNotFound)
+	got, err := other.GetRun(ctx, "empty")
+	require.NoError(t, err)
+	require.Empty(t, got.Definition)
+	require.Equal(t, runner.StatusCompleted, got.Status)
 }

@@ -130,24 +130,26 @@ func (s *Store) admitKeyArgs(kw *idempotency.KeyWrite) ([]any, error) {
 // A claim's or a refusal's reply ends with how many index entries the check read, which
 // only the tests' keyReads hears.
 func (s *Store) claimResult(reply any, p idempotency.ClaimParams, rec *idempotency.Record) (idempotency.ClaimResult, error) {
-	if out, _ := reply.([]any); s.keyReads != nil && len(out) > 1 && (out[0] == "claimed" || out[0] == "limit") {
+	out, _ := reply.([]any)
+	var outcome string
+	if len(out) > 0 {
+		outcome, _ = out[0].(string)
+	}
+	if s.keyReads != nil && len(out) > 1 && (outcome == "claimed" || outcome == "limit") {
 		n, _ := out[len(out)-1].(int64)
 		s.keyReads(n)
 	}
-	out, _ := reply.([]any)
-	if len(out) == 0 {
-		return idempotency.ClaimResult{}, fmt.Errorf("unexpected reply %v", reply)
-	}
-	switch outcome, _ := out[0].(string); outcome {
-	case "claimed":
+	switch {
+	case outcome == "claimed":
 		return idempotency.ClaimResult{Outcome: idempotency.Claimed, Record: rec}, nil
-	case "existing":
+	case outcome == "existing":
 		rec, err := decodeRecord(p.Scope, flatMap(out[1:]))
 		return idempotency.ClaimResult{Outcome: idempotency.Existing, Record: rec}, err
-	default:
+	case outcome == "limit" && len(out) > 1:
 		oldest, err := parseTS(fmt.Sprint(out[1]))
 		return idempotency.ClaimResult{Outcome: idempotency.LimitReached, Oldest: oldest}, err
 	}
+	return idempotency.ClaimResult{}, fmt.Errorf("unexpected reply %v", reply)
 }
 
 // Release frees an in-progress key. A key already completed, or gone, is left as it is.

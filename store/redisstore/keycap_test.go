@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
 	"github.com/gorunner/gorunner/idempotency"
@@ -24,7 +23,7 @@ import (
 // abandoned claims apart (each once), a refused claim or admission reads one index entry:
 // the oldest live key it names. The number is the one the scripts return.
 func TestKeyCapReadsBounded(t *testing.T) {
-	s, url, prefix := freshAt(t)
+	s, rdb, prefix := freshRaw(t)
 	ctx := context.Background()
 	var reads int64 = -1
 	redisstore.OnKeyReads(s, func(n int64) { reads = n })
@@ -53,8 +52,6 @@ func TestKeyCapReadsBounded(t *testing.T) {
 	keep("live-0", time.Hour)
 	keep("live-1", time.Hour+time.Second)
 
-	rdb := redis.NewClient(mustParseURL(t, url))
-	t.Cleanup(func() { _ = rdb.Close() })
 	card := func(family string) int64 {
 		n, err := rdb.ZCard(ctx, prefix+family+":"+scope).Result()
 		require.NoError(t, err)
@@ -120,18 +117,11 @@ func TestKeyCapReadsBounded(t *testing.T) {
 	require.Equal(t, int64(0), card("idemdead"))
 }
 
-func mustParseURL(t *testing.T, url string) *redis.Options {
-	t.Helper()
-	o, err := redis.ParseURL(url)
-	require.NoError(t, err)
-	return o
-}
-
 // TestListPurgesExpiredKeys: a page of keys first purges the scope's expired keys, a batch
 // per script, so that a scope whose keys expired with no claim since does not make every
 // List read them all again. Abandoned claims are still listed (they have not expired).
 func TestListPurgesExpiredKeys(t *testing.T) {
-	s, url, prefix := freshAt(t)
+	s, rdb, prefix := freshRaw(t)
 	ctx := context.Background()
 	const scope = "p:lister"
 	now := time.Date(2031, 1, 2, 3, 4, 5, 0, time.UTC)
@@ -152,8 +142,6 @@ func TestListPurgesExpiredKeys(t *testing.T) {
 		keys = append(keys, r.Key)
 	}
 	require.ElementsMatch(t, []string{"gone", "live"}, keys)
-	rdb := redis.NewClient(mustParseURL(t, url))
-	t.Cleanup(func() { _ = rdb.Close() })
 	n, err := rdb.ZCard(ctx, prefix+"idemnew:"+scope).Result()
 	require.NoError(t, err)
 	require.Equal(t, int64(2), n, "the expired keys are gone from the creation index")

@@ -119,11 +119,7 @@ func (s *Store) RequestCancel(ctx context.Context, runID string, now time.Time) 
 	res, err := s.run(ctx, s.scripts.requestCancel, runnerErrs, []string{s.k.run(runID), s.k.runsDue()}, runID, ts(now))
 	var r *runner.Run
 	if err == nil {
-		var runs []*runner.Run
-		runs, err = s.decodeRuns(ctx, []map[string]string{flatMap(res)})
-		if err == nil {
-			r = runs[0]
-		}
+		r, err = s.decodeOneRun(ctx, flatMap(res))
 	}
 	if err != nil {
 		return nil, fmt.Errorf("cancelling run %s: %w", runID, err)

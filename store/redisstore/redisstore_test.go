@@ -29,6 +29,7 @@ var (
 	freshAt      = redistest.Open
 	randomHex    = redistest.RandomHex
 	deletePrefix = redistest.DeletePrefix
+	redisClient  = redistest.Client
 )
 
 // fresh opens a store under a random key prefix and deletes its keys (and only its keys)
@@ -37,6 +38,14 @@ func fresh(t testing.TB) *redisstore.Store {
 	t.Helper()
 	s, _, _ := freshAt(t)
 	return s
+}
+
+// freshRaw is freshAt with a client of its own on the same Redis, for tests that read or
+// write the store's keys (under prefix) directly.
+func freshRaw(t testing.TB) (s *redisstore.Store, rdb *redis.Client, prefix string) {
+	t.Helper()
+	s, url, prefix := freshAt(t)
+	return s, redisClient(t, url), prefix
 }
 
 func TestCatalogStore(t *testing.T) {
@@ -79,24 +88,13 @@ func TestOAuthStore(t *testing.T) {
 func TestLegacyStepsField(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	url := redisURL(t)
-	prefix := "gorunner-test:" + randomHex(t) + ":"
-	s, err := redisstore.Open(ctx, url, &redisstore.Config{Prefix: prefix})
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		require.NoError(t, s.Close())
-		deletePrefix(t, url, prefix)
-	})
+	s, rdb, prefix := freshRaw(t)
 	now := time.Now().UTC()
 	r := &runner.Run{ID: "old", WorkflowID: "wf", Workflow: "wf", Environment: runner.EnvProduction,
 		Status: runner.StatusPending, Input: json.RawMessage(`{}`), CreatedAt: now, WakeAt: now,
 		Steps: []*runner.StepRecord{{ID: "a", Status: runner.StepPending}, {ID: "b", Status: runner.StepPending}}}
 	require.NoError(t, runnertest.Create(ctx, s, r, nil))
 
-	opts, err := redis.ParseURL(url)
-	require.NoError(t, err)
-	rdb := redis.NewClient(opts)
-	t.Cleanup(func() { _ = rdb.Close() })
 	key := prefix + "run:old"
 	require.NoError(t, rdb.HDel(ctx, key, "step:0", "step:1").Err())
 	require.NoError(t, rdb.HSet(ctx, key, "steps",

@@ -216,10 +216,7 @@ func (s *Store) GetRun(ctx context.Context, id string) (*runner.Run, error) {
 	m, err := s.rdb.HGetAll(ctx, s.k.run(id)).Result()
 	var r *runner.Run
 	if err == nil {
-		var runs []*runner.Run
-		if runs, err = s.decodeRuns(ctx, []map[string]string{m}); err == nil {
-			r = runs[0]
-		}
+		r, err = s.decodeOneRun(ctx, m)
 	}
 	if err == nil && r == nil {
 		err = runner.ErrNotFound

@@ -4,7 +4,6 @@ import (
 	"context"
 	"testing"
 
-	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
 	"github.com/gorunner/gorunner/auth"
@@ -15,11 +14,7 @@ import (
 func TestTokensFromBeforeScopesBecomeAdmin(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	s, url, prefix := freshAt(t)
-	opts, err := redis.ParseURL(url)
-	require.NoError(t, err)
-	rdb := redis.NewClient(opts)
-	defer rdb.Close()
+	s, rdb, prefix := freshRaw(t)
 	require.NoError(t, rdb.HSet(ctx, prefix+"token:old", "id", "old", "name", "old", "hash", "\x01\x02",
 		"created_at", "00000000000000000001", "sort_key", "x").Err())
 	require.NoError(t, rdb.HSet(ctx, prefix+"token:hashes", "\x01\x02", "old").Err())

@@ -151,14 +151,11 @@ func checkCatalog(ctx context.Context, q querier, at int64) error {
 	if at == 0 {
 		return nil
 	}
-	var v int64
-	if err := q.QueryRowContext(ctx, `SELECT value FROM counters WHERE name = 'catalog_version'`).Scan(&v); err != nil {
-		return fmt.Errorf("reading catalog version: %w", err)
+	v, err := catalogVersion(ctx, q)
+	if err == nil && v != at {
+		err = runner.ErrStaleCatalog
 	}
-	if v != at {
-		return runner.ErrStaleCatalog
-	}
-	return nil
+	return err
 }
 
 // admitEnd claims a new run's start token, if it has one. A run admitted already ended

@@ -187,9 +187,13 @@ func (s *Store) RotateWebhook(ctx context.Context, workflowID, token string, now
 
 // CatalogVersion returns the counter bumped by every catalog change.
 func (s *Store) CatalogVersion(ctx context.Context) (int64, error) {
+	return catalogVersion(ctx, s.q())
+}
+
+// catalogVersion reads the counter bumped by every catalog change, through q.
+func catalogVersion(ctx context.Context, q querier) (int64, error) {
 	var v int64
-	err := s.q().QueryRowContext(ctx, `SELECT value FROM counters WHERE name = 'catalog_version'`).Scan(&v)
-	if err != nil {
+	if err := q.QueryRowContext(ctx, `SELECT value FROM counters WHERE name = 'catalog_version'`).Scan(&v); err != nil {
 		return 0, fmt.Errorf("reading catalog version: %w", err)
 	}
 	return v, nil

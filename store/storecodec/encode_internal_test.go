@@ -68,3 +68,65 @@ func TestEncodeStepAsMarshal(t *testing.T) {
 		require.Error(t, err, name, "refused as json.Marshal refuses it")
 	}
 }
+
+// hostile are strings and raw JSON that a step record may carry from anywhere: every
+// byte that JSON escapes or treats specially, invalid UTF-8, and the separators
+// json.Marshal escapes.
+var hostile = []string{
+	"", "\x00", "\x1f", "\x7f", "\x80", "\xff", "\xc3", "\xc3\x28", "\xe2\x80", "\xe2\x80\xa8", "\xe2\x80\xa9",
+	"\xed\xa0\x80", "\xf4\x90\x80\x80", "\ufffd", "a\tb", "\r\n", `"`, `\`, `\u0000`, "<", ">", "&", "'", "/",
+	"é", "😀", "\u2028x\u2029",
+}
+
+// TestEncodeStepHostile holds EncodeStep to json.Marshal's bytes (or its refusal) for every
+// hostile string in every string field, and every hostile string inside raw JSON, as a
+// JSON string and as invalid JSON.
+func TestEncodeStepHostile(t *testing.T) {
+	t.Parallel()
+	same := func(t *testing.T, rec runner.StepRecord) {
+		t.Helper()
+		want, werr := json.Marshal(stepRowOf(&rec))
+		got, err := EncodeStep(&rec)
+		if werr != nil {
+			require.Error(t, err, "%q", got)
+			return
+		}
+		require.NoError(t, err)
+		require.Equal(t, string(want), string(got))
+	}
+	for _, s := range hostile {
+		for _, rec := range []runner.StepRecord{
+			{ID: s}, {StepID: s}, {Status: runner.StepStatus(s)},
+			{Error: &runner.Error{Code: s}}, {Error: &runner.Error{Message: s}}, {Error: &runner.Error{Step: s}},
+		} {
+			same(t, rec)
+		}
+		quoted := `"` + s + `"`
+		for _, raw := range []string{s, quoted, `{"k":` + quoted + `}`, `[` + quoted + `, 1 ]`, ` ` + quoted + "\n"} {
+			for _, rec := range []runner.StepRecord{
+				{Output: json.RawMessage(raw)}, {Conflict: json.RawMessage(raw)}, {State: json.RawMessage(raw)},
+			} {
+				same(t, rec)
+			}
+		}
+	}
+}
+
+// FuzzEncodeStep holds EncodeStep to json.Marshal for any string and raw JSON.
+func FuzzEncodeStep(f *testing.F) {
+	for _, s := range hostile {
+		f.Add(s, `"`+s+`"`)
+	}
+	f.Fuzz(func(t *testing.T, s, raw string) {
+		rec := runner.StepRecord{ID: s, StepID: s, Error: &runner.Error{Code: s, Message: s, Step: s},
+			Output: json.RawMessage(raw), State: json.RawMessage(raw)}
+		want, werr := json.Marshal(stepRowOf(&rec))
+		got, err := EncodeStep(&rec)
+		if werr != nil {
+			require.Error(t, err)
+			return
+		}
+		require.NoError(t, err)
+		require.Equal(t, string(want), string(got))
+	})
+}

@@ -45,6 +45,17 @@ func Open(t testing.TB) (s *redisstore.Store, url, prefix string) {
 	return s, url, prefix
 }
 
+// Client is a client of its own on the Redis url names, closed when t ends, for tests
+// that read or write a store's keys directly.
+func Client(t testing.TB, url string) *redis.Client {
+	t.Helper()
+	opts, err := redis.ParseURL(url)
+	require.NoError(t, err)
+	rdb := redis.NewClient(opts)
+	t.Cleanup(func() { _ = rdb.Close() })
+	return rdb
+}
+
 // RandomHex is 16 random hex digits, for key prefixes and queue names.
 func RandomHex(t testing.TB) string {
 	b := make([]byte, 8)
