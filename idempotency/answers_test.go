@@ -148,6 +148,33 @@ func TestHeldAnswerMismatch(t *testing.T) {
 	})
 }
 
+// TestHeldAnswerStaysInItsScope: the very same request with the same key, byte for byte,
+// from another principal is that principal's own key: done anew, never another's held
+// answer, and the first principal's key is still replayed.
+func TestHeldAnswerStaysInItsScope(t *testing.T) {
+	t.Parallel()
+	eachSurface(t, func(t *testing.T, sf surface, k heldKey) {
+		bob := k.req
+		bob.Scope = idempotency.PrincipalScope("bob")
+		theirs, err := sf.send(k.h, k.a, bob)
+		require.NoError(t, err)
+		require.False(t, theirs.Replayed, "another principal's key is its own")
+		require.NotZero(t, k.counted.Calls.Load(), "it was asked of the store")
+		if sf.name == "Admit" {
+			require.NotEqual(t, k.first.RunID, theirs.RunID)
+		}
+		again, err := sf.send(k.h, k.a, bob)
+		require.NoError(t, err)
+		require.True(t, again.Replayed)
+		require.Equal(t, theirs.Body, again.Body)
+		mine, err := sf.send(k.h, k.a, k.req)
+		require.NoError(t, err)
+		require.True(t, mine.Replayed)
+		require.Equal(t, k.first.Body, mine.Body)
+		require.Equal(t, k.first.RunID, mine.RunID)
+	})
+}
+
 // TestEvictingScopesAreNotHeld: a webhook scope evicts its oldest key at its cap, so its
 // keys are always asked of the store: a key evicted by another request is done again, not
 // replayed from memory.
