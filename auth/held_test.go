@@ -205,6 +205,12 @@ func TestRevokedElsewhere(t *testing.T) {
 		_, err = a.svc.Authenticate(ctx, other)
 		require.NoError(t, err)
 		require.Equal(t, reads+1, a.store.reads.Load(), "a notice forgets every token held")
+
+		require.ErrorIs(t, b.svc.Revoke(ctx, tok.ID), auth.ErrNotFound)
+		require.ErrorIs(t, b.svc.Revoke(ctx, "no-such-token"), auth.ErrNotFound)
+		_, err = a.svc.Authenticate(ctx, other)
+		require.NoError(t, err)
+		require.Equal(t, reads+1, a.store.reads.Load(), "revoking a token that is not there tells no one")
 	})
 	t.Run("transport", func(t *testing.T) {
 		t.Parallel()
