@@ -248,7 +248,9 @@ func (s *Service) Revoke(ctx context.Context, id string) error {
 	s.known.forgetID(id)
 	err := s.store.DeleteToken(ctx, id)
 	s.held.forget(id) // after the delete: a lookup that read the token before it is turned away
-	if s.bus != nil {
+	// A token not found was revoked already, and told by its revoker: other processes
+	// need not forget what they hold for it.
+	if s.bus != nil && !errors.Is(err, ErrNotFound) {
 		s.bus.Publish(events.Tokens)
 	}
 	return err

@@ -2,6 +2,7 @@ package auth_test
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -204,6 +205,12 @@ func TestRevokedElsewhere(t *testing.T) {
 		_, err = a.svc.Authenticate(ctx, other)
 		require.NoError(t, err)
 		require.Equal(t, reads+1, a.store.reads.Load(), "a notice forgets every token held")
+
+		require.ErrorIs(t, b.svc.Revoke(ctx, tok.ID), auth.ErrNotFound)
+		require.ErrorIs(t, b.svc.Revoke(ctx, "no-such-token"), auth.ErrNotFound)
+		_, err = a.svc.Authenticate(ctx, other)
+		require.NoError(t, err)
+		require.Equal(t, reads+1, a.store.reads.Load(), "revoking a token that is not there tells no one")
 	})
 	t.Run("transport", func(t *testing.T) {
 		t.Parallel()
@@ -249,4 +256,29 @@ func TestRevokedElsewhere(t *testing.T) {
 		_, err = a.svc.Authenticate(ctx, secret)
 		require.ErrorIs(t, err, auth.ErrUnauthorized, "refused once TokenCacheFor has passed")
 	})
+}
+
+// TestBadTokensFlood: a flood of distinct unknown tokens is refused, each asked of the
+// store (a refusal is never held: nothing an attacker sends can fill the memory), and
+// it does not push out a token held meanwhile (a refusal taking a place would, past
+// MaxTokensHeld of them, empty the memory).
+func TestBadTokensFlood(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	a := processes(t, 1, nil)[0]
+	_, secret := issue(t, a.svc, auth.IssueParams{})
+	_, err := a.svc.Authenticate(ctx, secret)
+	require.NoError(t, err)
+	const flood = 300
+	for i := range flood {
+		bad := fmt.Sprintf("%sbad%d", auth.TokenPrefix, i)
+		for range 2 {
+			_, err := a.svc.Authenticate(ctx, bad)
+			require.ErrorIs(t, err, auth.ErrUnauthorized)
+		}
+	}
+	require.EqualValues(t, 1+2*flood, a.store.reads.Load(), "every unknown token is asked of the store, each time")
+	_, err = a.svc.Authenticate(ctx, secret)
+	require.NoError(t, err)
+	require.EqualValues(t, 1+2*flood, a.store.reads.Load(), "the held token is still held")
 }

@@ -46,9 +46,10 @@ type held struct {
 	size int
 }
 
-// holds reports whether req's key may be answered from memory: its scope never evicts.
+// holds reports whether req's key may be answered from memory: its scope never evicts. A
+// workflow's scope evicts whatever the policy of the request at hand: its webhook's do.
 func holds(req Request) bool {
-	return !req.Policy.EvictOldest && !strings.HasPrefix(req.Scope, "w:")
+	return !req.Policy.EvictOldest && !strings.HasPrefix(req.Scope, WorkflowScope(""))
 }
 
 // get returns a copy of req's key's record when held and live at now, and whether req is

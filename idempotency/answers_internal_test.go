@@ -55,8 +55,11 @@ func TestAnswersBounds(t *testing.T) {
 		a.put(Request{Scope: "p:x", Key: "busy"}, "", heldRecord("p:x", "busy", StateInProgress, 1))
 		a.put(Request{Scope: "w:x", Key: "hook"}, "", heldRecord("w:x", "hook", StateDone, 1))
 		a.put(Request{Scope: "p:x", Key: "other"}, "", heldRecord("p:x", "else", StateDone, 1))
+		a.put(Request{Scope: "p:x", Key: "bigreq", Body: bytes.Repeat([]byte("x"), MaxAnswersHeldBytes/256)}, "fp",
+			heldRecord("p:x", "bigreq", StateDone, 1))
 		a.put(Request{Scope: "p:x", Key: "taken"}, "", heldRecord("p:x", "taken", StateTaken, 0))
 		require.Equal(t, 1, a.len(), "only the taken key is held")
+		require.Less(t, a.bytes, MaxAnswersHeldBytes/256)
 	})
 	t.Run("copies", func(t *testing.T) {
 		t.Parallel()

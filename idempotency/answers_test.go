@@ -41,11 +41,19 @@ func heldHarness(t *testing.T) (*harness, *idemtest.CountingStore, *admitter) {
 	return newHarness(t, counted, nil), counted, &admitter{st: st}
 }
 
-// TestReplayFromMemoryReadsNoStore: once a process has written or read a finished key, its
-// replays, spelled as the first request or otherwise, ask the store nothing. Another
-// process on the same store reads the key once, then holds it too.
-func TestReplayFromMemoryReadsNoStore(t *testing.T) {
-	t.Parallel()
+// heldKey is a surface's Service once it holds alice's key k: req was sent through it and
+// answered anew (first), and the store's calls count from zero.
+type heldKey struct {
+	h       *harness
+	counted *idemtest.CountingStore
+	a       *admitter
+	req     idempotency.Request
+	first   *idempotency.Response
+}
+
+// eachSurface runs check in parallel on every surface, each with its own heldKey.
+func eachSurface(t *testing.T, check func(t *testing.T, sf surface, k heldKey)) {
+	t.Helper()
 	for _, sf := range surfaces {
 		t.Run(sf.name, func(t *testing.T) {
 			t.Parallel()
@@ -55,92 +63,116 @@ func TestReplayFromMemoryReadsNoStore(t *testing.T) {
 			require.NoError(t, err)
 			require.False(t, first.Replayed)
 			counted.Calls.Store(0)
-
-			respelled := req
-			respelled.Body = []byte(` { "orderId" : "1001" } `)
-			for _, r := range []idempotency.Request{req, req, respelled, respelled, req} {
-				again, err := sf.send(h, a, r)
-				require.NoError(t, err)
-				require.True(t, again.Replayed)
-				require.Equal(t, first.Body, again.Body)
-				require.Equal(t, first.RunID, again.RunID)
-			}
-			require.Zero(t, counted.Calls.Load(), "a replay held in memory asks the store nothing")
-			require.InDelta(t, 5, h.count(t, "replay"), 0)
-
-			other := &idemtest.CountingStore{Store: counted.Store}
-			twin := newHarness(t, other, nil)
-			for range 3 {
-				again, err := sf.send(twin, a, req)
-				require.NoError(t, err)
-				require.True(t, again.Replayed)
-				require.Equal(t, first.Body, again.Body)
-			}
-			require.EqualValues(t, 1, other.Calls.Load(), "another process reads the key once")
-			require.LessOrEqual(t, a.prepared.Load(), int64(1), "nothing is admitted again")
+			check(t, sf, heldKey{h: h, counted: counted, a: a, req: req, first: first})
 		})
 	}
+}
+
+// TestReplayFromMemoryReadsNoStore: once a process has written or read a finished key, its
+// replays, spelled as the first request or otherwise, ask the store nothing. Another
+// process on the same store reads the key once, then holds it too.
+func TestReplayFromMemoryReadsNoStore(t *testing.T) {
+	t.Parallel()
+	eachSurface(t, func(t *testing.T, sf surface, k heldKey) {
+		h, counted, a, req, first := k.h, k.counted, k.a, k.req, k.first
+		respelled := req
+		respelled.Body = []byte(` { "orderId" : "1001" } `)
+		for _, r := range []idempotency.Request{req, req, respelled, respelled, req} {
+			again, err := sf.send(h, a, r)
+			require.NoError(t, err)
+			require.True(t, again.Replayed)
+			require.Equal(t, first.Body, again.Body)
+			require.Equal(t, first.RunID, again.RunID)
+		}
+		require.Zero(t, counted.Calls.Load(), "a replay held in memory asks the store nothing")
+		require.InDelta(t, 5, h.count(t, "replay"), 0)
+
+		other := &idemtest.CountingStore{Store: counted.Store}
+		twin := newHarness(t, other, nil)
+		for range 3 {
+			again, err := sf.send(twin, a, req)
+			require.NoError(t, err)
+			require.True(t, again.Replayed)
+			require.Equal(t, first.Body, again.Body)
+		}
+		require.EqualValues(t, 1, other.Calls.Load(), "another process reads the key once")
+		require.LessOrEqual(t, a.prepared.Load(), int64(1), "nothing is admitted again")
+	})
 }
 
 // TestHeldAnswerExpires: a key held in memory is not answered past its ExpiresAt; the
 // store is asked, and the key is free for a new request.
 func TestHeldAnswerExpires(t *testing.T) {
 	t.Parallel()
-	for _, sf := range surfaces {
-		t.Run(sf.name, func(t *testing.T) {
-			t.Parallel()
-			h, counted, a := heldHarness(t)
-			req := runRequest("p:alice", "k")
-			first, err := sf.send(h, a, req)
-			require.NoError(t, err)
-			h.clock.Advance(24*time.Hour - time.Nanosecond)
-			again, err := sf.send(h, a, req)
-			require.NoError(t, err)
-			require.True(t, again.Replayed, "live until its ExpiresAt")
+	eachSurface(t, func(t *testing.T, sf surface, k heldKey) {
+		h, counted, a, req, first := k.h, k.counted, k.a, k.req, k.first
+		h.clock.Advance(24*time.Hour - time.Nanosecond)
+		again, err := sf.send(h, a, req)
+		require.NoError(t, err)
+		require.True(t, again.Replayed, "live until its ExpiresAt")
 
-			h.clock.Advance(time.Nanosecond)
-			counted.Calls.Store(0)
-			fresh, err := sf.send(h, a, req)
-			require.NoError(t, err)
-			require.False(t, fresh.Replayed, "an expired key is done again")
-			require.NotZero(t, counted.Calls.Load(), "an expired key is asked of the store")
-			if sf.name == "Admit" {
-				require.NotEqual(t, first.RunID, fresh.RunID)
-			}
-		})
-	}
+		h.clock.Advance(time.Nanosecond)
+		counted.Calls.Store(0)
+		fresh, err := sf.send(h, a, req)
+		require.NoError(t, err)
+		require.False(t, fresh.Replayed, "an expired key is done again")
+		require.NotZero(t, counted.Calls.Load(), "an expired key is asked of the store")
+		if sf.name == "Admit" {
+			require.NotEqual(t, first.RunID, fresh.RunID)
+		}
+	})
 }
 
 // TestHeldAnswerMismatch: another request with a held key gets ErrKeyMismatch, as from the
 // store, without asking it, and does not displace the request the key remembers.
 func TestHeldAnswerMismatch(t *testing.T) {
 	t.Parallel()
-	for _, sf := range surfaces {
-		t.Run(sf.name, func(t *testing.T) {
-			t.Parallel()
-			h, counted, a := heldHarness(t)
-			req := runRequest("p:alice", "k")
-			_, err := sf.send(h, a, req)
-			require.NoError(t, err)
-			counted.Calls.Store(0)
-			for _, tweak := range []func(*idempotency.Request){
-				func(r *idempotency.Request) { r.Body = []byte(`{"orderId":"2002"}`) },
-				func(r *idempotency.Request) { r.Path = "/api/workflows/other/run" },
-				func(r *idempotency.Request) { r.Query = map[string][]string{"environment": {"test"}} },
-				func(r *idempotency.Request) { r.Method = http.MethodPut },
-			} {
-				other := req
-				tweak(&other)
-				_, err := sf.send(h, a, other)
-				require.ErrorIs(t, err, idempotency.ErrKeyMismatch)
-			}
-			again, err := sf.send(h, a, req)
-			require.NoError(t, err)
-			require.True(t, again.Replayed)
-			require.Zero(t, counted.Calls.Load())
-			require.InDelta(t, 4, h.count(t, "mismatch"), 0)
-		})
-	}
+	eachSurface(t, func(t *testing.T, sf surface, k heldKey) {
+		h, counted, a, req := k.h, k.counted, k.a, k.req
+		for _, tweak := range []func(*idempotency.Request){
+			func(r *idempotency.Request) { r.Body = []byte(`{"orderId":"2002"}`) },
+			func(r *idempotency.Request) { r.Path = "/api/workflows/other/run" },
+			func(r *idempotency.Request) { r.Query = map[string][]string{"environment": {"test"}} },
+			func(r *idempotency.Request) { r.Method = http.MethodPut },
+		} {
+			other := req
+			tweak(&other)
+			_, err := sf.send(h, a, other)
+			require.ErrorIs(t, err, idempotency.ErrKeyMismatch)
+		}
+		again, err := sf.send(h, a, req)
+		require.NoError(t, err)
+		require.True(t, again.Replayed)
+		require.Zero(t, counted.Calls.Load())
+		require.InDelta(t, 4, h.count(t, "mismatch"), 0)
+	})
+}
+
+// TestHeldAnswerStaysInItsScope: the very same request with the same key, byte for byte,
+// from another principal is that principal's own key: done anew, never another's held
+// answer, and the first principal's key is still replayed.
+func TestHeldAnswerStaysInItsScope(t *testing.T) {
+	t.Parallel()
+	eachSurface(t, func(t *testing.T, sf surface, k heldKey) {
+		bob := k.req
+		bob.Scope = idempotency.PrincipalScope("bob")
+		theirs, err := sf.send(k.h, k.a, bob)
+		require.NoError(t, err)
+		require.False(t, theirs.Replayed, "another principal's key is its own")
+		require.NotZero(t, k.counted.Calls.Load(), "it was asked of the store")
+		if sf.name == "Admit" {
+			require.NotEqual(t, k.first.RunID, theirs.RunID)
+		}
+		again, err := sf.send(k.h, k.a, bob)
+		require.NoError(t, err)
+		require.True(t, again.Replayed)
+		require.Equal(t, theirs.Body, again.Body)
+		mine, err := sf.send(k.h, k.a, k.req)
+		require.NoError(t, err)
+		require.True(t, mine.Replayed)
+		require.Equal(t, k.first.Body, mine.Body)
+		require.Equal(t, k.first.RunID, mine.RunID)
+	})
 }
 
 // TestEvictingScopesAreNotHeld: a webhook scope evicts its oldest key at its cap, so its
@@ -188,32 +220,33 @@ func TestEvictingScopesAreNotHeld(t *testing.T) {
 }
 
 // TestHeldAnswersConcurrent: many requests over a few keys, from both surfaces at once,
-// each key done once and every other request its replay (run with -race).
+// each key done once and every other request its replay, with the same answer (run with
+// -race).
 func TestHeldAnswersConcurrent(t *testing.T) {
 	t.Parallel()
 	h, _, a := heldHarness(t)
 	const keys, workers, rounds = 8, 8, 40
-	runs := make([]sync.Map, keys) // run IDs answered per key
+	answered := make([]sync.Map, keys) // answer bodies per key
 	var wg sync.WaitGroup
 	for w := range workers {
 		wg.Go(func() {
 			for i := range rounds {
 				k := (w + i) % keys
 				req := runRequest("p:alice", fmt.Sprintf("k%d", k))
-				resp, err := surfaces[1].send(h, a, req)
+				resp, err := surfaces[(w+i/keys)%len(surfaces)].send(h, a, req)
 				if err != nil {
 					t.Error(err)
 					return
 				}
-				runs[k].Store(resp.RunID, true)
+				answered[k].Store(string(resp.Body), true)
 			}
 		})
 	}
 	wg.Wait()
-	for k := range runs {
+	for k := range answered {
 		n := 0
-		runs[k].Range(func(any, any) bool { n++; return true })
-		require.Equal(t, 1, n, "key k%d answered with one run", k)
+		answered[k].Range(func(any, any) bool { n++; return true })
+		require.Equal(t, 1, n, "key k%d answered one way", k)
 	}
 	require.InDelta(t, keys, h.count(t, "new"), 0)
 	require.InDelta(t, workers*rounds-keys, h.count(t, "replay"), 0)

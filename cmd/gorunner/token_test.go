@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-
 	"path/filepath"
 	"slices"
 	"testing"
