@@ -95,6 +95,9 @@ func (g *guard) Visit(node *ast.Node) {
 
 func (g *guard) builtin(node *ast.Node, n *ast.BuiltinNode) {
 	switch {
+	case n.Name == "sortBy" && len(n.Arguments) > 0:
+		// Charged for its comparisons (budget.sorting) as well as its predicate's calls.
+		g.hoist(node, n.Name, []*ast.Node{&n.Arguments[0]})
 	case predicateBuiltins[n.Name]:
 		if len(n.Arguments) == 1 {
 			// count(xs) and sum(xs) loop without a predicate: give them one, to be charged.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"reflect"
 	"regexp/syntax"
 	"strings"
@@ -122,6 +123,8 @@ var exactChecks = map[string]func(*budget, []any) error{
 	"splitAfter": (*budget).split,
 	"..":         (*budget).rangeOf,
 	"+":          (*budget).concat,
+	"sort":       (*budget).sorting,
+	"sortBy":     (*budget).sorting,
 }
 
 // read charges what an operation reads from its arguments, times its growth.
@@ -140,6 +143,17 @@ func (b *budget) read(op string, args []any) error {
 		total += n
 	}
 	return b.charge(total * factor)
+}
+
+// sorting charges a sort of the array args[0] for its n·log2(n) comparisons, slotBytes
+// each: what it reads once would let a sort of a large array (keys of a large map, which
+// the ordered patcher sorts) run many times MaxEvalTime, checked only between charges.
+func (b *budget) sorting(args []any) error {
+	size, ok := valueSize(args[0], false, MaxWorkBytes-b.work)
+	if !ok {
+		return limitError("sort would work on more than %d bytes", MaxWorkBytes-b.work)
+	}
+	return b.charge(mulSize(size, max(1, bits.Len(uint(size/slotBytes)))))
 }
 
 func (b *budget) rangeOf(args []any) error {
@@ -163,7 +177,7 @@ func (b *budget) concat(args []any) error {
 
 // minArgs are the arguments the exact checks of before read.
 var minArgs = map[string]int{
-	"repeat": 2, "join": 1, "replace": 3, "split": 2, "splitAfter": 2, "..": 2, "+": 2, "matches": 2,
+	"repeat": 2, "join": 1, "sort": 1, "sortBy": 1, "replace": 3, "split": 2, "splitAfter": 2, "..": 2, "+": 2, "matches": 2,
 }
 
 // intArg is v as the int expr would make of it (a float is truncated, saturating).

@@ -7,7 +7,7 @@ import "github.com/expr-lang/expr/ast"
 // values(m) map(sortBy(toPairs(m), #[0]), #[1]). expr reads them in Go's map order, which
 // changes from one evaluation to the next, and a run's results must not: a step evaluated
 // again after a crash must give what it gave before. It runs before the guard, which then
-// charges the sort as any other.
+// charges the sort for its comparisons (budget.sorting).
 type ordered struct {
 	done map[ast.Node]bool // the keys and toPairs nodes already put in order
 }

@@ -131,12 +131,17 @@ func decodeJSON(raw []byte) (any, error) {
 	if err := d.dec.Decode(&v); err != nil {
 		return nil, err // d is dropped: its state is the error's
 	}
-	if rest, _ := d.dec.Buffered().(*bytes.Reader); d.r.Len() == 0 && rest != nil && rest.Len() == 0 {
+	if rest, _ := d.dec.Buffered().(*bytes.Reader); len(raw) <= maxPooledDecode && d.r.Len() == 0 && rest != nil && rest.Len() == 0 {
 		d.r.Reset(nil)
-		decoders.Put(d) // all of raw read, nothing held: as new
+		decoders.Put(d) // all of raw read: as new, but for its buffer
 	}
 	return v, nil
 }
+
+// maxPooledDecode is the largest value after which a decoder goes back to the pool: its
+// buffer grows to the size of what it read and stays so, and a step's output may be
+// megabytes, which every pooled decoder would then hold on to.
+const maxPooledDecode = 64 << 10
 
 // decoder is a json.Decoder (numbers as json.Number) over a reader decodeJSON points at
 // each value in turn: a new Decoder allocates its buffer again for every value, a fifth of

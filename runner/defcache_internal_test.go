@@ -3,6 +3,7 @@ package runner
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -13,7 +14,8 @@ import (
 // data (ignored, as json.Decoder does), errors, and what follows each.
 func TestDecodeJSONReusesDecoders(t *testing.T) {
 	inputs := []string{`{"n": 1}`, `2`, `{"a": [1, 2.5, "x"]}`, `12345678901234567890`, `"s"`, `{} trailing`,
-		`{"b": true}`, `{"a": `, `null`, `[1, {"c": null}]`, "  {\"d\": 1}\n", `nope`, `7`, `{"e": "é"}`}
+		`{"b": true}`, `{"a": `, `null`, `[1, {"c": null}]`, "  {\"d\": 1}\n", `nope`, `7`, `{"e": "é"}`,
+		"[" + strings.Repeat("1,", maxPooledDecode) + "1]", `{"after": "a large value"}`}
 	for range 3 {
 		for _, in := range inputs {
 			got, gotErr := decodeJSON([]byte(in))

@@ -61,10 +61,10 @@ func keepable(r *Run) bool {
 // ended run handed out by the engine is shared: Admission.Written, Wait's answers). get
 // still hands out copies.
 func (c *endedRuns) keep(r *Run) {
-	if !keepable(r) {
+	size := runBytes(r)
+	if !r.Status.Terminal() || size > MaxEndedRunsBytes/256 {
 		return
 	}
-	size := runBytes(r)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if _, ok := c.by[r.ID]; ok {
@@ -84,11 +84,18 @@ func (c *endedRuns) keep(r *Run) {
 	c.bytes += size
 }
 
-// runBytes is what r holds in byte slices: its input, output, definition and step records.
+// stepRecordBytes is what a step record holds besides its strings and byte slices: the
+// record, its pointer and its two times, rounded up.
+const stepRecordBytes = 256
+
+// runBytes is about what r holds: its input, output and definition, and its step records
+// with their IDs and byte slices. A run of MaxSteps small steps holds ~400 kB in records
+// alone, while its definition may be 20 kB: not counting them would let the ended runs
+// kept hold many times MaxEndedRunsBytes.
 func runBytes(r *Run) int {
 	n := len(r.Input) + len(r.Output) + len(r.Definition)
 	for _, s := range r.Steps {
-		n += len(s.Output) + len(s.State) + len(s.Conflict)
+		n += stepRecordBytes + len(s.ID) + len(s.StepID) + len(s.Output) + len(s.State) + len(s.Conflict)
 	}
 	return n
 }

@@ -5,8 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/gorunner/gorunner/schemas"
 )
 
 func endedRun(id string, status Status, output int) *Run {
@@ -50,7 +53,7 @@ func TestEndedRunsBounds(t *testing.T) {
 	_, ok = c.get(fmt.Sprint(MaxEndedRunsKept - 1))
 	require.True(t, ok)
 
-	per := MaxEndedRunsBytes / 256
+	per := MaxEndedRunsBytes/256 - runBytes(endedRun("", StatusCompleted, 0))
 	for i := range 300 {
 		c.put(endedRun(fmt.Sprintf("b%d", i), StatusCompleted, per-1))
 	}
@@ -59,4 +62,21 @@ func TestEndedRunsBounds(t *testing.T) {
 	require.True(t, ok)
 	_, ok = c.get("b0")
 	require.False(t, ok, "past the bytes bound the oldest went first")
+}
+
+// TestEndedRunsCountStepRecords: a run's step records count for what they hold in memory,
+// not only their byte slices, so that runs of many small steps keep the ended runs within
+// MaxEndedRunsBytes: a run of MaxSteps steps is too big to keep, whatever its outputs.
+func TestEndedRunsCountStepRecords(t *testing.T) {
+	r := &Run{ID: "many", Status: StatusCompleted, Definition: json.RawMessage(`{}`)}
+	for i := range schemas.MaxSteps {
+		r.Steps = append(r.Steps, &StepRecord{ID: fmt.Sprint(i), StepID: "s", Status: StepCompleted, Output: json.RawMessage(`1`)})
+	}
+	require.GreaterOrEqual(t, runBytes(r), len(r.Steps)*int(unsafe.Sizeof(StepRecord{})+unsafe.Sizeof(r)))
+	var c endedRuns
+	c.put(r)
+	c.keep(r)
+	_, ok := c.get("many")
+	require.False(t, ok)
+	require.Zero(t, c.bytes)
 }
