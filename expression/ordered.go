@@ -7,33 +7,26 @@ import "github.com/expr-lang/expr/ast"
 // values(m) map(sortBy(toPairs(m), #[0]), #[1]). expr reads them in Go's map order, which
 // changes from one evaluation to the next, and a run's results must not: a step evaluated
 // again after a crash must give what it gave before. It runs before the guard, which then
-// charges the sort for its comparisons (budget.sorting).
-type ordered struct {
-	done map[ast.Node]bool // the keys and toPairs nodes already put in order
-}
+// charges the sort for its comparisons (budget.sorting). expr walks the tree once, children
+// first, so a node it puts in place is not visited again.
+type ordered struct{}
 
 // Visit implements ast.Visitor.
-func (o *ordered) Visit(node *ast.Node) {
+func (ordered) Visit(node *ast.Node) {
 	n, ok := (*node).(*ast.BuiltinNode)
-	if !ok || o.done[n] || len(n.Arguments) != 1 {
+	if !ok || len(n.Arguments) != 1 {
 		return
-	}
-	if o.done == nil {
-		o.done = map[ast.Node]bool{}
 	}
 	byKey := func(pairs ast.Node) ast.Node {
 		return &ast.BuiltinNode{Name: "sortBy", Arguments: []ast.Node{pairs, &ast.PredicateNode{Node: pairMember(0)}}}
 	}
 	switch n.Name {
 	case "keys":
-		o.done[n] = true
 		ast.Patch(node, &ast.BuiltinNode{Name: "sort", Arguments: []ast.Node{n}})
 	case "toPairs":
-		o.done[n] = true
 		ast.Patch(node, byKey(n))
 	case "values":
 		pairs := &ast.BuiltinNode{Name: "toPairs", Arguments: n.Arguments}
-		o.done[pairs] = true
 		ast.Patch(node, &ast.BuiltinNode{Name: "map", Arguments: []ast.Node{byKey(pairs), &ast.PredicateNode{Node: pairMember(1)}}})
 	}
 }

@@ -67,7 +67,7 @@ func compileProgram(src string) (*program, error) {
 		expr.MaxNodes(MaxNodes),
 		expr.DisableBuiltin("now"),
 		expr.Patch(patch),
-		expr.Patch(&ordered{}),
+		expr.Patch(ordered{}),
 		expr.Patch(g),
 	}, guardFunctions...)
 	prog, err := expr.Compile(src, opts...)
