@@ -49,8 +49,23 @@ type store interface {
 	Close() error
 }
 
-// openApp opens the data directory and the store named by the flags.
+// openApp opens the data directory and the store named by the flags, and builds the
+// services of a command, which runs no events bus.
 func openApp(ctx context.Context, g *globals) (*app, error) {
+	a, err := openData(ctx, g)
+	if err != nil {
+		return nil, err
+	}
+	if err := a.openServices(nil); err != nil {
+		a.store.Close()
+		return nil, err
+	}
+	return a, nil
+}
+
+// openData opens the data directory and the store named by the flags; the services are
+// built by openServices, once the caller has what they need.
+func openData(ctx context.Context, g *globals) (*app, error) {
 	log, err := g.logger()
 	if err != nil {
 		return nil, err
@@ -62,17 +77,14 @@ func openApp(ctx context.Context, g *globals) (*app, error) {
 	if err := a.openStore(ctx, g); err != nil {
 		return nil, err
 	}
-	if err := a.openServices(g.dataDir); err != nil {
-		a.store.Close()
-		return nil, err
-	}
 	return a, nil
 }
 
 // openServices reads the data directory's secret key and builds the catalog and the token
-// service over a's store.
-func (a *app) openServices(dataDir string) error {
-	key, err := secretKey(dataDir)
+// service over a's store, the token service once: with bus, a process's, it hears and
+// tells revokes (auth.TokenCacheFor); a command passes nil.
+func (a *app) openServices(bus *events.Bus) error {
+	key, err := secretKey(a.dataDir)
 	if err != nil {
 		return err
 	}
@@ -80,7 +92,7 @@ func (a *app) openServices(dataDir string) error {
 	if err != nil {
 		return err
 	}
-	tokens, err := auth.New(a.store, nil)
+	tokens, err := auth.New(a.store, &auth.Config{Events: bus})
 	if err != nil {
 		return err
 	}

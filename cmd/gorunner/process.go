@@ -12,7 +12,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/gorunner/gorunner/api"
-	"github.com/gorunner/gorunner/auth"
 	"github.com/gorunner/gorunner/events"
 	"github.com/gorunner/gorunner/idempotency"
 	"github.com/gorunner/gorunner/mcpserver"
@@ -93,7 +92,7 @@ type process struct {
 // filled here. Every line the process logs has its secrets redacted and, while serving a
 // request of the REST API or /mcp, carries the request's ID.
 func openProcess(ctx context.Context, g *globals, f *processFlags, egress *runner.EgressPolicy, mcp mcpserver.Config) (*process, error) {
-	a, err := openApp(ctx, g)
+	a, err := openData(ctx, g)
 	if err != nil {
 		return nil, err
 	}
@@ -106,9 +105,9 @@ func openProcess(ctx context.Context, g *globals, f *processFlags, egress *runne
 	return p, nil
 }
 
-// wire builds the process's one events bus over the store's transport, keyed replay and
-// the engine over the timed store, and the MCP server over both, all registering their
-// metrics in p.metrics.
+// wire builds the process's one events bus over the store's transport, the services over
+// the store (the token service on the bus), keyed replay and the engine over the timed
+// store, and the MCP server over both, all registering their metrics in p.metrics.
 func (p *process) wire(egress *runner.EgressPolicy, f *processFlags, mcp mcpserver.Config) error {
 	p.metrics = prometheus.NewRegistry()
 	p.metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -117,8 +116,7 @@ func (p *process) wire(egress *runner.EgressPolicy, f *processFlags, mcp mcpserv
 		return err
 	}
 	p.bus = events.New(p.transport, &events.Config{Logger: p.log})
-	// The process's token service hears and tells revokes on the bus (auth.TokenCacheFor).
-	if p.auth, err = auth.New(p.store, &auth.Config{Events: p.bus}); err != nil {
+	if err := p.openServices(p.bus); err != nil {
 		return err
 	}
 	p.idem, err = idempotency.New(timer.Keys(p.store), &idempotency.Config{Logger: p.log, Registerer: p.metrics, Events: p.bus})
