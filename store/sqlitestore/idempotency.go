@@ -122,14 +122,15 @@ func checkKey(ctx context.Context, q querier, p idempotency.ClaimParams) (idempo
 }
 
 // makeRoom enforces p.Limit for one new key, after checkKey purged the scope's expired
-// keys. A scope storing fewer keys than the limit (idempotency_scopes, kept by triggers)
-// has room. Else its live keys are the stored ones less its abandoned claims, counted
-// through the index of in-progress keys, so no call reads the scope's keys, not even one
+// keys. A scope storing fewer keys than the limit has room. Else its live keys are the
+// stored ones less its abandoned claims, both counted in idempotency_scopes (kept by
+// triggers): the claims whose lock ended since the last check are marked abandoned first,
+// each once, so no call reads the scope's keys or its abandoned claims, not even one
 // refused at the cap. With EvictOldest the live keys that expire first are deleted until
 // there is room; otherwise it reports full and when the oldest live key expires.
 func makeRoom(ctx context.Context, q querier, p idempotency.ClaimParams) (oldest time.Time, full bool, err error) {
-	var stored int
-	err = q.QueryRowContext(ctx, `SELECT keys FROM idempotency_scopes WHERE scope = ?`, p.Scope).Scan(&stored)
+	var stored, abandoned int
+	err = q.QueryRowContext(ctx, `SELECT keys, abandoned FROM idempotency_scopes WHERE scope = ?`, p.Scope).Scan(&stored, &abandoned)
 	if errors.Is(err, sql.ErrNoRows) || (err == nil && stored < p.Limit) {
 		return time.Time{}, false, nil
 	}
@@ -137,9 +138,9 @@ func makeRoom(ctx context.Context, q querier, p idempotency.ClaimParams) (oldest
 		return time.Time{}, false, err
 	}
 	now := nanos(p.Now)
-	var abandoned int
-	err = q.QueryRowContext(ctx, abandonedClaims, now, p.Scope).Scan(&abandoned)
-	if live := stored - abandoned; err != nil || live < p.Limit {
+	marked, err := affected(q.ExecContext(ctx, markAbandoned, now, p.Scope))
+	live := stored - abandoned - int(marked)
+	if err != nil || live < p.Limit {
 		return time.Time{}, false, err
 	}
 	if !p.EvictOldest {
@@ -148,15 +149,16 @@ func makeRoom(ctx context.Context, q querier, p idempotency.ClaimParams) (oldest
 		return fromNanos(first), true, err
 	}
 	_, err = q.ExecContext(ctx, `DELETE FROM idempotency_keys WHERE rowid IN (SELECT rowid FROM (`+oldestLiveKeys+`))`,
-		now, p.Scope, stored-abandoned-p.Limit+1)
+		now, p.Scope, live-p.Limit+1)
 	return time.Time{}, false, err
 }
 
 // The queries of a scope at its cap (?1 now, ?2 scope, ?3 how many): each reads an index
-// range as long as what it finds, never the scope's keys (TestCapQueriesReadNoScope).
+// range as long as what it finds (markAbandoned: the claims it marks, each once), never
+// the scope's keys (TestCapQueriesReadNoScope).
 const (
-	abandonedClaims = `SELECT COUNT(*) FROM idempotency_keys
-		WHERE scope = ?2 AND state = 'in_progress' AND locked_until <= ?1`
+	markAbandoned = `UPDATE idempotency_keys SET abandoned = 1
+		WHERE scope = ?2 AND state = 'in_progress' AND abandoned = 0 AND locked_until <= ?1`
 	oldestLiveKeys = `SELECT rowid, expires_at FROM idempotency_keys WHERE scope = ?2 AND ` + liveKey +
 		` ORDER BY expires_at, key LIMIT ?3`
 )
@@ -175,7 +177,8 @@ func (s *Store) Complete(ctx context.Context, r *idempotency.Record) error {
 	})
 }
 
-// putRecord writes a key's record whole, over whatever the key held.
+// putRecord writes a key's record whole, over whatever the key held (a claim marked
+// abandoned is one no more).
 func putRecord(ctx context.Context, q querier, r *idempotency.Record) error {
 	var header []byte
 	if r.Header != nil {
@@ -190,7 +193,7 @@ func putRecord(ctx context.Context, q querier, r *idempotency.Record) error {
 			path = excluded.path, run_id = excluded.run_id,
 			state = excluded.state, status = excluded.status, header = excluded.header,
 			body = excluded.body, created_at = excluded.created_at,
-			locked_until = excluded.locked_until, expires_at = excluded.expires_at`,
+			locked_until = excluded.locked_until, expires_at = excluded.expires_at, abandoned = 0`,
 		r.Scope, r.Key, r.Fingerprint, r.Method, r.Path, r.RunID, r.State, r.Status, header, r.Body,
 		nanos(r.CreatedAt), nanos(r.LockedUntil), nanos(r.ExpiresAt))
 	return err

@@ -29,15 +29,17 @@ func TestScopeCountsFollowTheKeys(t *testing.T) {
 	}
 	requireCounts := func() {
 		t.Helper()
-		rows, err := s.db.QueryContext(ctx, `SELECT k.scope, COUNT(*), COALESCE(c.keys, -1) FROM idempotency_keys k
+		rows, err := s.db.QueryContext(ctx, `SELECT k.scope, COUNT(*), COALESCE(c.keys, -1), SUM(k.abandoned),
+			COALESCE(c.abandoned, -1) FROM idempotency_keys k
 			LEFT JOIN idempotency_scopes c ON c.scope = k.scope GROUP BY k.scope`)
 		require.NoError(t, err)
 		defer rows.Close()
 		for rows.Next() {
 			var scope string
-			var stored, counted int
-			require.NoError(t, rows.Scan(&scope, &stored, &counted))
+			var stored, counted, marked, countedMarked int
+			require.NoError(t, rows.Scan(&scope, &stored, &counted, &marked, &countedMarked))
 			require.Equal(t, stored, counted, "scope %s", scope)
+			require.Equal(t, marked, countedMarked, "scope %s: abandoned claims", scope)
 		}
 		require.NoError(t, rows.Err())
 		var orphans int
@@ -72,16 +74,17 @@ func TestScopeCountsFollowTheKeys(t *testing.T) {
 	require.Equal(t, 1, stored)
 }
 
-// TestCapQueriesReadNoScope: at its cap a scope's abandoned claims are counted through the
-// index of in-progress keys and its oldest live keys read in the expiry index's order, so
-// that a caller at the cap (every call refused) cannot make each call read its 10,000 keys
-// inside the store's one write transaction. Abandoned claims do not count toward the cap.
+// TestCapQueriesReadNoScope: at its cap a scope's newly abandoned claims are marked
+// through the index of in-progress claims not marked yet, and its oldest live keys read in
+// the expiry index's order, so that a caller at the cap (every call refused) cannot make
+// each call read its 10,000 keys, or its abandoned claims, inside the store's one write
+// transaction. Abandoned claims do not count toward the cap.
 func TestCapQueriesReadNoScope(t *testing.T) {
 	ctx := context.Background()
 	s, _ := openT(t)
-	for _, tc := range []struct{ name, query, index string }{
-		{"abandoned claims", abandonedClaims, "idempotency_keys_locks"},
-		{"oldest live keys", oldestLiveKeys, "idempotency_keys_expiry"},
+	for _, tc := range []struct{ name, query, search string }{
+		{"abandoned claims", markAbandoned, "SEARCH idempotency_keys USING COVERING INDEX idempotency_keys_locks (scope=? AND locked_until<?)"},
+		{"oldest live keys", oldestLiveKeys, "SEARCH idempotency_keys USING COVERING INDEX idempotency_keys_expiry"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rows, err := s.db.QueryContext(ctx, `EXPLAIN QUERY PLAN `+tc.query, 0, "p:x", 1)
@@ -96,7 +99,7 @@ func TestCapQueriesReadNoScope(t *testing.T) {
 			}
 			require.NoError(t, rows.Err())
 			require.Len(t, plan, 1, "one index search, no sort: %q", plan)
-			require.Contains(t, plan[0], "SEARCH idempotency_keys USING COVERING INDEX "+tc.index)
+			require.Contains(t, plan[0], tc.search)
 		})
 	}
 
@@ -114,4 +117,59 @@ func TestCapQueriesReadNoScope(t *testing.T) {
 	require.Equal(t, idempotency.LimitReached, claim("full", now), "three live claims fill the scope")
 	later := now.Add(2 * time.Minute)
 	require.Equal(t, idempotency.Claimed, claim("after", later), "abandoned claims leave room")
+}
+
+// TestRefusalsCountNoAbandonedClaims performs the attack of a caller at its cap that piles
+// up abandoned claims, every call refused: the first check at the cap marks the claims
+// whose lock ended, each once, and the scope's count holds them, so that the index a
+// refusal searches for newly abandoned claims is empty of them and the refusals after it
+// read none. A marked claim taken over, answered, released or purged leaves the count.
+func TestRefusalsCountNoAbandonedClaims(t *testing.T) {
+	ctx := context.Background()
+	s, _ := openT(t)
+	const scope, limit, piled = "p:attacker", 3, 1000
+	now := time.Date(2031, 1, 2, 3, 4, 5, 0, time.UTC)
+	later := now.Add(2 * time.Minute)
+	claim := func(key string, at time.Time, lim int) idempotency.Outcome {
+		t.Helper()
+		res, err := s.Claim(ctx, idempotency.ClaimParams{Scope: scope, Key: key, Fingerprint: "fp", Method: http.MethodPost,
+			Path: "/p", Now: at, LockTTL: time.Minute, Limit: lim})
+		require.NoError(t, err)
+		return res.Outcome
+	}
+	for i := range piled {
+		require.Equal(t, idempotency.Claimed, claim(fmt.Sprint("gone-", i), now, 0))
+	}
+	for i := range limit {
+		require.Equal(t, idempotency.Claimed, claim(fmt.Sprint("live-", i), later, 0))
+	}
+	counted := func() int {
+		t.Helper()
+		var n int
+		require.NoError(t, s.db.QueryRowContext(ctx, `SELECT abandoned FROM idempotency_scopes WHERE scope = ?`, scope).Scan(&n))
+		return n
+	}
+	unmarked := func() int {
+		t.Helper()
+		var n int
+		require.NoError(t, s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM idempotency_keys INDEXED BY idempotency_keys_locks
+			WHERE scope = ? AND state = 'in_progress' AND abandoned = 0 AND locked_until <= ?`, scope, nanos(later)).Scan(&n))
+		return n
+	}
+	require.Equal(t, piled, unmarked(), "before the cap is reached nothing is marked")
+	require.Equal(t, idempotency.LimitReached, claim("x-0", later, limit), "the abandoned claims leave no room")
+	require.Equal(t, piled, counted(), "marked, each once")
+	require.Zero(t, unmarked(), "a refusal from now on finds no claim to mark")
+	for i := range 5 {
+		require.Equal(t, idempotency.LimitReached, claim(fmt.Sprint("x-", i+1), later, limit))
+	}
+	require.Equal(t, piled, counted())
+
+	require.Equal(t, idempotency.Claimed, claim("gone-0", later, 0), "a marked claim is taken over")
+	require.NoError(t, s.Complete(ctx, &idempotency.Record{Scope: scope, Key: "gone-1", Fingerprint: "fp",
+		State: idempotency.StateDone, Status: http.StatusOK, CreatedAt: later, ExpiresAt: later.Add(time.Hour)}))
+	require.NoError(t, s.Release(ctx, scope, "gone-2"))
+	require.Equal(t, piled-3, counted())
+	require.Equal(t, idempotency.Claimed, claim("late", now.Add(25*time.Hour), 0), "the marked claims expire and are purged")
+	require.Zero(t, counted())
 }
