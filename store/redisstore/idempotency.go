@@ -180,10 +180,10 @@ type keyCursor struct {
 	Key   string  `json:"k"`
 }
 
-// List returns a page of a scope's live keys, newest first, without header and body. The
-// scope's expired keys are purged first, a batch per script, so that a page reads about
-// as many records as it shows; the creation index may still name a key whose record went
-// with its TTL, which is skipped.
+// List returns a page of a scope's live keys, newest first, without header and body. It
+// only reads: expired keys are left out of the page, not purged (claims purge them, a
+// batch per claim); the creation index may still name a key whose record went with its
+// TTL, which is skipped.
 func (s *Store) List(ctx context.Context, p idempotency.ListParams) ([]*idempotency.Record, string, error) {
 	var after *keyCursor
 	if p.Cursor != "" {
@@ -191,9 +191,6 @@ func (s *Store) List(ctx context.Context, p idempotency.ListParams) ([]*idempote
 		if err := storecodec.DecodeCursor(p.Cursor, after, idempotency.ErrInvalidCursor); err != nil {
 			return nil, "", fmt.Errorf("listing keys in %q: %w", p.Scope, err)
 		}
-	}
-	if err := s.sweepKeys(ctx, p.Scope, p.Now); err != nil {
-		return nil, "", fmt.Errorf("listing keys in %q: %w", p.Scope, err)
 	}
 	limit := limits.Page(p.Limit)
 	var recs []*idempotency.Record
@@ -222,17 +219,6 @@ func (s *Store) List(ctx context.Context, p idempotency.ListParams) ([]*idempote
 	recs = recs[:limit]
 	next, err := storecodec.EncodeCursor(keyCursor{Score: scores[limit-1], Key: recs[limit-1].Key})
 	return recs, next, err
-}
-
-// sweepKeys purges a scope's expired keys and sets its abandoned claims apart, a batch per
-// script until none remain: each script's work is bounded, and all of it frees keys.
-func (s *Store) sweepKeys(ctx context.Context, scope string, now time.Time) error {
-	for {
-		more, err := s.run(ctx, s.scripts.sweepKeys, nil, s.scopeIndexes(scope), s.k.idemPrefix(scope), ts(now), score(now))
-		if err != nil || more != int64(1) {
-			return err
-		}
-	}
 }
 
 // maxScore is where a page starts: the top, or the cursor's score (its ties are filtered

@@ -144,7 +144,7 @@ var luaFS embed.FS
 type scripts struct {
 	createWorkflow, updateDraft, deleteWorkflow, publish, unpublish, rotateWebhook *redis.Script
 	createConnection, deleteConnection, createToken, deleteToken                   *redis.Script
-	claimKey, completeKey, releaseKey, sweepKeys                                   *redis.Script
+	claimKey, completeKey, releaseKey                                              *redis.Script
 	createRun, claimRuns, renewLeases, saveRun, releaseRun, requestCancel, wakeRun *redis.Script
 	claimToken, enqueuePayload, nextPayload, missAsk                               *redis.Script
 	exchangeCode, rotateRefresh, deleteGrant                                       *redis.Script
@@ -169,7 +169,7 @@ func loadScripts() (*scripts, error) {
 		rotateWebhook: load("rotate_webhook"), createConnection: load("create_connection"),
 		deleteConnection: load("delete_connection"), createToken: load("create_token"),
 		deleteToken: load("delete_token"), claimKey: load("claim_key"), completeKey: load("complete_key"),
-		releaseKey: load("release_key"), sweepKeys: load("sweep_keys"), createRun: load("create_run"), claimRuns: load("claim_runs"),
+		releaseKey: load("release_key"), createRun: load("create_run"), claimRuns: load("claim_runs"),
 		renewLeases: load("renew_leases"), saveRun: load("save_run"), releaseRun: load("release_run"),
 		requestCancel: load("request_cancel"), wakeRun: load("wake_run"), claimToken: load("claim_token"),
 		enqueuePayload: load("enqueue_payload"), nextPayload: load("next_payload"), missAsk: load("miss_ask"),

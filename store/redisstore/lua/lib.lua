@@ -150,19 +150,15 @@ end
 
 -- key_tidy purges up to a batch of a scope's expired keys and sets apart up to a batch of
 -- claims whose lock ran out, the ones scored in now's own microsecond first (only their
--- records tell); it returns how many entries it read, and whether expired keys or claims
--- to set apart may remain below now (a full batch below now's microsecond, where every
--- entry read leaves the range, so that a caller looping on it ends).
+-- records tell); it returns how many entries it read.
 local function key_tidy(prefix, ix, now, now_score)
   local below = '(' .. now_score
-  local seen, more = 0, false
+  local seen = 0
   for _, p in ipairs({{ix[1], now_score, now_score}, {ix[1], '-inf', below}, {ix[4], '-inf', below},
                       {ix[2], now_score, now_score}, {ix[2], '-inf', below}}) do
-    local n = key_sweep(prefix, ix, p[1], p[2], p[3], now)
-    seen = seen + n
-    more = more or (n == KEY_BATCH and p[2] == '-inf')
+    seen = seen + key_sweep(prefix, ix, p[1], p[2], p[3], now)
   end
-  return seen, more
+  return seen
 end
 
 -- key_check purges expired keys and sets abandoned claims apart, a batch of each, and
