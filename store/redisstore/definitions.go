@@ -2,6 +2,7 @@ package redisstore
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -125,15 +126,27 @@ func (s *Store) decodeOneRun(ctx context.Context, m map[string]string) (*runner.
 	return runs[0], nil
 }
 
-// decodeRuns reads run hashes (a missing run → nil) and gives the runs that keep no
-// definition of their own their version's, read in one round trip for all of them.
+// decodeRuns is readRuns for readers that need every run's definition: a run whose
+// version is gone is an error (errNoVersion).
 func (s *Store) decodeRuns(ctx context.Context, hashes []map[string]string) ([]*runner.Run, error) {
-	runs := make([]*runner.Run, len(hashes))
+	runs, gone, err := s.readRuns(ctx, hashes)
+	if err == nil && gone != nil {
+		err = fmt.Errorf("run %s: version %d of workflow %q: %w", gone.ID, gone.Version, gone.WorkflowID, errNoVersion)
+	}
+	return runs, err
+}
+
+// readRuns reads run hashes (a missing run → nil) and gives the runs that keep no
+// definition of their own their version's, read in one round trip for all of them. A run
+// whose version record is gone (an evicting Redis dropped it) is returned without its
+// definition, and the first such run as gone, for its reader to decide.
+func (s *Store) readRuns(ctx context.Context, hashes []map[string]string) (runs []*runner.Run, gone *runner.Run, err error) {
+	runs = make([]*runner.Run, len(hashes))
 	var refs []versionRef
 	for i, m := range hashes {
 		r, err := decodeRun(m)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		runs[i] = r
 		if _, inline := m["definition"]; r != nil && !inline && r.Version > 0 {
@@ -141,11 +154,11 @@ func (s *Store) decodeRuns(ctx context.Context, hashes []map[string]string) ([]*
 		}
 	}
 	if len(refs) == 0 {
-		return runs, nil
+		return runs, nil, nil
 	}
 	defs, err := s.versionDefinitions(ctx, refs)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	for i, r := range runs {
 		if _, inline := hashes[i]["definition"]; r == nil || inline || r.Version <= 0 {
@@ -153,9 +166,10 @@ func (s *Store) decodeRuns(ctx context.Context, hashes []map[string]string) ([]*
 		}
 		def, ok := defs[versionRef{r.WorkflowID, r.Version}]
 		if !ok {
-			return nil, fmt.Errorf("run %s: version %d of workflow %q: %w", r.ID, r.Version, r.WorkflowID, errNoVersion)
+			gone = cmp.Or(gone, r)
+			continue
 		}
 		r.Definition = bytes.Clone(def)
 	}
-	return runs, nil
+	return runs, gone, nil
 }

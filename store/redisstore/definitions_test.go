@@ -110,9 +110,10 @@ func TestRunDefinitionByVersion(t *testing.T) {
 }
 
 // TestRunWithoutItsVersion: the worst stored data for a run that refers to its version. A
-// run whose version record is gone (deleted or evicted by hand) is refused when read,
-// never given back with no definition; a run from before whose inline definition is empty
-// reads as stored, its version not asked.
+// run whose version record is gone (deleted or evicted by hand) is refused when read
+// alone, never given back with no definition, but a list page lists it without its
+// definition (which no client sees) rather than fail for every run on the page; a run
+// from before whose inline definition is empty reads as stored, its version not asked.
 func TestRunWithoutItsVersion(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -126,6 +127,10 @@ func TestRunWithoutItsVersion(t *testing.T) {
 	_, err = s.CreateRun(ctx, runner.CreateRunParams{Run: &runner.Run{ID: "r", WorkflowID: "wf", Workflow: "w",
 		Version: v.Version, Environment: runner.EnvProduction, Status: runner.StatusPending, Input: json.RawMessage(`{}`),
 		CreatedAt: now, WakeAt: now, Definition: v.Definition}})
+	require.NoError(t, err)
+	_, err = s.CreateRun(ctx, runner.CreateRunParams{Run: &runner.Run{ID: "inline", WorkflowID: "wf", Workflow: "w",
+		Environment: runner.EnvTest, Status: runner.StatusPending, Input: json.RawMessage(`{}`),
+		CreatedAt: now.Add(time.Second), WakeAt: now, Definition: def}})
 	require.NoError(t, err)
 	require.NoError(t, rdb.HSet(ctx, prefix+"run:empty", "id", "empty", "workflow_id", "wf", "workflow", "w",
 		"version", "1", "environment", "production", "status", "completed", "created_at", "00000000000000000001",
@@ -142,4 +147,23 @@ func TestRunWithoutItsVersion(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, got.Definition)
 	require.Equal(t, runner.StatusCompleted, got.Status)
+
+	// A list page (one run a page, or both) lists the run without its definition.
+	for _, p := range []runner.ListRunsParams{{Limit: 1}, {WorkflowID: "wf", Limit: 10}} {
+		var listed []*runner.Run
+		for {
+			page, next, err := other.ListRuns(ctx, p)
+			require.NoError(t, err)
+			listed = append(listed, page...)
+			if p.Cursor = next; next == "" {
+				break
+			}
+		}
+		require.Len(t, listed, 2)
+		require.Equal(t, "inline", listed[0].ID)
+		require.JSONEq(t, string(def), string(listed[0].Definition))
+		require.Equal(t, "r", listed[1].ID)
+		require.Equal(t, runner.StatusPending, listed[1].Status)
+		require.Empty(t, listed[1].Definition)
+	}
 }

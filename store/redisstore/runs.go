@@ -227,23 +227,38 @@ func (s *Store) GetRun(ctx context.Context, id string) (*runner.Run, error) {
 	return r, nil
 }
 
-// runsByID reads runs in the order of ids, in one round trip, skipping any missing.
+// runsByID reads runs in the order of ids, in one round trip, skipping any missing; each
+// run has its definition (decodeRuns).
 func (s *Store) runsByID(ctx context.Context, ids []string) ([]*runner.Run, error) {
 	hashes, err := s.hashes(ctx, s.k.run, anyStrings(ids))
 	if err != nil {
 		return nil, err
 	}
 	runs, err := s.decodeRuns(ctx, hashes)
+	return stored(runs), err
+}
+
+// listedByID is runsByID for a list page, where a run whose version record is gone is
+// listed without its definition, which no client sees (wire.Run), rather than failing
+// the page: only reading that run alone (GetRun) fails.
+func (s *Store) listedByID(ctx context.Context, ids []string) ([]*runner.Run, error) {
+	hashes, err := s.hashes(ctx, s.k.run, anyStrings(ids))
 	if err != nil {
 		return nil, err
 	}
+	runs, _, err := s.readRuns(ctx, hashes)
+	return stored(runs), err
+}
+
+// stored drops the runs missing (nil) from runs, in place.
+func stored(runs []*runner.Run) []*runner.Run {
 	out := runs[:0]
 	for _, r := range runs {
 		if r != nil {
 			out = append(out, r)
 		}
 	}
-	return out, nil
+	return out
 }
 
 // runCursor is the sort key of ListRuns: creation time, then ID, both descending.
@@ -301,7 +316,7 @@ func (s *Store) collectRuns(ctx context.Context, index, upper string, n int, kee
 		for i, m := range members {
 			ids[i] = sortKeyID(m)
 		}
-		runs, err := s.runsByID(ctx, ids)
+		runs, err := s.listedByID(ctx, ids)
 		if err != nil {
 			return nil, err
 		}
