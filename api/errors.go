@@ -5,13 +5,13 @@ import (
 	"errors"
 	"log/slog"
 	"math"
-	"net"
 	"net/http"
 	"strconv"
 	"time"
 
 	"github.com/gorunner/gorunner/problem"
 	"github.com/gorunner/gorunner/schemas"
+	"github.com/gorunner/gorunner/store"
 )
 
 // ErrorBody is the error envelope: {"error": {...}}.
@@ -45,12 +45,13 @@ const storeCheckTimeout = 500 * time.Millisecond
 
 // internal is the answer to an unexpected error err: 503 UNAVAILABLE with Retry-After when
 // the store could not be reached (the client should retry; nothing was half done, since
-// every change is one store transaction), else 500 INTERNAL. A network error (a dial
-// refused, a connection cut) is taken for that whatever a check of the store says after it:
-// the store may be back by then, as when it restarts.
+// every change is one store transaction), else 500 INTERNAL. An error the store marked
+// store.ErrUnreachable (a dial refused, a connection cut) is taken for that whatever a
+// check of the store says after it: the store may be back by then, as when it restarts.
+// Any other network error (the client's own connection, an HTTP step's call) is not the
+// store's.
 func (s *Server) internal(ctx context.Context, err error) *problem.Error {
-	var netErr *net.OpError
-	if errors.As(err, &netErr) || s.storeDown(ctx) {
+	if errors.Is(err, store.ErrUnreachable) || s.storeDown(ctx) {
 		e := problem.New(http.StatusServiceUnavailable, problem.CodeUnavailable, "the store cannot be reached; retry shortly")
 		e.RetryAfter = time.Second
 		return e

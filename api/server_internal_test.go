@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gorunner/gorunner/internal/stacktest"
+	"github.com/gorunner/gorunner/store"
 )
 
 // TestNew: a nil Config takes the defaults (PublicURL has none: it is required), the
@@ -58,12 +59,15 @@ func TestNew(t *testing.T) {
 }
 
 // TestUnexpectedErrors: an error the API does not know is 500 INTERNAL, unless the store
-// could not be reached: a network error is 503 even when the store answers again by the
-// time the error is answered (it restarted), and any error is 503 while the store is down.
+// could not be reached: an error the store marked store.ErrUnreachable is 503 even when
+// the store answers again by the time the error is answered (it restarted), and any
+// error is 503 while the store is down. A network error that is not the store's (an HTTP
+// step's dial refused, the client's own connection reset) is 500: both are performed here
+// on real sockets.
 func TestUnexpectedErrors(t *testing.T) {
 	t.Parallel()
-	refused := fmt.Errorf("reading catalog version: %w",
-		&net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED})
+	dialErr := refusedDial(t)
+	refused := fmt.Errorf("reading catalog version: %w: %w", store.ErrUnreachable, dialErr)
 	up := func(context.Context) error { return nil }
 	down := func(context.Context) error { return errors.New("no store") }
 	for _, tc := range []struct {
@@ -77,6 +81,8 @@ func TestUnexpectedErrors(t *testing.T) {
 		{"a bug, store down", errors.New("bug"), down, http.StatusServiceUnavailable},
 		{"refused, store back up", refused, up, http.StatusServiceUnavailable},
 		{"refused, store down", refused, down, http.StatusServiceUnavailable},
+		{"an HTTP step's dial refused, store up", fmt.Errorf("step fetch: %w", dialErr), up, http.StatusInternalServerError},
+		{"the client's connection reset, store up", fmt.Errorf("reading the body: %w", resetRead(t)), up, http.StatusInternalServerError},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := &Server{cfg: Config{Ready: tc.ready}}
@@ -87,4 +93,38 @@ func TestUnexpectedErrors(t *testing.T) {
 			}
 		})
 	}
+}
+
+// refusedDial dials a port nobody listens on any more and returns the *net.OpError.
+func refusedDial(t *testing.T) error {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := ln.Addr().String()
+	require.NoError(t, ln.Close())
+	_, err = net.Dial("tcp", addr)
+	var opErr *net.OpError
+	require.ErrorAs(t, err, &opErr)
+	require.ErrorIs(t, err, syscall.ECONNREFUSED)
+	return err
+}
+
+// resetRead reads from a connection its peer reset and returns the *net.OpError, as a
+// handler reading a request body gets when its client goes away.
+func resetRead(t *testing.T) error {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	client, err := net.Dial("tcp", ln.Addr().String())
+	require.NoError(t, err)
+	srv, err := ln.Accept()
+	require.NoError(t, err)
+	defer srv.Close()
+	require.NoError(t, client.(*net.TCPConn).SetLinger(0)) // close with a reset
+	require.NoError(t, client.Close())
+	_, err = srv.Read(make([]byte, 1))
+	var opErr *net.OpError
+	require.ErrorAs(t, err, &opErr)
+	return err
 }

@@ -95,7 +95,8 @@ type Store struct {
 }
 
 // Open connects to the Redis named by rawURL (redis://[user:password@]HOST:PORT/DB, with
-// the options go-redis's ParseURL reads) and checks that it answers. A "prefix" query
+// the options go-redis's ParseURL reads) and checks that it answers. Every error of a
+// call that could not reach Redis is store.ErrUnreachable. A "prefix" query
 // parameter sets the key prefix when cfg does not.
 func Open(ctx context.Context, rawURL string, cfg *Config) (*Store, error) {
 	c := cfg.withDefaults()
@@ -118,6 +119,7 @@ func Open(ctx context.Context, rawURL string, cfg *Config) (*Store, error) {
 		return nil, err
 	}
 	s := &Store{rdb: redis.NewClient(opts), k: keys{p: c.Prefix}, scripts: sc, defs: &definitions{}}
+	s.rdb.AddHook(unreachable{})
 	if err := s.Ping(ctx); err != nil {
 		return nil, errors.Join(err, s.rdb.Close())
 	}
