@@ -230,7 +230,8 @@ func (s *Store) run(ctx context.Context, sc *redis.Script, sentinels map[string]
 // restarted, or was flushed) is given it and asked again.
 func (s *Store) evalsha(ctx context.Context, sc *redis.Script, sentinels map[string]error, cmd []any) (any, error) {
 	res, err := s.rdb.Do(ctx, cmd...).Result()
-	if redis.HasErrorPrefix(err, "NOSCRIPT") {
+	// HasErrorPrefix allocates even for a nil error: a script that ran asks nothing of it.
+	if err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
 		if err = sc.Load(ctx, s.rdb).Err(); err == nil {
 			res, err = s.rdb.Do(ctx, cmd...).Result()
 		}
