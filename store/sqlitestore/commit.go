@@ -3,6 +3,7 @@ package sqlitestore
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 )
@@ -53,9 +54,15 @@ func (s *Store) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
 }
 
 // commitLoop is the committer: it takes the requests waiting to write, up to maxBatch, runs
-// them in one transaction and answers them, until the store closes.
+// them in one transaction and answers them, until the store closes; then it hands its
+// connection back.
 func (s *Store) commitLoop() {
 	defer close(s.stopped)
+	defer func() {
+		if s.conn != nil {
+			_ = s.conn.Close()
+		}
+	}()
 	batch := make([]*writeReq, 0, maxBatch)
 	for {
 		select {
@@ -99,9 +106,7 @@ func (s *Store) commit(batch []*writeReq) {
 // read. A lone request needs no savepoint. If a request lost the transaction, runBatch
 // answers it and returns all the others to run again.
 func (s *Store) runBatch(reqs []*writeReq) (again []*writeReq) {
-	// The transaction belongs to no caller: a caller's cancelled context must not roll back
-	// the others' changes (database/sql rolls a transaction back when its context ends).
-	tx, err := s.db.BeginTx(context.Background(), nil)
+	tx, err := s.begin()
 	if err != nil {
 		for _, req := range reqs {
 			req.answer(fmt.Errorf("beginning transaction: %w", err))
@@ -116,17 +121,14 @@ func (s *Store) runBatch(reqs []*writeReq) (again []*writeReq) {
 	for i, req := range reqs {
 		errs[i] = s.runInSavepoint(tx, req)
 		if errors.Is(errs[i], errTxLost) {
-			_ = tx.Rollback() // already rolled back by SQLite; this hands the connection back
+			s.rollback(tx) // already rolled back by SQLite; this ends database/sql's Tx
 			req.answer(req.err)
 			// The others run again, those that failed too: their errors may have come
 			// from changes now rolled back.
 			return append(reqs[:i:i], reqs[i+1:]...)
 		}
 	}
-	var commitErr error
-	if err := tx.Commit(); err != nil {
-		commitErr = fmt.Errorf("committing transaction: %w", err)
-	}
+	commitErr := s.commitTx(tx)
 	for i, req := range reqs {
 		if errs[i] == nil {
 			req.answer(commitErr)
@@ -140,17 +142,71 @@ func (s *Store) runBatch(reqs []*writeReq) (again []*writeReq) {
 // runAlone runs a batch of one request: its error rolls back the whole transaction.
 func (s *Store) runAlone(tx *sql.Tx, req *writeReq) {
 	if err := req.call(tx); err != nil {
-		if rbErr := tx.Rollback(); rbErr != nil && !errors.Is(rbErr, sql.ErrTxDone) {
-			err = errors.Join(err, fmt.Errorf("rolling back: %w", rbErr))
+		req.answer(errors.Join(err, s.rollback(tx)))
+		return
+	}
+	req.answer(s.commitTx(tx))
+}
+
+// begin starts a transaction on the committer's own connection, kept across transactions
+// so that its page cache stays warm (it wrote those pages) and the kept statements are
+// prepared on it once. A connection gone bad (closed, or reported bad by the driver, which
+// makes database/sql close it) is replaced by one from the pool, once per transaction.
+// Only the committer goroutine uses s.conn, and Close after the committer stopped.
+func (s *Store) begin() (*sql.Tx, error) {
+	// The transaction belongs to no caller: a caller's cancelled context must not roll back
+	// the others' changes (database/sql rolls a transaction back when its context ends).
+	bg := context.Background()
+	for retried := false; ; retried = true {
+		if s.conn == nil {
+			conn, err := s.db.Conn(bg)
+			if err != nil {
+				return nil, fmt.Errorf("taking a connection: %w", err)
+			}
+			s.conn = conn
 		}
-		req.answer(err)
-		return
+		tx, err := s.conn.BeginTx(bg, nil)
+		if err == nil {
+			return tx, nil
+		}
+		s.dropConn()
+		if retried || !(errors.Is(err, sql.ErrConnDone) || errors.Is(err, driver.ErrBadConn)) {
+			return nil, fmt.Errorf("beginning transaction: %w", err)
+		}
 	}
+}
+
+// commitTx commits tx, dropping the committer's connection if that fails: the connection
+// may be left inside the transaction, which would fail every later BEGIN on it.
+func (s *Store) commitTx(tx *sql.Tx) error {
 	if err := tx.Commit(); err != nil {
-		req.answer(fmt.Errorf("committing transaction: %w", err))
+		s.dropConn()
+		return fmt.Errorf("committing transaction: %w", err)
+	}
+	return nil
+}
+
+// rollback rolls tx back, dropping the committer's connection if that fails (see commitTx).
+// A transaction SQLite already rolled back fails its ROLLBACK too, and so costs the
+// connection; that only happens with an interrupted write, a full disk or an I/O error.
+func (s *Store) rollback(tx *sql.Tx) error {
+	err := tx.Rollback()
+	if err == nil || errors.Is(err, sql.ErrTxDone) {
+		return nil
+	}
+	s.dropConn()
+	return fmt.Errorf("rolling back: %w", err)
+}
+
+// dropConn closes the committer's connection for good: reporting it bad makes database/sql
+// close it instead of handing it back to the pool, where it might still be inside a
+// transaction. The next transaction takes a new one.
+func (s *Store) dropConn() {
+	if s.conn == nil {
 		return
 	}
-	req.answer(nil)
+	_ = s.conn.Raw(func(any) error { return driver.ErrBadConn })
+	s.conn = nil
 }
 
 // savepoint statements: one savepoint at a time, released before the next request runs.

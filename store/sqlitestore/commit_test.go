@@ -3,6 +3,7 @@ package sqlitestore
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -14,7 +15,7 @@ import (
 )
 
 // openT opens a store on a fresh file with a table of keys for the tests to write.
-func openT(t *testing.T) (*Store, string) {
+func openT(t testing.TB) (*Store, string) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "commit.db")
 	s, err := Open(context.Background(), path)
@@ -337,4 +338,74 @@ func TestFailedAnsweredAfterCommit(t *testing.T) {
 	require.True(t, committed(t, s, "owner"))
 	require.NoError(t, answered(t, first))
 	require.NoError(t, answered(t, last))
+}
+
+// TestCommitterConn: the committer keeps one connection for its transactions, and replaces
+// it when database/sql closed it: the store goes on writing.
+func TestCommitterConn(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name      string
+		breakConn func(c *sql.Conn) error
+	}{
+		{name: "closed", breakConn: (*sql.Conn).Close},
+		{name: "reported bad by the driver", breakConn: func(c *sql.Conn) error {
+			// What database/sql does with a connection its driver reports bad: closes it.
+			err := c.Raw(func(any) error { return driver.ErrBadConn })
+			if errors.Is(err, driver.ErrBadConn) {
+				return nil
+			}
+			return err
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			s, _ := openT(t)
+			ctx := context.Background()
+			kept := s.conn
+			require.NoError(t, s.write(ctx, insertKey(ctx, s, "before")))
+			require.Same(t, kept, s.conn, "a write took another connection")
+
+			require.NoError(t, tt.breakConn(s.conn))
+			require.NoError(t, s.write(ctx, insertKey(ctx, s, "after")))
+			require.NotSame(t, kept, s.conn)
+			require.True(t, committed(t, s, "before"))
+			require.True(t, committed(t, s, "after"))
+		})
+	}
+}
+
+// TestFailedCommit: a COMMIT that fails (a deferred foreign key left dangling) fails its
+// requests and leaves no transaction open on the committer's connection: the next write
+// commits.
+func TestFailedCommit(t *testing.T) {
+	t.Parallel()
+	s, _ := openT(t)
+	ctx := context.Background()
+	require.NoError(t, s.write(ctx, func(tx *sql.Tx) error {
+		_, err := tx.Exec(`CREATE TABLE test_refs (k TEXT REFERENCES test_keys (k) DEFERRABLE INITIALLY DEFERRED)`)
+		return err
+	}))
+	dangling := func(tx *sql.Tx) error {
+		if err := insertKey(ctx, s, "dangling")(tx); err != nil {
+			return err
+		}
+		_, err := tx.Exec(`INSERT INTO test_refs (k) VALUES ('missing')`)
+		return err
+	}
+	for _, batch := range [][]*writeReq{
+		{request(ctx, dangling)},
+		{request(ctx, insertKey(ctx, s, "sharing")), request(ctx, dangling)},
+	} {
+		s.commit(batch)
+		for _, req := range batch {
+			require.ErrorContains(t, answered(t, req), "committing transaction")
+		}
+		require.NoError(t, s.write(ctx, insertKey(ctx, s, fmt.Sprint("after", len(batch)))))
+	}
+	require.False(t, committed(t, s, "dangling"))
+	require.False(t, committed(t, s, "sharing"))
+	require.True(t, committed(t, s, "after1"))
+	require.True(t, committed(t, s, "after2"))
 }

@@ -81,6 +81,7 @@ const (
 // sharing one file.
 type Store struct {
 	db        *sql.DB
+	conn      *sql.Conn // the committer's connection, see begin
 	stmts     *stmtCache
 	writes    chan *writeReq
 	closing   chan struct{}
