@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"modernc.org/sqlite"
 )
 
 // openT opens a store on a fresh file with a table of keys for the tests to write.
@@ -408,4 +409,69 @@ func TestFailedCommit(t *testing.T) {
 	require.False(t, committed(t, s, "sharing"))
 	require.True(t, committed(t, s, "after1"))
 	require.True(t, committed(t, s, "after2"))
+}
+
+// cancels maps a test's name to the cancel of the context its write runs with, for the SQL
+// function cancel_ctx(name, x), which cancels it and returns 0.
+var (
+	cancels        sync.Map
+	registerCancel sync.Once
+)
+
+// TestInterruptedWrite has SQLite interrupt a request's statement for real, its context
+// cancelled while the statement runs: a read leaves the transaction (and the committer's
+// connection, which database/sql's pool would have discarded) usable, a write loses it,
+// and either way only that request fails.
+func TestInterruptedWrite(t *testing.T) {
+	t.Parallel()
+	registerCancel.Do(func() {
+		sqlite.MustRegisterScalarFunction("cancel_ctx", 2, func(_ *sqlite.FunctionContext, args []driver.Value) (driver.Value, error) {
+			if cancel, ok := cancels.Load(args[0]); ok {
+				cancel.(context.CancelFunc)()
+			}
+			return int64(0), nil
+		})
+	})
+	const endless = `WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) `
+	tests := []struct {
+		name, query string
+		lone        bool
+	}{
+		{name: "read", query: endless + `SELECT count(*) FROM c WHERE cancel_ctx(?, x)`, lone: true},
+		{name: "write", query: `INSERT INTO test_keys (k) ` + endless + `SELECT 'interrupted' FROM c WHERE cancel_ctx(?, x)`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			s, _ := openT(t)
+			bg := context.Background()
+			ctx, cancel := context.WithCancel(bg)
+			defer cancel()
+			cancels.Store(t.Name(), cancel)
+			interrupted := request(ctx, func(tx *sql.Tx) error {
+				if err := insertKey(bg, s, "interrupted")(tx); err != nil {
+					return err
+				}
+				_, err := s.in(tx).ExecContext(ctx, tt.query, t.Name())
+				return err
+			})
+			var others []*writeReq
+			if !tt.lone {
+				others = []*writeReq{request(bg, insertKey(bg, s, "k0")), request(bg, insertKey(bg, s, "k1"))}
+			}
+			kept := s.conn
+			s.commit(append([]*writeReq{interrupted}, others...))
+			require.ErrorIs(t, answered(t, interrupted), context.Canceled)
+			for i, req := range others {
+				require.NoError(t, answered(t, req))
+				require.True(t, committed(t, s, fmt.Sprint("k", i)))
+			}
+			if tt.lone {
+				require.Same(t, kept, s.conn, "an interrupted read cost the connection")
+			}
+			require.NoError(t, s.write(bg, insertKey(bg, s, "after")))
+			require.False(t, committed(t, s, "interrupted"))
+			require.True(t, committed(t, s, "after"))
+		})
+	}
 }
