@@ -121,7 +121,7 @@ func (s *Store) runBatch(reqs []*writeReq) (again []*writeReq) {
 	for i, req := range reqs {
 		errs[i] = s.runInSavepoint(tx, req)
 		if errors.Is(errs[i], errTxLost) {
-			s.rollback(tx) // already rolled back by SQLite; this ends database/sql's Tx
+			_ = s.rollback(tx) // already rolled back by SQLite; this ends database/sql's Tx
 			req.answer(req.err)
 			// The others run again, those that failed too: their errors may have come
 			// from changes now rolled back.
@@ -152,7 +152,7 @@ func (s *Store) runAlone(tx *sql.Tx, req *writeReq) {
 // so that its page cache stays warm (it wrote those pages) and the kept statements are
 // prepared on it once. A connection gone bad (closed, or reported bad by the driver, which
 // makes database/sql close it) is replaced by one from the pool, once per transaction.
-// Only the committer goroutine uses s.conn, and Close after the committer stopped.
+// Only the committer goroutine uses s.conn.
 func (s *Store) begin() (*sql.Tx, error) {
 	// The transaction belongs to no caller: a caller's cancelled context must not roll back
 	// the others' changes (database/sql rolls a transaction back when its context ends).
@@ -171,7 +171,7 @@ func (s *Store) begin() (*sql.Tx, error) {
 		}
 		s.dropConn()
 		if retried || !(errors.Is(err, sql.ErrConnDone) || errors.Is(err, driver.ErrBadConn)) {
-			return nil, fmt.Errorf("beginning transaction: %w", err)
+			return nil, err
 		}
 	}
 }
