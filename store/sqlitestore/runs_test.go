@@ -60,3 +60,42 @@ func TestRunStepsInOneRead(t *testing.T) {
 		})
 	}
 }
+
+// TestEndedRunStepsInItsRow: a run admitted already ended writes its step records in its
+// own row, no run_steps rows, and reads them back as a run admitted live does from its rows.
+func TestEndedRunStepsInItsRow(t *testing.T) {
+	t.Parallel()
+	s, _ := openT(t)
+	ctx := context.Background()
+	now := time.Now()
+	steps := func() []*runner.StepRecord {
+		return []*runner.StepRecord{{ID: "a", Status: runner.StepCompleted, Attempts: 1, Output: []byte(`{"n":1}`)},
+			{ID: "b", Status: runner.StepSkipped}}
+	}
+	for _, tc := range []struct {
+		id       string
+		status   runner.Status
+		finished *time.Time
+		rows     int
+	}{
+		{"ended", runner.StatusCompleted, &now, 0},
+		{"live", runner.StatusRunning, nil, 2},
+	} {
+		r := &runner.Run{ID: tc.id, WorkflowID: "w", Workflow: "w", Environment: runner.EnvProduction,
+			Status: tc.status, CreatedAt: now, StartedAt: &now, FinishedAt: tc.finished, Steps: steps()}
+		_, err := s.CreateRun(ctx, runner.CreateRunParams{Run: r})
+		require.NoError(t, err)
+		var rows int
+		require.NoError(t, s.db.QueryRow(`SELECT count(*) FROM run_steps WHERE run_id = ?`, tc.id).Scan(&rows))
+		require.Equal(t, tc.rows, rows, tc.id)
+		got, err := s.GetRun(ctx, tc.id)
+		require.NoError(t, err)
+		require.Equal(t, steps(), got.Steps, tc.id)
+	}
+	runs, _, err := s.ListRuns(ctx, runner.ListRunsParams{})
+	require.NoError(t, err)
+	require.Len(t, runs, 2)
+	for _, r := range runs {
+		require.Equal(t, steps(), r.Steps, r.ID)
+	}
+}
