@@ -70,10 +70,10 @@ func TestMigrateStepsToRows(t *testing.T) {
 }
 
 // TestMigrateEndedRunsLean opens a database at the schema before migration 13, holding
-// runs of every kind with their steps in run_steps, and finds them read the same: their
-// steps, and each list by status in the same
-// order, with runs written after the migration, whose ended runs keep their steps in their
-// own row.
+// runs of every kind with their steps in run_steps, and finds them read the same, their
+// steps and each list by status, page by page and in order, with runs written after the
+// migration (whose ended runs keep their steps in their own row, and whose completed runs
+// are in no status index).
 func TestMigrateEndedRunsLean(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()

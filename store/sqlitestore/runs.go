@@ -255,38 +255,12 @@ type runCursor struct {
 // ListRuns lists runs newest first (created_at, then ID, descending), filtered by workflow,
 // status, environment, task and readability.
 func (s *Store) ListRuns(ctx context.Context, p runner.ListRunsParams) ([]*runner.Run, string, error) {
-	var where []string
-	var args []any
-	if p.Readable != nil {
-		cond, cargs := readableCond(p.Readable)
-		where, args = append(where, cond), append(args, cargs...)
-	}
-	if p.WorkflowID != "" {
-		where, args = append(where, "workflow_id = ?"), append(args, p.WorkflowID)
-	}
-	if p.Status != "" {
-		where, args = append(where, "status = ?"), append(args, p.Status)
-	}
-	if p.Environment != "" {
-		where, args = append(where, "environment = ?"), append(args, p.Environment)
-	}
-	if p.Task {
-		where = append(where, "task = 1") // literal, so that the partial index runs_tasks serves it
-	}
-	if p.Cursor != "" {
-		var c runCursor
-		if err := storecodec.DecodeCursor(p.Cursor, &c, runner.ErrInvalidCursor); err != nil {
-			return nil, "", err
-		}
-		where = append(where, "(created_at < ? OR (created_at = ? AND id < ?))")
-		args = append(args, c.CreatedAt, c.CreatedAt, c.ID)
-	}
-	query := `SELECT ` + runSelect + ` FROM runs`
-	if len(where) > 0 {
-		query += ` WHERE ` + strings.Join(where, " AND ")
+	query, args, err := listRunsQuery(p)
+	if err != nil {
+		return nil, "", err
 	}
 	limit := limits.Page(p.Limit)
-	rows, err := s.q().QueryContext(ctx, query+` ORDER BY created_at DESC, id DESC LIMIT ?`, append(args, limit+1)...)
+	rows, err := s.q().QueryContext(ctx, query, append(args, limit+1)...)
 	var runs []*runner.Run
 	if err == nil {
 		runs, err = collect(rows, scanRun)
@@ -301,6 +275,46 @@ func (s *Store) ListRuns(ctx context.Context, p runner.ListRunsParams) ([]*runne
 	last := runs[limit-1]
 	next, err := storecodec.EncodeCursor(runCursor{CreatedAt: nanos(last.CreatedAt), ID: last.ID})
 	return runs, next, err
+}
+
+// listRunsQuery is ListRuns's query and its arguments but the last, the limit.
+func listRunsQuery(p runner.ListRunsParams) (string, []any, error) {
+	var where []string
+	var args []any
+	if p.Readable != nil {
+		cond, cargs := readableCond(p.Readable)
+		where, args = append(where, cond), append(args, cargs...)
+	}
+	if p.WorkflowID != "" {
+		where, args = append(where, "workflow_id = ?"), append(args, p.WorkflowID)
+	}
+	if p.Status != "" {
+		where, args = append(where, "status = ?"), append(args, p.Status)
+	}
+	if p.Status != "" && p.Status != runner.StatusCompleted {
+		// literal, so that the partial index runs_status_created serves it; completed runs
+		// are not in it, and a list of them walks runs_created
+		where = append(where, "status != 'completed'")
+	}
+	if p.Environment != "" {
+		where, args = append(where, "environment = ?"), append(args, p.Environment)
+	}
+	if p.Task {
+		where = append(where, "task = 1") // literal, so that the partial index runs_tasks serves it
+	}
+	if p.Cursor != "" {
+		var c runCursor
+		if err := storecodec.DecodeCursor(p.Cursor, &c, runner.ErrInvalidCursor); err != nil {
+			return "", nil, err
+		}
+		where = append(where, "(created_at < ? OR (created_at = ? AND id < ?))")
+		args = append(args, c.CreatedAt, c.CreatedAt, c.ID)
+	}
+	query := `SELECT ` + runSelect + ` FROM runs`
+	if len(where) > 0 {
+		query += ` WHERE ` + strings.Join(where, " AND ")
+	}
+	return query + ` ORDER BY created_at DESC, id DESC LIMIT ?`, args, nil
 }
 
 // readableCond is the SQL condition of a runner.Readable: started by the principal, or of
