@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -66,4 +67,79 @@ func TestMigrateStepsToRows(t *testing.T) {
 
 	_, err = sqlitestore.Open(ctx, path)
 	require.NoError(t, err, "reopening applies nothing twice")
+}
+
+// TestMigrateEndedRunsLean opens a database at the schema before migration 13, holding
+// runs of every kind with their steps in run_steps, and finds them read the same, their
+// steps and each list by status, page by page and in order, with runs written after the
+// migration (whose ended runs keep their steps in their own row, and whose completed runs
+// are in no status index).
+func TestMigrateEndedRunsLean(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "v12.db")
+	db, err := sql.Open("sqlite", "file:"+path)
+	require.NoError(t, err)
+	_, err = db.ExecContext(ctx, `CREATE TABLE schema_migrations (
+		version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)`)
+	require.NoError(t, err)
+	names, err := filepath.Glob("migrations/00*.sql")
+	require.NoError(t, err)
+	for v, name := range names[:12] {
+		b, err := os.ReadFile(name)
+		require.NoError(t, err)
+		_, err = db.ExecContext(ctx, string(b))
+		require.NoError(t, err, name)
+		_, err = db.ExecContext(ctx, `INSERT INTO schema_migrations VALUES (?, ?, 0)`, v+1, filepath.Base(name))
+		require.NoError(t, err)
+	}
+	for i, status := range []runner.Status{runner.StatusCompleted, runner.StatusFailed, runner.StatusRunning, runner.StatusCompleted} {
+		id := fmt.Sprintf("old%d", i)
+		_, err = db.ExecContext(ctx, `INSERT INTO runs (id, workflow_id, workflow, version, environment, status,
+			input, output, created_at) VALUES (?, 'wf', 'wf', 1, 'production', ?, '{}', 'null', ?)`, id, status, i+1)
+		require.NoError(t, err)
+		_, err = db.ExecContext(ctx, `INSERT INTO run_steps (run_id, idx, data) VALUES (?, 0, ?), (?, 1, ?)`,
+			id, []byte(`{"id":"a","status":"completed","attempts":1}`), id, []byte(`{"id":"b","status":"pending"}`))
+		require.NoError(t, err)
+	}
+	require.NoError(t, db.Close())
+
+	s := open(t, path)
+	now := time.Unix(0, 10)
+	for i, status := range []runner.Status{runner.StatusCompleted, runner.StatusFailed} {
+		r := &runner.Run{ID: fmt.Sprintf("new%d", i), WorkflowID: "wf", Workflow: "wf", Environment: runner.EnvProduction,
+			Status: status, CreatedAt: now.Add(time.Duration(i)), StartedAt: &now, FinishedAt: &now,
+			Steps: []*runner.StepRecord{{ID: "a", Status: runner.StepCompleted, Attempts: 1}}}
+		_, err := s.CreateRun(ctx, runner.CreateRunParams{Run: r})
+		require.NoError(t, err)
+	}
+	for _, id := range []string{"old0", "old1", "old2", "old3"} {
+		r, err := s.GetRun(ctx, id)
+		require.NoError(t, err)
+		require.Len(t, r.Steps, 2, id)
+		require.Equal(t, []string{"a", "b"}, []string{r.Steps[0].ID, r.Steps[1].ID}, id)
+		require.Equal(t, runner.StepPending, r.Steps[1].Status, id)
+	}
+	for status, want := range map[runner.Status][]string{
+		"":                     {"new1", "new0", "old3", "old2", "old1", "old0"},
+		runner.StatusCompleted: {"new0", "old3", "old0"},
+		runner.StatusFailed:    {"new1", "old1"},
+		runner.StatusRunning:   {"old2"},
+	} {
+		var got []string
+		p := runner.ListRunsParams{Status: status, Limit: 1}
+		for {
+			runs, next, err := s.ListRuns(ctx, p)
+			require.NoError(t, err)
+			for _, r := range runs {
+				require.NotEmpty(t, r.Steps, r.ID)
+				got = append(got, r.ID)
+			}
+			if next == "" {
+				break
+			}
+			p.Cursor = next
+		}
+		require.Equal(t, want, got, "status %q, a page of one at a time", status)
+	}
 }

@@ -17,14 +17,16 @@ const runCols = `id, workflow_id, workflow, version, environment, status, input,
 	waiting_on, rerun_of, created_at, started_at, finished_at, definition, wake_at, cancel_requested,
 	start_token, parent_run_id, depth, claims, started_by, task`
 
-// stepsCol reads a run's step records (one row each in run_steps) as one JSON array, in
-// the correlated subquery that lets one statement read a run with its steps. Each row is a
-// JSON object (storecodec.EncodeStep), so joining them needs no JSON parsing in SQLite.
-// Indexes other than exactly 0 … n-1 yield a text that is not an array (no steps: NULL).
-const stepsCol = `(SELECT CASE WHEN min(idx) = 0 AND max(idx) = count(*) - 1
+// stepsCol reads a run's step records as one JSON array: its own steps column, for a run
+// admitted already ended (see insertRun), else its run_steps rows (one each) in the
+// correlated subquery that lets one statement read a run with its steps; coalesce runs the
+// subquery only when the column is NULL. Each row is a JSON object (storecodec.EncodeStep),
+// so joining them needs no JSON parsing in SQLite. Indexes other than exactly 0 … n-1 yield
+// a text that is not an array (no steps: NULL).
+const stepsCol = `coalesce(runs.steps, (SELECT CASE WHEN min(idx) = 0 AND max(idx) = count(*) - 1
 		THEN '[' || group_concat(data, ',' ORDER BY idx) || ']'
 		ELSE 'step indexes ' || min(idx) || ' to ' || max(idx) || ' for ' || count(*) || ' steps' END
-	FROM run_steps WHERE run_steps.run_id = runs.id)`
+	FROM run_steps WHERE run_steps.run_id = runs.id))`
 
 // runSelect is what a read of runs selects: runCols, the count of answers that did not
 // fit a hook's question (written by MissAsk only), then stepsCol.
@@ -185,23 +187,49 @@ func admitEnd(ctx context.Context, q querier, p runner.CreateRunParams) error {
 	return nil
 }
 
-// insertRun writes a new run's row, leased to p.Owner when set, and its step records.
+// insertRun writes a new run's row, leased to p.Owner when set, and its step records. A run
+// admitted already ended is never saved again (it holds no lease, and SaveRun needs one):
+// its steps go in its own row, which spares a run_steps page and a statement per step.
 func insertRun(ctx context.Context, q querier, p runner.CreateRunParams, st storecodec.RunState) error {
 	r, claims := p.Run, 0
 	if p.Owner != "" {
 		claims = 1
 	}
-	_, err := q.ExecContext(ctx, `INSERT INTO runs (`+runCols+`, lease_owner, lease_until)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	var steps []byte
+	if r.Status.Terminal() {
+		steps = stepsArray(st.Steps)
+	}
+	_, err := q.ExecContext(ctx, `INSERT INTO runs (`+runCols+`, lease_owner, lease_until, steps)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		r.ID, r.WorkflowID, r.Workflow, r.Version, r.Environment, r.Status, []byte(r.Input),
 		[]byte(r.Output), st.Error, st.WaitingOn, r.RerunOf, nanos(r.CreatedAt),
 		nanosPtr(r.StartedAt), nanosPtr(r.FinishedAt), []byte(r.Definition), nanos(r.WakeAt),
 		r.CancelRequested, r.StartToken, r.ParentRunID, r.Depth, claims, r.StartedBy, r.Task,
-		p.Owner, nanos(p.LeaseUntil))
-	if err != nil {
+		p.Owner, nanos(p.LeaseUntil), steps)
+	if err != nil || steps != nil {
 		return err
 	}
 	return writeSteps(ctx, q, r.ID, st.Steps)
+}
+
+// stepsArray joins every step record of a run (indexes 0 … n-1, in order) into the JSON
+// array stepsCol reads; nil for none.
+func stepsArray(steps []storecodec.EncodedStep) []byte {
+	if len(steps) == 0 {
+		return nil
+	}
+	n := 1
+	for _, st := range steps {
+		n += len(st.Data) + 1
+	}
+	b := append(make([]byte, 0, n), '[')
+	for i, st := range steps {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, st.Data...)
+	}
+	return append(b, ']')
 }
 
 // GetRun returns a run with its steps; unknown → runner.ErrNotFound. It is one statement,
@@ -227,38 +255,12 @@ type runCursor struct {
 // ListRuns lists runs newest first (created_at, then ID, descending), filtered by workflow,
 // status, environment, task and readability.
 func (s *Store) ListRuns(ctx context.Context, p runner.ListRunsParams) ([]*runner.Run, string, error) {
-	var where []string
-	var args []any
-	if p.Readable != nil {
-		cond, cargs := readableCond(p.Readable)
-		where, args = append(where, cond), append(args, cargs...)
-	}
-	if p.WorkflowID != "" {
-		where, args = append(where, "workflow_id = ?"), append(args, p.WorkflowID)
-	}
-	if p.Status != "" {
-		where, args = append(where, "status = ?"), append(args, p.Status)
-	}
-	if p.Environment != "" {
-		where, args = append(where, "environment = ?"), append(args, p.Environment)
-	}
-	if p.Task {
-		where = append(where, "task = 1") // literal, so that the partial index runs_tasks serves it
-	}
-	if p.Cursor != "" {
-		var c runCursor
-		if err := storecodec.DecodeCursor(p.Cursor, &c, runner.ErrInvalidCursor); err != nil {
-			return nil, "", err
-		}
-		where = append(where, "(created_at < ? OR (created_at = ? AND id < ?))")
-		args = append(args, c.CreatedAt, c.CreatedAt, c.ID)
-	}
-	query := `SELECT ` + runSelect + ` FROM runs`
-	if len(where) > 0 {
-		query += ` WHERE ` + strings.Join(where, " AND ")
+	query, args, err := listRunsQuery(p)
+	if err != nil {
+		return nil, "", err
 	}
 	limit := limits.Page(p.Limit)
-	rows, err := s.q().QueryContext(ctx, query+` ORDER BY created_at DESC, id DESC LIMIT ?`, append(args, limit+1)...)
+	rows, err := s.q().QueryContext(ctx, query, append(args, limit+1)...)
 	var runs []*runner.Run
 	if err == nil {
 		runs, err = collect(rows, scanRun)
@@ -273,6 +275,46 @@ func (s *Store) ListRuns(ctx context.Context, p runner.ListRunsParams) ([]*runne
 	last := runs[limit-1]
 	next, err := storecodec.EncodeCursor(runCursor{CreatedAt: nanos(last.CreatedAt), ID: last.ID})
 	return runs, next, err
+}
+
+// listRunsQuery is ListRuns's query and its arguments but the last, the limit.
+func listRunsQuery(p runner.ListRunsParams) (string, []any, error) {
+	var where []string
+	var args []any
+	if p.Readable != nil {
+		cond, cargs := readableCond(p.Readable)
+		where, args = append(where, cond), append(args, cargs...)
+	}
+	if p.WorkflowID != "" {
+		where, args = append(where, "workflow_id = ?"), append(args, p.WorkflowID)
+	}
+	if p.Status != "" {
+		where, args = append(where, "status = ?"), append(args, p.Status)
+	}
+	if p.Status != "" && p.Status != runner.StatusCompleted {
+		// literal, so that the partial index runs_status_created serves it; completed runs
+		// are not in it, and a list of them walks runs_created
+		where = append(where, "status != 'completed'")
+	}
+	if p.Environment != "" {
+		where, args = append(where, "environment = ?"), append(args, p.Environment)
+	}
+	if p.Task {
+		where = append(where, "task = 1") // literal, so that the partial index runs_tasks serves it
+	}
+	if p.Cursor != "" {
+		var c runCursor
+		if err := storecodec.DecodeCursor(p.Cursor, &c, runner.ErrInvalidCursor); err != nil {
+			return "", nil, err
+		}
+		where = append(where, "(created_at < ? OR (created_at = ? AND id < ?))")
+		args = append(args, c.CreatedAt, c.CreatedAt, c.ID)
+	}
+	query := `SELECT ` + runSelect + ` FROM runs`
+	if len(where) > 0 {
+		query += ` WHERE ` + strings.Join(where, " AND ")
+	}
+	return query + ` ORDER BY created_at DESC, id DESC LIMIT ?`, args, nil
 }
 
 // readableCond is the SQL condition of a runner.Readable: started by the principal, or of

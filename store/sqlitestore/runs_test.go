@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gorunner/gorunner/runner"
+	"github.com/gorunner/gorunner/store/storecodec"
 )
 
 // TestRunStepsInOneRead: GetRun reads the step rows with the run, in index order, and
@@ -58,5 +59,99 @@ func TestRunStepsInOneRead(t *testing.T) {
 			}
 			require.Equal(t, append([]string{}, tt.steps...), ids)
 		})
+	}
+}
+
+// TestListRunsPlans: a list by a status other than completed reads the partial index
+// runs_status_created, in its order (no sort), which it may only because its WHERE holds the
+// index's own condition; a list of completed runs, which that index leaves out, walks
+// runs_created in its order, as an unfiltered list does.
+func TestListRunsPlans(t *testing.T) {
+	t.Parallel()
+	s, _ := openT(t)
+	cursor := runCursor{CreatedAt: 5, ID: "r"}
+	for _, tc := range []struct {
+		name  string
+		p     runner.ListRunsParams
+		index string
+	}{
+		{"failed", runner.ListRunsParams{Status: runner.StatusFailed}, "runs_status_created (status=?)"},
+		{"waiting, after a cursor", runner.ListRunsParams{Status: runner.StatusWaiting, Cursor: encodeCursor(t, cursor)}, "runs_status_created (status=?"},
+		{"completed", runner.ListRunsParams{Status: runner.StatusCompleted}, "SCAN runs USING INDEX runs_created"},
+		{"completed, after a cursor", runner.ListRunsParams{Status: runner.StatusCompleted, Cursor: encodeCursor(t, cursor)}, "runs_created"},
+		{"any", runner.ListRunsParams{}, "SCAN runs USING INDEX runs_created"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			query, args, err := listRunsQuery(tc.p)
+			require.NoError(t, err)
+			plan := explain(t, s, query, append(args, 10)...)
+			require.Contains(t, plan[0], tc.index, "%q", plan)
+			for _, step := range plan {
+				require.NotContains(t, step, "TEMP B-TREE FOR ORDER BY", "%q", plan)
+			}
+		})
+	}
+}
+
+// explain returns the detail of each step of query's plan.
+func explain(t *testing.T, s *Store, query string, args ...any) []string {
+	t.Helper()
+	rows, err := s.db.QueryContext(context.Background(), `EXPLAIN QUERY PLAN `+query, args...)
+	require.NoError(t, err)
+	defer rows.Close()
+	var plan []string
+	for rows.Next() {
+		var id, parent, unused int
+		var detail string
+		require.NoError(t, rows.Scan(&id, &parent, &unused, &detail))
+		plan = append(plan, detail)
+	}
+	require.NoError(t, rows.Err())
+	return plan
+}
+
+func encodeCursor(t *testing.T, c runCursor) string {
+	t.Helper()
+	s, err := storecodec.EncodeCursor(c)
+	require.NoError(t, err)
+	return s
+}
+
+// TestEndedRunStepsInItsRow: a run admitted already ended writes its step records in its
+// own row, no run_steps rows, and reads them back as a run admitted live does from its rows.
+func TestEndedRunStepsInItsRow(t *testing.T) {
+	t.Parallel()
+	s, _ := openT(t)
+	ctx := context.Background()
+	now := time.Now()
+	steps := func() []*runner.StepRecord {
+		return []*runner.StepRecord{{ID: "a", Status: runner.StepCompleted, Attempts: 1, Output: []byte(`{"n":1}`)},
+			{ID: "b", Status: runner.StepSkipped}}
+	}
+	for _, tc := range []struct {
+		id       string
+		status   runner.Status
+		finished *time.Time
+		rows     int
+	}{
+		{"ended", runner.StatusCompleted, &now, 0},
+		{"live", runner.StatusRunning, nil, 2},
+	} {
+		r := &runner.Run{ID: tc.id, WorkflowID: "w", Workflow: "w", Environment: runner.EnvProduction,
+			Status: tc.status, CreatedAt: now, StartedAt: &now, FinishedAt: tc.finished, Steps: steps()}
+		_, err := s.CreateRun(ctx, runner.CreateRunParams{Run: r})
+		require.NoError(t, err)
+		var rows int
+		require.NoError(t, s.db.QueryRow(`SELECT count(*) FROM run_steps WHERE run_id = ?`, tc.id).Scan(&rows))
+		require.Equal(t, tc.rows, rows, tc.id)
+		got, err := s.GetRun(ctx, tc.id)
+		require.NoError(t, err)
+		require.Equal(t, steps(), got.Steps, tc.id)
+	}
+	runs, _, err := s.ListRuns(ctx, runner.ListRunsParams{})
+	require.NoError(t, err)
+	require.Len(t, runs, 2)
+	for _, r := range runs {
+		require.Equal(t, steps(), r.Steps, r.ID)
 	}
 }
