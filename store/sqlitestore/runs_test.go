@@ -65,7 +65,8 @@ func TestRunStepsInOneRead(t *testing.T) {
 // TestListRunsPlans: a list by a status other than completed reads the partial index
 // runs_status_created, in its order (no sort), which it may only because its WHERE holds the
 // index's own condition; a list of completed runs, which that index leaves out, walks
-// runs_created in its order, as an unfiltered list does.
+// runs_created in its order, as an unfiltered list does. A principal's own runs and tasks
+// read their ascending indexes backwards, newest first, without a sort either.
 func TestListRunsPlans(t *testing.T) {
 	t.Parallel()
 	s, _ := openT(t)
@@ -80,6 +81,9 @@ func TestListRunsPlans(t *testing.T) {
 		{"completed", runner.ListRunsParams{Status: runner.StatusCompleted}, "SCAN runs USING INDEX runs_created"},
 		{"completed, after a cursor", runner.ListRunsParams{Status: runner.StatusCompleted, Cursor: encodeCursor(t, cursor)}, "runs_created"},
 		{"any", runner.ListRunsParams{}, "SCAN runs USING INDEX runs_created"},
+		{"own", runner.ListRunsParams{Readable: &runner.Readable{StartedBy: "p"}}, "runs_started_by (started_by=?)"},
+		{"own, after a cursor", runner.ListRunsParams{Readable: &runner.Readable{StartedBy: "p"}, Cursor: encodeCursor(t, cursor)}, "runs_started_by (started_by=?"},
+		{"own tasks", runner.ListRunsParams{Readable: &runner.Readable{StartedBy: "p"}, Environment: runner.EnvProduction, Task: true}, "runs_tasks (started_by=? AND environment=?)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			query, args, err := listRunsQuery(tc.p)
