@@ -139,19 +139,10 @@ func TestStdioCancelOvertakesNoCall(t *testing.T) {
 				<-release
 			}
 			c := serveStdioPipe(t, s)
-			c.send(t, `{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
-			c.answer(t, `"init"`)
-			c.send(t, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
-			c.send(t, `{"jsonrpc":"2.0","id":"ready","method":"ping"}`)
-			c.answer(t, `"ready"`) // mcp-go has read notifications/initialized
-
+			c.initialize(t)
 			c.send(t, call)
-			select {
-			case <-entered:
-			case <-time.After(10 * time.Second):
-				require.FailNow(t, "the call never reached the session's workers")
-			}
-			c.send(t, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1,"reason":"no longer needed"}}`)
+			awaitEntered(t, entered)
+			c.send(t, cancelLine(1))
 			c.send(t, `{"jsonrpc":"2.0","id":"after","method":"ping"}`)
 			c.answer(t, `"after"`)
 			close(release)
@@ -167,6 +158,71 @@ func TestStdioCancelOvertakesNoCall(t *testing.T) {
 				require.NotEqual(t, float64(1), m["id"], "a cancelled call is not answered: %v", m)
 			}
 		})
+	}
+}
+
+// TestStdioCancelOfAQueuedCall: with MaxStdioCalls calls held on a stdio session's
+// workers, one more waits in the session's queue. Cancelled there, it is never run; the
+// held ones, cancelled while held, are run with their context cancelled; none is answered.
+func TestStdioCancelOfAQueuedCall(t *testing.T) {
+	s := heldServer(t)
+	entered, release := make(chan struct{}, MaxStdioCalls+1), make(chan struct{})
+	s.beforeStdioCall = func() {
+		entered <- struct{}{}
+		<-release
+	}
+	c := serveStdioPipe(t, s)
+	c.initialize(t)
+	call := func(id int) string {
+		return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"held","arguments":{}}}`, id)
+	}
+	for id := 1; id <= MaxStdioCalls; id++ {
+		c.send(t, call(id))
+	}
+	for range MaxStdioCalls {
+		awaitEntered(t, entered)
+	}
+	queued := MaxStdioCalls + 1
+	c.send(t, call(queued))
+	for id := 1; id <= queued; id++ {
+		c.send(t, cancelLine(id))
+	}
+	c.send(t, `{"jsonrpc":"2.0","id":"after","method":"ping"}`)
+	before := c.answer(t, `"after"`)
+	close(release)
+	require.NoError(t, c.in.Close())
+	for m := range c.msgs { // closed once ServeStdio has returned: every worker is done
+		before = append(before, m)
+	}
+	for _, m := range before {
+		require.NotContains(t, m, "id", "a cancelled call is not answered: %v", m)
+	}
+	require.Empty(t, entered, "the queued call ran although cancelled")
+}
+
+// initialize opens a 2025-11-25 session, and waits until mcp-go has read
+// notifications/initialized.
+func (p *stdioPipe) initialize(t *testing.T) {
+	t.Helper()
+	p.send(t, `{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+	p.answer(t, `"init"`)
+	p.send(t, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	p.send(t, `{"jsonrpc":"2.0","id":"ready","method":"ping"}`)
+	p.answer(t, `"ready"`) // read after notifications/initialized, in order
+}
+
+// cancelLine is notifications/cancelled naming request id.
+func cancelLine(id int) string {
+	return fmt.Sprintf(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":%d,"reason":"no longer needed"}}`, id)
+}
+
+// awaitEntered waits for a call to reach Server.beforeStdioCall.
+func awaitEntered(t *testing.T, entered <-chan struct{}) {
+	t.Helper()
+	select {
+	case <-entered:
+	case <-time.After(10 * time.Second):
+		require.FailNow(t, "the call never reached the session's workers")
 	}
 }
 
