@@ -137,6 +137,9 @@ type Server struct {
 	envs   map[string]*environment
 	// metrics count the tool calls of every environment.
 	metrics *metrics
+	// beforeStdioCall, when set (tests), runs on a stdio session's worker before it hands a
+	// tools/call to MCPServer.HandleMessage.
+	beforeStdioCall func()
 	// companionSchemas are the compiled input schemas of the companion tools, by name.
 	companionSchemas map[string]*schemas.InputSchema
 	// origins are the normalised origins browsers may call /mcp from.

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"unicode/utf8"
@@ -37,19 +39,26 @@ import (
 // decoder's, and valid UTF-8 (json.Valid lets invalid UTF-8 in strings pass, which the
 // task layer answers).
 func plainToolsCall(line []byte) bool {
+	_, ok := plainCallID(line)
+	return ok
+}
+
+// plainCallID is plainToolsCall, returning the call's id as it is in line.
+func plainCallID(line []byte) (id []byte, ok bool) {
 	// The method is matched byte for byte: a line without it is no plain call, and is told
 	// so before the validity checks read it all.
 	if !bytes.Contains(line, toolsCallMethod) || bytes.IndexByte(line, '\\') >= 0 || !utf8.Valid(line) || !json.Valid(line) {
-		return false
+		return nil, false
 	}
 	var methods, ids, params int
-	ok := eachMember(line, func(key, val []byte) bool {
+	ok = eachMember(line, func(key, val []byte) bool {
 		switch {
 		case bytes.EqualFold(key, []byte("method")):
 			methods++
 			return bytes.Equal(val, toolsCallMethod)
 		case bytes.EqualFold(key, []byte("id")):
 			ids++
+			id = val
 			return val[0] == '"' || val[0] == '-' || ('0' <= val[0] && val[0] <= '9')
 		case bytes.EqualFold(key, []byte("params")):
 			params++
@@ -59,7 +68,7 @@ func plainToolsCall(line []byte) bool {
 		}
 		return true
 	})
-	return ok && methods == 1 && ids == 1 && params <= 1
+	return id, ok && methods == 1 && ids == 1 && params <= 1
 }
 
 // toolsCallMethod is the method member's value of a tools/call, as plainToolsCall takes it.
@@ -160,28 +169,50 @@ func skipValue(v []byte, i int) int {
 	return i
 }
 
-// stdioCalls runs the plain tools/calls of one stdio session on workers of its own, in
-// the context mcp-go's stdio server serves the session in (its session, the principal), as
+// stdioCalls runs the tools/calls of one stdio session on workers of its own, in the
+// context mcp-go's stdio server serves the session in (its session, the principal), as
 // mcp-go's tool call workers would; a call finding no idle worker starts one, so calls that
-// wait for their runs never hold up others. At most MaxStdioCalls are in flight: past it a
-// call takes mcp-go's way, whose bounded queue (and then its read loop) holds it, so a
-// client sending calls faster than they end cannot make the process hold them all.
+// wait for their runs never hold up others. At most MaxStdioCalls run at once; the ones
+// past it wait in a queue of MaxQueuedStdioCalls for the next worker free, and past that the
+// read loop waits, so a client sending calls faster than they end cannot make the process
+// hold them all.
+//
+// The read loop registers each call it takes under its request ID before any later line is
+// read, and answers a notifications/cancelled naming it (cancel) by cancelling the call's
+// context: the cancel reaches the call in line order, whether the call runs, waits in the
+// queue or has not yet reached MCPServer.HandleMessage (whose own registration, made on the
+// worker, a cancel read meanwhile would miss).
 type stdioCalls struct {
 	s   *Server
 	env *environment
 	out *lineWriter
 	// work hands a call to an idle worker; idle counts them.
-	work chan []byte
+	work chan *stdioCall
 	idle atomic.Int32
-	// inFlight counts the calls taken and not yet answered.
+	// queue holds the calls taken past MaxStdioCalls, for the next worker free.
+	queue chan *stdioCall
+	// inFlight counts the calls running and not yet answered.
 	inFlight atomic.Int32
 
 	mu      sync.Mutex
 	ctx     context.Context // nil until the session is served, and after stop
 	cancel  context.CancelFunc
 	stopped bool
+	calls   map[string]*stdioCall // the calls taken and not yet answered, by callKey
 	wg      sync.WaitGroup
 }
+
+// stdioCall is one tools/call taken: its line, and its context, which a
+// notifications/cancelled naming its request ID cancels (errCallCancelled).
+type stdioCall struct {
+	key    string
+	line   []byte
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+}
+
+// errCallCancelled is the cause of a call's context cancelled by the client.
+var errCallCancelled = errors.New("the client cancelled the request")
 
 // maxIdleStdioWorkers is how many of a stdio session's workers wait for the next call
 // once they answered one; the others end. A worker keeps the stack its calls grew (the
@@ -189,9 +220,14 @@ type stdioCalls struct {
 // growing it again took ~50 µs of CPU a call. (mcp-go's stdio server keeps 5 workers.)
 const maxIdleStdioWorkers = 16
 
-// MaxStdioCalls bounds the plain tools/calls a stdio session runs at once on its own
-// workers; the ones beyond it go through mcp-go's stdio server (5 workers, a queue of 100).
+// MaxStdioCalls bounds the tools/calls a stdio session runs at once on its own workers; the
+// ones beyond it wait in a queue (MaxQueuedStdioCalls).
 const MaxStdioCalls = 64
+
+// MaxQueuedStdioCalls bounds the tools/calls of a stdio session waiting for one of the
+// MaxStdioCalls to end; past it the session reads no more lines until one does (as
+// mcp-go's stdio server, whose queue holds 100, does).
+const MaxQueuedStdioCalls = 100
 
 // reserve counts one more call in flight, unless MaxStdioCalls are.
 func (c *stdioCalls) reserve() bool {
@@ -203,7 +239,8 @@ func (c *stdioCalls) reserve() bool {
 }
 
 func newStdioCalls(s *Server, env *environment, out *lineWriter) *stdioCalls {
-	return &stdioCalls{s: s, env: env, out: out, work: make(chan []byte)}
+	return &stdioCalls{s: s, env: env, out: out, work: make(chan *stdioCall),
+		queue: make(chan *stdioCall, MaxQueuedStdioCalls), calls: map[string]*stdioCall{}}
 }
 
 // serve is the stdio server's context function: it learns the session's context.
@@ -216,54 +253,151 @@ func (c *stdioCalls) serve(ctx context.Context) context.Context {
 	return ctx
 }
 
-// take answers line when it is a plain tools/call of an initialised session (see
-// plainToolsCall), and reports whether it did.
+// take answers line when it is a plain tools/call (see plainToolsCall) of an initialised
+// session, and reports whether it did.
 func (c *stdioCalls) take(line []byte) bool {
-	if !plainToolsCall(line) {
+	id, ok := plainCallID(line)
+	return ok && c.takeCall(line, id)
+}
+
+// takeCall answers line, a tools/call request with ID id that mcp-go's stdio reader would
+// hand to MCPServer.HandleMessage as it is, when the session is initialised, and reports
+// whether it did: on an idle worker or a new one, else, past MaxStdioCalls, through the
+// queue, waiting while it is full. Until notifications/initialized, which mcp-go reads in
+// line order, the call goes the same way, behind it. (mcp-go has one stdio session per
+// process.)
+func (c *stdioCalls) takeCall(line, id []byte) bool {
+	key, ok := callKey(id)
+	if !ok {
 		return false
 	}
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.ctx == nil {
+	ctx := c.ctx
+	if ctx == nil {
+		c.mu.Unlock()
 		return false
 	}
-	// Until notifications/initialized, which mcp-go reads in line order, the call goes
-	// the same way, behind it. (mcp-go has one stdio session per process.)
-	if session := server.ClientSessionFromContext(c.ctx); session == nil || !session.Initialized() || !c.reserve() {
+	if session := server.ClientSessionFromContext(ctx); session == nil || !session.Initialized() {
+		c.mu.Unlock()
 		return false
 	}
+	call := &stdioCall{key: key, line: line}
+	call.ctx, call.cancel = context.WithCancelCause(ctx)
+	c.calls[key] = call
+	if c.reserve() {
+		// Under mu, so that stop, once it has taken ctx, waits for every worker started.
+		select {
+		case c.work <- call:
+		default:
+			c.wg.Go(func() { c.worker(ctx, call) })
+		}
+		c.mu.Unlock()
+		return true
+	}
+	c.mu.Unlock()
 	select {
-	case c.work <- line:
-	default:
-		ctx := c.ctx
-		c.wg.Go(func() { c.worker(ctx, line) })
+	case c.queue <- call:
+	case <-ctx.Done():
+		c.finish(call)
 	}
 	return true
 }
 
-// worker answers line, then the calls handed to it while it is one of the idle workers
-// kept, until ctx ends.
-func (c *stdioCalls) worker(ctx context.Context, line []byte) {
+// cancelCall answers a notifications/cancelled naming requestID, read in line order: it
+// cancels the call taken under that ID and reports whether there was one. A cancel naming
+// another request is mcp-go's.
+func (c *stdioCalls) cancelCall(requestID json.RawMessage) bool {
+	key, ok := callKey(requestID)
+	if !ok {
+		return false
+	}
+	c.mu.Lock()
+	call := c.calls[key]
+	c.mu.Unlock()
+	if call == nil {
+		return false
+	}
+	call.cancel(errCallCancelled)
+	return true
+}
+
+// callKey is the key of a request ID (a JSON string or number) in stdioCalls.calls: IDs
+// that mcp-go's decoding takes for the same (1 and 1.0) share a key; a string and a
+// number never do.
+func callKey(id []byte) (string, bool) {
+	if len(id) > 0 && id[0] == '"' {
+		var s string
+		if json.Unmarshal(id, &s) != nil {
+			return "", false
+		}
+		return "s" + s, true
+	}
+	f, err := strconv.ParseFloat(string(id), 64)
+	if err != nil {
+		return "", false
+	}
+	return "n" + strconv.FormatFloat(f, 'g', -1, 64), true
+}
+
+// worker answers call, then the calls queued or handed to it while it is one of the idle
+// workers kept, until ctx ends.
+func (c *stdioCalls) worker(ctx context.Context, call *stdioCall) {
 	for {
-		if resp := c.call(ctx, line); resp != nil {
-			if err := c.out.sendErr(resp); err != nil {
-				c.s.log.Error("mcp: writing a tool response", "err", err)
-			}
+		c.answer(call)
+		select {
+		case call = <-c.queue: // a call waiting past the bound takes this one's place
+			continue
+		default:
 		}
 		c.inFlight.Add(-1)
-		line = nil // an idle worker holds no line
 		if c.idle.Add(1) > maxIdleStdioWorkers {
 			c.idle.Add(-1)
 			return
 		}
 		select {
-		case line = <-c.work:
-			c.idle.Add(-1)
+		case call = <-c.work:
+		case call = <-c.queue:
+			c.inFlight.Add(1)
 		case <-ctx.Done():
 			c.idle.Add(-1)
 			return
 		}
+		c.idle.Add(-1)
 	}
+}
+
+// answer runs call and writes its response, unless the client cancelled it: a cancelled
+// request is not answered (MCP cancellation), and one cancelled while it waited is not run.
+func (c *stdioCalls) answer(call *stdioCall) {
+	defer c.finish(call)
+	if c.cancelled(call) {
+		return
+	}
+	if c.s.beforeStdioCall != nil {
+		c.s.beforeStdioCall()
+	}
+	resp := c.call(call.ctx, call.line)
+	if resp == nil || c.cancelled(call) {
+		return
+	}
+	if err := c.out.sendErr(resp); err != nil {
+		c.s.log.Error("mcp: writing a tool response", "err", err)
+	}
+}
+
+// cancelled reports whether the client cancelled call.
+func (c *stdioCalls) cancelled(call *stdioCall) bool {
+	return errors.Is(context.Cause(call.ctx), errCallCancelled)
+}
+
+// finish forgets call, answered or dropped.
+func (c *stdioCalls) finish(call *stdioCall) {
+	c.mu.Lock()
+	if c.calls[call.key] == call {
+		delete(c.calls, call.key)
+	}
+	c.mu.Unlock()
+	call.cancel(nil)
 }
 
 // call is MCPServer.HandleMessage, a panic answered as mcp-go's stdio workers answer one.

@@ -203,7 +203,7 @@ func (s *Server) taskStdio(ctx context.Context, env *environment, in io.Reader, 
 					err = skipLine(rd)
 				}
 			}
-			if len(line) > 0 && !calls.take(line) && !s.takeStdioLine(ctx, env, &wg, line, out) {
+			if len(line) > 0 && !calls.take(line) && !s.takeStdioLine(ctx, env, &wg, line, out, calls) {
 				if _, werr := pw.Write(line); werr != nil {
 					return
 				}
@@ -259,9 +259,10 @@ func skipLine(rd *bufio.Reader) error {
 }
 
 // takeStdioLine answers line when it is invalid UTF-8, a task request (in its own
-// goroutine, on wg) or a reply to the task layer, and reports whether it did; other lines
-// are mcp-go's.
-func (s *Server) takeStdioLine(ctx context.Context, env *environment, wg *sync.WaitGroup, line []byte, out *lineWriter) bool {
+// goroutine, on wg), a reply to the task layer, a tools/call that calls takes although
+// plainToolsCall could not tell it, or a notifications/cancelled of one of calls' calls,
+// and reports whether it did; other lines are mcp-go's.
+func (s *Server) takeStdioLine(ctx context.Context, env *environment, wg *sync.WaitGroup, line []byte, out *lineWriter, calls *stdioCalls) bool {
 	if !utf8.Valid(line) {
 		answer, _ := invalidUTF8Answer(line)
 		out.send(answer)
@@ -271,12 +272,18 @@ func (s *Server) takeStdioLine(ctx context.Context, env *environment, wg *sync.W
 	if json.Unmarshal(line, &msg) != nil {
 		return false
 	}
-	if msg.Method == "" {
+	switch {
+	case msg.Method == "":
 		return s.replies.deliver(principalID(ctx), line)
+	case msg.Method == string(mcp.MethodNotificationCancelled) && len(msg.ID) == 0:
+		return calls.cancelCall(cancelledRequest(msg.Params))
 	}
 	c, ok := s.taskCallOf(ctx, env, &msg)
 	if !ok {
-		return false
+		// mcp-go's reader would queue any tools/call for HandleMessage (it sends the client
+		// no request whose reply it could be); the session's workers take it instead, so
+		// that a cancel of it is heard in line order.
+		return msg.Method == string(mcp.MethodToolsCall) && calls.takeCall(line, msg.ID)
 	}
 	if !c.meta.modern() {
 		c.sessionID = stdioSessionID
@@ -284,6 +291,16 @@ func (s *Server) takeStdioLine(ctx context.Context, env *environment, wg *sync.W
 	}
 	wg.Go(func() { out.send(s.answerTask(ctx, c)) })
 	return true
+}
+
+// cancelledRequest is the requestId of notifications/cancelled params, as mcp-go reads it
+// (the member so spelled), or nil.
+func cancelledRequest(params json.RawMessage) json.RawMessage {
+	var p map[string]json.RawMessage
+	if json.Unmarshal(params, &p) != nil {
+		return nil
+	}
+	return p["requestId"]
 }
 
 // lineWriter writes whole newline-terminated messages, one at a time.

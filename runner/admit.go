@@ -208,15 +208,16 @@ func (e *Engine) commit(ctx context.Context, a *Admission, key *idempotency.KeyW
 	}
 	if f != flowNext {
 		a.Written = x.r // the pass is over: nothing changes x.r any more
+		ad.unfollow()
 		e.endPass(x.lease, r.ID, f == flowKeep)
 		return ad.res, nil
 	}
 	a.Written = cloneRun(x.r) // the worker goes on with x.r
 	// This process's waiters of the run start from the state written, read from no store;
 	// the worker's saves hand them the next ones.
-	_, leave := e.broker.follow(r.ID, a.Written)
+	ad.follow()
 	e.start(runCtx, x.lease, func() bool {
-		defer leave()
+		defer ad.leave()
 		if attempt != nil {
 			if f := x.attempt(runCtx, attempt); f != flowNext {
 				return f == flowKeep
@@ -262,6 +263,17 @@ type admitting struct {
 	endsOnly bool
 	res      idempotency.ClaimResult
 	err      error
+	// follow starts the run's feed in this process once the run is written, leased here
+	// (broker.expect); the worker calls leave when its pass ends.
+	follow, leave func()
+}
+
+// unfollow leaves the run's feed when it was joined (admitWrite) and no worker here goes
+// on with the run.
+func (ad *admitting) unfollow() {
+	if ad.leave != nil {
+		ad.leave()
+	}
 }
 
 // begin runs the head of a new run in memory, before anything of it is written: the steps
@@ -314,10 +326,14 @@ func (x *execution) admitWrite(ctx context.Context) flow {
 	if !x.r.Status.Terminal() {
 		p.Owner, p.LeaseUntil = x.e.cfg.Owner, x.e.now().Add(x.e.cfg.LeaseTTL)
 		x.r.Claims = 1
+		// The run goes on here: its feed listens before the run exists anywhere, so that
+		// no other process's notice of it is missed.
+		ad.follow, ad.leave = x.e.broker.expect(x.r.ID)
 	}
 	res, err := x.e.store.CreateRun(context.WithoutCancel(ctx), p)
 	ad.res, ad.err = res.ClaimResult, err
 	if err != nil || res.Outcome != idempotency.Claimed {
+		ad.unfollow()
 		return flowKeep
 	}
 	x.admit, x.lease = nil, res.Lease

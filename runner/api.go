@@ -31,7 +31,7 @@ func (e *Engine) Cancel(ctx context.Context, id string) (*Run, error) {
 	if err := e.requestCancel(ctx, id); err != nil {
 		return nil, err
 	}
-	f, leave := e.broker.follow(id, nil)
+	f, leave := e.broker.follow(id)
 	defer leave()
 	ctx, cancel := context.WithTimeout(ctx, cancelWait)
 	defer cancel()

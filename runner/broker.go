@@ -45,14 +45,19 @@ func newBroker(get func(ctx context.Context, id string) (*Run, error), bus *even
 
 // feed is the one reader of a run that its followers share.
 type feed struct {
-	stop      context.CancelFunc
-	followers int // guarded by broker.mu
+	stop      func() // ends the reader and the subscription
+	followers int    // guarded by broker.mu
+	sub       *events.Subscription
 
 	mu      sync.Mutex
 	state   *Run
 	err     error
 	changed chan struct{} // closed when state or err is replaced
 	pushes  uint64        // states handed over by this process's worker (push)
+	// listened is pushes when the reader last began to wait for a notice; foreign is set
+	// when a push found a notice pending that came after that and before the push's own.
+	listened uint64
+	foreign  bool
 }
 
 // latest returns the last state read (nil before the first read), the error of that read,
@@ -79,10 +84,16 @@ func (f *feed) setRead(r *Run, err error, seen uint64) {
 	}
 }
 
-// push hands over the state this process's worker just committed.
+// push hands over the state this process's worker just committed. Its own notice is
+// published after it (broker.saved), so a notice already pending when no push came since
+// the reader began to wait is another process's: the reader must read the run for it
+// rather than take it for this push's (see read).
 func (f *feed) push(r *Run) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if f.pushes == f.listened && len(f.sub.C) > 0 {
+		f.foreign = true
+	}
 	f.pushes++
 	f.set(r, nil)
 }
@@ -94,25 +105,60 @@ func (f *feed) pushed() (n uint64, final bool) {
 	return f.pushes, f.err == nil && f.state != nil && f.state.Status.Terminal()
 }
 
+// listen is pushed for a reader about to wait for the next notice.
+func (f *feed) listen() (n uint64, final bool) {
+	n, final = f.pushed()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.listened = n
+	return n, final
+}
+
+// noticed returns, for a reader woken by a notice, how many states were pushed so far and
+// whether a push found another process's notice pending (push), which it clears.
+func (f *feed) noticed() (n uint64, foreign bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n, foreign, f.foreign = f.pushes, f.foreign, false
+	return n, foreign
+}
+
 // follow joins the feed of runID, starting it if nobody follows the run yet; the returned
-// func leaves it, and the last to leave stops it. A feed started with a seed (the state this
-// process just wrote) takes it for its first read.
-func (b *broker) follow(runID string, seed *Run) (*feed, func()) {
+// func leaves it, and the last to leave stops it. A new feed subscribes to the run's
+// notices, then reads the run: no change is missed.
+func (b *broker) follow(runID string) (*feed, func()) {
+	f, start, leave := b.join(runID)
+	start(false)
+	return f, leave
+}
+
+// expect joins the feed of a run this process is about to admit and go on running, before
+// the admission write, so that a notice another process sends once the run is written
+// (a cancel, a take-over) reaches the feed. The admission write pushes the run's first
+// state (broker.saved); start, called after it, starts the feed's reader from that state
+// (reading nothing unless a notice calls for it). leave is follow's.
+func (b *broker) expect(runID string) (start, leave func()) {
+	_, begin, leave := b.join(runID)
+	return func() { begin(true) }, leave
+}
+
+// join joins the feed of runID, making it (subscribed, not yet reading) if nobody follows
+// the run yet; start starts the reader of a feed made here (seeded: from a pushed state)
+// and does nothing for one joined.
+func (b *broker) join(runID string) (f *feed, start func(seeded bool), leave func()) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	f := b.feeds[runID]
+	f = b.feeds[runID]
+	start = func(bool) {}
 	if f == nil {
-		ctx, stop := context.WithCancel(context.Background())
-		f = &feed{stop: stop, changed: make(chan struct{}), state: seed}
+		ctx, cancel := context.WithCancel(context.Background())
+		sub := b.bus.Subscribe(events.Run(runID)) // before any read: no change is missed
+		f = &feed{changed: make(chan struct{}), sub: sub, stop: func() { cancel(); sub.Close() }}
 		b.feeds[runID] = f
-		sub := b.bus.Subscribe(events.Run(runID)) // before the first read: no change is missed
-		go func() {
-			defer sub.Close()
-			b.read(ctx, runID, f, sub, seed != nil)
-		}()
+		start = func(seeded bool) { go b.read(ctx, runID, f, seeded) }
 	}
 	f.followers++
-	return f, func() {
+	return f, start, func() {
 		b.mu.Lock()
 		defer b.mu.Unlock()
 		if f.followers--; f.followers == 0 {
@@ -122,12 +168,16 @@ func (b *broker) follow(runID string, seed *Run) (*feed, func()) {
 	}
 }
 
-// read reads run id into f once at start (unless f was seeded), then once per notice of the run that no push
-// explains, until the run is finished (it changes no more) or nobody follows it. A notice
-// that follows a push is taken for that save's own: this process's worker handed its state
-// over already (saved). A notice from another process that coincides with a push is taken
-// for it too; events.ResyncInterval bounds what that can delay.
-func (b *broker) read(ctx context.Context, id string, f *feed, sub *events.Subscription, seeded bool) {
+// read reads run id into f once at start (unless f is seeded: its state was pushed), then
+// once per notice of the run that no push explains, until the run is finished (it changes
+// no more) or nobody follows it. A notice that follows a push is taken for that save's own:
+// this process's worker handed its state over already (saved), unless the push found
+// another process's notice pending (feed.push). A notice from another process that
+// arrives between a push and its own notice is taken for that push's; events.ResyncInterval
+// bounds what that can delay.
+func (b *broker) read(ctx context.Context, id string, f *feed, seeded bool) {
+	var n uint64 // a seeded feed's first notice is its seed's own, unless push saw another
+	final := false
 	for {
 		if !seeded {
 			seen, _ := f.pushed()
@@ -136,23 +186,30 @@ func (b *broker) read(ctx context.Context, id string, f *feed, sub *events.Subsc
 				return
 			}
 			f.setRead(r, err, seen)
+			n, final = f.listen()
 		}
 		seeded = false
-		for {
-			n, final := f.pushed()
-			if final {
-				return
-			}
-			select {
-			case <-sub.C:
-			case <-ctx.Done():
-				return
-			}
-			if now, _ := f.pushed(); now == n {
-				break
-			}
+		if !b.awaitForeign(ctx, f, n, final) {
+			return
 		}
 	}
+}
+
+// awaitForeign waits, from n pushes on, for a notice of f's run that no push explains,
+// reporting false when the run is final or nobody follows it any more.
+func (b *broker) awaitForeign(ctx context.Context, f *feed, n uint64, final bool) bool {
+	for !final {
+		select {
+		case <-f.sub.C:
+		case <-ctx.Done():
+			return false
+		}
+		if now, foreign := f.noticed(); now == n || foreign {
+			return true
+		}
+		n, final = f.listen()
+	}
+	return false
 }
 
 // load reads run id, retrying a failed read (see readAttempts); a run that does not exist
@@ -216,7 +273,7 @@ func (e *Engine) Wait(ctx context.Context, id string, maxWait time.Duration) (*R
 	if r, ok := e.finished.get(id); ok {
 		return r, nil // ended: nothing to follow
 	}
-	f, leave := e.broker.follow(id, nil)
+	f, leave := e.broker.follow(id)
 	defer leave()
 	timer := time.NewTimer(min(maxWait, e.cfg.MaxWait))
 	defer timer.Stop()
@@ -268,7 +325,7 @@ func (e *Engine) Watch(id string) (<-chan *Run, func()) {
 }
 
 func (e *Engine) watch(ctx context.Context, id string, out chan<- *Run) {
-	f, leave := e.broker.follow(id, nil)
+	f, leave := e.broker.follow(id)
 	defer leave()
 	last := ""
 	for {

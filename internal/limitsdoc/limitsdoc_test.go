@@ -66,6 +66,7 @@ var named = map[string]int64{
 	"events.MaxPending":               events.MaxPending,
 	"mcpserver.MaxStdioLineBytes":     mcpserver.MaxStdioLineBytes,
 	"mcpserver.MaxStdioCalls":         mcpserver.MaxStdioCalls,
+	"mcpserver.MaxQueuedStdioCalls":   mcpserver.MaxQueuedStdioCalls,
 	"mcpserver.TaskListPage":          mcpserver.TaskListPage,
 	"mcpserver.TaskTTL":               int64(mcpserver.TaskTTL),
 	"mcpserver.MaxAskAttempts":        mcpserver.MaxAskAttempts,

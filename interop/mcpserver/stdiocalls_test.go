@@ -71,8 +71,8 @@ func TestStdioCallInFlightWhenInputEnds(t *testing.T) {
 }
 
 // TestStdioCallsBeyondTheBound: more plain calls than MaxStdioCalls sent at once, each
-// starting a run that sleeps, are all answered: those past the bound go through mcp-go's
-// stdio server instead of workers of their own. Each answer is its run, or RATE_LIMITED
+// starting a run that sleeps, are all answered: those past the bound wait in the session's
+// queue for a worker. Each answer is its run, or RATE_LIMITED
 // when the caller already has runner.MaxWaitsPerPrincipal calls waiting.
 func TestStdioCallsBeyondTheBound(t *testing.T) {
 	f := newFixture(t, napDef)

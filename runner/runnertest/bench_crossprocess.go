@@ -20,8 +20,8 @@ func BenchWaitLatency(b *testing.B, open func(tb testing.TB) (a, b Process)) {
 	pa, pb := open(b)
 	flows := oneWorkflow(b)
 	saves := &finalSaves{Store: pa.Store, at: map[string]time.Time{}}
-	crossEngine(b, Process{Store: saves, Events: pa.Events}, flows, true)
-	waiter := crossEngine(b, pb, flows, false)
+	crossEngine(b, Process{Store: saves, Events: pa.Events}, flows, runner.Config{}, true)
+	waiter, _ := crossEngine(b, pb, flows, runner.Config{}, false)
 	ctx := context.Background()
 	took := make([]time.Duration, 0, b.N)
 	b.ResetTimer()

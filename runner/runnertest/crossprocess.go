@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gorunner/gorunner/events"
+	"github.com/gorunner/gorunner/idempotency"
 	"github.com/gorunner/gorunner/runner"
 	"github.com/gorunner/gorunner/schemas"
 )
@@ -25,14 +26,26 @@ type Process struct {
 const crossWait = events.ResyncInterval * 9 / 10
 
 // RunCrossProcess checks that engines on two processes sharing a store hear each other
-// through their buses: a run admitted on B is claimed at once by A (whose claim loop
-// polls only hourly, so only B's events.Due can wake it), and B's Wait returns when A
-// finishes the run (events.Run). open returns two processes sharing one fresh store.
+// through their buses. open returns two processes sharing one fresh store.
 func RunCrossProcess(t *testing.T, open func(tb testing.TB) (a, b Process)) {
+	t.Run("NoticesWakeWaiters", func(t *testing.T) {
+		t.Parallel()
+		noticesWakeWaiters(t, open)
+	})
+	t.Run("NoticeAtAdmission", func(t *testing.T) {
+		t.Parallel()
+		noticeAtAdmission(t, open)
+	})
+}
+
+// noticesWakeWaiters: a run admitted on B is claimed at once by A (whose claim loop polls
+// only hourly, so only B's events.Due can wake it), and B's Wait returns when A finishes
+// the run (events.Run).
+func noticesWakeWaiters(t *testing.T, open func(tb testing.TB) (a, b Process)) {
 	pa, pb := open(t)
 	flows := oneWorkflow(t)
-	crossEngine(t, pa, flows, true)
-	b := crossEngine(t, pb, flows, false) // not started: it never works a run itself
+	crossEngine(t, pa, flows, runner.Config{}, true)
+	b, _ := crossEngine(t, pb, flows, runner.Config{}, false) // not started: it never works a run itself
 	for i := range 3 {
 		res, err := b.Submit(context.Background(), runner.SubmitParams{Workflow: "one", Input: json.RawMessage(`{}`)})
 		require.NoError(t, err)
@@ -44,19 +57,87 @@ func RunCrossProcess(t *testing.T, open func(tb testing.TB) (a, b Process)) {
 	}
 }
 
-// crossEngine builds an engine on a bus started over p's transport, started when work.
-func crossEngine(t testing.TB, p Process, flows runner.Workflows, work bool) *runner.Engine {
+// noticeAtAdmission: a run admitted on A and going on on A's worker (held at a step that
+// never ends) is ended by B as soon as it is written (cancelled, and claimed as if A's
+// lease had run out), and B's notice reaches A's bus before A's admission is over. A's
+// waiters, who start from the state A's admission wrote, must hear that notice: A's Wait
+// returns the run as B ended it, long before any resync.
+func noticeAtAdmission(t *testing.T, open func(tb testing.TB) (a, b Process)) {
+	pa, pb := open(t)
+	flows := staticFlows(mustDefinition(t, "name: one\ninput: {type: object}\nsteps:\n  - {id: a, set: 1}\n  - {id: b, hold: {}}\n"))
+	hold := runner.StepHandlerFunc(func(ctx context.Context, _ *runner.StepContext) (any, error) {
+		<-ctx.Done()
+		return nil, ctx.Err()
+	})
+	_, busB := crossEngine(t, pb, flows, runner.Config{}, false)
+	gap := &admissionGap{Store: pa.Store}
+	a, busA := crossEngine(t, Process{Store: gap, Events: pa.Events}, flows, runner.Config{Kinds: map[string]runner.StepHandler{"hold": hold}}, true)
+	gap.written = func(id string) {
+		heard := busA.Subscribe(events.Run(id))
+		defer heard.Close()
+		endElsewhere(t, pb.Store, id)
+		busB.Publish(events.Run(id))
+		select {
+		case <-heard.C:
+		case <-time.After(crossWait):
+			t.Fatal("A's bus never heard B's notice")
+		}
+	}
+	res, err := a.Submit(context.Background(), runner.SubmitParams{Workflow: "one", Input: json.RawMessage(`{}`)})
+	require.NoError(t, err)
+	require.Equal(t, runner.StatusRunning, res.Written.Status, "admitted at the held step")
+	ctx, cancel := context.WithTimeout(context.Background(), crossWait)
+	defer cancel()
+	r, err := a.Wait(ctx, res.Run.ID, time.Minute)
+	require.NoError(t, err, "A's wait ended by its deadline: B's notice at the admission was missed")
+	require.Equal(t, runner.StatusCancelled, r.Status)
+}
+
+// admissionGap calls written with the ID of each run its CreateRun wrote, before it returns.
+type admissionGap struct {
+	runner.Store
+	written func(id string)
+}
+
+func (g *admissionGap) CreateRun(ctx context.Context, p runner.CreateRunParams) (runner.CreateRunResult, error) {
+	res, err := g.Store.CreateRun(ctx, p)
+	if err == nil && res.Outcome == idempotency.Claimed {
+		g.written(p.Run.ID)
+	}
+	return res, err
+}
+
+// endElsewhere cancels run id through s as another process would that finds its holder's
+// lease run out: it requests the cancel, claims the run an hour on and saves it cancelled.
+func endElsewhere(t *testing.T, s runner.Store, id string) {
+	ctx := context.Background()
+	later := time.Now().Add(time.Hour)
+	_, err := s.RequestCancel(ctx, id, later)
+	require.NoError(t, err)
+	claimed, err := s.ClaimRuns(ctx, runner.ClaimRunsParams{Owner: "b", Now: later, LeaseUntil: later.Add(time.Minute), Limit: 1})
+	require.NoError(t, err)
+	require.Len(t, claimed, 1)
+	r := claimed[0].Run
+	require.Equal(t, id, r.ID)
+	r.Status, r.FinishedAt, r.WakeAt = runner.StatusCancelled, &later, time.Time{}
+	require.NoError(t, s.SaveRun(ctx, claimed[0].Lease, r, runner.SaveOptions{}))
+}
+
+// crossEngine builds an engine on a bus started over p's transport, started when work,
+// with cfg's settings but for its bus and claim poll.
+func crossEngine(t testing.TB, p Process, flows runner.Workflows, cfg runner.Config, work bool) (*runner.Engine, *events.Bus) {
 	t.Helper()
 	bus := events.New(p.Events, nil)
 	require.NoError(t, bus.Start(context.Background()))
 	t.Cleanup(func() { require.NoError(t, bus.Stop(context.Background())) })
-	e, err := runner.New(p.Store, flows, nil, &runner.Config{PollInterval: time.Hour, Events: bus})
+	cfg.PollInterval, cfg.Events = time.Hour, bus
+	e, err := runner.New(p.Store, flows, nil, &cfg)
 	require.NoError(t, err)
 	if work {
 		require.NoError(t, e.Start(context.Background()))
 		t.Cleanup(func() { require.NoError(t, e.Stop(context.Background())) })
 	}
-	return e
+	return e, bus
 }
 
 // staticFlows resolves every name to one definition.
@@ -70,9 +151,14 @@ func (f staticFlows) Resolve(_ context.Context, name, _ string) (*runner.Target,
 }
 
 func oneWorkflow(t testing.TB) staticFlows {
-	def, err := schemas.Decode([]byte("name: one\ninput: {type: object}\nsteps:\n  - {id: a, set: 1}\n"))
+	return staticFlows(mustDefinition(t, "name: one\ninput: {type: object}\nsteps:\n  - {id: a, set: 1}\n"))
+}
+
+// mustDefinition is the stored form of the definition in YAML.
+func mustDefinition(t testing.TB, yaml string) json.RawMessage {
+	def, err := schemas.Decode([]byte(yaml))
 	require.NoError(t, err)
 	raw, err := schemas.Marshal(def)
 	require.NoError(t, err)
-	return staticFlows(raw)
+	return raw
 }

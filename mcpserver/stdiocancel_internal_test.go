@@ -1,0 +1,246 @@
+package mcpserver
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"testing"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gorunner/gorunner/auth"
+	"github.com/gorunner/gorunner/catalog"
+	"github.com/gorunner/gorunner/events"
+	"github.com/gorunner/gorunner/idempotency"
+	"github.com/gorunner/gorunner/runner"
+	"github.com/gorunner/gorunner/store/sqlitestore"
+)
+
+// heldServer is a Server on a fresh SQLite store whose one tool, "held", starts a run that
+// stays in its http step until the test ends.
+func heldServer(t *testing.T) *Server {
+	t.Helper()
+	ctx := context.Background()
+	hold := make(chan struct{})
+	gate := httptest.NewServer(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+		select {
+		case <-hold:
+		case <-r.Context().Done():
+		}
+	}))
+	t.Cleanup(gate.Close)
+	st, err := sqlitestore.Open(ctx, filepath.Join(t.TempDir(), "gorunner.db"))
+	require.NoError(t, err)
+	t.Cleanup(func() { st.Close() })
+	cat, err := catalog.New(st, nil)
+	require.NoError(t, err)
+	wf, err := cat.Create(ctx, fmt.Appendf(nil, `{"name":"held","input":{"type":"object"},"steps":[{"id":"gate","http":{"url":%q}}]}`, gate.URL))
+	require.NoError(t, err)
+	_, _, err = cat.Publish(ctx, wf.ID)
+	require.NoError(t, err)
+	bus := events.New(nil, nil)
+	idem, err := idempotency.New(st, &idempotency.Config{Events: bus})
+	require.NoError(t, err)
+	allow, err := runner.NewEgressPolicy("127.0.0.1")
+	require.NoError(t, err)
+	engine, err := runner.New(st, cat, cat, &runner.Config{Egress: allow, Events: bus})
+	require.NoError(t, err)
+	require.NoError(t, engine.Start(ctx))
+	t.Cleanup(func() { require.NoError(t, engine.Stop(context.Background())) })
+	s, err := New(Deps{Catalog: cat, Engine: engine, Idempotency: idem}, &Config{ToolTimeout: time.Minute})
+	require.NoError(t, err)
+	require.NoError(t, s.Start(ctx))
+	t.Cleanup(func() { require.NoError(t, s.Stop(context.Background())) })
+	t.Cleanup(func() { close(hold) }) // first: the engine stops once its run is let go
+	return s
+}
+
+// stdioPipe is a client of a stdio session served over pipes.
+type stdioPipe struct {
+	in   io.WriteCloser
+	msgs chan map[string]any // closed once the session is over and its output read
+}
+
+// serveStdioPipe serves s over stdio pipes to a client, as the admin principal.
+func serveStdioPipe(t *testing.T, s *Server) *stdioPipe {
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	p := &stdioPipe{in: inW, msgs: make(chan map[string]any, 64)}
+	served := make(chan struct{})
+	go func() {
+		defer close(served)
+		_ = s.ServeStdio(context.Background(), auth.Principal{ID: "agent", Scopes: auth.AdminScopes()}, inR, outW)
+		outW.Close()
+	}()
+	go func() {
+		defer close(p.msgs)
+		sc := bufio.NewScanner(outR)
+		for sc.Scan() {
+			var m map[string]any
+			if json.Unmarshal(sc.Bytes(), &m) == nil {
+				p.msgs <- m
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		inW.Close()
+		outR.Close()
+		<-served
+	})
+	return p
+}
+
+// send writes one line.
+func (p *stdioPipe) send(t *testing.T, line string) {
+	t.Helper()
+	_, err := io.WriteString(p.in, line+"\n")
+	require.NoError(t, err)
+}
+
+// answer waits for the response to request id (a JSON value), returning the messages
+// read before it.
+func (p *stdioPipe) answer(t *testing.T, id string) (before []map[string]any) {
+	t.Helper()
+	for m := range p.msgs {
+		if raw, _ := json.Marshal(m["id"]); string(raw) == id {
+			return before
+		}
+		before = append(before, m)
+	}
+	require.FailNow(t, "the session ended without answering "+id)
+	return nil
+}
+
+// TestStdioCancelOvertakesNoCall: over a real stdio pipe, a tools/call on the session's
+// own workers (a plain one, and one plainToolsCall cannot tell, which mcp-go's worker pool
+// used to take), then notifications/cancelled naming it, read while the call's worker has
+// not yet reached MCPServer.HandleMessage (held there until a ping sent after the cancel is
+// answered, i.e. until every line before the ping went through mcp-go's reader). The
+// cancel, read before the call registered itself with mcp-go, must still reach it: the
+// call stops waiting for its run (long before its one-minute timeout) and is not answered.
+func TestStdioCancelOvertakesNoCall(t *testing.T) {
+	calls := map[string]string{
+		"plain":     `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"held","arguments":{}}}`,
+		"not plain": `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"held","arguments":{"s":"a\\b"}}}`,
+	}
+	for name, call := range calls {
+		t.Run(name, func(t *testing.T) {
+			s := heldServer(t)
+			entered, release := make(chan struct{}, 1), make(chan struct{})
+			s.beforeStdioCall = func() {
+				entered <- struct{}{}
+				<-release
+			}
+			c := serveStdioPipe(t, s)
+			c.initialize(t)
+			c.send(t, call)
+			awaitEntered(t, entered)
+			c.send(t, cancelLine(1))
+			c.send(t, `{"jsonrpc":"2.0","id":"after","method":"ping"}`)
+			c.answer(t, `"after"`)
+			close(release)
+
+			cancelled := s.metrics.calls.WithLabelValues("held", outcomeError)
+			require.Eventually(t, func() bool {
+				var m dto.Metric
+				return cancelled.Write(&m) == nil && m.GetCounter().GetValue() == 1
+			}, 10*time.Second, 10*time.Millisecond,
+				"the cancel was lost: the call still waits for its run")
+			require.NoError(t, c.in.Close())
+			for m := range c.msgs { // closed once ServeStdio has returned: every worker is done
+				require.NotEqual(t, float64(1), m["id"], "a cancelled call is not answered: %v", m)
+			}
+		})
+	}
+}
+
+// TestStdioCancelOfAQueuedCall: with MaxStdioCalls calls held on a stdio session's
+// workers, one more waits in the session's queue. Cancelled there, it is never run; the
+// held ones, cancelled while held, are run with their context cancelled; none is answered.
+func TestStdioCancelOfAQueuedCall(t *testing.T) {
+	s := heldServer(t)
+	entered, release := make(chan struct{}, MaxStdioCalls+1), make(chan struct{})
+	s.beforeStdioCall = func() {
+		entered <- struct{}{}
+		<-release
+	}
+	c := serveStdioPipe(t, s)
+	c.initialize(t)
+	call := func(id int) string {
+		return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"held","arguments":{}}}`, id)
+	}
+	for id := 1; id <= MaxStdioCalls; id++ {
+		c.send(t, call(id))
+	}
+	for range MaxStdioCalls {
+		awaitEntered(t, entered)
+	}
+	queued := MaxStdioCalls + 1
+	c.send(t, call(queued))
+	for id := 1; id <= queued; id++ {
+		c.send(t, cancelLine(id))
+	}
+	c.send(t, `{"jsonrpc":"2.0","id":"after","method":"ping"}`)
+	before := c.answer(t, `"after"`)
+	close(release)
+	require.NoError(t, c.in.Close())
+	for m := range c.msgs { // closed once ServeStdio has returned: every worker is done
+		before = append(before, m)
+	}
+	for _, m := range before {
+		require.NotContains(t, m, "id", "a cancelled call is not answered: %v", m)
+	}
+	require.Empty(t, entered, "the queued call ran although cancelled")
+}
+
+// initialize opens a 2025-11-25 session, and waits until mcp-go has read
+// notifications/initialized.
+func (p *stdioPipe) initialize(t *testing.T) {
+	t.Helper()
+	p.send(t, `{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+	p.answer(t, `"init"`)
+	p.send(t, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	p.send(t, `{"jsonrpc":"2.0","id":"ready","method":"ping"}`)
+	p.answer(t, `"ready"`) // read after notifications/initialized, in order
+}
+
+// cancelLine is notifications/cancelled naming request id.
+func cancelLine(id int) string {
+	return fmt.Sprintf(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":%d,"reason":"no longer needed"}}`, id)
+}
+
+// awaitEntered waits for a call to reach Server.beforeStdioCall.
+func awaitEntered(t *testing.T, entered <-chan struct{}) {
+	t.Helper()
+	select {
+	case <-entered:
+	case <-time.After(10 * time.Second):
+		require.FailNow(t, "the call never reached the session's workers")
+	}
+}
+
+// TestCallKey: request IDs mcp-go's decoding takes for the same share a key; strings and
+// numbers never do; what is no ID has none.
+func TestCallKey(t *testing.T) {
+	key := func(id string) string {
+		k, ok := callKey([]byte(id))
+		require.True(t, ok, id)
+		return k
+	}
+	require.Equal(t, key(`1`), key(`1.0`))
+	require.Equal(t, key(`1`), key(`1e0`))
+	require.Equal(t, key(`"a"`), key(`"\u0061"`))
+	require.NotEqual(t, key(`1`), key(`"1"`))
+	require.NotEqual(t, key(`1`), key(`2`))
+	for _, id := range []string{``, `null`, `true`, `{}`, `[1]`, `"unterminated`} {
+		_, ok := callKey([]byte(id))
+		require.False(t, ok, id)
+	}
+}
