@@ -195,10 +195,13 @@ func (s *Store) List(ctx context.Context, p idempotency.ListParams) ([]*idempote
 	limit := limits.Page(p.Limit)
 	var recs []*idempotency.Record
 	var scores []float64
-	for offset := int64(0); len(recs) <= limit; {
+	// The expired keys a page skips are mostly the oldest (a claim purges a batch): each
+	// read of the creation index asks for twice as many entries as the last, up to a full
+	// page's, so that walking past them costs a few round trips whatever the limit.
+	for offset, count := int64(0), int64(limit+1); len(recs) <= limit; count = min(2*count, limits.MaxPage+1) {
 		zs, err := s.rdb.ZRangeArgsWithScores(ctx, redis.ZRangeArgs{
 			Key: s.k.idemCreated(p.Scope), Start: maxScore(after), Stop: "-inf",
-			ByScore: true, Rev: true, Offset: offset, Count: int64(limit + 1),
+			ByScore: true, Rev: true, Offset: offset, Count: count,
 		}).Result()
 		if err != nil {
 			return nil, "", fmt.Errorf("listing keys in %q: %w", p.Scope, err)

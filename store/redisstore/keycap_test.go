@@ -166,3 +166,29 @@ func TestListOnlyReads(t *testing.T) {
 	require.NoError(t, err)
 	require.Less(t, cards()["idemexp"], before["idemexp"], "a claim purges expired keys")
 }
+
+// TestListPastExpiredKeysFewRoundTrips performs the costly page of keys for real: a scope
+// whose 1,000 oldest keys expired with no claim since, listed one key a page. Each read of
+// the creation index asks for more entries than the last, so that the page that walks
+// past the expired keys costs a few round trips, not one pair per `limit` entries.
+func TestListPastExpiredKeysFewRoundTrips(t *testing.T) {
+	s, _, _ := freshRaw(t)
+	ctx := context.Background()
+	const scope, expired = "p:walker", 1000
+	now := time.Date(2031, 1, 2, 3, 4, 5, 0, time.UTC)
+	for i := range expired {
+		require.NoError(t, s.Complete(ctx, &idempotency.Record{Scope: scope, Key: fmt.Sprint("old-", i),
+			State: idempotency.StateDone, CreatedAt: now, ExpiresAt: now.Add(time.Minute)}))
+	}
+	require.NoError(t, s.Complete(ctx, &idempotency.Record{Scope: scope, Key: "live",
+		State: idempotency.StateDone, CreatedAt: now.Add(time.Second), ExpiresAt: now.Add(time.Hour)}))
+	var trips int
+	redisstore.OnRoundTrips(s, func() { trips++ })
+
+	recs, next, err := s.List(ctx, idempotency.ListParams{Scope: scope, Now: now.Add(2 * time.Minute), Limit: 1})
+	require.NoError(t, err)
+	require.Empty(t, next)
+	require.Len(t, recs, 1)
+	require.Equal(t, "live", recs[0].Key)
+	require.LessOrEqual(t, trips, 24, "two round trips a read of the index, each read twice the last")
+}
