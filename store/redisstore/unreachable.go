@@ -38,16 +38,19 @@ func (unreachable) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Pro
 }
 
 // markUnreachable wraps err with store.ErrUnreachable when it is a connection error (a
-// network error, a connection closed under a command, no pooled connection in time). An
-// error reply of Redis, and any error once ctx is done (the caller gave up), stay as
-// they are.
+// network error, a connection closed under a command, no pooled connection in time) or
+// the error reply of a Redis that cannot serve yet, the command not run: loading its data
+// after a restart, busy in a script, its master down, at its client limit. Any other error
+// reply of Redis, and any error once ctx is done (the caller gave up), stay as they are.
 func markUnreachable(ctx context.Context, err error) error {
 	var netErr net.Error
 	switch {
 	case err == nil || ctx.Err() != nil || errors.Is(err, store.ErrUnreachable):
 		return err
 	case errors.As(err, &netErr), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF),
-		errors.Is(err, redis.ErrPoolTimeout), errors.Is(err, redis.ErrPoolExhausted):
+		errors.Is(err, redis.ErrPoolTimeout), errors.Is(err, redis.ErrPoolExhausted),
+		redis.IsLoadingError(err), redis.HasErrorPrefix(err, "BUSY "), redis.IsMasterDownError(err),
+		redis.IsMaxClientsError(err):
 		return fmt.Errorf("%w: %w", store.ErrUnreachable, err)
 	}
 	return err
