@@ -2,7 +2,6 @@ package redisstore
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -130,17 +129,22 @@ func (s *Store) decodeOneRun(ctx context.Context, m map[string]string) (*runner.
 // version is gone is an error (errNoVersion).
 func (s *Store) decodeRuns(ctx context.Context, hashes []map[string]string) ([]*runner.Run, error) {
 	runs, gone, err := s.readRuns(ctx, hashes)
-	if err == nil && gone != nil {
-		err = fmt.Errorf("run %s: version %d of workflow %q: %w", gone.ID, gone.Version, gone.WorkflowID, errNoVersion)
+	if err == nil && len(gone) > 0 {
+		err = noVersion(gone[0])
 	}
 	return runs, err
+}
+
+// noVersion is the error of run r, whose version record is gone.
+func noVersion(r *runner.Run) error {
+	return fmt.Errorf("run %s: version %d of workflow %q: %w", r.ID, r.Version, r.WorkflowID, errNoVersion)
 }
 
 // readRuns reads run hashes (a missing run → nil) and gives the runs that keep no
 // definition of their own their version's, read in one round trip for all of them. A run
 // whose version record is gone (an evicting Redis dropped it) is returned without its
-// definition, and the first such run as gone, for its reader to decide.
-func (s *Store) readRuns(ctx context.Context, hashes []map[string]string) (runs []*runner.Run, gone *runner.Run, err error) {
+// definition, and in gone too, for its reader to decide.
+func (s *Store) readRuns(ctx context.Context, hashes []map[string]string) (runs, gone []*runner.Run, err error) {
 	runs = make([]*runner.Run, len(hashes))
 	var refs []versionRef
 	for i, m := range hashes {
@@ -166,7 +170,7 @@ func (s *Store) readRuns(ctx context.Context, hashes []map[string]string) (runs 
 		}
 		def, ok := defs[versionRef{r.WorkflowID, r.Version}]
 		if !ok {
-			gone = cmp.Or(gone, r)
+			gone = append(gone, r)
 			continue
 		}
 		r.Definition = bytes.Clone(def)

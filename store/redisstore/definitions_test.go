@@ -112,8 +112,9 @@ func TestRunDefinitionByVersion(t *testing.T) {
 // TestRunWithoutItsVersion: the worst stored data for a run that refers to its version. A
 // run whose version record is gone (deleted or evicted by hand) is refused when read
 // alone, never given back with no definition, but a list page lists it without its
-// definition (which no client sees) rather than fail for every run on the page; a run
-// from before whose inline definition is empty reads as stored, its version not asked.
+// definition rather than fail for every run on the page, and a claim leaves it out rather
+// than hold back the runs claimed with it; a run from before whose inline definition is
+// empty reads as stored, its version not asked.
 func TestRunWithoutItsVersion(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -166,4 +167,23 @@ func TestRunWithoutItsVersion(t *testing.T) {
 		require.Equal(t, runner.StatusPending, listed[1].Status)
 		require.Empty(t, listed[1].Definition)
 	}
+
+	// A worker cannot run it: claimed alone, it is the claim's error; claimed with another
+	// due run, it is left leased and the other is run, not held back with it lease after
+	// lease.
+	claim := func(at time.Time, limit int) ([]runner.Claimed, error) {
+		return other.ClaimRuns(ctx, runner.ClaimRunsParams{Owner: "w", Now: at, LeaseUntil: at.Add(time.Minute), Limit: limit})
+	}
+	claimed, err := claim(now, 1)
+	require.NoError(t, err)
+	require.Len(t, claimed, 1)
+	require.Equal(t, "inline", claimed[0].Run.ID)
+	_, err = claim(now, 10)
+	require.Error(t, err)
+	require.NotErrorIs(t, err, runner.ErrNotFound)
+	claimed, err = claim(now.Add(2*time.Minute), 10) // both leases ran out
+	require.NoError(t, err)
+	require.Len(t, claimed, 1)
+	require.Equal(t, "inline", claimed[0].Run.ID)
+	require.JSONEq(t, string(def), string(claimed[0].Run.Definition))
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/gorunner/gorunner/runner"
@@ -22,7 +23,15 @@ func (s *Store) ClaimRuns(ctx context.Context, p runner.ClaimRunsParams) ([]runn
 	if err != nil {
 		return nil, fmt.Errorf("claiming runs for %s: %w", p.Owner, err)
 	}
-	runs, err := s.runsByID(ctx, replyStrings(res))
+	// A run whose version record is gone cannot be run: it is left leased, due again at its
+	// lease's end, and the runs claimed with it are run rather than held back with it
+	// lease after lease; claimed alone, it is the claim's error.
+	runs, gone, err := s.runsByID(ctx, replyStrings(res))
+	if err == nil && len(gone) > 0 {
+		if runs = slices.DeleteFunc(runs, func(r *runner.Run) bool { return slices.Contains(gone, r) }); len(runs) == 0 {
+			err = noVersion(gone[0])
+		}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("claiming runs for %s: %w", p.Owner, err)
 	}

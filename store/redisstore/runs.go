@@ -227,27 +227,15 @@ func (s *Store) GetRun(ctx context.Context, id string) (*runner.Run, error) {
 	return r, nil
 }
 
-// runsByID reads runs in the order of ids, in one round trip, skipping any missing; each
-// run has its definition (decodeRuns).
-func (s *Store) runsByID(ctx context.Context, ids []string) ([]*runner.Run, error) {
+// runsByID reads runs in the order of ids, in one round trip, skipping any missing; a run
+// whose version record is gone comes without its definition, and in gone too (readRuns).
+func (s *Store) runsByID(ctx context.Context, ids []string) (runs, gone []*runner.Run, err error) {
 	hashes, err := s.hashes(ctx, s.k.run, anyStrings(ids))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	runs, err := s.decodeRuns(ctx, hashes)
-	return stored(runs), err
-}
-
-// listedByID is runsByID for a list page, where a run whose version record is gone is
-// listed without its definition, which no client sees (wire.Run), rather than failing
-// the page: only reading that run alone (GetRun) fails.
-func (s *Store) listedByID(ctx context.Context, ids []string) ([]*runner.Run, error) {
-	hashes, err := s.hashes(ctx, s.k.run, anyStrings(ids))
-	if err != nil {
-		return nil, err
-	}
-	runs, _, err := s.readRuns(ctx, hashes)
-	return stored(runs), err
+	runs, gone, err = s.readRuns(ctx, hashes)
+	return stored(runs), gone, err
 }
 
 // stored drops the runs missing (nil) from runs, in place.
@@ -316,7 +304,9 @@ func (s *Store) collectRuns(ctx context.Context, index, upper string, n int, kee
 		for i, m := range members {
 			ids[i] = sortKeyID(m)
 		}
-		runs, err := s.listedByID(ctx, ids)
+		// A run whose version record is gone is listed without its definition rather than
+		// fail the page: only reading it alone (GetRun) fails.
+		runs, _, err := s.runsByID(ctx, ids)
 		if err != nil {
 			return nil, err
 		}
