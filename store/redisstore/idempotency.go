@@ -233,9 +233,10 @@ func maxScore(after *keyCursor) string {
 	return strconv.FormatFloat(after.Score, 'f', -1, 64)
 }
 
-// liveKeys reads the records of zs, past the cursor, that have not expired.
+// liveKeys reads the records of zs, past the cursor, that have not expired, without their
+// kept answers (keyHeads).
 func (s *Store) liveKeys(ctx context.Context, p idempotency.ListParams, zs []redis.Z, after *keyCursor) ([]*idempotency.Record, []float64, error) {
-	ids := make([]any, 0, len(zs))
+	ids := make([]string, 0, len(zs))
 	kept := make([]float64, 0, len(zs))
 	for _, z := range zs {
 		key, _ := z.Member.(string)
@@ -244,7 +245,7 @@ func (s *Store) liveKeys(ctx context.Context, p idempotency.ListParams, zs []red
 		}
 		ids, kept = append(ids, key), append(kept, z.Score)
 	}
-	hs, err := s.hashes(ctx, func(key string) string { return s.k.idemRecord(p.Scope, key) }, ids)
+	hs, err := s.keyHeads(ctx, p.Scope, ids)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -259,9 +260,40 @@ func (s *Store) liveKeys(ctx context.Context, p idempotency.ListParams, zs []red
 			return nil, nil, err
 		}
 		if r.ExpiresAt.After(p.Now) {
-			r.Header, r.Body = nil, nil
 			recs, scores = append(recs, r), append(scores, kept[i])
 		}
 	}
 	return recs, scores, nil
+}
+
+// listedFields are the fields of a key's record a page of keys reads: all but the kept
+// answer's header and body, which a page never shows.
+var listedFields = []string{"key", "fingerprint", "method", "path", "run_id", "state", "status",
+	"created_at", "locked_until", "expires_at"}
+
+// keyHeads reads the listedFields of the records of scope's keys, in one round trip; a
+// missing record reads as an empty map.
+func (s *Store) keyHeads(ctx context.Context, scope string, keys []string) ([]map[string]string, error) {
+	if len(keys) == 0 {
+		return nil, nil
+	}
+	pipe := s.rdb.Pipeline()
+	cmds := make([]*redis.SliceCmd, len(keys))
+	for i, key := range keys {
+		cmds[i] = pipe.HMGet(ctx, s.k.idemRecord(scope, key), listedFields...)
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		return nil, err
+	}
+	out := make([]map[string]string, len(cmds))
+	for i, c := range cmds {
+		m := make(map[string]string, len(listedFields))
+		for j, v := range c.Val() {
+			if v, ok := v.(string); ok {
+				m[listedFields[j]] = v
+			}
+		}
+		out[i] = m
+	}
+	return out, nil
 }

@@ -1,10 +1,12 @@
 package redisstore_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"testing"
 	"time"
 
@@ -191,4 +193,40 @@ func TestListPastExpiredKeysFewRoundTrips(t *testing.T) {
 	require.Len(t, recs, 1)
 	require.Equal(t, "live", recs[0].Key)
 	require.LessOrEqual(t, trips, 24, "two round trips a read of the index, each read twice the last")
+}
+
+// TestListReadsNoBodies: a page of keys shows no kept answer, and reads none from Redis
+// (counted by a TCP proxy in front of it): 20 keys whose answers are 60 KiB each, live
+// or expired, are listed for a few KiB, not 1.2 MB.
+func TestListReadsNoBodies(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, raw, prefix := freshAt(t)
+	const scope = "p:bodies"
+	now := time.Date(2031, 1, 2, 3, 4, 5, 0, time.UTC)
+	body := bytes.Repeat([]byte("x"), 60<<10)
+	for i := range 20 {
+		require.NoError(t, s.Complete(ctx, &idempotency.Record{Scope: scope, Key: fmt.Sprint("k-", i), State: idempotency.StateDone,
+			Status: http.StatusOK, Header: http.Header{"Content-Type": {"text/plain"}}, Body: body,
+			CreatedAt: now.Add(time.Duration(i) * time.Second), ExpiresAt: now.Add(time.Duration(i) * time.Minute)}))
+	}
+	u, err := url.Parse(raw)
+	require.NoError(t, err)
+	p := newProxy(t, u.Host)
+	u.Host = p.addr()
+	through, err := redisstore.Open(ctx, u.String(), &redisstore.Config{Prefix: prefix})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = through.Close() })
+
+	before := p.bytes.Load()
+	recs, next, err := through.List(ctx, idempotency.ListParams{Scope: scope, Now: now.Add(10*time.Minute + time.Second), Limit: 20})
+	require.NoError(t, err)
+	require.Empty(t, next)
+	require.Len(t, recs, 9, "k-11 … k-19 live")
+	for _, r := range recs {
+		require.Equal(t, http.StatusOK, r.Status)
+		require.Nil(t, r.Body)
+		require.Nil(t, r.Header)
+	}
+	require.Less(t, p.bytes.Load()-before, int64(len(body)), "less than one answer's body read")
 }

@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/url"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -55,13 +56,15 @@ func TestUnreachableMarked(t *testing.T) {
 	require.ErrorIs(t, s.Ping(ctx), store.ErrUnreachable)
 }
 
-// proxy forwards TCP connections to a Redis until close, which also cuts the open ones.
+// proxy forwards TCP connections to a Redis until close, which also cuts the open ones,
+// counting the bytes it forwards either way.
 type proxy struct {
 	ln     net.Listener
 	mu     sync.Mutex
 	conns  []net.Conn
 	closed bool
 	wg     sync.WaitGroup
+	bytes  atomic.Int64
 }
 
 func newProxy(t *testing.T, target string) *proxy {
@@ -112,8 +115,20 @@ func (p *proxy) track(c, r net.Conn) bool {
 
 func (p *proxy) pipe(dst, src net.Conn) {
 	defer p.wg.Done()
-	_, _ = io.Copy(dst, src)
+	_, _ = io.Copy(counting{dst, &p.bytes}, src)
 	_ = dst.Close()
+}
+
+// counting is a writer that adds what it writes to n.
+type counting struct {
+	w io.Writer
+	n *atomic.Int64
+}
+
+func (c counting) Write(b []byte) (int, error) {
+	n, err := c.w.Write(b)
+	c.n.Add(int64(n))
+	return n, err
 }
 
 // close stops accepting, cuts every connection and waits for the copies to end.
