@@ -100,8 +100,7 @@ func admitKey(ctx context.Context, q querier, kw *idempotency.KeyWrite) (idempot
 // checkKey purges the scope's expired keys and reports a live key (Existing) or a full
 // scope (LimitReached); Claimed means the key may be taken, room made for it.
 func checkKey(ctx context.Context, q querier, p idempotency.ClaimParams) (idempotency.ClaimResult, error) {
-	if _, err := q.ExecContext(ctx, `DELETE FROM idempotency_keys WHERE scope = ? AND expires_at <= ?`,
-		p.Scope, nanos(p.Now)); err != nil {
+	if _, err := q.ExecContext(ctx, purgeExpired, nanos(p.Now), p.Scope); err != nil {
 		return idempotency.ClaimResult{}, err
 	}
 	cur, err := scanRecord(q.QueryRowContext(ctx, `SELECT `+keyCols+` FROM idempotency_keys
@@ -153,13 +152,19 @@ func makeRoom(ctx context.Context, q querier, p idempotency.ClaimParams) (oldest
 	return time.Time{}, false, err
 }
 
+// purgeExpired deletes a scope's expired keys (?1 now, ?2 scope), read in both parts of
+// the expiry index: the claims marked abandoned and the other keys.
+const purgeExpired = `DELETE FROM idempotency_keys WHERE scope = ?2 AND abandoned IN (0, 1) AND expires_at <= ?1`
+
 // The queries of a scope at its cap (?1 now, ?2 scope, ?3 how many): each reads an index
 // range as long as what it finds (markAbandoned: the claims it marks, each once), never
-// the scope's keys (TestCapQueriesReadNoScope).
+// the scope's keys nor its marked claims (TestCapQueriesReadNoScope). oldestLiveKeys runs
+// after the purge and markAbandoned, which leave every key not marked live (liveKey only
+// restates it), so it reads no abandoned claim however many expire before its live keys.
 const (
 	markAbandoned = `UPDATE idempotency_keys SET abandoned = 1
 		WHERE scope = ?2 AND state = 'in_progress' AND abandoned = 0 AND locked_until <= ?1`
-	oldestLiveKeys = `SELECT rowid, expires_at FROM idempotency_keys WHERE scope = ?2 AND ` + liveKey +
+	oldestLiveKeys = `SELECT rowid, expires_at FROM idempotency_keys WHERE scope = ?2 AND abandoned = 0 AND ` + liveKey +
 		` ORDER BY expires_at, key LIMIT ?3`
 )
 

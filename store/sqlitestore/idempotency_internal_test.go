@@ -84,7 +84,8 @@ func TestCapQueriesReadNoScope(t *testing.T) {
 	s, _ := openT(t)
 	for _, tc := range []struct{ name, query, search string }{
 		{"abandoned claims", markAbandoned, "SEARCH idempotency_keys USING COVERING INDEX idempotency_keys_locks (scope=? AND locked_until<?)"},
-		{"oldest live keys", oldestLiveKeys, "SEARCH idempotency_keys USING COVERING INDEX idempotency_keys_expiry"},
+		{"oldest live keys", oldestLiveKeys, "SEARCH idempotency_keys USING COVERING INDEX idempotency_keys_expiry (scope=? AND abandoned=? AND expires_at>?)"},
+		{"expired keys", purgeExpired, "SEARCH idempotency_keys USING COVERING INDEX idempotency_keys_expiry (scope=? AND abandoned=? AND expires_at<?)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rows, err := s.db.QueryContext(ctx, `EXPLAIN QUERY PLAN `+tc.query, 0, "p:x", 1)
