@@ -50,8 +50,8 @@ type Admission struct {
 //
 // A replay this Service holds reads no store. In a scope whose answers are held (see
 // holds) a key not held is most likely fresh: Admit prepares and writes at once, and the
-// write reports a live key, which is answered so; the store is read only when Prepare
-// fails, so that a kept answer still replays. In other scopes (webhooks, whose retries are
+// write reports a live key, which is answered so; the store is read only when Prepare or
+// the write fails, so that a kept answer still replays. In other scopes (webhooks, whose retries are
 // common) the key is read first and a replay prepares nothing.
 func (s *Service) Admit(ctx context.Context, req Request, a Admission) (*Response, error) {
 	claim := s.claimParams(req, "")
@@ -81,7 +81,7 @@ func (s *Service) Admit(ctx context.Context, req Request, a Admission) (*Respons
 		}
 		return nil, err
 	}
-	return s.commit(ctx, req, claim, prep, a)
+	return s.commit(ctx, req, claim, prep, a, !readFirst)
 }
 
 // stored reads req's key from the store and answers req when the key is live, as existing
@@ -103,7 +103,10 @@ func (s *Service) stored(ctx context.Context, req Request, claim ClaimParams, a 
 }
 
 // commit makes prep's one write with the key and answers from what the store reports.
-func (s *Service) commit(ctx context.Context, req Request, claim ClaimParams, prep *Prepared, a Admission) (*Response, error) {
+// unread says the key was not read before: a failed write then reads it, as Admit would
+// have first, so that a store that cannot be reached lets the request through without its
+// key (SPEC §4 rule 9), and a key found live answers.
+func (s *Service) commit(ctx context.Context, req Request, claim ClaimParams, prep *Prepared, a Admission, unread bool) (*Response, error) {
 	var key *KeyWrite
 	if keep(prep.Answer.Status, req.Policy) {
 		key = &KeyWrite{Claim: claim, Answer: s.kept(req, claim, prep.Answer)}
@@ -113,6 +116,11 @@ func (s *Service) commit(ctx context.Context, req Request, claim ClaimParams, pr
 	switch {
 	case errors.Is(err, ErrSplit):
 		return s.Do(ctx, req, a.Fallback)
+	case err != nil && unread:
+		if resp, answered, err := s.stored(ctx, req, claim, a); answered {
+			return resp, err
+		}
+		return nil, err
 	case err != nil:
 		return nil, err
 	}

@@ -25,6 +25,8 @@ type admitter struct {
 	prepared, fallbacks, writes atomic.Int64
 	split                       bool  // Write answers ErrSplit, as a start-token conflict does
 	prepareErr                  error // Prepare fails with it
+	writeErr                    error // Write fails with it, after writing when lost is set (its reply lost)
+	lost                        bool
 }
 
 func (a *admitter) admission() idempotency.Admission {
@@ -42,7 +44,13 @@ func (a *admitter) admission() idempotency.Admission {
 				if a.split {
 					return idempotency.ClaimResult{}, idempotency.ErrSplit
 				}
+				if a.writeErr != nil && !a.lost {
+					return idempotency.ClaimResult{}, a.writeErr
+				}
 				res, err := a.st.CreateRun(ctx, runner.CreateRunParams{Run: r, Key: key})
+				if a.writeErr != nil {
+					return idempotency.ClaimResult{}, a.writeErr
+				}
 				return res.ClaimResult, err
 			}}, nil
 		},
@@ -254,6 +262,54 @@ func TestAdmitStoreDown(t *testing.T) {
 			require.Equal(t, tt.status, resp.Status, "the request goes through without its key")
 			require.EqualValues(t, 1, a.fallbacks.Load())
 			require.InDelta(t, 1, h.count(t, "store_down"), 0)
+		})
+	}
+}
+
+// TestAdmitWriteFails: in a scope whose answers are held, where the key is not read before
+// the write, a failed write reads it: a store that cannot be reached lets the request
+// through without its key (SPEC §4 rule 9), a write whose reply was lost answers from the
+// key it kept, and a write refused with the key free answers its error.
+func TestAdmitWriteFails(t *testing.T) {
+	t.Parallel()
+	refused := errors.New("disk I/O error")
+	tests := []struct {
+		name      string
+		storeDown bool
+		lost      bool
+		err       error
+		fallbacks int64
+	}{
+		{name: "store down", storeDown: true, fallbacks: 1},
+		{name: "reply lost", lost: true},
+		{name: "write refused", err: refused},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			st := openStore(t)
+			var keys idempotency.Store = st
+			if tt.storeDown {
+				keys = failingGets{st}
+			}
+			h := newHarness(t, keys, nil)
+			a := &admitter{st: st, writeErr: refused, lost: tt.lost}
+			resp, err := h.svc.Admit(ctx, runRequest("p:alice", "k"), a.admission())
+			require.Equal(t, tt.fallbacks, a.fallbacks.Load())
+			require.InDelta(t, tt.fallbacks, h.count(t, "store_down"), 0)
+			if tt.err != nil {
+				require.ErrorIs(t, err, tt.err)
+				return
+			}
+			require.NoError(t, err)
+			if tt.storeDown {
+				require.Equal(t, "owner", resp.RunID, "the request goes through without its key")
+				return
+			}
+			rec, err := h.svc.Key(ctx, "p:alice", "k")
+			require.NoError(t, err)
+			require.Equal(t, rec.RunID, resp.RunID, "the answer the lost write kept")
 		})
 	}
 }
