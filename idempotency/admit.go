@@ -50,9 +50,9 @@ type Admission struct {
 //
 // A replay this Service holds reads no store. In a scope whose answers are held (see
 // holds) a key not held is most likely fresh: Admit prepares and writes at once, and the
-// write reports a live key, which is answered so; the store is read only when Prepare or
-// the write fails, so that a kept answer still replays. In other scopes (webhooks, whose retries are
-// common) the key is read first and a replay prepares nothing.
+// write reports a live key, which is answered so; the key is read only when Prepare or
+// the write fails, so that a kept answer still replays. In other scopes (webhooks, whose
+// retries are common) the key is read first and a replay prepares nothing.
 func (s *Service) Admit(ctx context.Context, req Request, a Admission) (*Response, error) {
 	claim := s.claimParams(req, "")
 	fp, held, err := s.lookup(req, claim.Now)
