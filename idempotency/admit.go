@@ -46,7 +46,13 @@ type Admission struct {
 // Admit does req as one write: a new key, the work and the kept answer commit together,
 // so that a crash leaves either nothing or all three. A live key answers as Do does
 // (replay, ErrKeyMismatch, ErrAnswerNotKept), a full scope with a *LimitError, and a key
-// still in progress on Do's path is awaited through Do. A replay reads only the key.
+// still in progress on Do's path is awaited through Do.
+//
+// A replay this Service holds reads no store. In a scope whose answers are held (see
+// holds) a key not held is most likely fresh: Admit prepares and writes at once, and the
+// write reports a live key, which is answered so; the key is read only when Prepare or
+// the write fails, so that a kept answer still replays. In other scopes (webhooks, whose
+// retries are common) the key is read first and a replay prepares nothing.
 func (s *Service) Admit(ctx context.Context, req Request, a Admission) (*Response, error) {
 	claim := s.claimParams(req, "")
 	fp, held, err := s.lookup(req, claim.Now)
@@ -57,26 +63,50 @@ func (s *Service) Admit(ctx context.Context, req Request, a Admission) (*Respons
 		return s.answer(held, fp)
 	}
 	claim.Fingerprint = fp
-	rec, err := s.store.Get(ctx, req.Scope, req.Key, claim.Now)
-	switch {
-	case errors.Is(err, ErrNotFound):
-	case err != nil:
-		return s.passThrough(ctx, req, err, a.Fallback)
-	case !rec.Abandoned(claim.Now):
-		return s.existing(ctx, req, rec, fp, a)
+	readFirst := !holds(req)
+	if readFirst {
+		if resp, answered, err := s.stored(ctx, req, claim, a); answered {
+			return resp, err
+		}
 	}
 	prep, err := a.Prepare(ctx)
 	if err != nil {
+		if !readFirst {
+			if resp, answered, err := s.stored(ctx, req, claim, a); answered {
+				return resp, err
+			}
+		}
 		if req.Policy.KeepFailures {
 			return s.Do(ctx, req, a.Fallback)
 		}
 		return nil, err
 	}
-	return s.commit(ctx, req, claim, prep, a)
+	return s.commit(ctx, req, claim, prep, a, !readFirst)
+}
+
+// stored reads req's key from the store and answers req when the key is live, as existing
+// does, or when the store cannot be reached, through a.Fallback without the key (SPEC §4
+// rule 9). A key missing, expired or abandoned leaves req unanswered (answered false).
+func (s *Service) stored(ctx context.Context, req Request, claim ClaimParams, a Admission) (resp *Response, answered bool, err error) {
+	rec, err := s.store.Get(ctx, req.Scope, req.Key, claim.Now)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return nil, false, nil
+	case err != nil:
+		resp, err = s.passThrough(ctx, req, err, a.Fallback)
+		return resp, true, err
+	case rec.Abandoned(claim.Now):
+		return nil, false, nil
+	}
+	resp, err = s.existing(ctx, req, rec, claim.Fingerprint, a)
+	return resp, true, err
 }
 
 // commit makes prep's one write with the key and answers from what the store reports.
-func (s *Service) commit(ctx context.Context, req Request, claim ClaimParams, prep *Prepared, a Admission) (*Response, error) {
+// unread says the key was not read before: a failed write then reads it, as Admit would
+// have first, so that a store that cannot be reached lets the request through without its
+// key (SPEC §4 rule 9), and a key found live answers.
+func (s *Service) commit(ctx context.Context, req Request, claim ClaimParams, prep *Prepared, a Admission, unread bool) (*Response, error) {
 	var key *KeyWrite
 	if keep(prep.Answer.Status, req.Policy) {
 		key = &KeyWrite{Claim: claim, Answer: s.kept(req, claim, prep.Answer)}
@@ -86,6 +116,11 @@ func (s *Service) commit(ctx context.Context, req Request, claim ClaimParams, pr
 	switch {
 	case errors.Is(err, ErrSplit):
 		return s.Do(ctx, req, a.Fallback)
+	case err != nil && unread:
+		if resp, answered, err := s.stored(ctx, req, claim, a); answered {
+			return resp, err
+		}
+		return nil, err
 	case err != nil:
 		return nil, err
 	}

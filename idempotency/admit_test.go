@@ -15,16 +15,18 @@ import (
 
 	"github.com/gorunner/gorunner/idempotency"
 	"github.com/gorunner/gorunner/runner"
-	"github.com/gorunner/gorunner/store/sqlitestore"
+	"github.com/gorunner/gorunner/runner/runnertest"
 )
 
-// admitter builds Admissions whose one write is a real run admission into a SQLite store,
-// and counts what each path did.
+// admitter builds Admissions whose one write is a real run admission into a store, and
+// counts what each path did.
 type admitter struct {
-	st                  *sqlitestore.Store
-	prepared, fallbacks atomic.Int64
-	split               bool  // Write answers ErrSplit, as a start-token conflict does
-	prepareErr          error // Prepare fails with it
+	st                          runnertest.AdmissionStore
+	prepared, fallbacks, writes atomic.Int64
+	split                       bool  // Write answers ErrSplit, as a start-token conflict does
+	prepareErr                  error // Prepare fails with it
+	writeErr                    error // Write fails with it, after writing when lost is set (its reply lost)
+	lost                        bool
 }
 
 func (a *admitter) admission() idempotency.Admission {
@@ -38,10 +40,17 @@ func (a *admitter) admission() idempotency.Admission {
 				Status: runner.StatusPending, Input: json.RawMessage(`{}`), Output: json.RawMessage(`null`), CreatedAt: epoch}
 			answer := &idempotency.Response{Status: http.StatusAccepted, Body: []byte(`{"data":{"id":"` + r.ID + `"}}`), RunID: r.ID}
 			return &idempotency.Prepared{Answer: answer, Write: func(ctx context.Context, key *idempotency.KeyWrite) (idempotency.ClaimResult, error) {
+				a.writes.Add(1)
 				if a.split {
 					return idempotency.ClaimResult{}, idempotency.ErrSplit
 				}
+				if a.writeErr != nil && !a.lost {
+					return idempotency.ClaimResult{}, a.writeErr
+				}
 				res, err := a.st.CreateRun(ctx, runner.CreateRunParams{Run: r, Key: key})
+				if a.writeErr != nil {
+					return idempotency.ClaimResult{}, a.writeErr
+				}
 				return res.ClaimResult, err
 			}}, nil
 		},
@@ -167,33 +176,55 @@ func TestAdmitPrepareError(t *testing.T) {
 }
 
 // TestAdmitWaitsForDo: a retry while the same request is in progress on Do's path waits for
-// it and replays its answer.
+// it and replays its answer, writing nothing: in a scope whose answers are held the write
+// finds the key in progress; in a webhook's the read before it does, and nothing is
+// prepared.
 func TestAdmitWaitsForDo(t *testing.T) {
 	t.Parallel()
-	h, a := newAdmitter(t, func(c *idempotency.Config) { c.InProgressWait = time.Minute })
-	ctx := context.Background()
-	entered, release := make(chan struct{}), make(chan struct{})
-	done := make(chan error, 1)
-	go func() {
-		_, err := h.svc.Do(ctx, runRequest("p:alice", "k"), func(context.Context) (*idempotency.Response, error) {
-			close(entered)
-			<-release
-			return &idempotency.Response{Status: http.StatusAccepted, Body: []byte(`{}`), RunID: "first"}, nil
+	tests := []struct {
+		name     string
+		scope    string
+		policy   idempotency.Policy
+		prepared int64
+	}{
+		{"held scope", "p:alice", idempotency.Policy{}, 1},
+		{"webhook scope", "w:wf", idempotency.Policy{KeepFailures: true, EvictOldest: true}, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			h, a := newAdmitter(t, func(c *idempotency.Config) { c.InProgressWait = time.Minute })
+			ctx := context.Background()
+			req := runRequest(tt.scope, "k")
+			req.Policy = tt.policy
+			entered, release := make(chan struct{}), make(chan struct{})
+			done := make(chan error, 1)
+			go func() {
+				_, err := h.svc.Do(ctx, req, func(context.Context) (*idempotency.Response, error) {
+					close(entered)
+					<-release
+					return &idempotency.Response{Status: http.StatusAccepted, Body: []byte(`{}`), RunID: "first"}, nil
+				})
+				done <- err
+			}()
+			<-entered
+			var wg sync.WaitGroup
+			wg.Go(func() {
+				resp, err := h.svc.Admit(ctx, req, a.admission())
+				require.NoError(t, err)
+				require.True(t, resp.Replayed)
+				require.Equal(t, "first", resp.RunID)
+			})
+			close(release)
+			require.NoError(t, <-done)
+			wg.Wait()
+			require.Equal(t, tt.prepared, a.prepared.Load())
+			require.Zero(t, a.fallbacks.Load())
+			runs, _, err := a.st.ListRuns(ctx, runner.ListRunsParams{})
+			require.NoError(t, err)
+			require.Empty(t, runs, "nothing was written for a key in progress")
 		})
-		done <- err
-	}()
-	<-entered
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		resp, err := h.svc.Admit(ctx, runRequest("p:alice", "k"), a.admission())
-		require.NoError(t, err)
-		require.True(t, resp.Replayed)
-		require.Equal(t, "first", resp.RunID)
-	})
-	close(release)
-	require.NoError(t, <-done)
-	wg.Wait()
-	require.Zero(t, a.prepared.Load(), "nothing was prepared for a key in progress")
+	}
 }
 
 // failingGets is a store whose reads fail, as when it cannot be reached.
@@ -203,16 +234,84 @@ func (failingGets) Get(context.Context, string, string, time.Time) (*idempotency
 	return nil, errors.New("connection refused")
 }
 
+// TestAdmitStoreDown: when the store cannot be read, the request goes through without its
+// key (SPEC §4 rule 9) where Admit reads it: first in a webhook's scope, and in a scope
+// whose answers are held once Prepare failed.
 func TestAdmitStoreDown(t *testing.T) {
 	t.Parallel()
-	st := openStore(t)
-	h := newHarness(t, failingGets{st}, nil)
-	a := &admitter{st: st}
-	resp, err := h.svc.Admit(context.Background(), runRequest("p:alice", "k"), a.admission())
-	require.NoError(t, err)
-	require.Equal(t, "owner", resp.RunID, "the request goes through without its key")
-	require.EqualValues(t, 1, a.fallbacks.Load())
-	require.InDelta(t, 1, h.count(t, "store_down"), 0)
+	tests := []struct {
+		name       string
+		scope      string
+		policy     idempotency.Policy
+		prepareErr error
+		status     int
+	}{
+		{"webhook scope", "w:wf", idempotency.Policy{KeepFailures: true, EvictOldest: true}, nil, http.StatusOK},
+		{"held scope, Prepare fails", "p:alice", idempotency.Policy{}, errors.New("invalid input"), http.StatusBadRequest},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			st := openStore(t)
+			h := newHarness(t, failingGets{st}, nil)
+			a := &admitter{st: st, prepareErr: tt.prepareErr}
+			req := runRequest(tt.scope, "k")
+			req.Policy = tt.policy
+			resp, err := h.svc.Admit(context.Background(), req, a.admission())
+			require.NoError(t, err)
+			require.Equal(t, tt.status, resp.Status, "the request goes through without its key")
+			require.EqualValues(t, 1, a.fallbacks.Load())
+			require.InDelta(t, 1, h.count(t, "store_down"), 0)
+		})
+	}
+}
+
+// TestAdmitWriteFails: in a scope whose answers are held, where the key is not read before
+// the write, a failed write reads it: a store that cannot be reached lets the request
+// through without its key (SPEC §4 rule 9), a write whose reply was lost answers from the
+// key it kept, and a write refused with the key free answers its error.
+func TestAdmitWriteFails(t *testing.T) {
+	t.Parallel()
+	refused := errors.New("disk I/O error")
+	tests := []struct {
+		name      string
+		storeDown bool
+		lost      bool
+		err       error
+		fallbacks int64
+	}{
+		{name: "store down", storeDown: true, fallbacks: 1},
+		{name: "reply lost", lost: true},
+		{name: "write refused", err: refused},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			st := openStore(t)
+			var keys idempotency.Store = st
+			if tt.storeDown {
+				keys = failingGets{st}
+			}
+			h := newHarness(t, keys, nil)
+			a := &admitter{st: st, writeErr: refused, lost: tt.lost}
+			resp, err := h.svc.Admit(ctx, runRequest("p:alice", "k"), a.admission())
+			require.Equal(t, tt.fallbacks, a.fallbacks.Load())
+			require.InDelta(t, tt.fallbacks, h.count(t, "store_down"), 0)
+			if tt.err != nil {
+				require.ErrorIs(t, err, tt.err)
+				return
+			}
+			require.NoError(t, err)
+			if tt.storeDown {
+				require.Equal(t, "owner", resp.RunID, "the request goes through without its key")
+				return
+			}
+			rec, err := h.svc.Key(ctx, "p:alice", "k")
+			require.NoError(t, err)
+			require.Equal(t, rec.RunID, resp.RunID, "the answer the lost write kept")
+		})
+	}
 }
 
 // TestAdmitRace: of racing admissions of one key exactly one run is written; every other

@@ -19,7 +19,8 @@ import (
 )
 
 // readCounter is the SQLite store counting the reads of runs (by run ID) and of
-// idempotency keys (by key) made through it.
+// idempotency keys (by key) made through it: a key is read by Get, or by the admission
+// write that checks it (and writes it when free).
 type readCounter struct {
 	*sqlitestore.Store
 	mu   sync.Mutex
@@ -39,6 +40,15 @@ func (c *readCounter) Get(ctx context.Context, scope, key string, now time.Time)
 	c.keys[key]++
 	c.mu.Unlock()
 	return c.Store.Get(ctx, scope, key, now)
+}
+
+func (c *readCounter) CreateRun(ctx context.Context, p runner.CreateRunParams) (runner.CreateRunResult, error) {
+	if p.Key != nil {
+		c.mu.Lock()
+		c.keys[p.Key.Claim.Key]++
+		c.mu.Unlock()
+	}
+	return c.Store.CreateRun(ctx, p)
 }
 
 // reads are how often run id and key were read so far.
@@ -61,7 +71,8 @@ func newCountingFixture(t *testing.T, defs ...string) (*fixture, *readCounter) {
 
 // TestCallOfARunEndedInItsAdmissionReadsNoRun: a call whose run ends in its admission
 // write (a pure workflow) is answered from the run admitted, reading it back never; with a
-// fresh idempotencyKey, the key is read once (it is free) and written with the run.
+// fresh idempotencyKey, the key is read once, by the write that finds it free and writes
+// it with the run.
 func TestCallOfARunEndedInItsAdmissionReadsNoRun(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
@@ -93,7 +104,8 @@ func TestCallOfARunEndedInItsAdmissionReadsNoRun(t *testing.T) {
 }
 
 // TestReplayReadsTheKeyAndTheRunOnce: a keyed call replayed after its run finished costs one
-// read of the key and one read of the run in all, the first replay's (a finished key never
+// read of the key (by the admission write, which finds it kept) and one read of the run in
+// all, the first replay's (a finished key never
 // changes before it expires, so keyed replay holds it; an ended run never changes, so the
 // engine keeps it), whichever tool replays it and whether it asks for progress (which it
 // still gets). The first call is made by another process on the same store, so that every

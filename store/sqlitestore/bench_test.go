@@ -49,3 +49,20 @@ func BenchmarkClaimAtCap(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkClaimFresh: a caller claims a new key again and again, its scope under its cap
+// (issue #13's fresh idempotency key): the claim's check and its write.
+func BenchmarkClaimFresh(b *testing.B) {
+	s := fresh(b)
+	ctx := context.Background()
+	p := idempotency.ClaimParams{Scope: "p:b", Fingerprint: "fp", Method: http.MethodPost, Path: "/p",
+		Now: time.Date(2031, 1, 2, 3, 4, 5, 0, time.UTC), LockTTL: time.Minute, Limit: 10_000_000}
+	i := 0
+	for b.Loop() {
+		i++
+		p.Key = fmt.Sprint("k-", i)
+		res, err := s.Claim(ctx, p)
+		require.NoError(b, err)
+		require.Equal(b, idempotency.Claimed, res.Outcome)
+	}
+}

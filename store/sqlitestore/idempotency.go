@@ -46,9 +46,9 @@ func scanRecord(row scanner) (*idempotency.Record, error) {
 	return &r, nil
 }
 
-// Claim takes a key in one write transaction: expired keys of the scope are purged, a live
-// key is reported as Existing, an abandoned in-progress claim is taken over, and the scope's
-// limit is enforced (refusing, or evicting the keys that expire first).
+// Claim takes a key in one write transaction: a live key is reported as Existing, an
+// abandoned in-progress claim or an expired key is taken over, and the scope's limit is
+// enforced (purging its expired keys, then refusing, or evicting the keys that expire first).
 func (s *Store) Claim(ctx context.Context, p idempotency.ClaimParams) (idempotency.ClaimResult, error) {
 	var res idempotency.ClaimResult
 	err := s.write(ctx, func(tx *sql.Tx) error {
@@ -97,14 +97,19 @@ func admitKey(ctx context.Context, q querier, kw *idempotency.KeyWrite) (idempot
 	return idempotency.ClaimResult{Outcome: idempotency.Claimed, Record: kw.Answer}, nil
 }
 
-// checkKey purges the scope's expired keys and reports a live key (Existing) or a full
-// scope (LimitReached); Claimed means the key may be taken, room made for it.
+// checkKey reports a live key (Existing) or a full scope (LimitReached); Claimed means the
+// key may be taken, room made for it. Every reader leaves expired keys out, so they are
+// purged only where they would count: at the cap (makeRoom), or on every claim in a scope
+// without one, which nothing else bounds. A key's own expired record is written over.
 func checkKey(ctx context.Context, q querier, p idempotency.ClaimParams) (idempotency.ClaimResult, error) {
-	if _, err := q.ExecContext(ctx, purgeExpired, nanos(p.Now), p.Scope); err != nil {
-		return idempotency.ClaimResult{}, err
+	now := nanos(p.Now)
+	if p.Limit <= 0 {
+		if _, err := q.ExecContext(ctx, purgeExpired, now, p.Scope); err != nil {
+			return idempotency.ClaimResult{}, err
+		}
 	}
 	cur, err := scanRecord(q.QueryRowContext(ctx, `SELECT `+keyCols+` FROM idempotency_keys
-		WHERE scope = ? AND key = ?`, p.Scope, p.Key))
+		WHERE scope = ? AND key = ? AND expires_at > ?`, p.Scope, p.Key, now))
 	switch {
 	case err == nil && !cur.Abandoned(p.Now):
 		return idempotency.ClaimResult{Outcome: idempotency.Existing, Record: cur}, nil
@@ -120,23 +125,28 @@ func checkKey(ctx context.Context, q querier, p idempotency.ClaimParams) (idempo
 	return idempotency.ClaimResult{Outcome: idempotency.Claimed}, nil
 }
 
-// makeRoom enforces p.Limit for one new key, after checkKey purged the scope's expired
-// keys. A scope storing fewer keys than the limit has room. Else its live keys are the
-// stored ones less its abandoned claims, both counted in idempotency_scopes (kept by
-// triggers): the claims whose lock ended since the last check are marked abandoned first,
-// each once, so no call reads the scope's keys or its abandoned claims, not even one
-// refused at the cap. With EvictOldest the live keys that expire first are deleted until
-// there is room; otherwise it reports full and when the oldest live key expires.
+// makeRoom enforces p.Limit for one new key. A scope storing fewer keys than the limit has
+// room. Else its expired keys are purged, and its live keys are the stored ones less its
+// abandoned claims, both counted in idempotency_scopes (kept by triggers): the claims whose
+// lock ended since the last check are marked abandoned first, each once, so no call reads
+// the scope's keys or its abandoned claims, not even one refused at the cap. With
+// EvictOldest the live keys that expire first are deleted until there is room; otherwise
+// it reports full and when the oldest live key expires.
 func makeRoom(ctx context.Context, q querier, p idempotency.ClaimParams) (oldest time.Time, full bool, err error) {
-	var stored, abandoned int
-	err = q.QueryRowContext(ctx, `SELECT keys, abandoned FROM idempotency_scopes WHERE scope = ?`, p.Scope).Scan(&stored, &abandoned)
-	if errors.Is(err, sql.ErrNoRows) || (err == nil && stored < p.Limit) {
-		return time.Time{}, false, nil
-	}
-	if err != nil {
+	stored, abandoned, err := scopeCounts(ctx, q, p.Scope)
+	if err != nil || stored < p.Limit {
 		return time.Time{}, false, err
 	}
 	now := nanos(p.Now)
+	purged, err := affected(q.ExecContext(ctx, purgeExpired, now, p.Scope))
+	if err != nil {
+		return time.Time{}, false, err
+	}
+	if purged > 0 {
+		if stored, abandoned, err = scopeCounts(ctx, q, p.Scope); err != nil || stored < p.Limit {
+			return time.Time{}, false, err
+		}
+	}
 	marked, err := affected(q.ExecContext(ctx, markAbandoned, now, p.Scope))
 	live := stored - abandoned - int(marked)
 	if err != nil || live < p.Limit {
@@ -152,16 +162,25 @@ func makeRoom(ctx context.Context, q querier, p idempotency.ClaimParams) (oldest
 	return time.Time{}, false, err
 }
 
-// purgeExpired deletes a scope's expired keys (?1 now, ?2 scope), read in both parts of
-// the expiry index: the claims marked abandoned and the other keys.
-const purgeExpired = `DELETE FROM idempotency_keys WHERE scope = ?2 AND abandoned IN (0, 1) AND expires_at <= ?1`
+// scopeCounts reads how many keys scope stores and how many of them are claims marked
+// abandoned (none when the scope stores none).
+func scopeCounts(ctx context.Context, q querier, scope string) (stored, abandoned int, err error) {
+	err = q.QueryRowContext(ctx, `SELECT keys, abandoned FROM idempotency_scopes WHERE scope = ?`, scope).Scan(&stored, &abandoned)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, 0, nil
+	}
+	return stored, abandoned, err
+}
 
 // The queries of a scope at its cap (?1 now, ?2 scope, ?3 how many): each reads an index
-// range as long as what it finds (markAbandoned: the claims it marks, each once), never
-// the scope's keys nor its marked claims (TestCapQueriesReadNoScope). oldestLiveKeys runs
-// after the purge and markAbandoned, which leave every key not marked live (liveKey only
-// restates it), so it reads no abandoned claim however many expire before its live keys.
+// range as long as what it finds (purgeExpired: the keys it deletes, read in both parts of
+// the expiry index, the claims marked abandoned and the other keys; markAbandoned: the
+// claims it marks, each once), never the scope's keys nor its marked claims
+// (TestCapQueriesReadNoScope). oldestLiveKeys runs after the purge and markAbandoned, which
+// leave every key not marked live (liveKey only restates it), so it reads no abandoned
+// claim however many expire before its live keys.
 const (
+	purgeExpired  = `DELETE FROM idempotency_keys WHERE scope = ?2 AND abandoned IN (0, 1) AND expires_at <= ?1`
 	markAbandoned = `UPDATE idempotency_keys SET abandoned = 1
 		WHERE scope = ?2 AND state = 'in_progress' AND abandoned = 0 AND locked_until <= ?1`
 	oldestLiveKeys = `SELECT rowid, expires_at FROM idempotency_keys WHERE scope = ?2 AND abandoned = 0 AND ` + liveKey +

@@ -174,3 +174,58 @@ func TestRefusalsCountNoAbandonedClaims(t *testing.T) {
 	require.Equal(t, idempotency.Claimed, claim("late", now.Add(25*time.Hour), 0), "the marked claims expire and are purged")
 	require.Zero(t, counted())
 }
+
+// TestExpiredKeysPurgedAtTheCap: a claim under its scope's cap purges nothing (readers
+// leave expired keys out, and a key's own expired record is written over), so that a fresh
+// key costs one statement less; at the cap the expired keys are purged before the live
+// ones are counted, so that they make room and the scope stores at most its cap.
+func TestExpiredKeysPurgedAtTheCap(t *testing.T) {
+	ctx := context.Background()
+	s, _ := openT(t)
+	const scope, limit = "p:a", 5
+	now := time.Date(2031, 1, 2, 3, 4, 5, 0, time.UTC)
+	later := now.Add(2 * time.Hour)
+	claim := func(key string, at time.Time) idempotency.ClaimResult {
+		t.Helper()
+		res, err := s.Claim(ctx, idempotency.ClaimParams{Scope: scope, Key: key, Fingerprint: "fp", Method: http.MethodPost,
+			Path: "/p", Now: at, LockTTL: time.Minute, Limit: limit})
+		require.NoError(t, err)
+		return res
+	}
+	stored := func() int {
+		t.Helper()
+		var counted, rows int
+		require.NoError(t, s.db.QueryRowContext(ctx, `SELECT keys FROM idempotency_scopes WHERE scope = ?`, scope).Scan(&counted))
+		require.NoError(t, s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM idempotency_keys WHERE scope = ?`, scope).Scan(&rows))
+		require.Equal(t, rows, counted)
+		require.LessOrEqual(t, rows, limit, "the scope stores at most its cap")
+		return rows
+	}
+	for _, k := range []string{"a", "b", "c"} {
+		require.Equal(t, idempotency.Claimed, claim(k, now).Outcome)
+		require.NoError(t, s.Complete(ctx, &idempotency.Record{Scope: scope, Key: k, Fingerprint: "fp",
+			State: idempotency.StateDone, Status: http.StatusOK, CreatedAt: now, ExpiresAt: now.Add(time.Hour)}))
+	}
+
+	res := claim("a", later)
+	require.Equal(t, idempotency.Claimed, res.Outcome, "a key whose own record expired is free")
+	require.Equal(t, 3, stored(), "under the cap nothing is purged")
+	got, err := s.Get(ctx, scope, "a", later)
+	require.NoError(t, err)
+	require.Equal(t, idempotency.StateInProgress, got.State, "the expired record was written over")
+	_, err = s.Get(ctx, scope, "b", later)
+	require.ErrorIs(t, err, idempotency.ErrNotFound, "an expired key is not read")
+	recs, _, err := s.List(ctx, idempotency.ListParams{Scope: scope, Now: later})
+	require.NoError(t, err)
+	require.Len(t, recs, 1, "nor listed")
+
+	require.Equal(t, idempotency.Claimed, claim("d", later).Outcome)
+	require.Equal(t, idempotency.Claimed, claim("e", later).Outcome)
+	require.Equal(t, limit, stored())
+	require.Equal(t, idempotency.Claimed, claim("f", later).Outcome, "the expired keys make room at the cap")
+	require.Equal(t, 4, stored(), "they were purged")
+	require.Equal(t, idempotency.Claimed, claim("g", later).Outcome)
+	res = claim("h", later)
+	require.Equal(t, idempotency.LimitReached, res.Outcome, "five live keys fill the scope")
+	require.True(t, later.Add(inProgressExpiry).Equal(res.Oldest))
+}
