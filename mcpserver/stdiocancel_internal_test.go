@@ -301,3 +301,26 @@ func TestStdioCancelOfAnotherIDWithTheSameText(t *testing.T) {
 		})
 	}
 }
+
+// TestStdioCancelWithANullID: notifications/cancelled with "id": null, which mcp-go takes
+// for a notification, reaches a running call as one without an id does: the call is not
+// answered.
+func TestStdioCancelWithANullID(t *testing.T) {
+	s := heldServer(t)
+	entered, release := probeTool(s)
+	c := serveStdioPipe(t, s)
+	c.initialize(t)
+	c.send(t, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"probe","arguments":{}}}`)
+	awaitEntered(t, entered)
+	c.send(t, `{"jsonrpc":"2.0","id":null,"method":"notifications/cancelled","params":{"requestId":1}}`)
+	c.send(t, `{"jsonrpc":"2.0","id":"after","method":"ping"}`)
+	_, before := c.answer(t, `"after"`)
+	close(release)
+	require.NoError(t, c.in.Close())
+	for m := range c.msgs { // closed once ServeStdio has returned: every worker is done
+		before = append(before, m)
+	}
+	for _, m := range before {
+		require.NotEqual(t, float64(1), m["id"], "a cancelled call is not answered: %v", m)
+	}
+}
