@@ -305,17 +305,23 @@ func (c *stdioCalls) takeCall(line, id []byte) bool {
 
 // cancelCall answers a notifications/cancelled naming requestID, read in line order: it
 // cancels the call taken under that ID and reports whether there was one. A cancel naming
-// another request is mcp-go's.
+// another request is mcp-go's, unless that request's ID has the text of one of the calls'
+// (the string "1" and the call 1, true and the call "true"): mcp-go keys the requests it
+// cancels by their ID's text (fmt's %v of the ID decoded), whatever its type, so it would
+// cancel that call, which the cancel does not name. Such a cancel is dropped.
 func (c *stdioCalls) cancelCall(requestID json.RawMessage) bool {
-	key, ok := callKey(requestID)
-	if !ok {
+	var id any
+	if json.Unmarshal(requestID, &id) != nil {
 		return false
 	}
+	key, _ := callKey(requestID) // "" for an ID neither string nor number: no call's
+	text := fmt.Sprint(id)
 	c.mu.Lock()
 	call := c.calls[key]
+	twin := c.calls["s"+text] != nil || c.calls["n"+text] != nil
 	c.mu.Unlock()
 	if call == nil {
-		return false
+		return twin
 	}
 	call.cancel(errCallCancelled)
 	return true
@@ -323,7 +329,9 @@ func (c *stdioCalls) cancelCall(requestID json.RawMessage) bool {
 
 // callKey is the key of a request ID (a JSON string or number) in stdioCalls.calls: IDs
 // that mcp-go's decoding takes for the same (1 and 1.0) share a key; a string and a
-// number never do.
+// number never do. The key is the ID's text as mcp-go's cancels key it (fmt's %v of the
+// ID decoded: the string, or the shortest form of the float64), after "s" for a string,
+// "n" for a number.
 func callKey(id []byte) (string, bool) {
 	if len(id) > 0 && id[0] == '"' {
 		var s string

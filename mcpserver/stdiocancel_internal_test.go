@@ -9,9 +9,11 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"reflect"
 	"testing"
 	"time"
 
+	"github.com/mark3labs/mcp-go/mcp"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/stretchr/testify/require"
 
@@ -104,18 +106,20 @@ func (p *stdioPipe) send(t *testing.T, line string) {
 	require.NoError(t, err)
 }
 
-// answer waits for the response to request id (a JSON value), returning the messages
-// read before it.
-func (p *stdioPipe) answer(t *testing.T, id string) (before []map[string]any) {
+// answer waits for the response to request id (a JSON value), returning it and the
+// messages read before it.
+func (p *stdioPipe) answer(t *testing.T, id string) (resp map[string]any, before []map[string]any) {
 	t.Helper()
+	var want any
+	require.NoError(t, json.Unmarshal([]byte(id), &want))
 	for m := range p.msgs {
-		if raw, _ := json.Marshal(m["id"]); string(raw) == id {
-			return before
+		if reflect.DeepEqual(m["id"], want) {
+			return m, before
 		}
 		before = append(before, m)
 	}
 	require.FailNow(t, "the session ended without answering "+id)
-	return nil
+	return nil, nil
 }
 
 // TestStdioCancelOvertakesNoCall: over a real stdio pipe, a tools/call on the session's
@@ -188,7 +192,7 @@ func TestStdioCancelOfAQueuedCall(t *testing.T) {
 		c.send(t, cancelLine(id))
 	}
 	c.send(t, `{"jsonrpc":"2.0","id":"after","method":"ping"}`)
-	before := c.answer(t, `"after"`)
+	_, before := c.answer(t, `"after"`)
 	close(release)
 	require.NoError(t, c.in.Close())
 	for m := range c.msgs { // closed once ServeStdio has returned: every worker is done
@@ -239,8 +243,84 @@ func TestCallKey(t *testing.T) {
 	require.Equal(t, key(`"a"`), key(`"\u0061"`))
 	require.NotEqual(t, key(`1`), key(`"1"`))
 	require.NotEqual(t, key(`1`), key(`2`))
+	for _, id := range []string{`1e6`, `100000`, `1e21`, `0.0001`, `1e-7`, `-0`, `12345678901234567890`, `"1"`} {
+		var v any
+		require.NoError(t, json.Unmarshal([]byte(id), &v))
+		require.Equal(t, fmt.Sprint(v), key(id)[1:], "%s: a key is the text mcp-go keys cancels by", id)
+	}
 	for _, id := range []string{``, `null`, `true`, `{}`, `[1]`, `"unterminated`} {
 		_, ok := callKey([]byte(id))
 		require.False(t, ok, id)
+	}
+}
+
+// probeTool adds to s's stdio environment a tool "probe" that, once entered, waits for
+// release, then answers "cancelled" when its context ended meanwhile, else "ok". It is
+// made one of the companions, which the call hook lets through; s serves no session yet.
+func probeTool(s *Server) (entered chan struct{}, release chan struct{}) {
+	entered, release = make(chan struct{}, 1), make(chan struct{})
+	s.companionSchemas["probe"] = nil
+	s.envs[runner.EnvProduction].mcp.AddTool(mcp.NewTool("probe"), func(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		entered <- struct{}{}
+		<-release
+		if ctx.Err() != nil {
+			return mcp.NewToolResultText("cancelled"), nil
+		}
+		return mcp.NewToolResultText("ok"), nil
+	})
+	return entered, release
+}
+
+// TestStdioCancelOfAnotherIDWithTheSameText: a notifications/cancelled naming no call, but
+// an ID with the text of a running call's ID (the string "1" for the call 1: mcp-go keys
+// the requests it cancels by fmt's %v of the ID, whatever its type), cancels nothing: the
+// call, once released, answers as not cancelled.
+func TestStdioCancelOfAnotherIDWithTheSameText(t *testing.T) {
+	cases := []struct{ call, cancel string }{
+		{`1`, `"1"`},
+		{`"1"`, `1`},
+		{`"1e+06"`, `1000000`},
+		{`"true"`, `true`},
+		{`"<nil>"`, `null`},
+		{`"[1]"`, `[1]`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.call+" cancel "+tc.cancel, func(t *testing.T) {
+			s := heldServer(t)
+			entered, release := probeTool(s)
+			c := serveStdioPipe(t, s)
+			c.initialize(t)
+			c.send(t, `{"jsonrpc":"2.0","id":`+tc.call+`,"method":"tools/call","params":{"name":"probe","arguments":{}}}`)
+			awaitEntered(t, entered) // in the tool handler: mcp-go has the call among its requests
+			c.send(t, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":`+tc.cancel+`}}`)
+			c.send(t, `{"jsonrpc":"2.0","id":"after","method":"ping"}`)
+			c.answer(t, `"after"`) // every line before the ping went through mcp-go's reader
+			close(release)
+			resp, _ := c.answer(t, tc.call)
+			require.Contains(t, fmt.Sprint(resp["result"]), "text:ok", "the call was cancelled by a cancel naming %s: %v", tc.cancel, resp)
+		})
+	}
+}
+
+// TestStdioCancelWithANullID: notifications/cancelled with "id": null, which mcp-go takes
+// for a notification, reaches a running call as one without an id does: the call is not
+// answered.
+func TestStdioCancelWithANullID(t *testing.T) {
+	s := heldServer(t)
+	entered, release := probeTool(s)
+	c := serveStdioPipe(t, s)
+	c.initialize(t)
+	c.send(t, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"probe","arguments":{}}}`)
+	awaitEntered(t, entered)
+	c.send(t, `{"jsonrpc":"2.0","id":null,"method":"notifications/cancelled","params":{"requestId":1}}`)
+	c.send(t, `{"jsonrpc":"2.0","id":"after","method":"ping"}`)
+	_, before := c.answer(t, `"after"`)
+	close(release)
+	require.NoError(t, c.in.Close())
+	for m := range c.msgs { // closed once ServeStdio has returned: every worker is done
+		before = append(before, m)
+	}
+	for _, m := range before {
+		require.NotEqual(t, float64(1), m["id"], "a cancelled call is not answered: %v", m)
 	}
 }

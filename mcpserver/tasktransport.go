@@ -275,7 +275,8 @@ func (s *Server) takeStdioLine(ctx context.Context, env *environment, wg *sync.W
 	switch {
 	case msg.Method == "":
 		return s.replies.deliver(principalID(ctx), line)
-	case msg.Method == string(mcp.MethodNotificationCancelled) && len(msg.ID) == 0:
+	case msg.Method == string(mcp.MethodNotificationCancelled) && (len(msg.ID) == 0 || string(msg.ID) == "null"):
+		// mcp-go takes a message with a null id for a notification too.
 		return calls.cancelCall(cancelledRequest(msg.Params))
 	}
 	c, ok := s.taskCallOf(ctx, env, &msg)

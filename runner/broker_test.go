@@ -99,6 +99,31 @@ func TestWaitersLeaveNothingBehind(t *testing.T) {
 		"the run's reader ends with its last waiter (the one more is Eventually's own)")
 }
 
+// refusedAdmissions is a store whose every run write fails.
+type refusedAdmissions struct{ runner.Store }
+
+var errRefused = errors.New("refused")
+
+func (refusedAdmissions) CreateRun(context.Context, runner.CreateRunParams) (runner.CreateRunResult, error) {
+	return runner.CreateRunResult{}, errRefused
+}
+
+// TestRefusedAdmissionLeavesNoFeed: a run admitted in place up to a step with effects, so
+// that its feed subscribes before the admission write (to go on here), leaves no
+// subscription behind when that write fails.
+func TestRefusedAdmissionLeavesNoFeed(t *testing.T) {
+	h := newHarness(t)
+	name := h.define("name: two\ninput: {type: object}\nsteps:\n  - {id: a, set: 1}\n  - {id: b, http: {url: \"http://127.0.0.1:1/\"}}\n")
+	bus := events.New(nil, nil)
+	e := h.engine(runner.Config{Events: bus}, refusedAdmissions{h.store})
+	require.Eventually(t, func() bool { return bus.Stats().Subscriptions == 1 }, 10*time.Second, time.Millisecond,
+		"the claim loop listens for events.Due")
+	idle := bus.Stats()
+	_, err := e.Submit(context.Background(), runner.SubmitParams{Workflow: name, Input: json.RawMessage(`{}`)})
+	require.ErrorIs(t, err, errRefused)
+	require.Equal(t, idle, bus.Stats(), "the refused run's feed still listens")
+}
+
 // countedReads counts the reads of runs.
 type countedReads struct {
 	runner.Store
