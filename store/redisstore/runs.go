@@ -249,19 +249,13 @@ func stored(runs []*runner.Run) []*runner.Run {
 	return out
 }
 
-// runCursor is the sort key of ListRuns: creation time, then ID, both descending.
-type runCursor struct {
-	CreatedAt int64  `json:"t"`
-	ID        string `json:"i"`
-}
-
 // ListRuns lists runs newest first (created_at, then ID, descending), filtered by workflow,
 // status, environment, task and readability. It walks the narrowest index (workflow, else
 // status, else all) backwards and filters the rest while it reads.
 func (s *Store) ListRuns(ctx context.Context, p runner.ListRunsParams) ([]*runner.Run, string, error) {
 	upper := "+"
 	if p.Cursor != "" {
-		var c runCursor
+		var c storecodec.RunCursor
 		if err := storecodec.DecodeCursor(p.Cursor, &c, runner.ErrInvalidCursor); err != nil {
 			return nil, "", err
 		}
@@ -282,13 +276,7 @@ func (s *Store) ListRuns(ctx context.Context, p runner.ListRunsParams) ([]*runne
 	if err != nil {
 		return nil, "", fmt.Errorf("listing runs: %w", err)
 	}
-	if len(runs) <= limit {
-		return runs, "", nil
-	}
-	runs = runs[:limit]
-	last := runs[limit-1]
-	next, err := storecodec.EncodeCursor(runCursor{CreatedAt: last.CreatedAt.UnixNano(), ID: last.ID})
-	return runs, next, err
+	return storecodec.RunPage(runs, limit)
 }
 
 // collectRuns walks index from upper down and returns up to n runs that keep accepts.

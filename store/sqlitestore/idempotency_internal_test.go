@@ -88,17 +88,7 @@ func TestCapQueriesReadNoScope(t *testing.T) {
 		{"expired keys", purgeExpired, "SEARCH idempotency_keys USING COVERING INDEX idempotency_keys_expiry (scope=? AND abandoned=? AND expires_at<?)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			rows, err := s.db.QueryContext(ctx, `EXPLAIN QUERY PLAN `+tc.query, 0, "p:x", 1)
-			require.NoError(t, err)
-			defer rows.Close()
-			var plan []string
-			for rows.Next() {
-				var id, parent, unused int
-				var detail string
-				require.NoError(t, rows.Scan(&id, &parent, &unused, &detail))
-				plan = append(plan, detail)
-			}
-			require.NoError(t, rows.Err())
+			plan := explain(t, s, tc.query, 0, "p:x", 1)
 			require.Len(t, plan, 1, "one index search, no sort: %q", plan)
 			require.Contains(t, plan[0], tc.search)
 		})

@@ -246,12 +246,6 @@ func getRun(ctx context.Context, q querier, id string) (*runner.Run, error) {
 	return r, nil
 }
 
-// runCursor is the sort key of ListRuns: creation time, then ID, both descending.
-type runCursor struct {
-	CreatedAt int64  `json:"t"`
-	ID        string `json:"i"`
-}
-
 // ListRuns lists runs newest first (created_at, then ID, descending), filtered by workflow,
 // status, environment, task and readability.
 func (s *Store) ListRuns(ctx context.Context, p runner.ListRunsParams) ([]*runner.Run, string, error) {
@@ -268,13 +262,7 @@ func (s *Store) ListRuns(ctx context.Context, p runner.ListRunsParams) ([]*runne
 	if err != nil {
 		return nil, "", fmt.Errorf("listing runs: %w", err)
 	}
-	if len(runs) <= limit {
-		return runs, "", nil
-	}
-	runs = runs[:limit]
-	last := runs[limit-1]
-	next, err := storecodec.EncodeCursor(runCursor{CreatedAt: nanos(last.CreatedAt), ID: last.ID})
-	return runs, next, err
+	return storecodec.RunPage(runs, limit)
 }
 
 // listRunsQuery is ListRuns's query and its arguments but the last, the limit.
@@ -303,7 +291,7 @@ func listRunsQuery(p runner.ListRunsParams) (string, []any, error) {
 		where = append(where, "task = 1") // literal, so that the partial index runs_tasks serves it
 	}
 	if p.Cursor != "" {
-		var c runCursor
+		var c storecodec.RunCursor
 		if err := storecodec.DecodeCursor(p.Cursor, &c, runner.ErrInvalidCursor); err != nil {
 			return "", nil, err
 		}

@@ -70,7 +70,7 @@ func TestRunStepsInOneRead(t *testing.T) {
 func TestListRunsPlans(t *testing.T) {
 	t.Parallel()
 	s, _ := openT(t)
-	cursor := runCursor{CreatedAt: 5, ID: "r"}
+	cursor := storecodec.RunCursor{CreatedAt: 5, ID: "r"}
 	for _, tc := range []struct {
 		name  string
 		p     runner.ListRunsParams
@@ -114,7 +114,7 @@ func explain(t *testing.T, s *Store, query string, args ...any) []string {
 	return plan
 }
 
-func encodeCursor(t *testing.T, c runCursor) string {
+func encodeCursor(t *testing.T, c storecodec.RunCursor) string {
 	t.Helper()
 	s, err := storecodec.EncodeCursor(c)
 	require.NoError(t, err)

@@ -39,6 +39,24 @@ func DecodeCursor(cursor string, key any, invalid error) error {
 	return nil
 }
 
+// RunCursor is the sort key of a list of runs: creation time, then ID, both descending.
+type RunCursor struct {
+	CreatedAt int64  `json:"t"`
+	ID        string `json:"i"`
+}
+
+// RunPage cuts runs, read up to limit+1 of them in the list's order, to a page of limit and
+// the cursor of the page after it ("" when runs was the last page).
+func RunPage(runs []*runner.Run, limit int) ([]*runner.Run, string, error) {
+	if len(runs) <= limit {
+		return runs, "", nil
+	}
+	runs = runs[:limit]
+	last := runs[limit-1]
+	next, err := EncodeCursor(RunCursor{CreatedAt: last.CreatedAt.UnixNano(), ID: last.ID})
+	return runs, next, err
+}
+
 // UTC returns *t in UTC, or nil.
 func UTC(t *time.Time) *time.Time {
 	if t == nil {
