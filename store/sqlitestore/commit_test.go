@@ -413,10 +413,19 @@ func TestFailedCommit(t *testing.T) {
 
 // cancels maps a test's name to the cancel of the context its write runs with, for the SQL
 // function cancel_ctx(name, x), which cancels it and returns 0.
-var (
-	cancels        sync.Map
-	registerCancel sync.Once
-)
+var cancels sync.Map
+
+// init registers cancel_ctx before any test runs: registering a function changes the
+// driver's state that every new connection reads, so it must not happen while other
+// tests open connections.
+func init() {
+	sqlite.MustRegisterScalarFunction("cancel_ctx", 2, func(_ *sqlite.FunctionContext, args []driver.Value) (driver.Value, error) {
+		if cancel, ok := cancels.Load(args[0]); ok {
+			cancel.(context.CancelFunc)()
+		}
+		return int64(0), nil
+	})
+}
 
 // TestInterruptedWrite has SQLite interrupt a request's statement for real, its context
 // cancelled while the statement runs: a read leaves the transaction (and the committer's
@@ -424,14 +433,6 @@ var (
 // and either way only that request fails.
 func TestInterruptedWrite(t *testing.T) {
 	t.Parallel()
-	registerCancel.Do(func() {
-		sqlite.MustRegisterScalarFunction("cancel_ctx", 2, func(_ *sqlite.FunctionContext, args []driver.Value) (driver.Value, error) {
-			if cancel, ok := cancels.Load(args[0]); ok {
-				cancel.(context.CancelFunc)()
-			}
-			return int64(0), nil
-		})
-	})
 	const endless = `WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) `
 	tests := []struct {
 		name, query string
