@@ -35,7 +35,10 @@
 // keys) are decided inside the write transaction by UPDATE … WHERE or INSERT … ON CONFLICT,
 // never by a check outside it. Times are stored as UTC Unix nanoseconds (0 = unset) and come
 // back in UTC with full precision. List cursors are opaque: base64 of the last sort key.
-// The schema is versioned by embedded migrations (see migrate.go).
+// The schema is versioned by embedded migrations (see migrate.go). An error that says
+// SQLite cannot serve now (the lock held past the busy timeout, an I/O error, a full disk)
+// is marked store.ErrUnreachable where write answers and where each read does (see
+// unavailable), so that the faces answer it as an outage; every other error stays as it is.
 //
 // In-progress idempotency keys are stored with an expiry of their creation time plus 24 h
 // (inProgressExpiry), so a LimitReached answer can always say when the oldest key frees up.
