@@ -3,10 +3,12 @@ package mcpserver
 import (
 	"context"
 	"errors"
+	"net/http"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/gorunner/gorunner/problem"
+	"github.com/gorunner/gorunner/store"
 	"github.com/gorunner/gorunner/tools"
 )
 
@@ -14,15 +16,25 @@ import (
 // never sent.
 var errInternal = errors.New("internal error; see the server log")
 
+// storeUnavailable is the tool error of a call the store could not serve: the REST API's
+// 503, and what to do, without the cause (an address, a path), which is logged.
+var storeUnavailable = tools.Problem{Status: http.StatusServiceUnavailable, Code: problem.CodeUnavailable,
+	Message: "the store is unavailable right now; retry the call in a few seconds (with the same idempotencyKey, if you sent one, so that a run it may have started is not started twice)"}
+
 // errorResult turns a failure into what the agent gets: an isError tool result with the
-// code the REST API would answer and what to do next, or, for a cancelled request or an
-// unexpected failure, a protocol error.
+// code the REST API would answer and what to do next (storeUnavailable when the store
+// could not be reached), or, for a cancelled request or an unexpected failure, a protocol
+// error.
 func (s *Server) errorResult(ctx context.Context, err error) (*mcp.CallToolResult, error) {
 	if p, ok := problemOf(err); ok {
 		return p.Result(), nil
 	}
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
+	}
+	if errors.Is(err, store.ErrUnreachable) {
+		s.log.WarnContext(ctx, "mcp: tool call failed, store unreachable", "err", err)
+		return storeUnavailable.Result(), nil
 	}
 	s.log.ErrorContext(ctx, "mcp: tool call failed", "err", err)
 	return nil, errInternal

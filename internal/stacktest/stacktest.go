@@ -28,6 +28,9 @@ type Config struct {
 	Runner  runner.Config                   // the engine's settings
 	Runs    func(runner.Store) runner.Store // wraps the engine's store (default: the store itself)
 	Now     func() time.Time                // the auth service's clock (default: time.Now)
+	// Open opens the store at Path (default: sqlitestore.Open), for a store opened with
+	// settings of its own tests.
+	Open func(ctx context.Context, path string) (*sqlitestore.Store, error)
 }
 
 // Stack is the services over one store, with an admin token.
@@ -56,7 +59,10 @@ func New(t testing.TB, cfg Config) *Stack {
 	if cfg.Catalog.SecretKey == nil {
 		cfg.Catalog.SecretKey = bytes.Repeat([]byte{9}, 32)
 	}
-	st, err := sqlitestore.Open(ctx, cfg.Path)
+	if cfg.Open == nil {
+		cfg.Open = sqlitestore.Open
+	}
+	st, err := cfg.Open(ctx, cfg.Path)
 	require.NoError(t, err)
 	s := &Stack{Store: st, SecretKey: cfg.Catalog.SecretKey}
 	s.Auth, err = auth.New(st, &auth.Config{Now: cfg.Now})

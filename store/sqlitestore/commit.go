@@ -36,7 +36,8 @@ type writeReq struct {
 // may run more than once (again, from the start, when another request of its batch lost
 // the transaction), so it must only set its results, not add to them, and it must not call
 // write (it would wait for itself). A ctx done before fn runs skips it; fn's statements heed
-// ctx themselves.
+// ctx themselves. An error that says SQLite could not serve now (the lock held by another
+// process past the busy timeout, an I/O error) is marked store.ErrUnreachable.
 func (s *Store) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	req := &writeReq{ctx: ctx, fn: fn, done: make(chan struct{})}
 	select {
@@ -50,7 +51,7 @@ func (s *Store) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	if req.panicked != nil {
 		panic(req.panicked)
 	}
-	return req.err
+	return unavailable(req.err)
 }
 
 // commitLoop is the committer: it takes the requests waiting to write, up to maxBatch, runs

@@ -45,7 +45,7 @@ func (s *Store) GetConnection(ctx context.Context, idOrName string) (*catalog.Co
 	c, err := scanConnection(s.q().QueryRowContext(ctx, `SELECT `+connectionCols+` FROM connections
 		WHERE id = ?1 OR name = ?1 ORDER BY id = ?1 DESC LIMIT 1`, idOrName))
 	if err != nil {
-		return nil, fmt.Errorf("getting connection %q: %w", idOrName, mapErr(err, catalog.ErrNotFound, nil))
+		return nil, fmt.Errorf("getting connection %q: %w", idOrName, unavailable(mapErr(err, catalog.ErrNotFound, nil)))
 	}
 	return c, nil
 }
@@ -54,11 +54,11 @@ func (s *Store) GetConnection(ctx context.Context, idOrName string) (*catalog.Co
 func (s *Store) ListConnections(ctx context.Context) ([]*catalog.Connection, error) {
 	rows, err := s.q().QueryContext(ctx, `SELECT `+connectionCols+` FROM connections ORDER BY name`)
 	if err != nil {
-		return nil, fmt.Errorf("listing connections: %w", err)
+		return nil, fmt.Errorf("listing connections: %w", unavailable(err))
 	}
 	cs, err := collect(rows, scanConnection)
 	if err != nil {
-		return nil, fmt.Errorf("listing connections: %w", err)
+		return nil, fmt.Errorf("listing connections: %w", unavailable(err))
 	}
 	return cs, nil
 }

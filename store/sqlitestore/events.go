@@ -163,7 +163,7 @@ func (e *Events) position(ctx context.Context) (cursor, error) {
 	err := e.s.q().QueryRowContext(ctx, `SELECT COALESCE((SELECT MAX(seq) FROM events), 0),
 		(SELECT value FROM counters WHERE name = 'catalog_version')`).Scan(&c.seq, &c.catalog)
 	if err != nil {
-		return c, fmt.Errorf("reading the change log position: %w", err)
+		return c, fmt.Errorf("reading the change log position: %w", unavailable(err))
 	}
 	return c, nil
 }

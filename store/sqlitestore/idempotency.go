@@ -240,7 +240,7 @@ func (s *Store) Get(ctx context.Context, scope, key string, now time.Time) (*ide
 	r, err := scanRecord(s.q().QueryRowContext(ctx, `SELECT `+keyCols+` FROM idempotency_keys
 		WHERE scope = ? AND key = ? AND expires_at > ?`, scope, key, nanos(now)))
 	if err != nil {
-		return nil, fmt.Errorf("getting key %q in %q: %w", key, scope, mapErr(err, idempotency.ErrNotFound, nil))
+		return nil, fmt.Errorf("getting key %q in %q: %w", key, scope, unavailable(mapErr(err, idempotency.ErrNotFound, nil)))
 	}
 	return r, nil
 }
@@ -256,7 +256,7 @@ func (s *Store) List(ctx context.Context, p idempotency.ListParams) ([]*idempote
 	after := keyCursor{CreatedAt: math.MaxInt64}
 	if p.Cursor != "" {
 		if err := storecodec.DecodeCursor(p.Cursor, &after, idempotency.ErrInvalidCursor); err != nil {
-			return nil, "", fmt.Errorf("listing keys in %q: %w", p.Scope, err)
+			return nil, "", fmt.Errorf("listing keys in %q: %w", p.Scope, unavailable(err))
 		}
 	}
 	limit := limits.Page(p.Limit)
@@ -266,19 +266,19 @@ func (s *Store) List(ctx context.Context, p idempotency.ListParams) ([]*idempote
 		ORDER BY created_at DESC, key DESC LIMIT ?`,
 		p.Scope, nanos(p.Now), after.CreatedAt, after.Key, limit+1)
 	if err != nil {
-		return nil, "", fmt.Errorf("listing keys in %q: %w", p.Scope, err)
+		return nil, "", fmt.Errorf("listing keys in %q: %w", p.Scope, unavailable(err))
 	}
 	defer rows.Close()
 	var recs []*idempotency.Record
 	for rows.Next() {
 		r, err := scanRecord(rows)
 		if err != nil {
-			return nil, "", fmt.Errorf("listing keys in %q: %w", p.Scope, err)
+			return nil, "", fmt.Errorf("listing keys in %q: %w", p.Scope, unavailable(err))
 		}
 		recs = append(recs, r)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, "", fmt.Errorf("listing keys in %q: %w", p.Scope, err)
+		return nil, "", fmt.Errorf("listing keys in %q: %w", p.Scope, unavailable(err))
 	}
 	if len(recs) <= limit {
 		return recs, "", nil

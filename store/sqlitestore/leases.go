@@ -54,7 +54,7 @@ func (s *Store) anyDue(ctx context.Context, now time.Time) (bool, error) {
 	err := s.q().QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM runs WHERE `+claimable+`)`,
 		nil, nil, nanos(now)).Scan(&due)
 	if err != nil {
-		return false, fmt.Errorf("looking for due runs: %w", err)
+		return false, fmt.Errorf("looking for due runs: %w", unavailable(err))
 	}
 	return due, nil
 }

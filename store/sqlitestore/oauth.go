@@ -44,7 +44,7 @@ func (s *Store) ClientByID(ctx context.Context, id string) (*oauth.Client, error
 		err = errors.Join(json.Unmarshal(uris, &c.RedirectURIs), json.Unmarshal(grants, &c.GrantTypes))
 	}
 	if err != nil {
-		return nil, fmt.Errorf("finding client %q: %w", id, mapErr(err, oauth.ErrNotFound, nil))
+		return nil, fmt.Errorf("finding client %q: %w", id, unavailable(mapErr(err, oauth.ErrNotFound, nil)))
 	}
 	c.CreatedAt = fromNanos(created)
 	return &c, nil
@@ -54,7 +54,7 @@ func (s *Store) ClientByID(ctx context.Context, id string) (*oauth.Client, error
 func (s *Store) CountClients(ctx context.Context) (int, error) {
 	var n int
 	if err := s.q().QueryRowContext(ctx, `SELECT COUNT(*) FROM oauth_clients`).Scan(&n); err != nil {
-		return 0, fmt.Errorf("counting clients: %w", err)
+		return 0, fmt.Errorf("counting clients: %w", unavailable(err))
 	}
 	return n, nil
 }
@@ -70,7 +70,7 @@ func (s *Store) ClientsCreatedBefore(ctx context.Context, t time.Time, limit int
 			return ids, nil
 		}
 	}
-	return nil, fmt.Errorf("listing old clients: %w", err)
+	return nil, fmt.Errorf("listing old clients: %w", unavailable(err))
 }
 
 // DeleteClient deletes a registered client; none → oauth.ErrNotFound.
@@ -228,7 +228,7 @@ const byRefresh = `id = (SELECT grant_id FROM oauth_refresh_tokens WHERE hash = 
 func (s *Store) GrantByID(ctx context.Context, id string) (*oauth.Grant, error) {
 	g, err := grantOne(ctx, s.q(), `id = ?`, id)
 	if err != nil {
-		return nil, fmt.Errorf("finding grant %q: %w", id, err)
+		return nil, fmt.Errorf("finding grant %q: %w", id, unavailable(err))
 	}
 	return g, nil
 }
@@ -237,7 +237,7 @@ func (s *Store) GrantByID(ctx context.Context, id string) (*oauth.Grant, error) 
 func (s *Store) GrantByToken(ctx context.Context, tokenID string) (*oauth.Grant, error) {
 	g, err := grantOne(ctx, s.q(), `id = (SELECT grant_id FROM oauth_grant_tokens WHERE token_id = ?)`, tokenID)
 	if err != nil {
-		return nil, fmt.Errorf("finding grant by access token %q: %w", tokenID, err)
+		return nil, fmt.Errorf("finding grant by access token %q: %w", tokenID, unavailable(err))
 	}
 	return g, nil
 }
@@ -246,7 +246,7 @@ func (s *Store) GrantByToken(ctx context.Context, tokenID string) (*oauth.Grant,
 func (s *Store) GrantByRefresh(ctx context.Context, hash []byte) (*oauth.Grant, error) {
 	g, err := grantOne(ctx, s.q(), byRefresh, hash)
 	if err != nil {
-		return nil, fmt.Errorf("finding grant by refresh token: %w", err)
+		return nil, fmt.Errorf("finding grant by refresh token: %w", unavailable(err))
 	}
 	return g, nil
 }
@@ -255,7 +255,7 @@ func (s *Store) GrantByRefresh(ctx context.Context, hash []byte) (*oauth.Grant, 
 func (s *Store) ListGrants(ctx context.Context, principalID string) ([]*oauth.Grant, error) {
 	gs, err := grantWhere(ctx, s.q(), `? = '' OR principal_id = ?`, principalID, principalID)
 	if err != nil {
-		return nil, fmt.Errorf("listing grants: %w", err)
+		return nil, fmt.Errorf("listing grants: %w", unavailable(err))
 	}
 	return gs, nil
 }

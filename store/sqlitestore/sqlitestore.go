@@ -35,7 +35,10 @@
 // keys) are decided inside the write transaction by UPDATE … WHERE or INSERT … ON CONFLICT,
 // never by a check outside it. Times are stored as UTC Unix nanoseconds (0 = unset) and come
 // back in UTC with full precision. List cursors are opaque: base64 of the last sort key.
-// The schema is versioned by embedded migrations (see migrate.go).
+// The schema is versioned by embedded migrations (see migrate.go). An error that says
+// SQLite cannot serve now (the lock held past the busy timeout, an I/O error, a full disk)
+// is marked store.ErrUnreachable where write answers and where each read does (see
+// unavailable), so that the faces answer it as an outage; every other error stays as it is.
 //
 // In-progress idempotency keys are stored with an expiry of their creation time plus 24 h
 // (inProgressExpiry), so a LimitReached answer can always say when the oldest key frees up.
@@ -72,10 +75,12 @@ var (
 // workers) beside the committer use more than 2.
 const idleConns = 16
 
-const (
-	dsnParams = "_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)" +
-		"&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)&_txlock=immediate"
-)
+// busyTimeout is how long a statement waits for the lock another process holds before it
+// fails with SQLITE_BUSY, which the store answers as store.ErrUnreachable (see unavailable).
+const busyTimeout = 10 * time.Second
+
+// dsnParams are the DSN's parameters after the busy timeout (see the package doc).
+const dsnParams = "&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)&_txlock=immediate"
 
 // Store is a SQLite-backed store. It is safe for concurrent use, also by several processes
 // sharing one file.
@@ -92,10 +97,15 @@ type Store struct {
 // Open opens (creating if needed) the SQLite database at path and brings its schema up to
 // date. The file and its -wal and -shm are made 0600 (see privateFiles).
 func Open(ctx context.Context, path string) (*Store, error) {
+	return open(ctx, path, busyTimeout)
+}
+
+// open is Open with the busy timeout given.
+func open(ctx context.Context, path string, busy time.Duration) (*Store, error) {
 	if err := privateFiles(path); err != nil {
 		return nil, err
 	}
-	dsn := "file:" + (&url.URL{Path: path}).EscapedPath() + "?" + dsnParams
+	dsn := fmt.Sprintf("file:%s?_pragma=busy_timeout(%d)%s", (&url.URL{Path: path}).EscapedPath(), busy.Milliseconds(), dsnParams)
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("opening sqlite %q: %w", path, err)
@@ -118,11 +128,13 @@ func (s *Store) Close() error {
 	return s.db.Close()
 }
 
-// Ping checks that the database answers.
+// Ping checks that the database answers from its file: it reads the schema version, so a
+// file that cannot be read or opened, or stays locked past the busy timeout, fails it with
+// store.ErrUnreachable (a "SELECT 1" would answer without touching the file).
 func (s *Store) Ping(ctx context.Context) error {
-	var one int
-	if err := s.q().QueryRowContext(ctx, `SELECT 1`).Scan(&one); err != nil {
-		return fmt.Errorf("pinging sqlite: %w", err)
+	var version int
+	if err := s.q().QueryRowContext(ctx, `SELECT MAX(version) FROM schema_migrations`).Scan(&version); err != nil {
+		return fmt.Errorf("pinging sqlite: %w", unavailable(err))
 	}
 	return nil
 }

@@ -41,7 +41,7 @@ func (s *Store) CreateToken(ctx context.Context, t *auth.Token) error {
 func (s *Store) TokenByHash(ctx context.Context, hash []byte) (*auth.Token, error) {
 	t, err := scanToken(s.q().QueryRowContext(ctx, `SELECT `+tokenCols+` FROM api_tokens WHERE hash = ?`, hash))
 	if err != nil {
-		return nil, fmt.Errorf("finding token: %w", mapErr(err, auth.ErrNotFound, nil))
+		return nil, fmt.Errorf("finding token: %w", unavailable(mapErr(err, auth.ErrNotFound, nil)))
 	}
 	return t, nil
 }
@@ -50,7 +50,7 @@ func (s *Store) TokenByHash(ctx context.Context, hash []byte) (*auth.Token, erro
 func (s *Store) TokenByID(ctx context.Context, id string) (*auth.Token, error) {
 	t, err := scanToken(s.q().QueryRowContext(ctx, `SELECT `+tokenCols+` FROM api_tokens WHERE id = ?`, id))
 	if err != nil {
-		return nil, fmt.Errorf("finding token %q: %w", id, mapErr(err, auth.ErrNotFound, nil))
+		return nil, fmt.Errorf("finding token %q: %w", id, unavailable(mapErr(err, auth.ErrNotFound, nil)))
 	}
 	return t, nil
 }
@@ -59,11 +59,11 @@ func (s *Store) TokenByID(ctx context.Context, id string) (*auth.Token, error) {
 func (s *Store) ListTokens(ctx context.Context) ([]*auth.Token, error) {
 	rows, err := s.q().QueryContext(ctx, `SELECT `+tokenCols+` FROM api_tokens ORDER BY created_at, id`)
 	if err != nil {
-		return nil, fmt.Errorf("listing tokens: %w", err)
+		return nil, fmt.Errorf("listing tokens: %w", unavailable(err))
 	}
 	ts, err := collect(rows, scanToken)
 	if err != nil {
-		return nil, fmt.Errorf("listing tokens: %w", err)
+		return nil, fmt.Errorf("listing tokens: %w", unavailable(err))
 	}
 	return ts, nil
 }
@@ -86,7 +86,7 @@ func (s *Store) DeleteToken(ctx context.Context, id string) error {
 func (s *Store) CountTokens(ctx context.Context) (int, error) {
 	var n int
 	if err := s.q().QueryRowContext(ctx, `SELECT COUNT(*) FROM api_tokens`).Scan(&n); err != nil {
-		return 0, fmt.Errorf("counting tokens: %w", err)
+		return 0, fmt.Errorf("counting tokens: %w", unavailable(err))
 	}
 	return n, nil
 }

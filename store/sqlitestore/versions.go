@@ -74,7 +74,7 @@ func publishVersion(ctx context.Context, q querier, workflowID, hash string, lat
 func (s *Store) GetVersion(ctx context.Context, workflowID string, version int) (*catalog.Version, error) {
 	v, err := getVersion(ctx, s.q(), workflowID, version)
 	if err != nil {
-		return nil, fmt.Errorf("getting version %d of workflow %q: %w", version, workflowID, err)
+		return nil, fmt.Errorf("getting version %d of workflow %q: %w", version, workflowID, unavailable(err))
 	}
 	return v, nil
 }
@@ -91,16 +91,16 @@ func (s *Store) ListVersions(ctx context.Context, workflowID string) ([]*catalog
 	rows, err := s.q().QueryContext(ctx, `SELECT `+versionCols+` FROM workflow_versions
 		WHERE workflow_id = ? ORDER BY version DESC`, workflowID)
 	if err != nil {
-		return nil, fmt.Errorf("listing versions of %q: %w", workflowID, err)
+		return nil, fmt.Errorf("listing versions of %q: %w", workflowID, unavailable(err))
 	}
 	vs, err := collect(rows, scanVersion)
 	if err != nil || len(vs) > 0 {
-		return vs, err
+		return vs, unavailable(err)
 	}
 	var one int
 	err = s.q().QueryRowContext(ctx, `SELECT 1 FROM workflows WHERE id = ?`, workflowID).Scan(&one)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("listing versions of %q: %w", workflowID, catalog.ErrNotFound)
 	}
-	return []*catalog.Version{}, err
+	return []*catalog.Version{}, unavailable(err)
 }

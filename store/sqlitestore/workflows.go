@@ -56,7 +56,7 @@ func getWorkflow(ctx context.Context, q querier, idOrName string) (*catalog.Work
 		SELECT `+workflowCols+`, 1 AS pick FROM workflows WHERE name = ?1 AND deleted_at = 0
 	) ORDER BY pick LIMIT 1`, idOrName))
 	if err != nil {
-		return nil, fmt.Errorf("getting workflow %q: %w", idOrName, mapErr(err, catalog.ErrNotFound, nil))
+		return nil, fmt.Errorf("getting workflow %q: %w", idOrName, unavailable(mapErr(err, catalog.ErrNotFound, nil)))
 	}
 	return w, nil
 }
@@ -66,7 +66,7 @@ func (s *Store) GetWorkflowByWebhook(ctx context.Context, token string) (*catalo
 	w, err := scanWorkflow(s.q().QueryRowContext(ctx, `SELECT `+workflowCols+` FROM workflows
 		WHERE deleted_at = 0 AND webhook_token = ?`, token))
 	if err != nil {
-		return nil, fmt.Errorf("getting workflow by webhook: %w", mapErr(err, catalog.ErrNotFound, nil))
+		return nil, fmt.Errorf("getting workflow by webhook: %w", unavailable(mapErr(err, catalog.ErrNotFound, nil)))
 	}
 	return w, nil
 }
@@ -87,11 +87,11 @@ func (s *Store) ListWorkflows(ctx context.Context, p catalog.ListWorkflowsParams
 	rows, err := s.q().QueryContext(ctx, `SELECT `+workflowCols+` FROM workflows WHERE `+
 		strings.Join(where, " AND ")+` ORDER BY name LIMIT ?`, after, limit+1)
 	if err != nil {
-		return nil, "", fmt.Errorf("listing workflows: %w", err)
+		return nil, "", fmt.Errorf("listing workflows: %w", unavailable(err))
 	}
 	ws, err := collect(rows, scanWorkflow)
 	if err != nil {
-		return nil, "", fmt.Errorf("listing workflows: %w", err)
+		return nil, "", fmt.Errorf("listing workflows: %w", unavailable(err))
 	}
 	if len(ws) <= limit {
 		return ws, "", nil
@@ -194,7 +194,7 @@ func (s *Store) CatalogVersion(ctx context.Context) (int64, error) {
 func catalogVersion(ctx context.Context, q querier) (int64, error) {
 	var v int64
 	if err := q.QueryRowContext(ctx, `SELECT value FROM counters WHERE name = 'catalog_version'`).Scan(&v); err != nil {
-		return 0, fmt.Errorf("reading catalog version: %w", err)
+		return 0, fmt.Errorf("reading catalog version: %w", unavailable(err))
 	}
 	return v, nil
 }
