@@ -122,6 +122,17 @@ func (p *stdioPipe) answer(t *testing.T, id string) (resp map[string]any, before
 	return nil, nil
 }
 
+// rest ends the session's input and returns before with every message the session wrote
+// after it, once the session is over (every worker done).
+func (p *stdioPipe) rest(t *testing.T, before []map[string]any) []map[string]any {
+	t.Helper()
+	require.NoError(t, p.in.Close())
+	for m := range p.msgs { // closed once ServeStdio has returned
+		before = append(before, m)
+	}
+	return before
+}
+
 // TestStdioCancelOvertakesNoCall: over a real stdio pipe, a tools/call on the session's
 // own workers (a plain one, and one plainToolsCall cannot tell, which mcp-go's worker pool
 // used to take), then notifications/cancelled naming it, read while the call's worker has
@@ -194,11 +205,7 @@ func TestStdioCancelOfAQueuedCall(t *testing.T) {
 	c.send(t, `{"jsonrpc":"2.0","id":"after","method":"ping"}`)
 	_, before := c.answer(t, `"after"`)
 	close(release)
-	require.NoError(t, c.in.Close())
-	for m := range c.msgs { // closed once ServeStdio has returned: every worker is done
-		before = append(before, m)
-	}
-	for _, m := range before {
+	for _, m := range c.rest(t, before) {
 		require.NotContains(t, m, "id", "a cancelled call is not answered: %v", m)
 	}
 	require.Empty(t, entered, "the queued call ran although cancelled")
@@ -316,11 +323,7 @@ func TestStdioCancelWithANullID(t *testing.T) {
 	c.send(t, `{"jsonrpc":"2.0","id":"after","method":"ping"}`)
 	_, before := c.answer(t, `"after"`)
 	close(release)
-	require.NoError(t, c.in.Close())
-	for m := range c.msgs { // closed once ServeStdio has returned: every worker is done
-		before = append(before, m)
-	}
-	for _, m := range before {
+	for _, m := range c.rest(t, before) {
 		require.NotEqual(t, float64(1), m["id"], "a cancelled call is not answered: %v", m)
 	}
 }
