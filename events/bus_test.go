@@ -267,3 +267,32 @@ func requireGoroutinesBack(t *testing.T, before int) {
 	t.Helper()
 	require.Eventually(t, func() bool { return runtime.NumGoroutine() <= before+1 }, waitFor, 10*time.Millisecond)
 }
+
+// lingering is a Transport whose subscription, like a poll of a store under way, ends a
+// while after its context: only once release is closed.
+type lingering struct{ release chan struct{} }
+
+func (l lingering) Publish(context.Context, Message) error { return nil }
+
+func (l lingering) Subscribe(ctx context.Context) (<-chan Message, error) {
+	c := make(chan Message)
+	go func() {
+		defer close(c)
+		<-ctx.Done()
+		<-l.release
+	}()
+	return c, nil
+}
+
+// TestStopWaitsForTheSubscription: Stop returns only once the transport's subscription has
+// ended, so that nothing of it (the SQLite change log's poll) runs on after Stop, against a
+// store its owner closes next. While it lingers, Stop waits until its own context ends.
+func TestStopWaitsForTheSubscription(t *testing.T) {
+	l := lingering{release: make(chan struct{})}
+	b := New(l, nil)
+	require.NoError(t, b.Start(context.Background()))
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	require.ErrorIs(t, b.Stop(ctx), context.DeadlineExceeded, "Stop returned while the subscription still ran")
+	close(l.release)
+}

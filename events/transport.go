@@ -56,7 +56,12 @@ func (b *Bus) Start(ctx context.Context) error {
 			defer close(done)
 			b.send(loopCtx)
 		}()
-		b.receive(loopCtx, in)
+		// The transport's subscription ends on its own once loopCtx has: wait for it (its
+		// channel closed), so that nothing of it (a poll of the store, say) outlives Stop.
+		if in := b.receive(loopCtx, in); in != nil {
+			for range in {
+			}
+		}
 		<-done
 	}()
 	return nil
@@ -104,14 +109,15 @@ func (b *Bus) send(ctx context.Context) {
 
 // receive delivers the messages of other processes, resubscribes when the subscription
 // breaks (then tells every subscriber to re-read: messages may have been lost), and tells
-// every subscriber to re-read each ResyncInterval.
-func (b *Bus) receive(ctx context.Context, in <-chan Message) {
+// every subscriber to re-read each ResyncInterval, until ctx ends. It returns the
+// subscription it read last (nil if none), which its transport closes once it has stopped.
+func (b *Bus) receive(ctx context.Context, in <-chan Message) <-chan Message {
 	resync := time.NewTicker(b.resync)
 	defer resync.Stop()
 	for {
 		select {
 		case <-ctx.Done():
-			return
+			return in
 		case <-resync.C:
 			b.fireAll()
 		case m, ok := <-in:
@@ -120,7 +126,7 @@ func (b *Bus) receive(ctx context.Context, in <-chan Message) {
 				continue
 			}
 			if in = b.resubscribe(ctx); in == nil {
-				return
+				return nil
 			}
 			b.fireAll()
 		}
