@@ -13,6 +13,7 @@ import (
 	"github.com/gorunner/gorunner/auth"
 	"github.com/gorunner/gorunner/runner"
 	"github.com/gorunner/gorunner/schemas"
+	"github.com/gorunner/gorunner/store"
 	"github.com/gorunner/gorunner/tools"
 )
 
@@ -172,7 +173,9 @@ func (s *Server) answerLegacy(ctx context.Context, p auth.Principal, c *taskCall
 }
 
 // rpcErrorOf turns a failure into a JSON-RPC error: a task or run that is not there (or not
-// the caller's) is invalid params, an unexpected failure is logged and not described.
+// the caller's) is invalid params; a store that cannot serve is an internal error that says
+// so and to retry (storeUnavailable, its cause logged); any other unexpected failure is
+// logged and not described.
 func (s *Server) rpcErrorOf(ctx context.Context, err error) *rpcError {
 	var re *rpcError
 	switch {
@@ -180,6 +183,9 @@ func (s *Server) rpcErrorOf(ctx context.Context, err error) *rpcError {
 		return re
 	case errors.Is(err, runner.ErrNotFound):
 		return &rpcError{Code: codeInvalidParams, Message: "task not found"}
+	case errors.Is(err, store.ErrUnreachable):
+		s.log.WarnContext(ctx, "mcp: task request failed, store unreachable", "err", err)
+		return &rpcError{Code: codeInternal, Message: storeUnavailable.Message, Data: storeUnavailable}
 	}
 	if pr, ok := problemOf(err); ok {
 		return &rpcError{Code: codeInvalidParams, Message: pr.Message, Data: pr}

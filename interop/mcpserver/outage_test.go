@@ -73,3 +73,25 @@ func TestUnreachableStoreIsAToolError(t *testing.T) {
 		require.NotContains(t, text(res), "dial")
 	}
 }
+
+// TestUnreachableStoreFailsATaskSaying: a task-augmented tools/call, answered with a
+// JSON-RPC error rather than a tool result, says as well that the store is unavailable and
+// to retry (in its message and its data, the tool error's problem), without the cause.
+func TestUnreachableStoreFailsATaskSaying(t *testing.T) {
+	f := newFixtureWith(t, nil, &fixture{wrap: func(st *sqlitestore.Store) servedStore {
+		return downStore{Store: st}
+	}}, greetDef)
+	s := f.openSession(t)
+	for _, args := range []map[string]any{{"name": "Ada"}, {"name": "Ada", "idempotencyKey": "task-1"}} {
+		res, rpcErr := s.do(t, "tools/call", map[string]any{"name": "greet", "arguments": args, "task": map[string]any{}})
+		require.Nil(t, res)
+		require.NotNil(t, rpcErr)
+		require.Contains(t, rpcErr["message"], "store is unavailable")
+		data, _ := rpcErr["data"].(map[string]any)
+		require.Equal(t, "UNAVAILABLE", data["code"], "%v", rpcErr)
+		raw, err := json.Marshal(rpcErr)
+		require.NoError(t, err)
+		require.NotContains(t, string(raw), "10.9.8.7")
+		require.NotContains(t, string(raw), "dial")
+	}
+}
