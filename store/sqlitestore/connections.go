@@ -45,7 +45,7 @@ func (s *Store) GetConnection(ctx context.Context, idOrName string) (*catalog.Co
 	c, err := scanConnection(s.q().QueryRowContext(ctx, `SELECT `+connectionCols+` FROM connections
 		WHERE id = ?1 OR name = ?1 ORDER BY id = ?1 DESC LIMIT 1`, idOrName))
 	if err != nil {
-		return nil, fmt.Errorf("getting connection %q: %w", idOrName, unavailable(mapErr(err, catalog.ErrNotFound, nil)))
+		return nil, fmt.Errorf("getting connection %q: %w", idOrName, mapErr(err, catalog.ErrNotFound, nil))
 	}
 	return c, nil
 }

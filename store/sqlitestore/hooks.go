@@ -56,7 +56,7 @@ func (s *Store) GetHook(ctx context.Context, env, token string) (*runner.Hook, e
 	err := s.q().QueryRowContext(ctx, `SELECT run_id, created_at FROM hooks WHERE environment = ? AND token = ?`,
 		env, token).Scan(&h.RunID, &created)
 	if err != nil {
-		return nil, fmt.Errorf("getting hook %q: %w", token, unavailable(mapErr(err, runner.ErrNotFound, nil)))
+		return nil, fmt.Errorf("getting hook %q: %w", token, mapErr(err, runner.ErrNotFound, nil))
 	}
 	h.CreatedAt = fromNanos(created)
 	return &h, nil
@@ -94,7 +94,7 @@ func (s *Store) NextPayload(ctx context.Context, runID, env, token string) (*run
 		WHERE run_id = ? AND environment = ? AND token = ? ORDER BY seq LIMIT 1`,
 		runID, env, token).Scan(&p.Seq, &p.Payload)
 	if err != nil {
-		return nil, fmt.Errorf("next payload for %q: %w", token, unavailable(mapErr(err, runner.ErrNotFound, nil)))
+		return nil, fmt.Errorf("next payload for %q: %w", token, mapErr(err, runner.ErrNotFound, nil))
 	}
 	return &p, nil
 }

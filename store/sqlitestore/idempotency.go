@@ -240,7 +240,7 @@ func (s *Store) Get(ctx context.Context, scope, key string, now time.Time) (*ide
 	r, err := scanRecord(s.q().QueryRowContext(ctx, `SELECT `+keyCols+` FROM idempotency_keys
 		WHERE scope = ? AND key = ? AND expires_at > ?`, scope, key, nanos(now)))
 	if err != nil {
-		return nil, fmt.Errorf("getting key %q in %q: %w", key, scope, unavailable(mapErr(err, idempotency.ErrNotFound, nil)))
+		return nil, fmt.Errorf("getting key %q in %q: %w", key, scope, mapErr(err, idempotency.ErrNotFound, nil))
 	}
 	return r, nil
 }

@@ -44,7 +44,7 @@ func (s *Store) ClientByID(ctx context.Context, id string) (*oauth.Client, error
 		err = errors.Join(json.Unmarshal(uris, &c.RedirectURIs), json.Unmarshal(grants, &c.GrantTypes))
 	}
 	if err != nil {
-		return nil, fmt.Errorf("finding client %q: %w", id, unavailable(mapErr(err, oauth.ErrNotFound, nil)))
+		return nil, fmt.Errorf("finding client %q: %w", id, mapErr(err, oauth.ErrNotFound, nil))
 	}
 	c.CreatedAt = fromNanos(created)
 	return &c, nil

@@ -241,7 +241,7 @@ func (s *Store) GetRun(ctx context.Context, id string) (*runner.Run, error) {
 func getRun(ctx context.Context, q querier, id string) (*runner.Run, error) {
 	r, err := scanRun(q.QueryRowContext(ctx, `SELECT `+runSelect+` FROM runs WHERE id = ?`, id))
 	if err != nil {
-		return nil, fmt.Errorf("getting run %s: %w", id, unavailable(mapErr(err, runner.ErrNotFound, nil)))
+		return nil, fmt.Errorf("getting run %s: %w", id, mapErr(err, runner.ErrNotFound, nil))
 	}
 	return r, nil
 }

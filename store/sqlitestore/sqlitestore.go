@@ -161,7 +161,8 @@ func isUnique(err error) bool {
 	return se.Code() == sqlite3.SQLITE_CONSTRAINT_UNIQUE || se.Code() == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY
 }
 
-// mapErr turns "no rows" into notFound and a unique violation into conflict (when given).
+// mapErr turns "no rows" into notFound, a unique violation into conflict (when given) and a
+// store that cannot serve into store.ErrUnreachable (see unavailable).
 func mapErr(err, notFound, conflict error) error {
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
@@ -169,7 +170,7 @@ func mapErr(err, notFound, conflict error) error {
 	case conflict != nil && isUnique(err):
 		return conflict
 	default:
-		return err
+		return unavailable(err)
 	}
 }
 

@@ -41,7 +41,7 @@ func (s *Store) CreateToken(ctx context.Context, t *auth.Token) error {
 func (s *Store) TokenByHash(ctx context.Context, hash []byte) (*auth.Token, error) {
 	t, err := scanToken(s.q().QueryRowContext(ctx, `SELECT `+tokenCols+` FROM api_tokens WHERE hash = ?`, hash))
 	if err != nil {
-		return nil, fmt.Errorf("finding token: %w", unavailable(mapErr(err, auth.ErrNotFound, nil)))
+		return nil, fmt.Errorf("finding token: %w", mapErr(err, auth.ErrNotFound, nil))
 	}
 	return t, nil
 }
@@ -50,7 +50,7 @@ func (s *Store) TokenByHash(ctx context.Context, hash []byte) (*auth.Token, erro
 func (s *Store) TokenByID(ctx context.Context, id string) (*auth.Token, error) {
 	t, err := scanToken(s.q().QueryRowContext(ctx, `SELECT `+tokenCols+` FROM api_tokens WHERE id = ?`, id))
 	if err != nil {
-		return nil, fmt.Errorf("finding token %q: %w", id, unavailable(mapErr(err, auth.ErrNotFound, nil)))
+		return nil, fmt.Errorf("finding token %q: %w", id, mapErr(err, auth.ErrNotFound, nil))
 	}
 	return t, nil
 }

@@ -56,7 +56,7 @@ func getWorkflow(ctx context.Context, q querier, idOrName string) (*catalog.Work
 		SELECT `+workflowCols+`, 1 AS pick FROM workflows WHERE name = ?1 AND deleted_at = 0
 	) ORDER BY pick LIMIT 1`, idOrName))
 	if err != nil {
-		return nil, fmt.Errorf("getting workflow %q: %w", idOrName, unavailable(mapErr(err, catalog.ErrNotFound, nil)))
+		return nil, fmt.Errorf("getting workflow %q: %w", idOrName, mapErr(err, catalog.ErrNotFound, nil))
 	}
 	return w, nil
 }
@@ -66,7 +66,7 @@ func (s *Store) GetWorkflowByWebhook(ctx context.Context, token string) (*catalo
 	w, err := scanWorkflow(s.q().QueryRowContext(ctx, `SELECT `+workflowCols+` FROM workflows
 		WHERE deleted_at = 0 AND webhook_token = ?`, token))
 	if err != nil {
-		return nil, fmt.Errorf("getting workflow by webhook: %w", unavailable(mapErr(err, catalog.ErrNotFound, nil)))
+		return nil, fmt.Errorf("getting workflow by webhook: %w", mapErr(err, catalog.ErrNotFound, nil))
 	}
 	return w, nil
 }
