@@ -37,6 +37,16 @@ func BenchmarkEngine(b *testing.B) {
 	b.Run("3step_set_engine_only", benchmarkEngineOnly)
 }
 
+// bench3Step is the benchmarks' workflow: three set steps, each reading the one before.
+const bench3Step = `
+name: bench
+input: {type: object}
+steps:
+  - {id: a, set: {n: "${{ input.n }}"}}
+  - {id: b, set: "${{ steps.a.output.n + 1 }}"}
+  - {id: c, set: {done: "${{ steps.b.output }}"}}
+`
+
 // endsUnwritten is a store that writes nothing for a run admitted ended: what a run of
 // steps without effects costs is then the engine's own work, with no store's.
 type endsUnwritten struct{ runner.Store }
@@ -53,14 +63,7 @@ func (s endsUnwritten) CreateRun(ctx context.Context, p runner.CreateRunParams) 
 func benchmarkEngineOnly(b *testing.B) {
 	h := newHarness(b)
 	e := h.engine(runner.Config{}, endsUnwritten{h.store})
-	name := h.define(`
-name: bench
-input: {type: object}
-steps:
-  - {id: a, set: {n: "${{ input.n }}"}}
-  - {id: b, set: "${{ steps.a.output.n + 1 }}"}
-  - {id: c, set: {done: "${{ steps.b.output }}"}}
-`)
+	name := h.define(bench3Step)
 	runnertest.BenchRuns(b, e, name, 1)
 }
 
@@ -84,13 +87,6 @@ func benchmark3StepSet(b *testing.B, processes, submitters int) {
 	require.NoError(b, bus.Start(context.Background()))
 	b.Cleanup(func() { require.NoError(b, bus.Stop(context.Background())) })
 	e := h.engine(runner.Config{Events: bus})
-	name := h.define(`
-name: bench
-input: {type: object}
-steps:
-  - {id: a, set: {n: "${{ input.n }}"}}
-  - {id: b, set: "${{ steps.a.output.n + 1 }}"}
-  - {id: c, set: {done: "${{ steps.b.output }}"}}
-`)
+	name := h.define(bench3Step)
 	runnertest.BenchRuns(b, e, name, submitters)
 }
