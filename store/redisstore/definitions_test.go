@@ -30,12 +30,7 @@ func TestRunDefinitionByVersion(t *testing.T) {
 		return m
 	}
 
-	def := json.RawMessage(`{"name":"w","steps":[{"id":"a","set":1}]}`)
-	now := time.Now().UTC()
-	require.NoError(t, s.CreateWorkflow(ctx, &catalog.Workflow{ID: "wf", Name: "w", Rev: 1, WebhookToken: "wh",
-		Definition: def, CreatedAt: now, UpdatedAt: now}))
-	v, _, err := s.Publish(ctx, "wf", "h1", now)
-	require.NoError(t, err)
+	def, now, v := publishW(t, s)
 
 	newRun := func(id string, version int, d json.RawMessage) *runner.Run {
 		return &runner.Run{ID: id, WorkflowID: "wf", Workflow: "w", Version: version, Environment: runner.EnvProduction,
@@ -119,13 +114,8 @@ func TestRunWithoutItsVersion(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	s, rdb, prefix := freshRaw(t)
-	def := json.RawMessage(`{"name":"w","steps":[{"id":"a","set":1}]}`)
-	now := time.Now().UTC()
-	require.NoError(t, s.CreateWorkflow(ctx, &catalog.Workflow{ID: "wf", Name: "w", Rev: 1, WebhookToken: "wh",
-		Definition: def, CreatedAt: now, UpdatedAt: now}))
-	v, _, err := s.Publish(ctx, "wf", "h1", now)
-	require.NoError(t, err)
-	_, err = s.CreateRun(ctx, runner.CreateRunParams{Run: &runner.Run{ID: "r", WorkflowID: "wf", Workflow: "w",
+	def, now, v := publishW(t, s)
+	_, err := s.CreateRun(ctx, runner.CreateRunParams{Run: &runner.Run{ID: "r", WorkflowID: "wf", Workflow: "w",
 		Version: v.Version, Environment: runner.EnvProduction, Status: runner.StatusPending, Input: json.RawMessage(`{}`),
 		CreatedAt: now, WakeAt: now, Definition: v.Definition}})
 	require.NoError(t, err)
@@ -186,4 +176,18 @@ func TestRunWithoutItsVersion(t *testing.T) {
 	require.Len(t, claimed, 1)
 	require.Equal(t, "inline", claimed[0].Run.ID)
 	require.JSONEq(t, string(def), string(claimed[0].Run.Definition))
+}
+
+// publishW creates workflow w (id wf) and publishes it as version 1, returning its
+// definition, the time it used, and the version.
+func publishW(t *testing.T, s *redisstore.Store) (json.RawMessage, time.Time, *catalog.Version) {
+	t.Helper()
+	ctx := context.Background()
+	def := json.RawMessage(`{"name":"w","steps":[{"id":"a","set":1}]}`)
+	now := time.Now().UTC()
+	require.NoError(t, s.CreateWorkflow(ctx, &catalog.Workflow{ID: "wf", Name: "w", Rev: 1, WebhookToken: "wh",
+		Definition: def, CreatedAt: now, UpdatedAt: now}))
+	v, _, err := s.Publish(ctx, "wf", "h1", now)
+	require.NoError(t, err)
+	return def, now, v
 }
