@@ -81,7 +81,7 @@ func (s *Service) Admit(ctx context.Context, req Request, a Admission) (*Respons
 		}
 		return nil, err
 	}
-	return s.commit(ctx, req, claim, prep, a, !readFirst)
+	return s.commit(ctx, req, claim, prep, a)
 }
 
 // stored reads req's key from the store and answers req when the key is live, as existing
@@ -102,11 +102,11 @@ func (s *Service) stored(ctx context.Context, req Request, claim ClaimParams, a 
 	return resp, true, err
 }
 
-// commit makes prep's one write with the key and answers from what the store reports.
-// unread says the key was not read before: a failed write then reads it, as Admit would
-// have first, so that a store that cannot be reached lets the request through without its
+// commit makes prep's one write with the key and answers from what the store reports. In a
+// scope whose answers are held Admit did not read the key before: a failed write then reads
+// it, as Admit would have first, so that a store that cannot be reached lets the request through without its
 // key (SPEC §4 rule 9), and a key found live answers.
-func (s *Service) commit(ctx context.Context, req Request, claim ClaimParams, prep *Prepared, a Admission, unread bool) (*Response, error) {
+func (s *Service) commit(ctx context.Context, req Request, claim ClaimParams, prep *Prepared, a Admission) (*Response, error) {
 	var key *KeyWrite
 	if keep(prep.Answer.Status, req.Policy) {
 		key = &KeyWrite{Claim: claim, Answer: s.kept(req, claim, prep.Answer)}
@@ -116,7 +116,7 @@ func (s *Service) commit(ctx context.Context, req Request, claim ClaimParams, pr
 	switch {
 	case errors.Is(err, ErrSplit):
 		return s.Do(ctx, req, a.Fallback)
-	case err != nil && unread:
+	case err != nil && holds(req):
 		if resp, answered, err := s.stored(ctx, req, claim, a); answered {
 			return resp, err
 		}
