@@ -281,3 +281,57 @@ steps:
 	require.NoError(t, json.Unmarshal(step(done, "first").Output, &out))
 	require.Equal(t, 1.0, out)
 }
+
+// definitionless gives the runs it claims without their definition, as a Redis store does
+// once its record of their version is gone (evicted, or deleted by hand).
+type definitionless struct{ runner.Store }
+
+func (s definitionless) ClaimRuns(ctx context.Context, p runner.ClaimRunsParams) ([]runner.Claimed, error) {
+	claimed, err := s.Store.ClaimRuns(ctx, p)
+	for _, c := range claimed {
+		c.Run.Definition = nil
+	}
+	return claimed, err
+}
+
+// TestRunWithoutItsDefinition: the worker that claims a run whose definition the store no
+// longer has ends it rather than leave it to be claimed again at every lease's end with its
+// tokens held: cancelled when that was asked, else failed at the step it stands at with a
+// DEFINITION_ERROR that says why and what to do.
+func TestRunWithoutItsDefinition(t *testing.T) {
+	for _, cancel := range []bool{false, true} {
+		t.Run(fmt.Sprint("cancel=", cancel), func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			h := newHarness(t)
+			name := h.define(`
+name: gone
+input: {type: object}
+steps:
+  - {id: wait, hook: {token: "gone:1"}}
+  - {id: done, set: 1}
+`)
+			first := h.engine(runner.Config{})
+			r := h.run(first, name, `{}`, runner.StatusWaiting)
+			require.NoError(t, first.Stop(ctx))
+			e := h.engine(runner.Config{}, definitionless{h.store})
+			if cancel {
+				got, err := e.Cancel(ctx, r.ID)
+				require.NoError(t, err)
+				require.Equal(t, runner.StatusCancelled, got.Status)
+				require.Nil(t, got.Error)
+			} else {
+				_, err := e.Resume(ctx, runner.EnvProduction, "gone:1", json.RawMessage(`{}`))
+				require.NoError(t, err)
+				got := awaitEnd(t, e, r.ID, runner.StatusFailed)
+				require.Equal(t, runner.CodeDefinition, got.Error.Code)
+				require.Equal(t, "wait", got.Error.Step)
+				require.Contains(t, got.Error.Message, `its definition (version 1 of workflow "gone") is no longer in the store`)
+				require.Equal(t, runner.StepFailed, step(got, "wait").Status)
+				require.Equal(t, runner.StepSkipped, step(got, "done").Status)
+			}
+			_, err := e.Hook(ctx, runner.EnvProduction, "gone:1")
+			require.ErrorIs(t, err, runner.ErrNotFound, "the ended run's token is free")
+		})
+	}
+}

@@ -66,6 +66,9 @@ type execution struct {
 // and reports whether its lease must be kept as is (not released).
 func (e *Engine) work(ctx context.Context, cl Claimed) bool {
 	x := e.newExecution(cl.Run, cl.Lease)
+	if len(cl.Run.Definition) == 0 {
+		return x.orphaned(ctx) == flowKeep
+	}
 	c, err := e.defs.get(cl.Run.Definition)
 	if err == nil {
 		err = x.load(c, nil)
@@ -118,6 +121,19 @@ func (x *execution) abandoned(ctx context.Context) flow {
 	return x.finishFailed(ctx, i, permanent(CodeAbandoned,
 		"run abandoned: %d workers in a row stopped (crashed, were killed or hung) %s without saving any progress; it is not tried again",
 		x.r.Claims-1, at))
+}
+
+// orphaned ends a run whose definition the store no longer has (its version's record was
+// deleted, or evicted by Redis): cancelled when that was asked, which needs no definition,
+// else failed at the step it stands at, saying why, instead of coming back due at every
+// lease's end with its tokens held. A rerun runs the workflow's current version.
+func (x *execution) orphaned(ctx context.Context) flow {
+	if x.r.CancelRequested {
+		return x.finishCancelled(ctx)
+	}
+	return x.finishFailed(ctx, x.next(), permanent(CodeDefinition,
+		"the run cannot go on: its definition (version %d of workflow %q) is no longer in the store, whose record of that version was deleted or evicted; a rerun runs the workflow's current version",
+		x.r.Version, x.r.Workflow))
 }
 
 // touch records that step record i changed, so the next save writes it.

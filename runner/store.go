@@ -154,7 +154,9 @@ type Run struct {
 
 	// Engine state, never shown to clients (wire.Run leaves it out).
 
-	// Definition is the definition this run executes, fixed at admission.
+	// Definition is the definition this run executes, fixed at admission. Empty when the
+	// store no longer has it (a Redis that evicted its version's record): the run is still
+	// read, cancelled and rerun, and the worker that claims it ends it (Engine.work).
 	Definition json.RawMessage
 	// WakeAt is when a worker should next look at the run; zero means not due by time.
 	WakeAt time.Time
