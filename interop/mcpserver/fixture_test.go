@@ -49,6 +49,9 @@ type fixture struct {
 	// reopen opens the fixture's store again, as another process does (twin); unset: the
 	// SQLite file at dbPath.
 	reopen func() sharedStore
+	// redisURL and redisPrefix say where a Redis fixture's keys are, for a test that
+	// changes them by hand.
+	redisURL, redisPrefix string
 }
 
 // sharedStore is a store the fixture's processes share: SQLite or Redis.
@@ -130,7 +133,7 @@ func newRedisFixture(t testing.TB, defs ...string) *fixture {
 	t.Helper()
 	ctx := context.Background()
 	st, url, prefix := redistest.Open(t)
-	f := &fixture{t: t, reopen: func() sharedStore {
+	f := &fixture{t: t, redisURL: url, redisPrefix: prefix, reopen: func() sharedStore {
 		other, err := redisstore.Open(ctx, url, &redisstore.Config{Prefix: prefix})
 		require.NoError(t, err)
 		t.Cleanup(func() { other.Close() })

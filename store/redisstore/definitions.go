@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"sync"
 
@@ -17,10 +16,10 @@ import (
 // version (workflow_id, version), whose record holds the definition once for all its runs
 // and never changes (publish writes a version once; versions outlive their workflow). A
 // run whose definition is not its version's (a test run of a draft, or one written before)
-// keeps it inline in its 'definition' field, which readers take first.
-
-// errNoVersion is a run that refers to a version no longer stored for its definition.
-var errNoVersion = errors.New("the run's version is not stored")
+// keeps it inline in its 'definition' field, which readers take first. A run whose version
+// record is gone (an evicting Redis dropped it, or a hand deleted it) reads without its
+// definition: it is shown, cancelled and rerun as any other, and the worker that claims it
+// ends it (runner: a run with no definition cannot go on).
 
 // maxKeptDefinitionBytes bounds the version definitions a Store keeps in memory; past it
 // the cache starts again empty.
@@ -116,41 +115,26 @@ func (s *Store) byVersion(ctx context.Context, r *runner.Run) (bool, error) {
 	return ok && bytes.Equal(def, r.Definition), nil
 }
 
-// decodeOneRun is decodeRuns of one hash.
+// decodeOneRun is readRuns of one hash.
 func (s *Store) decodeOneRun(ctx context.Context, m map[string]string) (*runner.Run, error) {
-	runs, err := s.decodeRuns(ctx, []map[string]string{m})
+	runs, err := s.readRuns(ctx, []map[string]string{m})
 	if err != nil {
 		return nil, err
 	}
 	return runs[0], nil
 }
 
-// decodeRuns is readRuns for readers that need every run's definition: a run whose
-// version is gone is an error (errNoVersion).
-func (s *Store) decodeRuns(ctx context.Context, hashes []map[string]string) ([]*runner.Run, error) {
-	runs, gone, err := s.readRuns(ctx, hashes)
-	if err == nil && len(gone) > 0 {
-		err = noVersion(gone[0])
-	}
-	return runs, err
-}
-
-// noVersion is the error of run r, whose version record is gone.
-func noVersion(r *runner.Run) error {
-	return fmt.Errorf("run %s: version %d of workflow %q: %w", r.ID, r.Version, r.WorkflowID, errNoVersion)
-}
-
 // readRuns reads run hashes (a missing run → nil) and gives the runs that keep no
 // definition of their own their version's, read in one round trip for all of them. A run
 // whose version record is gone (an evicting Redis dropped it) is returned without its
-// definition, and in gone too, for its reader to decide.
-func (s *Store) readRuns(ctx context.Context, hashes []map[string]string) (runs, gone []*runner.Run, err error) {
-	runs = make([]*runner.Run, len(hashes))
+// definition.
+func (s *Store) readRuns(ctx context.Context, hashes []map[string]string) ([]*runner.Run, error) {
+	runs := make([]*runner.Run, len(hashes))
 	var refs []versionRef
 	for i, m := range hashes {
 		r, err := decodeRun(m)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		runs[i] = r
 		if _, inline := m["definition"]; r != nil && !inline && r.Version > 0 {
@@ -158,22 +142,19 @@ func (s *Store) readRuns(ctx context.Context, hashes []map[string]string) (runs,
 		}
 	}
 	if len(refs) == 0 {
-		return runs, nil, nil
+		return runs, nil
 	}
 	defs, err := s.versionDefinitions(ctx, refs)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	for i, r := range runs {
 		if _, inline := hashes[i]["definition"]; r == nil || inline || r.Version <= 0 {
 			continue
 		}
-		def, ok := defs[versionRef{r.WorkflowID, r.Version}]
-		if !ok {
-			gone = append(gone, r)
-			continue
+		if def, ok := defs[versionRef{r.WorkflowID, r.Version}]; ok {
+			r.Definition = bytes.Clone(def)
 		}
-		r.Definition = bytes.Clone(def)
 	}
-	return runs, gone, nil
+	return runs, nil
 }

@@ -105,11 +105,11 @@ func TestRunDefinitionByVersion(t *testing.T) {
 }
 
 // TestRunWithoutItsVersion: the worst stored data for a run that refers to its version. A
-// run whose version record is gone (deleted or evicted by hand) is refused when read
-// alone, never given back with no definition, but a list page lists it without its
-// definition rather than fail for every run on the page, and a claim leaves it out rather
-// than hold back the runs claimed with it; a run from before whose inline definition is
-// empty reads as stored, its version not asked.
+// run whose version record is gone (deleted, or evicted by an allkeys-* Redis) reads
+// without its definition, never as an error: alone (GetRun, RequestCancel), in a list
+// page, and in a claim, whose worker ends it (the runner) and whose other runs are claimed
+// as usual; a run from before whose inline definition is empty reads as stored, its
+// version not asked.
 func TestRunWithoutItsVersion(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -131,10 +131,12 @@ func TestRunWithoutItsVersion(t *testing.T) {
 	other, err := redisstore.Open(ctx, redisURL(t), &redisstore.Config{Prefix: prefix}) // keeps nothing
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = other.Close() })
-	_, err = other.GetRun(ctx, "r")
-	require.Error(t, err)
-	require.NotErrorIs(t, err, runner.ErrNotFound)
-	got, err := other.GetRun(ctx, "empty")
+	got, err := other.GetRun(ctx, "r")
+	require.NoError(t, err)
+	require.Equal(t, runner.StatusPending, got.Status)
+	require.Equal(t, v.Version, got.Version)
+	require.Empty(t, got.Definition)
+	got, err = other.GetRun(ctx, "empty")
 	require.NoError(t, err)
 	require.Empty(t, got.Definition)
 	require.Equal(t, runner.StatusCompleted, got.Status)
@@ -158,24 +160,22 @@ func TestRunWithoutItsVersion(t *testing.T) {
 		require.Empty(t, listed[1].Definition)
 	}
 
-	// A worker cannot run it: claimed alone, it is the claim's error; claimed with another
-	// due run, it is left leased and the other is run, not held back with it lease after
-	// lease.
-	claim := func(at time.Time, limit int) ([]runner.Claimed, error) {
-		return other.ClaimRuns(ctx, runner.ClaimRunsParams{Owner: "w", Now: at, LeaseUntil: at.Add(time.Minute), Limit: limit})
+	// A cancel is recorded and answered with the run; a claim gives it, without its
+	// definition, with the run claimed beside it.
+	cancelled, err := other.RequestCancel(ctx, "r", now)
+	require.NoError(t, err)
+	require.True(t, cancelled.CancelRequested)
+	require.Empty(t, cancelled.Definition)
+	claimed, err := other.ClaimRuns(ctx, runner.ClaimRunsParams{Owner: "w", Now: now, LeaseUntil: now.Add(time.Minute), Limit: 10})
+	require.NoError(t, err)
+	byID := map[string]*runner.Run{}
+	for _, c := range claimed {
+		byID[c.Run.ID] = c.Run
 	}
-	claimed, err := claim(now, 1)
-	require.NoError(t, err)
-	require.Len(t, claimed, 1)
-	require.Equal(t, "inline", claimed[0].Run.ID)
-	_, err = claim(now, 10)
-	require.Error(t, err)
-	require.NotErrorIs(t, err, runner.ErrNotFound)
-	claimed, err = claim(now.Add(2*time.Minute), 10) // both leases ran out
-	require.NoError(t, err)
-	require.Len(t, claimed, 1)
-	require.Equal(t, "inline", claimed[0].Run.ID)
-	require.JSONEq(t, string(def), string(claimed[0].Run.Definition))
+	require.Len(t, byID, 2)
+	require.JSONEq(t, string(def), string(byID["inline"].Definition))
+	require.Empty(t, byID["r"].Definition)
+	require.True(t, byID["r"].CancelRequested)
 }
 
 // publishW creates workflow w (id wf) and publishes it as version 1, returning its

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/gorunner/gorunner/runner"
@@ -23,15 +22,9 @@ func (s *Store) ClaimRuns(ctx context.Context, p runner.ClaimRunsParams) ([]runn
 	if err != nil {
 		return nil, fmt.Errorf("claiming runs for %s: %w", p.Owner, err)
 	}
-	// A run whose version record is gone cannot be run: it is left leased, due again at its
-	// lease's end, and the runs claimed with it are run rather than held back with it
-	// lease after lease; claimed alone, it is the claim's error.
-	runs, gone, err := s.runsByID(ctx, replyStrings(res))
-	if err == nil && len(gone) > 0 {
-		if runs = slices.DeleteFunc(runs, func(r *runner.Run) bool { return slices.Contains(gone, r) }); len(runs) == 0 {
-			err = noVersion(gone[0])
-		}
-	}
+	// A run whose version record is gone is claimed without its definition, for the worker
+	// to end it rather than have it come back due at every lease's end.
+	runs, err := s.runsByID(ctx, replyStrings(res))
 	if err != nil {
 		return nil, fmt.Errorf("claiming runs for %s: %w", p.Owner, err)
 	}

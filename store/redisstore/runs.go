@@ -228,14 +228,14 @@ func (s *Store) GetRun(ctx context.Context, id string) (*runner.Run, error) {
 }
 
 // runsByID reads runs in the order of ids, in one round trip, skipping any missing; a run
-// whose version record is gone comes without its definition, and in gone too (readRuns).
-func (s *Store) runsByID(ctx context.Context, ids []string) (runs, gone []*runner.Run, err error) {
+// whose version record is gone comes without its definition (readRuns).
+func (s *Store) runsByID(ctx context.Context, ids []string) ([]*runner.Run, error) {
 	hashes, err := s.hashes(ctx, s.k.run, anyStrings(ids))
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	runs, gone, err = s.readRuns(ctx, hashes)
-	return stored(runs), gone, err
+	runs, err := s.readRuns(ctx, hashes)
+	return stored(runs), err
 }
 
 // stored drops the runs missing (nil) from runs, in place.
@@ -292,9 +292,7 @@ func (s *Store) collectRuns(ctx context.Context, index, upper string, n int, kee
 		for i, m := range members {
 			ids[i] = sortKeyID(m)
 		}
-		// A run whose version record is gone is listed without its definition rather than
-		// fail the page: only reading it alone (GetRun) fails.
-		runs, _, err := s.runsByID(ctx, ids)
+		runs, err := s.runsByID(ctx, ids)
 		if err != nil {
 			return nil, err
 		}
