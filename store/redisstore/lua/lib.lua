@@ -18,6 +18,22 @@ local function terminal(status)
   return status == 'completed' or status == 'failed' or status == 'cancelled'
 end
 
+-- not_open is the error reply for the run at runkey when it is missing (GR_NOTFOUND) or
+-- ended (GR_FINISHED), nil while it runs or waits. A function cannot end the script (short
+-- of error(), whose reply differs), so its caller returns the reply:
+--   local refused = not_open(KEYS[1])
+--   if refused then return refused end
+local function not_open(runkey)
+  local status = redis.call('HGET', runkey, 'status')
+  if not status then
+    return fail('GR_NOTFOUND')
+  end
+  if terminal(status) then
+    return fail('GR_FINISHED')
+  end
+  return nil
+end
+
 -- reindex_due puts a run where a claim finds it: scored by its wake-up, or by its lease's
 -- end while a worker holds it; out of the due set when it ended or waits on nothing timed.
 local function reindex_due(due, runkey, id)

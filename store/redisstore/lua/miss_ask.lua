@@ -2,12 +2,9 @@
 -- ARGV: step
 -- Counts one more answer to the question of the hook step at index step that did not fit;
 -- a count kept for another step starts again at 1. Returns the count.
-local status = redis.call('HGET', KEYS[1], 'status')
-if not status then
-  return fail('GR_NOTFOUND')
-end
-if terminal(status) then
-  return fail('GR_FINISHED')
+local refused = not_open(KEYS[1])
+if refused then
+  return refused
 end
 if redis.call('HGET', KEYS[1], 'ask_step') == ARGV[1] then
   return redis.call('HINCRBY', KEYS[1], 'ask_misses', 1)

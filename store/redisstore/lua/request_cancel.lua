@@ -1,12 +1,9 @@
 -- KEYS: run, due
 -- ARGV: id, now
 -- Returns the run as it stands after the request.
-local status = redis.call('HGET', KEYS[1], 'status')
-if not status then
-  return fail('GR_NOTFOUND')
-end
-if terminal(status) then
-  return fail('GR_FINISHED')
+local refused = not_open(KEYS[1])
+if refused then
+  return refused
 end
 redis.call('HSET', KEYS[1], 'cancel_requested', '1')
 wake(KEYS[2], KEYS[1], ARGV[1], ARGV[2])
