@@ -77,3 +77,62 @@ func TestAskResumesRun(t *testing.T) {
 	require.JSONEq(t, `{"approved": true, "amount": 12.5, "reason": "ok"}`, string(done.Steps[0].Output))
 	require.JSONEq(t, `{"approved": true, "amount": 12.5}`, string(done.Output))
 }
+
+// definitionless reads runs without their definition, as a Redis store does once its
+// record of their version is gone (evicted, or deleted by hand).
+type definitionless struct{ runner.Store }
+
+func (s definitionless) GetRun(ctx context.Context, id string) (*runner.Run, error) {
+	r, err := s.Store.GetRun(ctx, id)
+	if r != nil {
+		r.Definition = nil
+	}
+	return r, err
+}
+
+// TestRunPageWithoutDefinition: a run read without its definition has its page as any
+// run: its steps by their records, and, waiting on a hook whose ask is unknown then, the
+// generic resume form, which resumes it; cancelling from its page works too.
+func TestRunPageWithoutDefinition(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e := newEnvOver(t, func(s runner.Store) runner.Store { return definitionless{s} })
+	e.createWorkflow(askYAML)
+	b := e.browser()
+	b.signIn(e.token)
+	csrf := b.csrf("/console/workflows/refund")
+	require.Equal(t, http.StatusSeeOther, b.post("/console/workflows/refund/publish", url.Values{"csrf": {csrf}}).Status)
+	waiting := func() *runner.Run {
+		res, err := e.engine.Submit(ctx, runner.SubmitParams{Workflow: "refund", Input: json.RawMessage(`{}`)})
+		require.NoError(t, err)
+		run, err := e.engine.Wait(ctx, res.Run.ID, 10*time.Second)
+		require.NoError(t, err)
+		require.Equal(t, runner.StatusWaiting, run.Status)
+		run, err = e.engine.Get(ctx, run.ID)
+		require.NoError(t, err)
+		require.Empty(t, run.Definition, "read as the console reads it")
+		return run
+	}
+
+	run := waiting()
+	page := b.get("/console/runs/" + run.ID)
+	require.Equal(t, http.StatusOK, page.Status, page.Body)
+	require.Contains(t, page.Body, run.Steps[0].StepID)
+	require.Contains(t, page.Body, `id="payload"`)
+	require.NotContains(t, page.Body, "Approve the refund?")
+	form := url.Values{"csrf": {csrf}, "token": {"refund-1"}, "environment": {runner.EnvProduction}, "run": {run.ID},
+		"payload": {`{"approved": true}`}}
+	require.Equal(t, http.StatusSeeOther, b.post("/console/hooks/resume", form).Status)
+	require.Eventually(t, func() bool {
+		r, err := e.engine.Get(ctx, run.ID)
+		return err == nil && r.Status == runner.StatusCompleted
+	}, 10*time.Second, 20*time.Millisecond, "the resumed run completes")
+
+	run = waiting()
+	p := b.post("/console/runs/"+run.ID+"/cancel", url.Values{"csrf": {csrf}})
+	require.Equal(t, http.StatusSeeOther, p.Status, p.Body)
+	require.Equal(t, http.StatusOK, b.get(p.Location).Status)
+	cancelled, err := e.engine.Get(ctx, run.ID)
+	require.NoError(t, err)
+	require.Equal(t, runner.StatusCancelled, cancelled.Status)
+}
