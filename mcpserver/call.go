@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -14,6 +16,7 @@ import (
 	"github.com/gorunner/gorunner/auth"
 	"github.com/gorunner/gorunner/idempotency"
 	"github.com/gorunner/gorunner/runner"
+	"github.com/gorunner/gorunner/schemas"
 	"github.com/gorunner/gorunner/tools"
 )
 
@@ -26,18 +29,20 @@ func (s *Server) workflowHandler(env string, t *tools.Tool) server.ToolHandlerFu
 		if _, ok := auth.PrincipalFrom(ctx); !ok {
 			return nil, errUnauthenticated
 		}
-		call, problems := validArguments(rawArguments(req), t.Input)
+		call, problems := tools.ParseCall(rawArguments(req))
 		if problems != nil {
-			return tools.InvalidArguments(t.Tool.RawInputSchema, problems), nil
+			return argumentProblems(t, "", problems), nil
 		}
-		return s.runTool(ctx, req, env, t, call)
+		return s.runTool(ctx, req, env, t, call, "")
 	}
 }
 
-// runTool starts (or replays) a run of t's workflow for a valid call and answers with its
-// state once it stops running or the tool's timeout passes (or a question for the person,
-// see answer): the one path of a workflow's own tool and of gorunner_run_workflow.
-func (s *Server) runTool(ctx context.Context, req mcp.CallToolRequest, env string, t *tools.Tool, call *tools.Call) (*mcp.CallToolResult, error) {
+// runTool starts (or replays) a run of t's workflow for a call and answers with its state
+// once it stops running or the tool's timeout passes (or a question for the person, see
+// answer): the one path of a workflow's own tool and of gorunner_run_workflow. The
+// workflow's arguments sit at path at of the call's ("" for t's own tool); the engine's
+// admission checks them, once, against the version it admits the run at.
+func (s *Server) runTool(ctx context.Context, req mcp.CallToolRequest, env string, t *tools.Tool, call *tools.Call, at string) (*mcp.CallToolResult, error) {
 	p, ok := auth.PrincipalFrom(ctx)
 	if !ok {
 		return nil, errUnauthenticated
@@ -50,7 +55,10 @@ func (s *Server) runTool(ctx context.Context, req mcp.CallToolRequest, env strin
 	if st, ok := askStateOf(req); ok {
 		return s.continueAsk(ctx, req, t, st) // the person's answer to a question of the run's
 	}
-	run, replayed, err := s.start(ctx, p, env, t.Definition.Name, call, false)
+	run, replayed, problems, err := s.admitCall(ctx, p, env, t, call, false)
+	if problems != nil {
+		return argumentProblems(t, at, problems), nil
+	}
 	if err != nil {
 		return s.errorResult(ctx, err)
 	}
@@ -58,6 +66,38 @@ func (s *Server) runTool(ctx context.Context, req mcp.CallToolRequest, env strin
 		return s.errorResult(ctx, err)
 	}
 	return s.answer(ctx, run, replayed), nil
+}
+
+// admitCall is start for a call of t's workflow, with the problems of its arguments
+// instead of a run: a key of the wrong length, or an input the engine refused for the
+// workflow's input schema. With a wrong key nothing is admitted, and the input's own
+// problems are listed beside the key's, so that the agent fixes all at once.
+func (s *Server) admitCall(ctx context.Context, p auth.Principal, env string, t *tools.Tool, call *tools.Call, task bool) (*runner.Run, bool, []schemas.Problem, error) {
+	if problems := call.KeyProblems(); problems != nil {
+		_, err := s.deps.Engine.Prepare(ctx, runner.SubmitParams{Workflow: t.Definition.Name, Environment: env, Input: call.Input})
+		var ie *runner.InputError
+		if errors.As(err, &ie) {
+			problems = append(problems, ie.Problems...)
+			slices.SortStableFunc(problems, func(a, b schemas.Problem) int { return strings.Compare(a.Path, b.Path) })
+		}
+		return nil, false, problems, nil
+	}
+	run, replayed, err := s.start(ctx, p, env, t.Definition.Name, call, task)
+	var ie *runner.InputError
+	if errors.As(err, &ie) {
+		return nil, false, ie.Problems, nil
+	}
+	return run, replayed, nil, err
+}
+
+// argumentProblems is the isError result for problems with the arguments of t's workflow,
+// explained from t's input schema and placed at path at of the call's arguments.
+func argumentProblems(t *tools.Tool, at string, problems []schemas.Problem) *mcp.CallToolResult {
+	problems = tools.Explain(t.Tool.RawInputSchema, problems)
+	for i := range problems {
+		problems[i].Path = at + problems[i].Path
+	}
+	return tools.InvalidArguments(nil, problems)
 }
 
 // rawArguments are the call's arguments as sent, so that big integers keep their digits.

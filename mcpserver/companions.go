@@ -73,14 +73,19 @@ func (s *Server) companionHandler(env string, t mcp.Tool, fn companionFunc) serv
 	}
 }
 
-// validArguments splits a call's raw arguments (tools.ParseCall) and checks them against
-// the tool's input schema: the call, or the problems.
+// validArguments splits a companion tool call's raw arguments (tools.ParseCall) and checks
+// them against the tool's input schema: the call, or the problems. (A workflow's arguments
+// are checked by the engine, see runTool.)
 func validArguments(raw json.RawMessage, input *schemas.InputSchema) (*tools.Call, []schemas.Problem) {
 	call, problems := tools.ParseCall(raw)
-	if problems == nil {
-		problems = input.Validate(call.Arguments)
+	if problems != nil {
+		return nil, problems
 	}
-	if len(problems) > 0 {
+	args, err := decodeNumbers(call.Arguments)
+	if err != nil {
+		return nil, []schemas.Problem{{Path: "", Message: "the arguments are not valid JSON: " + err.Error()}}
+	}
+	if problems := input.Validate(args); len(problems) > 0 {
 		return nil, problems
 	}
 	return call, nil

@@ -36,30 +36,28 @@ func (s *Server) runWorkflowHandler(env string, own mcp.Tool) server.ToolHandler
 		if !ok || !scope.allows(wf) {
 			return tools.Unknown("workflow", a.Workflow, tools.Closest(a.Workflow, scope.names(v)), true), nil
 		}
-		call, problems := workflowArguments(a.Arguments, wf)
-		if problems != nil {
-			return tools.InvalidArguments(nil, problems), nil
+		call, invalid := workflowArguments(a.Arguments, wf)
+		if invalid != nil {
+			return invalid, nil
 		}
 		call.Key, call.HasKey = outer.Key, outer.HasKey
-		return s.runTool(ctx, req, env, wf, call)
+		return s.runTool(ctx, req, env, wf, call, argumentsPath)
 	}
 }
 
-// workflowArguments checks gorunner_run_workflow's arguments against the workflow's input
-// schema. Problems are explained from that schema and placed under /arguments; a key
-// belongs beside the arguments, not inside.
-func workflowArguments(raw json.RawMessage, wf *tools.Tool) (*tools.Call, []schemas.Problem) {
-	call, problems := validArguments(raw, wf.Input)
-	if problems == nil && call.HasKey {
-		return nil, []schemas.Problem{{Path: "/arguments/" + tools.KeyArgument,
-			Message: "idempotencyKey goes beside arguments, not inside them: send {workflow, arguments, idempotencyKey}"}}
+// argumentsPath is where gorunner_run_workflow's arguments carry the workflow's own.
+const argumentsPath = "/arguments"
+
+// workflowArguments splits gorunner_run_workflow's arguments for the workflow (the engine
+// checks them against its input schema): a key belongs beside the arguments, not inside.
+func workflowArguments(raw json.RawMessage, wf *tools.Tool) (*tools.Call, *mcp.CallToolResult) {
+	call, problems := tools.ParseCall(raw)
+	if problems != nil {
+		return nil, argumentProblems(wf, argumentsPath, problems)
 	}
-	if len(problems) == 0 {
-		return call, nil
+	if call.HasKey {
+		return nil, tools.InvalidArguments(nil, []schemas.Problem{{Path: argumentsPath + "/" + tools.KeyArgument,
+			Message: "idempotencyKey goes beside arguments, not inside them: send {workflow, arguments, idempotencyKey}"}})
 	}
-	problems = tools.Explain(wf.Tool.RawInputSchema, problems)
-	for i := range problems {
-		problems[i].Path = "/arguments" + problems[i].Path
-	}
-	return nil, problems
+	return call, nil
 }

@@ -168,16 +168,19 @@ func (s *Server) callAsTask(ctx context.Context, p auth.Principal, c *taskCall) 
 // runOrTask is callAsTask's run: a tool result when the run ended (or the call was
 // refused), else the run's task.
 func (s *Server) runOrTask(ctx context.Context, p auth.Principal, env *environment, t *tools.Tool, args json.RawMessage) (any, error) {
-	call, problems := validArguments(args, t.Input)
+	call, problems := tools.ParseCall(args)
 	if problems != nil {
-		return tools.InvalidArguments(t.Tool.RawInputSchema, problems), nil
+		return argumentProblems(t, "", problems), nil
 	}
 	release, err := s.deps.Engine.ReserveWait(p.ID)
 	if err != nil {
 		return s.errorResult(ctx, err)
 	}
 	defer release()
-	run, replayed, err := s.start(ctx, p, env.name, t.Definition.Name, call, false)
+	run, replayed, problems, err := s.admitCall(ctx, p, env.name, t, call, false)
+	if problems != nil {
+		return argumentProblems(t, "", problems), nil
+	}
 	if err != nil {
 		return s.errorResult(ctx, err)
 	}

@@ -201,11 +201,14 @@ func (s *Server) createTask(ctx context.Context, env *environment, p auth.Princi
 	if t == nil {
 		return nil, &rpcError{Code: codeInvalidParams, Message: fmt.Sprintf("tool %q not found or it does not support tasks", params.Name)}
 	}
-	call, problems := validArguments(params.Arguments, t.Input)
+	call, problems := tools.ParseCall(params.Arguments)
 	if problems != nil {
-		return nil, &rpcError{Code: codeInvalidParams, Message: "the arguments do not match the tool's input schema", Data: problems}
+		return nil, invalidTaskArguments(problems)
 	}
-	run, _, err := s.start(ctx, p, env.name, t.Definition.Name, call, true)
+	run, _, problems, err := s.admitCall(ctx, p, env.name, t, call, true)
+	if problems != nil {
+		return nil, invalidTaskArguments(problems)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -213,6 +216,12 @@ func (s *Server) createTask(ctx context.Context, env *environment, p auth.Princi
 		s.notifyTaskStatus(env, sessionID, run)
 	}
 	return mcp.CreateTaskResult{Task: s.taskOf(run)}, nil
+}
+
+// invalidTaskArguments is the JSON-RPC error refusing a task whose arguments do not fit
+// its tool's input schema: no task is made.
+func invalidTaskArguments(problems []schemas.Problem) *rpcError {
+	return &rpcError{Code: codeInvalidParams, Message: "the arguments do not match the tool's input schema", Data: problems}
 }
 
 // taskRun reads the run of a task request for p; an expired task view is not found.

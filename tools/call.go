@@ -4,15 +4,17 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"unicode/utf8"
 
+	"github.com/gorunner/gorunner/idempotency"
 	"github.com/gorunner/gorunner/schemas"
 )
 
 // Call is a workflow tool call made into a run request.
 type Call struct {
-	// Arguments are all the arguments as encoding/json decodes them (numbers as
-	// json.Number), for validation against the tool's input schema.
-	Arguments any
+	// Arguments are the arguments as sent, {} when absent: what a companion tool checks
+	// against its own input schema.
+	Arguments json.RawMessage
 	// Key is the idempotencyKey argument; HasKey says whether it was given.
 	Key    string
 	HasKey bool
@@ -23,7 +25,9 @@ type Call struct {
 
 // ParseCall splits a tool call's raw arguments into the run input and the idempotency key.
 // Absent arguments are the empty object. Arguments that are not a JSON object, or a key
-// that is not a string, are problems for the agent to fix.
+// that is not a string, are problems for the agent to fix. It checks nothing else: see
+// KeyProblems; the input is checked against the workflow's input schema once, by the
+// engine, against the version the run is admitted at.
 func ParseCall(raw json.RawMessage) (*Call, []schemas.Problem) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
@@ -33,12 +37,7 @@ func ParseCall(raw json.RawMessage) (*Call, []schemas.Problem) {
 	if err := json.Unmarshal(raw, &fields); err != nil || fields == nil {
 		return nil, []schemas.Problem{{Path: "", Message: "the arguments must be a JSON object"}}
 	}
-	c := &Call{}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	if err := dec.Decode(&c.Arguments); err != nil {
-		return nil, []schemas.Problem{{Path: "", Message: "the arguments are not valid JSON: " + err.Error()}}
-	}
+	c := &Call{Arguments: raw}
 	if k, ok := fields[KeyArgument]; ok {
 		if err := json.Unmarshal(k, &c.Key); err != nil {
 			return nil, []schemas.Problem{{Path: "/" + KeyArgument, Message: fmt.Sprintf("%s must be a string", KeyArgument)}}
@@ -52,4 +51,22 @@ func ParseCall(raw json.RawMessage) (*Call, []schemas.Problem) {
 	}
 	c.Input = input
 	return c, nil
+}
+
+// KeyProblems is the problem with the call's idempotencyKey when it is not 1 to
+// idempotency.MaxKeyLength characters long, else nil. Its message is the one the tool's input schema (keyProperty) gives.
+func (c *Call) KeyProblems() []schemas.Problem {
+	n := utf8.RuneCountInString(c.Key)
+	var msg string
+	switch {
+	case !c.HasKey:
+		return nil
+	case n < 1:
+		msg = fmt.Sprintf("minLength: got %d, want 1", n)
+	case n > idempotency.MaxKeyLength:
+		msg = fmt.Sprintf("maxLength: got %d, want %d", n, idempotency.MaxKeyLength)
+	default:
+		return nil
+	}
+	return []schemas.Problem{{Path: "/" + KeyArgument, Message: msg}}
 }

@@ -31,8 +31,6 @@ var keyProperty = map[string]any{
 type Tool struct {
 	// Tool is the MCP tool definition.
 	Tool mcp.Tool
-	// Input validates the call's arguments; it is the tool's inputSchema compiled.
-	Input *schemas.InputSchema
 	// Definition is the definition the tool was built from.
 	Definition *schemas.Definition
 	// terms are the words gorunner_find_workflows matches, by field.
@@ -48,10 +46,6 @@ func FromDefinition(def *schemas.Definition) (*Tool, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tool %q: %w", def.Name, err)
 	}
-	compiled, err := schemas.CompileInput(input)
-	if err != nil {
-		return nil, fmt.Errorf("tool %q: compiling its input schema: %w", def.Name, err)
-	}
 	t := mcp.NewToolWithRawSchema(def.Name, def.Description, input)
 	t.Title = def.Title
 	if t.RawOutputSchema, err = RunOutputSchema(def.Output, true); err != nil {
@@ -60,7 +54,7 @@ func FromDefinition(def *schemas.Definition) (*Tool, error) {
 	t.Annotations = Annotations(def)
 	// A run is durable, so every call may run as a task (SPEC §5, Tasks).
 	t.Execution = &mcp.ToolExecution{TaskSupport: mcp.TaskSupportOptional}
-	return &Tool{Tool: t, Input: compiled, Definition: def, terms: termsOf(def)}, nil
+	return &Tool{Tool: t, Definition: def, terms: termsOf(def)}, nil
 }
 
 // InputSchema is a workflow's input schema with the optional idempotencyKey property. An

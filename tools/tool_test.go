@@ -79,8 +79,10 @@ func TestToolShape(t *testing.T) {
 	require.ElementsMatch(t, []string{"runId", "status", "output", "error", "replayed"}, keys(got.OutputSchema["properties"].(map[string]any)))
 	require.Equal(t, map[string]any{}, got.OutputSchema["properties"].(map[string]any)["output"], "no output schema: any output")
 
-	require.Empty(t, tool.Input.Validate(map[string]any{"name": "Ada", tools.KeyArgument: "k1"}))
-	require.Len(t, tool.Input.Validate(map[string]any{tools.KeyArgument: ""}), 2)
+	input, err := schemas.CompileInput(tool.Tool.RawInputSchema)
+	require.NoError(t, err)
+	require.Empty(t, input.Validate(map[string]any{"name": "Ada", tools.KeyArgument: "k1"}))
+	require.Len(t, input.Validate(map[string]any{tools.KeyArgument: ""}), 2)
 }
 
 func TestTypedOutput(t *testing.T) {
@@ -213,6 +215,30 @@ func TestInputSchemaRefusesATakenKeyProperty(t *testing.T) {
 	t.Parallel()
 	_, err := tools.InputSchema(json.RawMessage(`{"type":"object","properties":{"idempotencyKey":{"type":"string"}}}`))
 	require.ErrorContains(t, err, "idempotencyKey")
+}
+
+func TestCallKeyProblems(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, raw, problem string
+	}{
+		{"no key", `{}`, ""},
+		{"empty key", `{"idempotencyKey":""}`, "minLength: got 0, want 1"},
+		{"shortest key", `{"idempotencyKey":"k"}`, ""},
+		{"longest key", `{"idempotencyKey":"` + strings.Repeat("é", 255) + `"}`, ""},
+		{"key too long", `{"idempotencyKey":"` + strings.Repeat("é", 256) + `"}`, "maxLength: got 256, want 255"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			c, problems := tools.ParseCall(json.RawMessage(tc.raw))
+			require.Empty(t, problems)
+			if tc.problem == "" {
+				require.Nil(t, c.KeyProblems())
+				return
+			}
+			require.Equal(t, []schemas.Problem{{Path: "/idempotencyKey", Message: tc.problem}}, c.KeyProblems())
+		})
+	}
 }
 
 func TestParseCall(t *testing.T) {
