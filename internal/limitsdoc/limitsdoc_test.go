@@ -50,6 +50,7 @@ var named = map[string]int64{
 	"api.WebhookWait":                 int64(api.WebhookWait),
 	"limits.MaxBodyBytes":             limits.MaxBodyBytes,
 	"limits.MaxPage":                  limits.MaxPage,
+	"limits.MaxRunsExamined":          limits.MaxRunsExamined,
 	"auth.MaxScopes":                  auth.MaxScopes,
 	"auth.KnownFor":                   int64(auth.KnownFor),
 	"auth.TokenCacheFor":              int64(auth.TokenCacheFor),
