@@ -13,7 +13,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/gorunner/gorunner/internal/limits"
 	"github.com/gorunner/gorunner/runner"
+	"github.com/gorunner/gorunner/runner/runnertest"
 )
 
 // counter counts executions of the custom kind "count" per stepId.
@@ -280,4 +282,46 @@ steps:
 	var out any
 	require.NoError(t, json.Unmarshal(step(done, "first").Output, &out))
 	require.Equal(t, 1.0, out)
+}
+
+// examining is a runs store whose list pages examine at most n runs each.
+type examining struct {
+	runner.Store
+	n int
+}
+
+func (s *examining) ListRuns(ctx context.Context, p runner.ListRunsParams) ([]*runner.Run, string, error) {
+	p.Examine = s.n
+	return s.Store.ListRuns(ctx, p)
+}
+
+// TestRerunManyFollowsShortPages: a rerun by workflow and status finds its run under newer
+// runs of the workflow in another state through list pages that end short, even empty,
+// and gives up with a validation error past MaxBulkRerunExamined runs looked through.
+func TestRerunManyFollowsShortPages(t *testing.T) {
+	ctx := context.Background()
+	h := newHarness(t)
+	store := &examining{Store: h.store, n: 2}
+	e := h.engine(runner.Config{}, store)
+	name := h.define(`
+name: sift
+input: {type: object}
+steps: [{id: a, set: "${{ input.x }}"}]
+`)
+	done := h.run(e, name, `{"x": 1}`, runner.StatusCompleted)
+	pages := runner.MaxBulkRerunExamined / limits.MaxRunsExamined
+	for i := range 2 * (pages - 1) {
+		r := *done
+		r.ID, r.Status, r.Steps = fmt.Sprintf("failed-%02d", i), runner.StatusFailed, nil
+		r.CreatedAt = done.CreatedAt.Add(time.Duration(i+1) * time.Second)
+		require.NoError(t, runnertest.Create(ctx, h.store, &r, nil))
+	}
+	many, err := e.RerunMany(ctx, runner.RerunManyParams{Workflow: done.WorkflowID, Status: runner.StatusCompleted})
+	require.NoError(t, err, "%d empty pages of 2 runs, then the page of the completed run", pages-1)
+	require.Len(t, many, 1)
+	require.Equal(t, done.ID, many[0].RerunOf)
+
+	store.n = 1 // a page each: the completed run is on page 2×pages-1
+	_, err = e.RerunMany(ctx, runner.RerunManyParams{Workflow: done.WorkflowID, Status: runner.StatusCompleted})
+	require.ErrorIs(t, err, runner.ErrInvalidInput)
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/gorunner/gorunner/expression"
+	"github.com/gorunner/gorunner/internal/limits"
 	"github.com/gorunner/gorunner/schemas"
 )
 
@@ -260,6 +261,11 @@ func (e *Engine) Rerun(ctx context.Context, id, startedBy string) (*Run, error) 
 // MaxBulkRerun is how many runs one RerunMany may start.
 const MaxBulkRerun = 1000
 
+// MaxBulkRerunExamined bounds the runs RerunMany looks through, newest first, for those of
+// a workflow with a status: it reads at most MaxBulkRerunExamined/limits.MaxRunsExamined
+// list pages, each examining at most limits.MaxRunsExamined of the workflow's runs.
+const MaxBulkRerunExamined = 100_000
+
 // RerunManyParams selects the runs to rerun: RunIDs, or every run of Workflow (its ID) with
 // Status.
 type RerunManyParams struct {
@@ -297,8 +303,8 @@ func (e *Engine) selectReruns(ctx context.Context, p RerunManyParams) ([]string,
 		return nil, inputProblem("", "give runIds, or a workflow and a status")
 	}
 	var ids []string
-	lp := ListRunsParams{WorkflowID: p.Workflow, Status: p.Status, Limit: 100}
-	for {
+	lp := ListRunsParams{WorkflowID: p.Workflow, Status: p.Status, Limit: MaxBulkRerun}
+	for range MaxBulkRerunExamined / limits.MaxRunsExamined {
 		runs, next, err := e.store.ListRuns(ctx, lp)
 		if err != nil {
 			return nil, fmt.Errorf("listing runs: %w", err)
@@ -312,6 +318,7 @@ func (e *Engine) selectReruns(ctx context.Context, p RerunManyParams) ([]string,
 		if next == "" {
 			return ids, nil
 		}
-		lp.Cursor = next
+		lp.Cursor = next // a page may end short, even empty, and still continue
 	}
+	return nil, inputProblem("", "the workflow has too many runs to look through (more than %d); give runIds", MaxBulkRerunExamined)
 }
