@@ -45,18 +45,24 @@ func newEnv(t testing.TB, baseURL string) *env {
 // newEnvWith builds the env with the console settings of cfg (BaseURL, Now).
 func newEnvWith(t testing.TB, cfg console.Config) *env {
 	t.Helper()
-	return buildEnv(t, cfg, false)
+	return buildEnv(t, cfg, false, nil)
 }
 
 // newOAuthEnv builds the env with OAuth on, as `gorunner serve --public-url` does.
 func newOAuthEnv(t testing.TB) *env {
 	t.Helper()
-	return buildEnv(t, console.Config{}, true)
+	return buildEnv(t, console.Config{}, true, nil)
 }
 
-func buildEnv(t testing.TB, cfg console.Config, withOAuth bool) *env {
+// newEnvRuns builds the env with the engine's store wrapped by runs.
+func newEnvRuns(t testing.TB, runs func(runner.Store) runner.Store) *env {
 	t.Helper()
-	s := stacktest.New(t, stacktest.Config{})
+	return buildEnv(t, console.Config{}, false, runs)
+}
+
+func buildEnv(t testing.TB, cfg console.Config, withOAuth bool, runs func(runner.Store) runner.Store) *env {
+	t.Helper()
+	s := stacktest.New(t, stacktest.Config{Runs: runs})
 	srv := httptest.NewUnstartedServer(nil)
 	if cfg.BaseURL == "" {
 		cfg.BaseURL = "http://" + srv.Listener.Addr().String()

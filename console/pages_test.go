@@ -69,6 +69,52 @@ func TestRunPages(t *testing.T) {
 	require.Equal(t, http.StatusNotFound, b.get("/console/runs/0190a0a0-0000-7000-8000-000000000000").Status)
 }
 
+// examining is a runs store whose list pages examine at most n runs each.
+type examining struct {
+	runner.Store
+	n int
+}
+
+func (s examining) ListRuns(ctx context.Context, p runner.ListRunsParams) ([]*runner.Run, string, error) {
+	p.Examine = s.n
+	return s.Store.ListRuns(ctx, p)
+}
+
+// TestRunPagesShort: a page of runs that ends before it found any (completed runs under
+// newer waiting ones, each page examining 2) says so and links the next page, which goes
+// on to the completed run.
+func TestRunPagesShort(t *testing.T) {
+	t.Parallel()
+	e := newEnvRuns(t, func(st runner.Store) runner.Store { return examining{st, 2} })
+	e.createWorkflow(greetYAML)
+	e.createWorkflow("name: nap\ninput: {type: object}\nsteps:\n  - id: nap\n    sleep: {duration: 1h}\n")
+	ctx := context.Background()
+	for _, name := range []string{"greet", "nap"} {
+		_, _, err := e.catalog.Publish(ctx, name)
+		require.NoError(t, err)
+	}
+	res, err := e.engine.Submit(ctx, runner.SubmitParams{Workflow: "greet", Input: json.RawMessage(`{"name": "Ada"}`)})
+	require.NoError(t, err)
+	done, err := e.engine.Wait(ctx, res.Run.ID, 30*time.Second)
+	require.NoError(t, err)
+	require.Equal(t, runner.StatusCompleted, done.Status)
+	for range 2 {
+		_, err := e.engine.Submit(ctx, runner.SubmitParams{Workflow: "nap", Input: json.RawMessage(`{}`)})
+		require.NoError(t, err)
+	}
+	b := e.browser()
+	b.signIn(e.token)
+	first := b.get("/console/runs?status=completed")
+	require.Equal(t, http.StatusOK, first.Status)
+	require.Empty(t, runLink.FindAllStringSubmatch(first.Body, -1))
+	require.Contains(t, first.Body, "older runs follow")
+	next := regexp.MustCompile(`href="(/console/runs\?[^"]+)">Next page`).FindStringSubmatch(first.Body)
+	require.NotNil(t, next, "an empty page that examined its bound links the next")
+	second := b.get(html.UnescapeString(next[1]))
+	require.Equal(t, [][]string{{`href="/console/runs/` + done.ID + `"`, done.ID}}, runLink.FindAllStringSubmatch(second.Body, -1))
+	require.NotContains(t, second.Body, "Next page")
+}
+
 func TestKeysAndTokensPages(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, "")
