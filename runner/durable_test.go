@@ -297,7 +297,7 @@ func (s *examining) ListRuns(ctx context.Context, p runner.ListRunsParams) ([]*r
 
 // TestRerunManyFollowsShortPages: a rerun by workflow and status finds its run under newer
 // runs of the workflow in another state through list pages that end short, even empty,
-// and gives up with a validation error past MaxBulkRerunExamined runs looked through.
+// and gives up with a validation error past MaxListExamined runs looked through.
 func TestRerunManyFollowsShortPages(t *testing.T) {
 	ctx := context.Background()
 	h := newHarness(t)
@@ -309,7 +309,7 @@ input: {type: object}
 steps: [{id: a, set: "${{ input.x }}"}]
 `)
 	done := h.run(e, name, `{"x": 1}`, runner.StatusCompleted)
-	pages := runner.MaxBulkRerunExamined / limits.MaxRunsExamined
+	pages := runner.MaxListExamined / limits.MaxRunsExamined
 	for i := range 2 * (pages - 1) {
 		r := *done
 		r.ID, r.Status, r.Steps = fmt.Sprintf("failed-%02d", i), runner.StatusFailed, nil

@@ -11,7 +11,6 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/gorunner/gorunner/expression"
-	"github.com/gorunner/gorunner/internal/limits"
 	"github.com/gorunner/gorunner/schemas"
 )
 
@@ -261,11 +260,6 @@ func (e *Engine) Rerun(ctx context.Context, id, startedBy string) (*Run, error) 
 // MaxBulkRerun is how many runs one RerunMany may start.
 const MaxBulkRerun = 1000
 
-// MaxBulkRerunExamined bounds the runs RerunMany looks through, newest first, for those of
-// a workflow with a status: it reads at most MaxBulkRerunExamined/limits.MaxRunsExamined
-// list pages, each examining at most limits.MaxRunsExamined of the workflow's runs.
-const MaxBulkRerunExamined = 100_000
-
 // RerunManyParams selects the runs to rerun: RunIDs, or every run of Workflow (its ID) with
 // Status.
 type RerunManyParams struct {
@@ -302,23 +296,20 @@ func (e *Engine) selectReruns(ctx context.Context, p RerunManyParams) ([]string,
 	case p.Workflow == "":
 		return nil, inputProblem("", "give runIds, or a workflow and a status")
 	}
-	var ids []string
-	lp := ListRunsParams{WorkflowID: p.Workflow, Status: p.Status, Limit: MaxBulkRerun}
-	for range MaxBulkRerunExamined / limits.MaxRunsExamined {
-		runs, next, err := e.store.ListRuns(ctx, lp)
-		if err != nil {
-			return nil, fmt.Errorf("listing runs: %w", err)
-		}
-		for _, r := range runs {
-			ids = append(ids, r.ID)
-		}
-		if len(ids) > MaxBulkRerun {
-			return nil, inputProblem("", "more than %d runs match; narrow the selection", MaxBulkRerun)
-		}
-		if next == "" {
-			return ids, nil
-		}
-		lp.Cursor = next // a page may end short, even empty, and still continue
+	runs, next, err := Collect(MaxBulkRerun+1, "", func(limit int, cursor string) ([]*Run, string, error) {
+		return e.store.ListRuns(ctx, ListRunsParams{WorkflowID: p.Workflow, Status: p.Status, Limit: limit, Cursor: cursor})
+	})
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("listing runs: %w", err)
+	case len(runs) > MaxBulkRerun:
+		return nil, inputProblem("", "more than %d runs match; narrow the selection", MaxBulkRerun)
+	case next != "":
+		return nil, inputProblem("", "the workflow has too many runs to look through (more than %d); give runIds", MaxListExamined)
 	}
-	return nil, inputProblem("", "the workflow has too many runs to look through (more than %d); give runIds", MaxBulkRerunExamined)
+	ids := make([]string, len(runs))
+	for i, r := range runs {
+		ids[i] = r.ID
+	}
+	return ids, nil
 }

@@ -87,7 +87,7 @@ var named = map[string]int64{
 	"runner.MaxEndedRunsBytes":        runner.MaxEndedRunsBytes,
 	"runner.MaxListedOutputBytes":     runner.MaxListedOutputBytes,
 	"runner.MaxBulkRerun":             runner.MaxBulkRerun,
-	"runner.MaxBulkRerunExamined":     runner.MaxBulkRerunExamined,
+	"runner.MaxListExamined":          runner.MaxListExamined,
 	"runner.DefaultConcurrency":       runner.DefaultConcurrency,
 	"runner.DefaultAdmissionWork":     int64(runner.DefaultAdmissionWork),
 	"runner.MaxVanishedWorkers":       runner.MaxVanishedWorkers,
