@@ -1,7 +1,6 @@
 package api_test
 
 import (
-	"context"
 	"net/http"
 	"strings"
 	"testing"
@@ -10,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gorunner/gorunner/runner"
+	"github.com/gorunner/gorunner/runner/runnertest"
 )
 
 // published creates and publishes the greet definition under name.
@@ -194,24 +194,13 @@ func TestDefinitionLimits(t *testing.T) {
 	require.Equal(t, 404, e.do("GET", "/api/workflows/l-huge", nil).Status, "nothing was written")
 }
 
-// examining is a runs store whose list pages examine at most n runs each.
-type examining struct {
-	runner.Store
-	n int
-}
-
-func (s examining) ListRuns(ctx context.Context, p runner.ListRunsParams) ([]*runner.Run, string, error) {
-	p.Examine = s.n
-	return s.Store.ListRuns(ctx, p)
-}
-
 // TestRunListShortPages: a page that examined its bound of runs before it filled (completed
 // runs under newer waiting ones, which SQLite walks) answers 200 with what it found, here
 // nothing, and a nextCursor; following the cursors finds the completed run once, and the
 // last page has no nextCursor.
 func TestRunListShortPages(t *testing.T) {
 	t.Parallel()
-	e := newEnvConfig(t, envConfig{runs: func(st runner.Store) runner.Store { return examining{st, 2} }})
+	e := newEnvConfig(t, envConfig{runs: func(st runner.Store) runner.Store { return &runnertest.Examining{Store: st, N: 2} }})
 	e.published("s-greet")
 	done := e.do("POST", "/api/workflows/s-greet/run", map[string]any{"name": "Ada"}).data()["id"].(string)
 	require.Equal(t, "completed", e.do("GET", "/api/runs/"+done+"?wait=30s", nil).data()["status"])

@@ -18,6 +18,7 @@ import (
 	"github.com/gorunner/gorunner/idempotency"
 	"github.com/gorunner/gorunner/internal/stacktest"
 	"github.com/gorunner/gorunner/runner"
+	"github.com/gorunner/gorunner/runner/runnertest"
 )
 
 var runLink = regexp.MustCompile(`href="/console/runs/([0-9a-f-]{36})"`)
@@ -69,23 +70,12 @@ func TestRunPages(t *testing.T) {
 	require.Equal(t, http.StatusNotFound, b.get("/console/runs/0190a0a0-0000-7000-8000-000000000000").Status)
 }
 
-// examining is a runs store whose list pages examine at most n runs each.
-type examining struct {
-	runner.Store
-	n int
-}
-
-func (s examining) ListRuns(ctx context.Context, p runner.ListRunsParams) ([]*runner.Run, string, error) {
-	p.Examine = s.n
-	return s.Store.ListRuns(ctx, p)
-}
-
 // TestRunPagesShort: a page of runs that ends before it found any (completed runs under
 // newer waiting ones, each page examining 2) says so and links the next page, which goes
 // on to the completed run.
 func TestRunPagesShort(t *testing.T) {
 	t.Parallel()
-	e := newEnvRuns(t, func(st runner.Store) runner.Store { return examining{st, 2} })
+	e := newEnvRuns(t, func(st runner.Store) runner.Store { return &runnertest.Examining{Store: st, N: 2} })
 	e.createWorkflow(greetYAML)
 	e.createWorkflow("name: nap\ninput: {type: object}\nsteps:\n  - id: nap\n    sleep: {duration: 1h}\n")
 	ctx := context.Background()

@@ -284,24 +284,13 @@ steps:
 	require.Equal(t, 1.0, out)
 }
 
-// examining is a runs store whose list pages examine at most n runs each.
-type examining struct {
-	runner.Store
-	n int
-}
-
-func (s *examining) ListRuns(ctx context.Context, p runner.ListRunsParams) ([]*runner.Run, string, error) {
-	p.Examine = s.n
-	return s.Store.ListRuns(ctx, p)
-}
-
 // TestRerunManyFollowsShortPages: a rerun by workflow and status finds its run under newer
 // runs of the workflow in another state through list pages that end short, even empty,
 // and gives up with a validation error past MaxListExamined runs looked through.
 func TestRerunManyFollowsShortPages(t *testing.T) {
 	ctx := context.Background()
 	h := newHarness(t)
-	store := &examining{Store: h.store, n: 2}
+	store := &runnertest.Examining{Store: h.store, N: 2}
 	e := h.engine(runner.Config{}, store)
 	name := h.define(`
 name: sift
@@ -321,7 +310,7 @@ steps: [{id: a, set: "${{ input.x }}"}]
 	require.Len(t, many, 1)
 	require.Equal(t, done.ID, many[0].RerunOf)
 
-	store.n = 1 // a page each: the completed run is on page 2×pages-1
+	store.N = 1 // a page each: the completed run is on page 2×pages-1
 	_, err = e.RerunMany(ctx, runner.RerunManyParams{Workflow: done.WorkflowID, Status: runner.StatusCompleted})
 	require.ErrorIs(t, err, runner.ErrInvalidInput)
 }

@@ -13,8 +13,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gorunner/gorunner/catalog"
+	"github.com/gorunner/gorunner/idempotency"
 	"github.com/gorunner/gorunner/mcpserver"
-	"github.com/gorunner/gorunner/runner"
+	"github.com/gorunner/gorunner/runner/runnertest"
 	"github.com/gorunner/gorunner/store/sqlitestore"
 )
 
@@ -228,20 +229,15 @@ func TestUnauthenticated(t *testing.T) {
 	require.Equal(t, []any{"header"}, meta["bearer_methods_supported"])
 }
 
-// examiningStore is the fixture's store with list pages that examine at most 2 runs each.
-type examiningStore struct{ *sqlitestore.Store }
-
-func (s examiningStore) ListRuns(ctx context.Context, p runner.ListRunsParams) ([]*runner.Run, string, error) {
-	p.Examine = 2
-	return s.Store.ListRuns(ctx, p)
-}
-
 // TestListRunsFollowsShortPages: gorunner_list_runs finds the completed runs asked for
 // under newer waiting runs, though each list page that walks them examines only 2 runs
 // and comes back empty: it follows the pages' cursors.
 func TestListRunsFollowsShortPages(t *testing.T) {
 	f := newFixtureWith(t, &mcpserver.Config{PageSize: 2}, &fixture{wrap: func(st *sqlitestore.Store) servedStore {
-		return examiningStore{st}
+		return struct {
+			*runnertest.Examining
+			idempotency.Store
+		}{&runnertest.Examining{Store: st, N: 2}, st}
 	}}, greetDef, approveDef)
 	s, _ := f.connect("")
 	_, done := call(t, s, "greet", map[string]any{"name": "Ada"})

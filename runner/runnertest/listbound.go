@@ -140,3 +140,16 @@ func listAll(t *testing.T, s runner.Store, p runner.ListRunsParams) ([]string, [
 		p.Cursor = next
 	}
 }
+
+// Examining is Store with list pages that examine at most N runs each (ListRunsParams.
+// Examine), so that a test sees the pages of a far larger store end short.
+type Examining struct {
+	runner.Store
+	N int
+}
+
+// ListRuns lists as Store does, examining at most N runs.
+func (s *Examining) ListRuns(ctx context.Context, p runner.ListRunsParams) ([]*runner.Run, string, error) {
+	p.Examine = s.N
+	return s.Store.ListRuns(ctx, p)
+}
