@@ -12,6 +12,7 @@ import (
 	"github.com/invopop/jsonschema"
 
 	"github.com/gorunner/gorunner/idempotency"
+	"github.com/gorunner/gorunner/internal/limits"
 	"github.com/gorunner/gorunner/problem"
 )
 
@@ -138,7 +139,9 @@ func (b *specBuilder) operation(rt route) map[string]any {
 		}
 		props := map[string]any{"data": data}
 		if rt.list {
-			props["nextCursor"] = map[string]any{"type": "string"}
+			props["nextCursor"] = map[string]any{"type": "string", "description": fmt.Sprintf("Where the next page "+
+				"begins: pass it as ?cursor=. A page may hold fewer items than its limit, even none, and still carry "+
+				"one (a run list examines at most %d runs a page); only the last page has none.", limits.MaxRunsExamined)}
 		}
 		ok["content"] = map[string]any{"application/json": map[string]any{"schema": map[string]any{"type": "object", "properties": props, "required": []string{"data"}}}}
 	}

@@ -7,6 +7,9 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/gorunner/gorunner/runner"
+	"github.com/gorunner/gorunner/runner/runnertest"
 )
 
 // published creates and publishes the greet definition under name.
@@ -189,4 +192,43 @@ func TestDefinitionLimits(t *testing.T) {
 	b := e.do("POST", "/api/workflows", expr)
 	require.Equal(t, http.StatusBadRequest, b.Status, string(b.Raw))
 	require.Equal(t, 404, e.do("GET", "/api/workflows/l-huge", nil).Status, "nothing was written")
+}
+
+// TestRunListShortPages: a page that examined its bound of runs before it filled (completed
+// runs under newer waiting ones, which SQLite walks) answers 200 with what it found, here
+// nothing, and a nextCursor; following the cursors finds the completed run once, and the
+// last page has no nextCursor.
+func TestRunListShortPages(t *testing.T) {
+	t.Parallel()
+	e := newEnvConfig(t, envConfig{runs: func(st runner.Store) runner.Store { return &runnertest.Examining{Store: st, N: 2} }})
+	e.published("s-greet")
+	done := e.do("POST", "/api/workflows/s-greet/run", map[string]any{"name": "Ada"}).data()["id"].(string)
+	require.Equal(t, "completed", e.do("GET", "/api/runs/"+done+"?wait=30s", nil).data()["status"])
+	nap := greetDef("s-nap")
+	nap["steps"] = []any{map[string]any{"id": "nap", "sleep": map[string]any{"duration": "1h"}}}
+	require.Equal(t, http.StatusCreated, e.do("POST", "/api/workflows", nap).Status)
+	require.Equal(t, http.StatusCreated, e.do("POST", "/api/workflows/s-nap/publish", nil).Status)
+	for range 4 {
+		require.Equal(t, http.StatusAccepted, e.do("POST", "/api/workflows/s-nap/run", map[string]any{"name": "x"}).Status)
+	}
+
+	first := e.do("GET", "/api/runs?status=completed&limit=10", nil)
+	require.Equal(t, http.StatusOK, first.Status, string(first.Raw))
+	require.Equal(t, []any{}, first.Body["data"], "the 2 runs examined are waiting")
+	require.NotEmpty(t, first.Body["nextCursor"])
+
+	var found []any
+	cursor, pages := first.Body["nextCursor"].(string), 1
+	for cursor != "" {
+		a := e.do("GET", "/api/runs?status=completed&limit=10&cursor="+cursor, nil)
+		require.Equal(t, http.StatusOK, a.Status, string(a.Raw))
+		for _, r := range a.Body["data"].([]any) {
+			found = append(found, r.(map[string]any)["id"])
+		}
+		cursor, _ = a.Body["nextCursor"].(string)
+		pages++
+		require.Less(t, pages, 10, "pagination must end")
+	}
+	require.Equal(t, []any{done}, found)
+	require.Equal(t, 3, pages, "4 waiting runs, 2 a page, then the completed one")
 }

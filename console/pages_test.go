@@ -18,6 +18,7 @@ import (
 	"github.com/gorunner/gorunner/idempotency"
 	"github.com/gorunner/gorunner/internal/stacktest"
 	"github.com/gorunner/gorunner/runner"
+	"github.com/gorunner/gorunner/runner/runnertest"
 )
 
 var runLink = regexp.MustCompile(`href="/console/runs/([0-9a-f-]{36})"`)
@@ -67,6 +68,41 @@ func TestRunPages(t *testing.T) {
 	require.Contains(t, p.Body, done.Steps[0].StepID)
 	require.Contains(t, p.Body, `Hello, n25!`)
 	require.Equal(t, http.StatusNotFound, b.get("/console/runs/0190a0a0-0000-7000-8000-000000000000").Status)
+}
+
+// TestRunPagesShort: a page of runs that ends before it found any (completed runs under
+// newer waiting ones, each page examining 2) says so and links the next page, which goes
+// on to the completed run.
+func TestRunPagesShort(t *testing.T) {
+	t.Parallel()
+	e := newEnvOver(t, func(st runner.Store) runner.Store { return &runnertest.Examining{Store: st, N: 2} })
+	e.createWorkflow(greetYAML)
+	e.createWorkflow("name: nap\ninput: {type: object}\nsteps:\n  - id: nap\n    sleep: {duration: 1h}\n")
+	ctx := context.Background()
+	for _, name := range []string{"greet", "nap"} {
+		_, _, err := e.catalog.Publish(ctx, name)
+		require.NoError(t, err)
+	}
+	res, err := e.engine.Submit(ctx, runner.SubmitParams{Workflow: "greet", Input: json.RawMessage(`{"name": "Ada"}`)})
+	require.NoError(t, err)
+	done, err := e.engine.Wait(ctx, res.Run.ID, 30*time.Second)
+	require.NoError(t, err)
+	require.Equal(t, runner.StatusCompleted, done.Status)
+	for range 2 {
+		_, err := e.engine.Submit(ctx, runner.SubmitParams{Workflow: "nap", Input: json.RawMessage(`{}`)})
+		require.NoError(t, err)
+	}
+	b := e.browser()
+	b.signIn(e.token)
+	first := b.get("/console/runs?status=completed")
+	require.Equal(t, http.StatusOK, first.Status)
+	require.Empty(t, runLink.FindAllStringSubmatch(first.Body, -1))
+	require.Contains(t, first.Body, "older runs follow")
+	next := regexp.MustCompile(`href="(/console/runs\?[^"]+)">Next page`).FindStringSubmatch(first.Body)
+	require.NotNil(t, next, "an empty page that examined its bound links the next")
+	second := b.get(html.UnescapeString(next[1]))
+	require.Equal(t, [][]string{{`href="/console/runs/` + done.ID + `"`, done.ID}}, runLink.FindAllStringSubmatch(second.Body, -1))
+	require.NotContains(t, second.Body, "Next page")
 }
 
 func TestKeysAndTokensPages(t *testing.T) {

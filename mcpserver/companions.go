@@ -151,7 +151,11 @@ func (s *Server) listRuns(ctx context.Context, _ string, c *tools.Call) (*mcp.Ca
 		return nil, err
 	}
 	p.Readable = readable
-	runs, _, err := s.deps.Engine.List(ctx, p)
+	// the newest runs that match, through pages that end short (runner.Collect bounds them)
+	runs, _, err := runner.Collect(p.Limit, "", func(n int, cursor string) ([]*runner.Run, string, error) {
+		p.Limit, p.Cursor = n, cursor
+		return s.deps.Engine.List(ctx, p)
+	})
 	if err != nil {
 		return nil, err
 	}

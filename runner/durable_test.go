@@ -13,7 +13,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/gorunner/gorunner/internal/limits"
 	"github.com/gorunner/gorunner/runner"
+	"github.com/gorunner/gorunner/runner/runnertest"
 )
 
 // counter counts executions of the custom kind "count" per stepId.
@@ -334,4 +336,35 @@ steps:
 			require.ErrorIs(t, err, runner.ErrNotFound, "the ended run's token is free")
 		})
 	}
+}
+
+// TestRerunManyFollowsShortPages: a rerun by workflow and status finds its run under newer
+// runs of the workflow in another state through list pages that end short, even empty,
+// and gives up with a validation error past MaxListExamined runs looked through.
+func TestRerunManyFollowsShortPages(t *testing.T) {
+	ctx := context.Background()
+	h := newHarness(t)
+	store := &runnertest.Examining{Store: h.store, N: 2}
+	e := h.engine(runner.Config{}, store)
+	name := h.define(`
+name: sift
+input: {type: object}
+steps: [{id: a, set: "${{ input.x }}"}]
+`)
+	done := h.run(e, name, `{"x": 1}`, runner.StatusCompleted)
+	pages := runner.MaxListExamined / limits.MaxRunsExamined
+	for i := range 2 * (pages - 1) {
+		r := *done
+		r.ID, r.Status, r.Steps = fmt.Sprintf("failed-%02d", i), runner.StatusFailed, nil
+		r.CreatedAt = done.CreatedAt.Add(time.Duration(i+1) * time.Second)
+		require.NoError(t, runnertest.Create(ctx, h.store, &r, nil))
+	}
+	many, err := e.RerunMany(ctx, runner.RerunManyParams{Workflow: done.WorkflowID, Status: runner.StatusCompleted})
+	require.NoError(t, err, "%d empty pages of 2 runs, then the page of the completed run", pages-1)
+	require.Len(t, many, 1)
+	require.Equal(t, done.ID, many[0].RerunOf)
+
+	store.N = 1 // a page each: the completed run is on page 2×pages-1
+	_, err = e.RerunMany(ctx, runner.RerunManyParams{Workflow: done.WorkflowID, Status: runner.StatusCompleted})
+	require.ErrorIs(t, err, runner.ErrInvalidInput)
 }

@@ -229,6 +229,10 @@ type ListRunsParams struct {
 	Cursor string
 	// Readable, when set, keeps only the runs it admits.
 	Readable *Readable
+	// Examine bounds the runs the page examines, lower than limits.MaxRunsExamined (0:
+	// that bound). A page that reaches it before it is full ends short, possibly empty,
+	// with a cursor after the last run examined.
+	Examine int
 }
 
 // Readable selects the runs a principal may read: those it started and those of some
@@ -274,7 +278,10 @@ type Store interface {
 	CreateRun(ctx context.Context, p CreateRunParams) (CreateRunResult, error)
 	// GetRun returns a run with its steps.
 	GetRun(ctx context.Context, id string) (*Run, error)
-	// ListRuns lists runs newest first, paginated by an opaque cursor.
+	// ListRuns lists runs newest first, paginated by an opaque cursor. A page examines at
+	// most limits.MaxRunsExamined runs (p.Examine): one that runs out before it is full
+	// ends short, possibly empty, with the cursor after the last run it examined, so that
+	// following cursors finds every run once; only the last page has no cursor.
 	ListRuns(ctx context.Context, p ListRunsParams) ([]*Run, string, error)
 	// ClaimRuns leases up to p.Limit due runs (not terminal, WakeAt set and ≤ p.Now, lease
 	// free or expired) to p.Owner until p.LeaseUntil, counts each claim in Run.Claims, and

@@ -296,22 +296,20 @@ func (e *Engine) selectReruns(ctx context.Context, p RerunManyParams) ([]string,
 	case p.Workflow == "":
 		return nil, inputProblem("", "give runIds, or a workflow and a status")
 	}
-	var ids []string
-	lp := ListRunsParams{WorkflowID: p.Workflow, Status: p.Status, Limit: 100}
-	for {
-		runs, next, err := e.store.ListRuns(ctx, lp)
-		if err != nil {
-			return nil, fmt.Errorf("listing runs: %w", err)
-		}
-		for _, r := range runs {
-			ids = append(ids, r.ID)
-		}
-		if len(ids) > MaxBulkRerun {
-			return nil, inputProblem("", "more than %d runs match; narrow the selection", MaxBulkRerun)
-		}
-		if next == "" {
-			return ids, nil
-		}
-		lp.Cursor = next
+	runs, next, err := Collect(MaxBulkRerun+1, "", func(limit int, cursor string) ([]*Run, string, error) {
+		return e.store.ListRuns(ctx, ListRunsParams{WorkflowID: p.Workflow, Status: p.Status, Limit: limit, Cursor: cursor})
+	})
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("listing runs: %w", err)
+	case len(runs) > MaxBulkRerun:
+		return nil, inputProblem("", "more than %d runs match; narrow the selection", MaxBulkRerun)
+	case next != "":
+		return nil, inputProblem("", "the workflow has too many runs to look through (more than %d); give runIds", MaxListExamined)
 	}
+	ids := make([]string, len(runs))
+	for i, r := range runs {
+		ids[i] = r.ID
+	}
+	return ids, nil
 }

@@ -56,16 +56,28 @@ func newRunsListCommand(o *clientOpts) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			q := url.Values{"limit": {strconv.Itoa(limit)}}
+			q := url.Values{}
 			if workflow != "" {
 				q.Set("workflow", workflow)
 			}
 			if status != "" {
 				q.Set("status", status)
 			}
-			runs := []*wire.Run{}
-			if _, _, err := c.Call(cmd.Context(), client.Request{Method: "GET", Path: "/api/runs", Query: q}, &runs); err != nil {
+			// the newest runs that match, through pages that end short (runner.Collect bounds them)
+			runs, _, err := runner.Collect(limit, "", func(n int, cursor string) ([]*wire.Run, string, error) {
+				q.Set("limit", strconv.Itoa(n))
+				if cursor != "" {
+					q.Set("cursor", cursor)
+				}
+				page := []*wire.Run{}
+				_, env, err := c.Call(cmd.Context(), client.Request{Method: "GET", Path: "/api/runs", Query: q}, &page)
+				return page, env.NextCursor, err
+			})
+			if err != nil {
 				return err
+			}
+			if runs == nil {
+				runs = []*wire.Run{} // JSON: [], not null
 			}
 			return p.either(runs, func() error { return p.table(runRows(runs)) })
 		},

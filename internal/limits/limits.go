@@ -21,3 +21,18 @@ func Page(n int) int {
 	}
 	return min(n, MaxPage)
 }
+
+// MaxRunsExamined is the most runs one page of a run list examines. A list filtered by what
+// no index serves (completed runs in SQLite, an environment, a principal's readable runs
+// among many) would otherwise walk any number of runs to fill one page; at the bound the
+// page ends short, possibly empty, with a cursor after the last run examined.
+const MaxRunsExamined = 10_000
+
+// Examined returns how many runs a page may examine for a requested n: MaxRunsExamined
+// when n ≤ 0, at most MaxRunsExamined.
+func Examined(n int) int {
+	if n <= 0 {
+		return MaxRunsExamined
+	}
+	return min(n, MaxRunsExamined)
+}

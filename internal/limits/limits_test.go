@@ -14,3 +14,10 @@ func TestPage(t *testing.T) {
 		require.Equal(t, want, limits.Page(in), in)
 	}
 }
+
+func TestExamined(t *testing.T) {
+	for in, want := range map[int]int{-1: limits.MaxRunsExamined, 0: limits.MaxRunsExamined, 1: 1,
+		limits.MaxRunsExamined: limits.MaxRunsExamined, limits.MaxRunsExamined + 1: limits.MaxRunsExamined} {
+		require.Equal(t, want, limits.Examined(in), in)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -12,6 +13,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gorunner/gorunner/catalog"
+	"github.com/gorunner/gorunner/idempotency"
+	"github.com/gorunner/gorunner/mcpserver"
+	"github.com/gorunner/gorunner/runner/runnertest"
 	"github.com/gorunner/gorunner/store/sqlitestore"
 )
 
@@ -223,4 +227,27 @@ func TestUnauthenticated(t *testing.T) {
 	require.NoError(t, json.NewDecoder(res.Body).Decode(&meta))
 	require.Equal(t, f.srv.URL+"/mcp", meta["resource"])
 	require.Equal(t, []any{"header"}, meta["bearer_methods_supported"])
+}
+
+// TestListRunsFollowsShortPages: gorunner_list_runs finds the completed runs asked for
+// under newer waiting runs, though each list page that walks them examines only 2 runs
+// and comes back empty: it follows the pages' cursors.
+func TestListRunsFollowsShortPages(t *testing.T) {
+	f := newFixtureWith(t, &mcpserver.Config{PageSize: 2}, &fixture{wrap: func(st *sqlitestore.Store) servedStore {
+		return struct {
+			*runnertest.Examining
+			idempotency.Store
+		}{&runnertest.Examining{Store: st, N: 2}, st}
+	}}, greetDef, approveDef)
+	s, _ := f.connect("")
+	_, done := call(t, s, "greet", map[string]any{"name": "Ada"})
+	require.Equal(t, "completed", done["status"])
+	for i := range 5 {
+		_, waiting := call(t, s, "approve", map[string]any{"orderId": strconv.Itoa(i)})
+		require.Equal(t, "waiting", waiting["status"])
+	}
+	_, list := call(t, s, "gorunner_list_runs", map[string]any{"status": "completed", "limit": 5})
+	runs := list["runs"].([]any)
+	require.Len(t, runs, 1)
+	require.Equal(t, done["runId"], runs[0].(map[string]any)["runId"])
 }

@@ -29,6 +29,8 @@ func Run(t *testing.T, newStore func(t *testing.T) runner.Store) {
 		{"List", testList},
 		{"ListPagination", testListPagination},
 		{"ListFilteredPages", testListFilteredPages},
+		{"ListBoundedWalk", testListBoundedWalk},
+		{"ListFilteredCursors", testListFilteredCursors},
 		{"ClaimDueOnly", testClaimDueOnly},
 		{"ClaimExpiredLease", testClaimExpiredLease},
 		{"ClaimRace", testClaimRace},

@@ -3,7 +3,10 @@ package redisstore
 import (
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
+
+	"github.com/gorunner/gorunner/store/storecodec"
 )
 
 // ts encodes t as 20-digit zero-padded UTC Unix nanoseconds; the zero time is all zeros.
@@ -133,6 +136,16 @@ func boolArg(b bool) string {
 // sortKey is a lex sorted-set member ordering records by time, then ID.
 func sortKey(t time.Time, id string) string {
 	return ts(t) + ":" + id
+}
+
+// runCursorOf is the list cursor of a run's sortKey.
+func runCursorOf(member string) (*storecodec.RunCursor, error) {
+	at, id, ok := strings.Cut(member, ":")
+	n, err := strconv.ParseInt(at, 10, 64)
+	if !ok || err != nil {
+		return nil, fmt.Errorf("bad run index entry %q", member)
+	}
+	return &storecodec.RunCursor{CreatedAt: n, ID: id}, nil
 }
 
 // sortKeyID is the ID in a sortKey.

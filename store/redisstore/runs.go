@@ -251,7 +251,8 @@ func stored(runs []*runner.Run) []*runner.Run {
 
 // ListRuns lists runs newest first (created_at, then ID, descending), filtered by workflow,
 // status, environment, task and readability. It walks the narrowest index (workflow, else
-// status, else all) backwards and filters the rest while it reads.
+// status, else all) backwards and filters the rest while it reads, examining at most
+// limits.MaxRunsExamined (p.Examine) of its entries.
 func (s *Store) ListRuns(ctx context.Context, p runner.ListRunsParams) ([]*runner.Run, string, error) {
 	upper := "+"
 	if p.Cursor != "" {
@@ -269,44 +270,54 @@ func (s *Store) ListRuns(ctx context.Context, p runner.ListRunsParams) ([]*runne
 		index = s.k.runsByStatus(string(p.Status))
 	}
 	limit := limits.Page(p.Limit)
-	runs, err := s.collectRuns(ctx, index, upper, limit+1, func(r *runner.Run) bool {
+	runs, stop, err := s.collectRuns(ctx, index, upper, limit+1, limits.Examined(p.Examine), func(r *runner.Run) bool {
 		return (p.Status == "" || r.Status == p.Status) && (p.Environment == "" || r.Environment == p.Environment) &&
 			(!p.Task || r.Task) && p.Readable.Admits(r)
 	})
 	if err != nil {
 		return nil, "", fmt.Errorf("listing runs: %w", err)
 	}
-	return storecodec.RunPage(runs, limit)
+	return storecodec.RunPage(runs, limit, stop)
 }
 
-// collectRuns walks index from upper down and returns up to n runs that keep accepts.
-func (s *Store) collectRuns(ctx context.Context, index, upper string, n int, keep func(*runner.Run) bool) ([]*runner.Run, error) {
+// collectRuns walks index from upper down, examining at most examine of its entries, and
+// returns up to n runs that keep accepts; when the bound stops it first, also the sort key
+// of the last entry it examined.
+func (s *Store) collectRuns(ctx context.Context, index, upper string, n, examine int, keep func(*runner.Run) bool) ([]*runner.Run, *storecodec.RunCursor, error) {
 	out := []*runner.Run{}
-	batch := int64(max(n, 50))
+	batch := max(n, 50)
+	last := ""
 	for len(out) < n {
-		members, err := s.rdb.ZRevRangeByLex(ctx, index, &redis.ZRangeBy{Max: upper, Min: "-", Count: batch}).Result()
-		if err != nil {
-			return nil, err
+		count := min(batch, examine)
+		if count == 0 {
+			stop, err := runCursorOf(last)
+			return out, stop, err
 		}
+		members, err := s.rdb.ZRevRangeByLex(ctx, index, &redis.ZRangeBy{Max: upper, Min: "-", Count: int64(count)}).Result()
+		if err != nil {
+			return nil, nil, err
+		}
+		examine -= len(members)
 		ids := make([]string, len(members))
 		for i, m := range members {
 			ids[i] = sortKeyID(m)
 		}
 		runs, err := s.runsByID(ctx, ids)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		for _, r := range runs {
 			if keep(r) && len(out) < n {
 				out = append(out, r)
 			}
 		}
-		if int64(len(members)) < batch {
+		if len(members) < count {
 			break
 		}
-		upper = "(" + members[len(members)-1]
+		last = members[len(members)-1]
+		upper = "(" + last
 	}
-	return out, nil
+	return out, nil, nil
 }
 
 // tokenConflict turns a GR_TOKEN reply into a *runner.TokenConflictError for h.

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/gorunner/gorunner/idempotency"
@@ -247,62 +248,142 @@ func getRun(ctx context.Context, q querier, id string) (*runner.Run, error) {
 }
 
 // ListRuns lists runs newest first (created_at, then ID, descending), filtered by workflow,
-// status, environment, task and readability.
+// status, environment, task and readability. It walks the index that serves the most of
+// the filter (runFilterOf); what that index leaves it checks on each run, examining at most
+// limits.MaxRunsExamined (p.Examine) of them.
 func (s *Store) ListRuns(ctx context.Context, p runner.ListRunsParams) ([]*runner.Run, string, error) {
-	query, args, err := listRunsQuery(p)
+	limit := limits.Page(p.Limit)
+	query, args, err := listRunsQuery(p, limit, limits.Examined(p.Examine))
 	if err != nil {
 		return nil, "", err
 	}
-	limit := limits.Page(p.Limit)
-	rows, err := s.q().QueryContext(ctx, query, append(args, limit+1)...)
+	rows, err := s.q().QueryContext(ctx, query, args...)
 	var runs []*runner.Run
+	var stop *storecodec.RunCursor
 	if err == nil {
-		runs, err = collect(rows, scanRun)
+		runs, stop, err = collectListed(rows)
 	}
 	if err != nil {
 		return nil, "", fmt.Errorf("listing runs: %w", unavailable(err))
 	}
-	return storecodec.RunPage(runs, limit)
+	return storecodec.RunPage(runs, limit, stop)
 }
 
-// listRunsQuery is ListRuns's query and its arguments but the last, the limit.
-func listRunsQuery(p runner.ListRunsParams) (string, []any, error) {
-	var where []string
-	var args []any
-	if p.Readable != nil {
-		cond, cargs := readableCond(p.Readable)
-		where, args = append(where, cond), append(args, cargs...)
+// collectListed reads the rows of listRunsQuery: the runs found, then the last run the walk
+// examined if its bound stopped it first (marked by the last column), as a cursor.
+func collectListed(rows *sql.Rows) ([]*runner.Run, *storecodec.RunCursor, error) {
+	defer rows.Close()
+	var runs []*runner.Run
+	var stop *storecodec.RunCursor
+	for rows.Next() {
+		var last bool
+		r, err := scanRun(markedRow{rows, &last})
+		if err != nil {
+			return nil, nil, err
+		}
+		if last {
+			c := storecodec.RunCursorOf(r)
+			stop = &c
+			continue
+		}
+		runs = append(runs, r)
 	}
-	if p.WorkflowID != "" {
-		where, args = append(where, "workflow_id = ?"), append(args, p.WorkflowID)
-	}
-	if p.Status != "" {
-		where, args = append(where, "status = ?"), append(args, p.Status)
-	}
-	if p.Status != "" && p.Status != runner.StatusCompleted {
-		// literal, so that the partial index runs_status_created serves it; completed runs
-		// are not in it, and a list of them walks runs_created
-		where = append(where, "status != 'completed'")
-	}
-	if p.Environment != "" {
-		where, args = append(where, "environment = ?"), append(args, p.Environment)
-	}
-	if p.Task {
-		where = append(where, "task = 1") // literal, so that the partial index runs_tasks serves it
-	}
+	return runs, stop, rows.Err()
+}
+
+// markedRow is a row of runSelect and one more column, scanned into mark.
+type markedRow struct {
+	row  scanner
+	mark *bool
+}
+
+func (m markedRow) Scan(dest ...any) error { return m.row.Scan(append(dest, m.mark)...) }
+
+// runOrder is the order of every list of runs, which each of its indexes holds.
+const runOrder = ` ORDER BY created_at DESC, id DESC`
+
+// listRunsQuery is ListRuns's query for a page of limit examining at most examine runs, and
+// its arguments. A filter its index serves whole reads limit+1 runs off that index. Else
+// the index's entries are walked, at most examine of them (w, a co-routine that reads the
+// index alone, in its order), and each run they lead to is checked: CROSS JOIN keeps w the
+// outer loop, so runs come in its order and the walk goes no further than the page needs.
+// When fewer than limit+1 pass, the second part of the UNION ALL (which the outer LIMIT
+// skips otherwise) adds the run at the last entry of a full walk, marked: the next page
+// begins after it.
+func listRunsQuery(p runner.ListRunsParams, limit, examine int) (string, []any, error) {
+	f := runFilterOf(p)
 	if p.Cursor != "" {
 		var c storecodec.RunCursor
 		if err := storecodec.DecodeCursor(p.Cursor, &c, runner.ErrInvalidCursor); err != nil {
 			return "", nil, err
 		}
-		where = append(where, "(created_at < ? OR (created_at = ? AND id < ?))")
-		args = append(args, c.CreatedAt, c.CreatedAt, c.ID)
+		f.add(true, "(created_at, id) < (?, ?)", c.CreatedAt, c.ID)
 	}
-	query := `SELECT ` + runSelect + ` FROM runs`
-	if len(where) > 0 {
-		query += ` WHERE ` + strings.Join(where, " AND ")
+	if len(f.rest) == 0 {
+		return `SELECT ` + runSelect + `, 0 FROM runs` + where(f.served) + runOrder + ` LIMIT ?`,
+			append(f.servedArgs, limit+1), nil
 	}
-	return query + ` ORDER BY created_at DESC, id DESC LIMIT ?`, args, nil
+	walk := `(SELECT rowid AS rid FROM runs` + where(f.served) + runOrder + ` LIMIT ?) AS w CROSS JOIN runs ON runs.rowid = w.rid`
+	query := `SELECT ` + runSelect + `, 0 FROM ` + walk + where(f.rest) +
+		` UNION ALL SELECT ` + runSelect + `, 1 FROM ` + strings.Replace(walk, `LIMIT ?`, `LIMIT 1 OFFSET ?`, 1) +
+		` LIMIT ?`
+	args := slices.Concat(f.servedArgs, []any{examine}, f.restArgs, f.servedArgs, []any{examine - 1, limit + 1})
+	return query, args, nil
+}
+
+// where is the WHERE clause of conds, all of them; none → "".
+func where(conds []string) string {
+	if len(conds) == 0 {
+		return ""
+	}
+	return ` WHERE ` + strings.Join(conds, " AND ")
+}
+
+// runFilter is a list's conditions split by how they are met: served by the index the list
+// walks (each entry it walks passes them), and the rest, checked on each run it reaches.
+type runFilter struct {
+	served, rest         []string
+	servedArgs, restArgs []any
+}
+
+func (f *runFilter) add(served bool, cond string, args ...any) {
+	if served {
+		f.served, f.servedArgs = append(f.served, cond), append(f.servedArgs, args...)
+		return
+	}
+	f.rest, f.restArgs = append(f.rest, cond), append(f.restArgs, args...)
+}
+
+// runFilterOf splits p's filter. One index serves it, the first that fits: a principal's
+// own tasks in an environment (runs_tasks), a principal's own runs (runs_started_by), a
+// workflow's (runs_workflow_created), a status but completed (runs_status_created, which
+// leaves completed runs out), else none (runs_created, all runs).
+func runFilterOf(p runner.ListRunsParams) runFilter {
+	var f runFilter
+	own := p.Readable != nil && p.Readable.StartedBy != "" && len(p.Readable.WorkflowIDs) == 0
+	tasks := own && p.Task && p.Environment != ""
+	workflow := !own && p.WorkflowID != ""
+	status := !own && !workflow && p.Status != "" && p.Status != runner.StatusCompleted
+	if p.Readable != nil {
+		cond, args := readableCond(p.Readable)
+		f.add(own || cond == readsNothing, cond, args...)
+	}
+	if p.WorkflowID != "" {
+		f.add(workflow, "workflow_id = ?", p.WorkflowID)
+	}
+	if p.Status != "" {
+		f.add(status, "status = ?", p.Status)
+	}
+	if status {
+		f.add(true, "status != 'completed'") // literal, so that the partial index runs_status_created serves it
+	}
+	if p.Environment != "" {
+		f.add(tasks, "environment = ?", p.Environment)
+	}
+	if p.Task {
+		f.add(tasks, "task = 1") // literal, so that the partial index runs_tasks serves it
+	}
+	return f
 }
 
 // readableCond is the SQL condition of a runner.Readable: started by the principal, or of
@@ -320,7 +401,10 @@ func readableCond(f *runner.Readable) (string, []any) {
 		}
 	}
 	if len(conds) == 0 {
-		return "0", nil
+		return readsNothing, nil
 	}
 	return "(" + strings.Join(conds, " OR ") + ")", args
 }
+
+// readsNothing is readableCond of a filter that admits no run.
+const readsNothing = "0"

@@ -3,6 +3,7 @@ package sqlitestore
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -62,37 +63,59 @@ func TestRunStepsInOneRead(t *testing.T) {
 	}
 }
 
-// TestListRunsPlans: a list by a status other than completed reads the partial index
-// runs_status_created, in its order (no sort), which it may only because its WHERE holds the
-// index's own condition; a list of completed runs, which that index leaves out, walks
-// runs_created in its order, as an unfiltered list does. A principal's own runs and tasks
-// read their ascending indexes backwards, newest first, without a sort either.
+// TestListRunsPlans: a list reads the index that serves the most of its filter, in its
+// order (no sort), and seeks a cursor in it. A filter the index serves whole reads the page
+// off the index; one it does not walks the index alone (a covering co-routine, read only as
+// far as the page needs), looks each run up by rowid and checks the rest on it. A list by a
+// status other than completed reads the partial index runs_status_created, which it may
+// only because its WHERE holds the index's own condition; a list of completed runs, which
+// that index leaves out, walks runs_created. A principal's own runs and tasks read their
+// ascending indexes backwards, newest first.
 func TestListRunsPlans(t *testing.T) {
 	t.Parallel()
 	s, _ := openT(t)
-	cursor := storecodec.RunCursor{CreatedAt: 5, ID: "r"}
+	cursor := encodeCursor(t, storecodec.RunCursor{CreatedAt: 5, ID: "r"})
+	own := &runner.Readable{StartedBy: "p"}
 	for _, tc := range []struct {
 		name  string
 		p     runner.ListRunsParams
 		index string
+		walk  bool // the index leaves part of the filter to check on each run
 	}{
-		{"failed", runner.ListRunsParams{Status: runner.StatusFailed}, "runs_status_created (status=?)"},
-		{"waiting, after a cursor", runner.ListRunsParams{Status: runner.StatusWaiting, Cursor: encodeCursor(t, cursor)}, "runs_status_created (status=?"},
-		{"completed", runner.ListRunsParams{Status: runner.StatusCompleted}, "SCAN runs USING INDEX runs_created"},
-		{"completed, after a cursor", runner.ListRunsParams{Status: runner.StatusCompleted, Cursor: encodeCursor(t, cursor)}, "runs_created"},
-		{"any", runner.ListRunsParams{}, "SCAN runs USING INDEX runs_created"},
-		{"own", runner.ListRunsParams{Readable: &runner.Readable{StartedBy: "p"}}, "runs_started_by (started_by=?)"},
-		{"own, after a cursor", runner.ListRunsParams{Readable: &runner.Readable{StartedBy: "p"}, Cursor: encodeCursor(t, cursor)}, "runs_started_by (started_by=?"},
-		{"own tasks", runner.ListRunsParams{Readable: &runner.Readable{StartedBy: "p"}, Environment: runner.EnvProduction, Task: true}, "runs_tasks (started_by=? AND environment=?)"},
+		{"failed", runner.ListRunsParams{Status: runner.StatusFailed}, "runs_status_created (status=?)", false},
+		{"waiting, after a cursor", runner.ListRunsParams{Status: runner.StatusWaiting, Cursor: cursor}, "runs_status_created (status=? AND (created_at,id)<(?,?))", false},
+		{"any", runner.ListRunsParams{}, "SCAN runs USING INDEX runs_created", false},
+		{"any, after a cursor", runner.ListRunsParams{Cursor: cursor}, "runs_created ((created_at,id)<(?,?))", false},
+		{"workflow", runner.ListRunsParams{WorkflowID: "w"}, "runs_workflow_created (workflow_id=?)", false},
+		{"own", runner.ListRunsParams{Readable: own}, "runs_started_by (started_by=?)", false},
+		{"own, after a cursor", runner.ListRunsParams{Readable: own, Cursor: cursor}, "runs_started_by (started_by=? AND (created_at,id)<(?,?))", false},
+		{"own tasks", runner.ListRunsParams{Readable: own, Environment: runner.EnvProduction, Task: true}, "runs_tasks (started_by=? AND environment=?)", false},
+		{"completed", runner.ListRunsParams{Status: runner.StatusCompleted}, "SCAN runs USING COVERING INDEX runs_created", true},
+		{"completed, after a cursor", runner.ListRunsParams{Status: runner.StatusCompleted, Cursor: cursor}, "COVERING INDEX runs_created ((created_at,id)<(?,?))", true},
+		{"workflow and status", runner.ListRunsParams{WorkflowID: "w", Status: runner.StatusFailed}, "COVERING INDEX runs_workflow_created (workflow_id=?)", true},
+		{"status and environment", runner.ListRunsParams{Status: runner.StatusFailed, Environment: runner.EnvTest}, "COVERING INDEX runs_status_created (status=?)", true},
+		{"environment", runner.ListRunsParams{Environment: runner.EnvTest}, "SCAN runs USING COVERING INDEX runs_created", true},
+		{"tasks", runner.ListRunsParams{Task: true}, "SCAN runs USING COVERING INDEX runs_created", true},
+		{"own completed", runner.ListRunsParams{Readable: own, Status: runner.StatusCompleted}, "COVERING INDEX runs_started_by (started_by=?)", true},
+		{"own or a workflow's", runner.ListRunsParams{Readable: &runner.Readable{StartedBy: "p", WorkflowIDs: []string{"w"}}}, "SCAN runs USING COVERING INDEX runs_created", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			query, args, err := listRunsQuery(tc.p)
+			query, args, err := listRunsQuery(tc.p, 10, 100)
 			require.NoError(t, err)
-			plan := explain(t, s, query, append(args, 10)...)
-			require.Contains(t, plan[0], tc.index, "%q", plan)
+			plan := explain(t, s, query, args...)
 			for _, step := range plan {
 				require.NotContains(t, step, "TEMP B-TREE FOR ORDER BY", "%q", plan)
 			}
+			if !tc.walk {
+				require.Contains(t, plan[0], tc.index, "%q", plan)
+				return
+			}
+			// both parts of the UNION ALL walk the index alone, then look up each run
+			require.Equal(t, []string{"COMPOUND QUERY", "LEFT-MOST SUBQUERY", "CO-ROUTINE w"}, plan[:3], "%q", plan)
+			require.Contains(t, plan[3], tc.index, "%q", plan)
+			require.Equal(t, []string{"SCAN w", "SEARCH runs USING INTEGER PRIMARY KEY (rowid=?)"}, plan[4:6], "%q", plan)
+			second := slices.Index(plan, "UNION ALL")
+			require.Equal(t, plan[2:6], plan[second+1:second+5], "%q", plan)
 		})
 	}
 }

@@ -45,15 +45,26 @@ type RunCursor struct {
 	ID        string `json:"i"`
 }
 
-// RunPage cuts runs, read up to limit+1 of them in the list's order, to a page of limit and
-// the cursor of the page after it ("" when runs was the last page).
-func RunPage(runs []*runner.Run, limit int) ([]*runner.Run, string, error) {
-	if len(runs) <= limit {
+// RunCursorOf is the sort key of r in a list of runs.
+func RunCursorOf(r *runner.Run) RunCursor {
+	return RunCursor{CreatedAt: r.CreatedAt.UnixNano(), ID: r.ID}
+}
+
+// RunPage cuts runs, the runs a list found in its order (up to limit+1 of them), to a page
+// of limit and the cursor of the page after it ("" when runs was the last page). stop is
+// the sort key of the last run the list examined when its bound (limits.MaxRunsExamined)
+// stopped it before it found limit+1 runs, else nil: the page is then short, possibly
+// empty, and the next one begins after stop.
+func RunPage(runs []*runner.Run, limit int, stop *RunCursor) ([]*runner.Run, string, error) {
+	switch {
+	case len(runs) > limit:
+		runs = runs[:limit]
+		last := RunCursorOf(runs[limit-1])
+		stop = &last
+	case stop == nil:
 		return runs, "", nil
 	}
-	runs = runs[:limit]
-	last := runs[limit-1]
-	next, err := EncodeCursor(RunCursor{CreatedAt: last.CreatedAt.UnixNano(), ID: last.ID})
+	next, err := EncodeCursor(*stop)
 	return runs, next, err
 }
 

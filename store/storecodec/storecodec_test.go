@@ -180,3 +180,40 @@ func TestDecodeRefusesMalformed(t *testing.T) {
 	require.NoError(t, err)
 	require.Nil(t, nothing)
 }
+
+// TestRunPage: a page of limit runs continues after its last run; a short page continues
+// after the last run examined when the bound stopped the list, else it is the last.
+func TestRunPage(t *testing.T) {
+	t.Parallel()
+	at := time.Unix(0, 42)
+	runs := []*runner.Run{{ID: "c", CreatedAt: at}, {ID: "b", CreatedAt: at}, {ID: "a", CreatedAt: at}}
+	stop := &storecodec.RunCursor{CreatedAt: 7, ID: "z"}
+	tests := []struct {
+		name  string
+		runs  []*runner.Run
+		stop  *storecodec.RunCursor
+		page  int
+		after *storecodec.RunCursor
+	}{
+		{"more than a page", runs, nil, 2, &storecodec.RunCursor{CreatedAt: 42, ID: "b"}},
+		{"more than a page, stopped too", runs, stop, 2, &storecodec.RunCursor{CreatedAt: 42, ID: "b"}},
+		{"last page", runs[:2], nil, 2, nil},
+		{"short, stopped", runs[:1], stop, 1, stop},
+		{"empty, stopped", nil, stop, 0, stop},
+		{"empty, last", nil, nil, 0, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			page, next, err := storecodec.RunPage(tc.runs, 2, tc.stop)
+			require.NoError(t, err)
+			require.Len(t, page, tc.page)
+			if tc.after == nil {
+				require.Empty(t, next)
+				return
+			}
+			var got storecodec.RunCursor
+			require.NoError(t, storecodec.DecodeCursor(next, &got, errors.New("bad")))
+			require.Equal(t, *tc.after, got)
+		})
+	}
+}
