@@ -140,6 +140,9 @@ type Server struct {
 	// beforeStdioCall, when set (tests), runs on a stdio session's worker before it hands a
 	// tools/call to MCPServer.HandleMessage.
 	beforeStdioCall func()
+	// stdioWorkerIdle, when set (tests), runs on a stdio session's worker that found no call
+	// queued and is kept idle, before it waits for the next call handed to it.
+	stdioWorkerIdle func()
 	// companionSchemas are the compiled input schemas of the companion tools, by name.
 	companionSchemas map[string]*schemas.InputSchema
 	// origins are the normalised origins browsers may call /mcp from.
