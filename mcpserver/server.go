@@ -138,8 +138,8 @@ type Server struct {
 	// metrics count the tool calls of every environment.
 	metrics *metrics
 	// beforeStdioCall, when set (tests), runs on a stdio session's worker before it hands a
-	// tools/call to MCPServer.HandleMessage.
-	beforeStdioCall func()
+	// tools/call to MCPServer.HandleMessage; it is given the session's calls.
+	beforeStdioCall func(*stdioCalls)
 	// stdioWorkerIdle, when set (tests), runs on a stdio session's worker that found no call
 	// queued and is kept idle, before it waits for the next call handed to it.
 	stdioWorkerIdle func()

@@ -9,8 +9,6 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/stretchr/testify/require"
-
-	"github.com/gorunner/gorunner/runner"
 )
 
 // gauge counts the calls of a tool "gauge" inside its handler: how many are, at most were,
@@ -20,12 +18,11 @@ type gauge struct {
 	release                chan struct{}
 }
 
-// gaugeTool adds the tool "gauge" to s's stdio environment (one of the companions, which
-// the call hook lets through); s serves no session yet.
+// gaugeTool adds the tool "gauge" to s's stdio environment (addTool); s serves no session
+// yet.
 func gaugeTool(s *Server) *gauge {
 	g := &gauge{release: make(chan struct{})}
-	s.companionSchemas["gauge"] = nil
-	s.envs[runner.EnvProduction].mcp.AddTool(mcp.NewTool("gauge"), func(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	addTool(s, "gauge", func(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		n := g.running.Add(1)
 		defer g.running.Add(-1)
 		for m := g.most.Load(); n > m && !g.most.CompareAndSwap(m, n); m = g.most.Load() {

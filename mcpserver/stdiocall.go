@@ -415,7 +415,7 @@ func (c *stdioCalls) answer(call *stdioCall) {
 		return
 	}
 	if c.s.beforeStdioCall != nil {
-		c.s.beforeStdioCall()
+		c.s.beforeStdioCall(c)
 	}
 	resp := c.call(call.ctx, call.line)
 	if resp == nil || c.cancelled(call) {
