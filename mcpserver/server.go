@@ -54,6 +54,10 @@ type Deps struct {
 	Catalog     CatalogReader
 	Engine      *runner.Engine
 	Idempotency *idempotency.Service
+	// Ready reports whether the store can serve (its Ping, as the REST API's Config.Ready):
+	// an unexpected failure while it cannot is the store's outage (store.Unavailable). Nil:
+	// only the errors the store marked store.ErrUnreachable are.
+	Ready func(ctx context.Context) error
 }
 
 // Config tunes a Server; a nil *Config means the defaults.
