@@ -2,7 +2,6 @@ package api
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"math"
 	"net/http"
@@ -40,31 +39,14 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	writeJSON(w, e.Status, ErrorBody{Error: ErrorObject{Code: e.Code, Message: e.Message, Details: e.Details}})
 }
 
-// storeCheckTimeout bounds the store check that tells an outage from a bug.
-const storeCheckTimeout = 500 * time.Millisecond
-
 // internal is the answer to an unexpected error err: 503 UNAVAILABLE with Retry-After when
-// the store could not be reached (the client should retry; nothing was half done, since
-// every change is one store transaction), else 500 INTERNAL. An error the store marked
-// store.ErrUnreachable (a dial refused, a connection cut) is taken for that whatever a
-// check of the store says after it: the store may be back by then, as when it restarts.
-// Any other network error (the client's own connection, an HTTP step's call) is not the
-// store's.
+// the store could not serve it (store.Unavailable: the client should retry; nothing was
+// half done, since every change is one store transaction), else 500 INTERNAL.
 func (s *Server) internal(ctx context.Context, err error) *problem.Error {
-	if errors.Is(err, store.ErrUnreachable) || s.storeDown(ctx) {
+	if store.Unavailable(ctx, err, s.cfg.Ready) {
 		e := problem.New(http.StatusServiceUnavailable, problem.CodeUnavailable, "the store cannot be reached; retry shortly")
 		e.RetryAfter = time.Second
 		return e
 	}
 	return problem.New(http.StatusInternalServerError, problem.CodeInternal, "internal error; the server log has the details")
-}
-
-// storeDown checks the store (Config.Ready), within storeCheckTimeout.
-func (s *Server) storeDown(ctx context.Context) bool {
-	if s.cfg.Ready == nil {
-		return false
-	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeCheckTimeout)
-	defer cancel()
-	return s.cfg.Ready(ctx) != nil
 }

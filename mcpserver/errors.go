@@ -23,8 +23,8 @@ var storeUnavailable = tools.Problem{Status: http.StatusServiceUnavailable, Code
 
 // errorResult turns a failure into what the agent gets: an isError tool result with the
 // code the REST API would answer and what to do next (storeUnavailable when the store
-// could not be reached), or, for a cancelled request or an unexpected failure, a protocol
-// error.
+// could not serve the call, by the REST API's rule), or, for a cancelled request or an
+// unexpected failure, a protocol error.
 func (s *Server) errorResult(ctx context.Context, err error) (*mcp.CallToolResult, error) {
 	if p, ok := problemOf(err); ok {
 		return p.Result(), nil
@@ -32,12 +32,22 @@ func (s *Server) errorResult(ctx context.Context, err error) (*mcp.CallToolResul
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
 	}
-	if errors.Is(err, store.ErrUnreachable) {
-		s.log.WarnContext(ctx, "mcp: tool call failed, store unreachable", "err", err)
+	if s.storeDown(ctx, "tool call", err) {
 		return storeUnavailable.Result(), nil
 	}
 	s.log.ErrorContext(ctx, "mcp: tool call failed", "err", err)
 	return nil, errInternal
+}
+
+// storeDown reports whether err, a failure of what (a tool call, a task request)
+// with no answer of its own, is the store's outage (store.Unavailable, as the REST API
+// decides its 503), and logs it if so.
+func (s *Server) storeDown(ctx context.Context, what string, err error) bool {
+	if !store.Unavailable(ctx, err, s.deps.Ready) {
+		return false
+	}
+	s.log.WarnContext(ctx, "mcp: "+what+" failed, store unavailable", "err", err)
+	return true
 }
 
 // problemOf maps the errors an agent can act on to the REST API's status and code, with

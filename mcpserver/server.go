@@ -54,6 +54,10 @@ type Deps struct {
 	Catalog     CatalogReader
 	Engine      *runner.Engine
 	Idempotency *idempotency.Service
+	// Ready reports whether the store can serve (its Ping, as the REST API's Config.Ready):
+	// an unexpected failure while it cannot is the store's outage (store.Unavailable). Nil:
+	// only the errors the store marked store.ErrUnreachable are.
+	Ready func(ctx context.Context) error
 }
 
 // Config tunes a Server; a nil *Config means the defaults.
@@ -138,8 +142,11 @@ type Server struct {
 	// metrics count the tool calls of every environment.
 	metrics *metrics
 	// beforeStdioCall, when set (tests), runs on a stdio session's worker before it hands a
-	// tools/call to MCPServer.HandleMessage.
-	beforeStdioCall func()
+	// tools/call to MCPServer.HandleMessage; it is given the session's calls.
+	beforeStdioCall func(*stdioCalls)
+	// stdioWorkerIdle, when set (tests), runs on a stdio session's worker that found no call
+	// queued and is kept idle, before it waits for the next call handed to it.
+	stdioWorkerIdle func()
 	// companionSchemas are the compiled input schemas of the companion tools, by name.
 	companionSchemas map[string]*schemas.InputSchema
 	// origins are the normalised origins browsers may call /mcp from.

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -175,7 +174,9 @@ func skipValue(v []byte, i int) int {
 // wait for their runs never hold up others. At most MaxStdioCalls run at once; the ones
 // past it wait in a queue of MaxQueuedStdioCalls for the next worker free, and past that the
 // read loop waits, so a client sending calls faster than they end cannot make the process
-// hold them all.
+// hold them all. The counts are kept under mu, which taking and forgetting a call hold
+// anyway: a worker done with a call takes the first queued one in its place before the call
+// counts as ended, so no call taken meanwhile can run beside it past the bound.
 //
 // The read loop registers each call it takes under its request ID before any later line is
 // read, and answers a notifications/cancelled naming it (cancel) by cancelling the call's
@@ -186,19 +187,21 @@ type stdioCalls struct {
 	s   *Server
 	env *environment
 	out *lineWriter
-	// work hands a call to an idle worker; idle counts them.
+	// work hands calls to the idle workers: it holds at most as many as idle counted
+	// (next), so a send to it never waits, even for a worker gone with the session.
 	work chan *stdioCall
-	idle atomic.Int32
-	// queue holds the calls taken past MaxStdioCalls, for the next worker free.
+	// queue holds the calls taken past MaxStdioCalls, for the next worker free; it is sent
+	// to and received from under mu only, when it has room or a call.
 	queue chan *stdioCall
-	// inFlight counts the calls running and not yet answered.
-	inFlight atomic.Int32
 
 	mu      sync.Mutex
 	ctx     context.Context // nil until the session is served, and after stop
 	cancel  context.CancelFunc
 	stopped bool
 	calls   map[string]*stdioCall // the calls taken and not yet answered, by callKey
+	running int                   // calls on workers, queued ones not counted: at most MaxStdioCalls
+	idle    int                   // idle workers not yet handed a call: at most maxIdleStdioWorkers
+	room    chan struct{}         // while the read loop waits for room in queue: closed once there is
 	wg      sync.WaitGroup
 }
 
@@ -229,17 +232,8 @@ const MaxStdioCalls = 64
 // mcp-go's stdio server, whose queue holds 100, does).
 const MaxQueuedStdioCalls = 100
 
-// reserve counts one more call in flight, unless MaxStdioCalls are.
-func (c *stdioCalls) reserve() bool {
-	if c.inFlight.Add(1) > MaxStdioCalls {
-		c.inFlight.Add(-1)
-		return false
-	}
-	return true
-}
-
 func newStdioCalls(s *Server, env *environment, out *lineWriter) *stdioCalls {
-	return &stdioCalls{s: s, env: env, out: out, work: make(chan *stdioCall),
+	return &stdioCalls{s: s, env: env, out: out, work: make(chan *stdioCall, maxIdleStdioWorkers),
 		queue: make(chan *stdioCall, MaxQueuedStdioCalls), calls: map[string]*stdioCall{}}
 }
 
@@ -284,21 +278,42 @@ func (c *stdioCalls) takeCall(line, id []byte) bool {
 	call := &stdioCall{key: key, line: line}
 	call.ctx, call.cancel = context.WithCancelCause(ctx)
 	c.calls[key] = call
-	if c.reserve() {
-		// Under mu, so that stop, once it has taken ctx, waits for every worker started.
-		select {
-		case c.work <- call:
-		default:
-			c.wg.Go(func() { c.worker(ctx, call) })
+	for !c.dispatch(ctx, call) {
+		if c.room == nil {
+			c.room = make(chan struct{})
 		}
+		room := c.room
 		c.mu.Unlock()
-		return true
+		select {
+		case <-room:
+		case <-ctx.Done():
+			c.finish(call)
+			return true
+		}
+		c.mu.Lock()
 	}
 	c.mu.Unlock()
-	select {
-	case c.queue <- call:
-	case <-ctx.Done():
-		c.finish(call)
+	return true
+}
+
+// dispatch hands call to an idle worker or a new one while fewer than MaxStdioCalls run,
+// else queues it, and reports false when the queue is full. c.mu is held, so that stop,
+// once it has taken ctx, waits for every worker started. The queue holds calls only while
+// MaxStdioCalls run (next), so a call never starts ahead of one queued.
+func (c *stdioCalls) dispatch(ctx context.Context, call *stdioCall) bool {
+	switch {
+	case c.running < MaxStdioCalls:
+		c.running++
+		if c.idle > 0 {
+			c.idle--
+			c.work <- call
+		} else {
+			c.wg.Go(func() { c.worker(ctx, call) })
+		}
+	case len(c.queue) < cap(c.queue):
+		c.queue <- call
+	default:
+		return false
 	}
 	return true
 }
@@ -350,39 +365,57 @@ func callKey(id []byte) (string, bool) {
 // worker answers call, then the calls queued or handed to it while it is one of the idle
 // workers kept, until ctx ends.
 func (c *stdioCalls) worker(ctx context.Context, call *stdioCall) {
-	for {
+	for call != nil {
 		c.answer(call)
-		select {
-		case call = <-c.queue: // a call waiting past the bound takes this one's place
-			continue
-		default:
+		call = c.next(ctx, call)
+	}
+}
+
+// next forgets done, answered, and returns the call the worker answers next: the first
+// queued, which takes done's place among the MaxStdioCalls; else, when the worker is one of
+// the maxIdleStdioWorkers kept, the next handed to it; else, or once ctx ends, nil.
+func (c *stdioCalls) next(ctx context.Context, done *stdioCall) *stdioCall {
+	c.mu.Lock()
+	c.forget(done)
+	if len(c.queue) > 0 {
+		call := <-c.queue
+		if c.room != nil {
+			close(c.room)
+			c.room = nil
 		}
-		c.inFlight.Add(-1)
-		if c.idle.Add(1) > maxIdleStdioWorkers {
-			c.idle.Add(-1)
-			return
-		}
-		select {
-		case call = <-c.work:
-		case call = <-c.queue:
-			c.inFlight.Add(1)
-		case <-ctx.Done():
-			c.idle.Add(-1)
-			return
-		}
-		c.idle.Add(-1)
+		c.mu.Unlock()
+		done.cancel(nil)
+		return call
+	}
+	c.running--
+	kept := c.idle+len(c.work) < maxIdleStdioWorkers
+	if kept {
+		c.idle++
+	}
+	c.mu.Unlock()
+	done.cancel(nil)
+	if !kept {
+		return nil
+	}
+	if c.s.stdioWorkerIdle != nil {
+		c.s.stdioWorkerIdle()
+	}
+	select {
+	case call := <-c.work:
+		return call
+	case <-ctx.Done():
+		return nil
 	}
 }
 
 // answer runs call and writes its response, unless the client cancelled it: a cancelled
 // request is not answered (MCP cancellation), and one cancelled while it waited is not run.
 func (c *stdioCalls) answer(call *stdioCall) {
-	defer c.finish(call)
 	if c.cancelled(call) {
 		return
 	}
 	if c.s.beforeStdioCall != nil {
-		c.s.beforeStdioCall()
+		c.s.beforeStdioCall(c)
 	}
 	resp := c.call(call.ctx, call.line)
 	if resp == nil || c.cancelled(call) {
@@ -398,14 +431,19 @@ func (c *stdioCalls) cancelled(call *stdioCall) bool {
 	return errors.Is(context.Cause(call.ctx), errCallCancelled)
 }
 
-// finish forgets call, answered or dropped.
+// finish forgets call, dropped.
 func (c *stdioCalls) finish(call *stdioCall) {
 	c.mu.Lock()
+	c.forget(call)
+	c.mu.Unlock()
+	call.cancel(nil)
+}
+
+// forget removes call from c.calls, unless a later call took its key. c.mu is held.
+func (c *stdioCalls) forget(call *stdioCall) {
 	if c.calls[call.key] == call {
 		delete(c.calls, call.key)
 	}
-	c.mu.Unlock()
-	call.cancel(nil)
 }
 
 // call is MCPServer.HandleMessage, a panic answered as mcp-go's stdio workers answer one.

@@ -134,19 +134,6 @@ func routedAsPlainCall(line []byte) bool {
 	return json.Unmarshal(line, &base) == nil && base.Method == string(mcp.MethodToolsCall) && base.ID != nil
 }
 
-// TestStdioCallsReserve: a session takes at most MaxStdioCalls calls at once; each answer
-// makes room for one more.
-func TestStdioCallsReserve(t *testing.T) {
-	var c stdioCalls
-	for range MaxStdioCalls {
-		require.True(t, c.reserve())
-	}
-	require.False(t, c.reserve(), "one over the bound")
-	require.False(t, c.reserve(), "refusing counts nothing")
-	c.inFlight.Add(-1)
-	require.True(t, c.reserve(), "an answer makes room")
-}
-
 // BenchmarkPlainToolsCallOtherLine: what the pre-filter costs a line that is no tools/call
 // (here a 64 KiB elicitation reply).
 func BenchmarkPlainToolsCallOtherLine(b *testing.B) {

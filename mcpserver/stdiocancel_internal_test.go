@@ -10,10 +10,13 @@ import (
 	"net/http/httptest"
 	"path/filepath"
 	"reflect"
+	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/stretchr/testify/require"
 
@@ -149,7 +152,7 @@ func TestStdioCancelOvertakesNoCall(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			s := heldServer(t)
 			entered, release := make(chan struct{}, 1), make(chan struct{})
-			s.beforeStdioCall = func() {
+			s.beforeStdioCall = func(*stdioCalls) {
 				entered <- struct{}{}
 				<-release
 			}
@@ -182,7 +185,7 @@ func TestStdioCancelOvertakesNoCall(t *testing.T) {
 func TestStdioCancelOfAQueuedCall(t *testing.T) {
 	s := heldServer(t)
 	entered, release := make(chan struct{}, MaxStdioCalls+1), make(chan struct{})
-	s.beforeStdioCall = func() {
+	s.beforeStdioCall = func(*stdioCalls) {
 		entered <- struct{}{}
 		<-release
 	}
@@ -261,13 +264,19 @@ func TestCallKey(t *testing.T) {
 	}
 }
 
-// probeTool adds to s's stdio environment a tool "probe" that, once entered, waits for
-// release, then answers "cancelled" when its context ended meanwhile, else "ok". It is
-// made one of the companions, which the call hook lets through; s serves no session yet.
+// addTool adds to s's stdio environment a tool with no input schema, made one of the
+// companions, which the call hook lets through.
+func addTool(s *Server, name string, handler server.ToolHandlerFunc) {
+	s.companionSchemas[name] = nil
+	s.envs[runner.EnvProduction].mcp.AddTool(mcp.NewTool(name), handler)
+}
+
+// probeTool adds to s's stdio environment (addTool) a tool "probe" that, once entered,
+// waits for release, then answers "cancelled" when its context ended meanwhile, else "ok";
+// s serves no session yet.
 func probeTool(s *Server) (entered chan struct{}, release chan struct{}) {
 	entered, release = make(chan struct{}, 1), make(chan struct{})
-	s.companionSchemas["probe"] = nil
-	s.envs[runner.EnvProduction].mcp.AddTool(mcp.NewTool("probe"), func(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	addTool(s, "probe", func(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		entered <- struct{}{}
 		<-release
 		if ctx.Err() != nil {
@@ -326,4 +335,50 @@ func TestStdioCancelWithANullID(t *testing.T) {
 	for _, m := range c.rest(t, before) {
 		require.NotEqual(t, float64(1), m["id"], "a cancelled call is not answered: %v", m)
 	}
+}
+
+// taken is how many calls the session holds registered for their cancels.
+func (c *stdioCalls) taken() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.calls)
+}
+
+// TestStdioCancelFloodOfUnknownIDs: 100,000 (-short: 10,000) notifications/cancelled
+// naming requests the session never had (numbers and strings), with a tools/call after
+// every 1,000, keep nothing: once a call is answered the session holds at most that call,
+// and none once it is forgotten; every call is answered, none cancelled.
+func TestStdioCancelFloodOfUnknownIDs(t *testing.T) {
+	s := heldServer(t)
+	addTool(s, "echo", func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return mcp.NewToolResultText("ok"), nil
+	})
+	var calls atomic.Pointer[stdioCalls]
+	s.beforeStdioCall = func(c *stdioCalls) { calls.Store(c) }
+	c := serveStdioPipe(t, s)
+	c.initialize(t)
+	const every = 1_000
+	cancels := 100_000
+	if testing.Short() {
+		cancels = 10_000
+	}
+	var flood []byte
+	for i := every; i <= cancels; i += every {
+		flood = flood[:0]
+		for n := i - every + 1; n <= i; n++ {
+			id := strconv.Itoa(1_000_000 + n)
+			if n%2 == 0 {
+				id = strconv.Quote("gone-" + id)
+			}
+			flood = append(flood, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":`+id+"}}\n"...)
+		}
+		_, err := c.in.Write(flood)
+		require.NoError(t, err)
+		id := strconv.Quote(fmt.Sprint("call-", i/every))
+		c.send(t, `{"jsonrpc":"2.0","id":`+id+`,"method":"tools/call","params":{"name":"echo","arguments":{}}}`)
+		resp, _ := c.answer(t, id)
+		require.Contains(t, fmt.Sprint(resp["result"]), "text:ok", "call %s: %v", id, resp)
+		require.LessOrEqual(t, calls.Load().taken(), 1, "after %d cancels", i)
+	}
+	require.Eventually(t, func() bool { return calls.Load().taken() == 0 }, 10*time.Second, time.Millisecond)
 }

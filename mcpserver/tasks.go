@@ -13,7 +13,6 @@ import (
 	"github.com/gorunner/gorunner/auth"
 	"github.com/gorunner/gorunner/runner"
 	"github.com/gorunner/gorunner/schemas"
-	"github.com/gorunner/gorunner/store"
 	"github.com/gorunner/gorunner/tools"
 )
 
@@ -173,9 +172,9 @@ func (s *Server) answerLegacy(ctx context.Context, p auth.Principal, c *taskCall
 }
 
 // rpcErrorOf turns a failure into a JSON-RPC error: a task or run that is not there (or not
-// the caller's) is invalid params; a store that cannot serve is an internal error that says
-// so and to retry (storeUnavailable, its cause logged); any other unexpected failure is
-// logged and not described.
+// the caller's) is invalid params; a store that cannot serve (by the REST API's rule) is
+// an internal error that says so and to retry (storeUnavailable, its cause logged); any
+// other unexpected failure is logged and not described.
 func (s *Server) rpcErrorOf(ctx context.Context, err error) *rpcError {
 	var re *rpcError
 	switch {
@@ -183,12 +182,12 @@ func (s *Server) rpcErrorOf(ctx context.Context, err error) *rpcError {
 		return re
 	case errors.Is(err, runner.ErrNotFound):
 		return &rpcError{Code: codeInvalidParams, Message: "task not found"}
-	case errors.Is(err, store.ErrUnreachable):
-		s.log.WarnContext(ctx, "mcp: task request failed, store unreachable", "err", err)
-		return &rpcError{Code: codeInternal, Message: storeUnavailable.Message, Data: storeUnavailable}
 	}
 	if pr, ok := problemOf(err); ok {
 		return &rpcError{Code: codeInvalidParams, Message: pr.Message, Data: pr}
+	}
+	if s.storeDown(ctx, "task request", err) {
+		return &rpcError{Code: codeInternal, Message: storeUnavailable.Message, Data: storeUnavailable}
 	}
 	s.log.ErrorContext(ctx, "mcp: task request failed", "err", err)
 	return &rpcError{Code: codeInternal, Message: errInternal.Error()}

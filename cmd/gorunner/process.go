@@ -130,7 +130,7 @@ func (p *process) wire(egress *runner.EgressPolicy, f *processFlags, mcp mcpserv
 	}
 	mcp.Version, mcp.Logger, mcp.Registerer, mcp.ListLimit = version(), p.log, p.metrics, f.listLimit
 	mcp.StateKey = p.secretKey // a question asked by one process can be answered through another
-	p.mcp, err = mcpserver.New(mcpserver.Deps{Catalog: p.catalog, Engine: p.engine, Idempotency: p.idem}, &mcp)
+	p.mcp, err = mcpserver.New(mcpserver.Deps{Catalog: p.catalog, Engine: p.engine, Idempotency: p.idem, Ready: p.store.Ping}, &mcp)
 	return err
 }
 

@@ -72,10 +72,12 @@ func transportOf(st sharedStore) events.Transport {
 	panic(fmt.Sprintf("no events transport for %T", st))
 }
 
-// servedStore is what the engine and keyed replay work on.
+// servedStore is what the engine and keyed replay work on, and what the MCP server checks
+// the store's readiness by.
 type servedStore interface {
 	runner.Store
 	idempotency.Store
+	Ping(ctx context.Context) error
 }
 
 // newFixture starts the API and the MCP server after publishing defs, so that their tools
@@ -196,7 +198,7 @@ func (f *fixture) serve(st sharedStore, cfg *mcpserver.Config) {
 		c = *cfg
 	}
 	c.PublicURL = publicURL
-	f.mcp, err = mcpserver.New(mcpserver.Deps{Catalog: f.catalog, Engine: f.engine, Idempotency: idem}, &c)
+	f.mcp, err = mcpserver.New(mcpserver.Deps{Catalog: f.catalog, Engine: f.engine, Idempotency: idem, Ready: engineStore.Ping}, &c)
 	require.NoError(t, err)
 	require.NoError(t, f.mcp.Start(ctx))
 	t.Cleanup(func() { _ = f.mcp.Stop(context.Background()) })
