@@ -36,6 +36,9 @@ type Request struct {
 	StartedBy string
 	// Task says the run is started as an MCP task (runner.Run.Task).
 	Task bool
+	// RunOnly says the caller reads an unkeyed admission's run from Result.Run, not its
+	// REST answer: the answer then has Status and RunID, and no body is encoded.
+	RunOnly bool
 
 	// Keyed says the request carries an idempotency key: Key (1 to 255 characters, else
 	// idempotency.ErrInvalidKey).
@@ -87,6 +90,9 @@ func Start(ctx context.Context, eng *runner.Engine, keys *idempotency.Service, r
 		admitted = res.Run
 		if res.Written != nil {
 			admitted = res.Written
+		}
+		if req.RunOnly && !req.Keyed {
+			return &idempotency.Response{Status: answerStatus(res), RunID: res.Run.ID}, nil
 		}
 		return Answer(res)
 	}
@@ -174,10 +180,6 @@ func submit(ctx context.Context, eng *runner.Engine, p runner.SubmitParams, a *r
 // owner's run marked reused or forwarded (SPEC §6), encoded once here for every surface, so
 // that a kept answer replays the same on any of them.
 func Answer(res *runner.SubmitResult) (*idempotency.Response, error) {
-	status := http.StatusAccepted
-	if res.Reused || res.Forwarded {
-		status = http.StatusOK
-	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
@@ -185,5 +187,13 @@ func Answer(res *runner.SubmitResult) (*idempotency.Response, error) {
 		return nil, fmt.Errorf("encoding the run: %w", err)
 	}
 	header := http.Header{"Content-Type": {"application/json"}}
-	return &idempotency.Response{Status: status, Header: header, Body: buf.Bytes(), RunID: res.Run.ID}, nil
+	return &idempotency.Response{Status: answerStatus(res), Header: header, Body: buf.Bytes(), RunID: res.Run.ID}, nil
+}
+
+// answerStatus is the status of Answer: 202 for a new run, 200 for the token owner's.
+func answerStatus(res *runner.SubmitResult) int {
+	if res.Reused || res.Forwarded {
+		return http.StatusOK
+	}
+	return http.StatusAccepted
 }

@@ -71,3 +71,59 @@ func TestKeyedAdmissionOfAChangedWorkflow(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, runs, 2, "the run prepared on version 1 was never written")
 }
+
+// TestRunOnlyAnswer: an unkeyed admission asked RunOnly answers with the run, its status
+// and ID, and encodes no REST body; a keyed one still keeps (and answers) the full body, and
+// without RunOnly the body is the REST answer.
+func TestRunOnlyAnswer(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st, err := sqlitestore.Open(ctx, filepath.Join(t.TempDir(), "db"))
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, st.Close()) })
+	cat, err := catalog.New(st, &catalog.Config{SecretKey: make([]byte, 32)})
+	require.NoError(t, err)
+	_, err = cat.Create(ctx, []byte(`{"name": "w", "input": {"type": "object"}, "steps": [{"id": "a", "set": 1}]}`))
+	require.NoError(t, err)
+	_, _, err = cat.Publish(ctx, "w")
+	require.NoError(t, err)
+	e, err := runner.New(st, cat, cat, &runner.Config{Concurrency: 2})
+	require.NoError(t, err)
+	require.NoError(t, e.Start(ctx))
+	t.Cleanup(func() { require.NoError(t, e.Stop(context.Background())) })
+	keys, err := idempotency.New(st, nil)
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		name         string
+		keyed, only  bool
+		expectedBody bool
+	}{
+		{"unkeyed, run only", false, true, false},
+		{"unkeyed", false, false, true},
+		{"keyed, run only", true, true, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req := admission.Request{Workflow: "w", Name: "w", Input: json.RawMessage(`{}`), StartedBy: "alice", RunOnly: tc.only}
+			if tc.keyed {
+				req.Keyed, req.Key, req.Scope = true, tc.name, idempotency.PrincipalScope("alice")
+			}
+			res, err := admission.Start(ctx, e, keys, req)
+			require.NoError(t, err)
+			require.Equal(t, 202, res.Status)
+			require.NotNil(t, res.Run)
+			require.Equal(t, res.Run.ID, res.RunID)
+			require.Equal(t, runner.StatusCompleted, res.Run.Status)
+			if !tc.expectedBody {
+				require.Empty(t, res.Body)
+				return
+			}
+			var body struct {
+				Data struct {
+					ID string `json:"id"`
+				} `json:"data"`
+			}
+			require.NoError(t, json.Unmarshal(res.Body, &body))
+			require.Equal(t, res.RunID, body.Data.ID)
+		})
+	}
+}

@@ -62,13 +62,13 @@ func (r Result) CallResult() *mcp.CallToolResult {
 	return res
 }
 
-// Structured answers v as structuredContent and the same JSON as text.
+// Structured answers v as structuredContent and the same JSON as text, encoded once.
 func Structured(v any) *mcp.CallToolResult {
 	text, err := json.Marshal(v)
 	if err != nil {
 		return Problem{Status: http.StatusInternalServerError, Code: "INTERNAL", Message: "encoding the result: " + err.Error()}.Result()
 	}
-	return mcp.NewToolResultStructured(v, string(text))
+	return mcp.NewToolResultStructured(json.RawMessage(text), string(text))
 }
 
 // Problem is what a tool result reports when no run answers the call: the same

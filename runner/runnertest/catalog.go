@@ -56,7 +56,8 @@ func bumpCatalog(t *testing.T, s CatalogStore, id string) int64 {
 
 // testStaleRefused: an admission at the version that stands is written; one at a version
 // the catalog has moved from writes nothing (no run, its key still free, its token
-// unclaimed), whatever else it carries; version 0 is not checked.
+// unclaimed), whatever else it carries, and answers ErrStaleCatalog (or, for a live key,
+// the key's outcome); version 0 is not checked.
 func testStaleRefused(t *testing.T, s CatalogStore) {
 	ctx := context.Background()
 	at := bumpCatalog(t, s, "w1")
@@ -77,7 +78,6 @@ func testStaleRefused(t *testing.T, s CatalogStore) {
 		"ended":          {Run: ended(newRun("stale-ended", 0, -1), runner.StatusCompleted, time.Second), CatalogVersion: at},
 		"leased":         {Run: newRun("stale-leased", 0, 0), CatalogVersion: at, Owner: "A", LeaseUntil: base.Add(time.Minute)},
 		"keyed":          {Run: newRun("stale-keyed", 0, 0), CatalogVersion: at, Key: keyWrite("k2", "stale-keyed", now, 10, false)},
-		"live key":       {Run: newRun("stale-live", 0, 0), CatalogVersion: at, Key: keyWrite("k1", "stale-live", now, 10, false)},
 		"with token":     {Run: newRun("stale-token", 0, 0), CatalogVersion: at, Start: hook(runner.EnvProduction, "order:2", "stale-token")},
 		"a future clock": {Run: newRun("stale-future", 0, 0), CatalogVersion: moved + 1},
 	} {
@@ -86,6 +86,16 @@ func testStaleRefused(t *testing.T, s CatalogStore) {
 		_, err = s.GetRun(ctx, p.Run.ID)
 		require.ErrorIs(t, err, runner.ErrNotFound, "%s: no run written", name)
 	}
+	// A live key writes nothing either way: a store may answer the key (its outcome) or the
+	// catalog first, as the key is checked in the same write.
+	live, err := s.CreateRun(ctx, runner.CreateRunParams{Run: newRun("stale-live", 0, 0), CatalogVersion: at, Key: keyWrite("k1", "stale-live", now, 10, false)})
+	if err == nil {
+		require.NotEqual(t, idempotency.Claimed, live.Outcome, "live key")
+	} else {
+		require.ErrorIs(t, err, runner.ErrStaleCatalog, "live key")
+	}
+	_, err = s.GetRun(ctx, "stale-live")
+	require.ErrorIs(t, err, runner.ErrNotFound, "live key: no run written")
 	_, err = s.Get(ctx, admitScope, "k2", now)
 	require.ErrorIs(t, err, idempotency.ErrNotFound, "a stale admission takes no key")
 	_, err = s.GetHook(ctx, runner.EnvProduction, "order:2")

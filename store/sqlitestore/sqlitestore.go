@@ -50,6 +50,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"strings"
 	"sync"
 	"time"
 
@@ -159,6 +160,13 @@ func isUnique(err error) bool {
 		return false
 	}
 	return se.Code() == sqlite3.SQLITE_CONSTRAINT_UNIQUE || se.Code() == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY
+}
+
+// isNotNull reports whether err is a NOT NULL constraint violation of column (table.column).
+func isNotNull(err error, column string) bool {
+	var se *sqlite.Error
+	return errors.As(err, &se) && se.Code() == sqlite3.SQLITE_CONSTRAINT_NOTNULL &&
+		strings.Contains(se.Error(), "NOT NULL constraint failed: "+column+" ")
 }
 
 // mapErr turns "no rows" into notFound, a unique violation into conflict (when given) and a
