@@ -77,6 +77,11 @@ func transportOf(st sharedStore) events.Transport {
 type servedStore interface {
 	runner.Store
 	idempotency.Store
+	pinger
+}
+
+// pinger is a store's readiness check.
+type pinger interface {
 	Ping(ctx context.Context) error
 }
 

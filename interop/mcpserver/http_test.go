@@ -237,7 +237,8 @@ func TestListRunsFollowsShortPages(t *testing.T) {
 		return struct {
 			*runnertest.Examining
 			idempotency.Store
-		}{&runnertest.Examining{Store: st, N: 2}, st}
+			pinger
+		}{&runnertest.Examining{Store: st, N: 2}, st, st}
 	}}, greetDef, approveDef)
 	s, _ := f.connect("")
 	_, done := call(t, s, "greet", map[string]any{"name": "Ada"})
