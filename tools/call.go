@@ -45,6 +45,10 @@ func ParseCall(raw json.RawMessage) (*Call, []schemas.Problem) {
 		c.HasKey = true
 		delete(fields, KeyArgument)
 	}
+	if !c.HasKey {
+		c.Input = raw // as sent: the engine compacts it
+		return c, nil
+	}
 	input, err := json.Marshal(fields)
 	if err != nil {
 		return nil, []schemas.Problem{{Path: "", Message: "the arguments cannot be encoded: " + err.Error()}}
@@ -54,7 +58,8 @@ func ParseCall(raw json.RawMessage) (*Call, []schemas.Problem) {
 }
 
 // KeyProblems is the problem with the call's idempotencyKey when it is not 1 to
-// idempotency.MaxKeyLength characters long, else nil. Its message is the one the tool's input schema (keyProperty) gives.
+// idempotency.MaxKeyLength characters long, else nil. Its message is the one the tool's
+// input schema (keyProperty) gives.
 func (c *Call) KeyProblems() []schemas.Problem {
 	n := utf8.RuneCountInString(c.Key)
 	var msg string

@@ -252,6 +252,7 @@ func TestParseCall(t *testing.T) {
 		problem string
 	}{
 		{"absent arguments", ``, "", false, `{}`, ""},
+		{"no key: the input as sent", ` {"b": 1, "a": 2} `, "", false, `{"b": 1, "a": 2}`, ""},
 		{"key split off", `{"b":1,"idempotencyKey":"k","a":12345678901234567890}`, "k", true, `{"a":12345678901234567890,"b":1}`, ""},
 		{"not an object", `[1]`, "", false, "", ""},
 		{"key not a string", `{"idempotencyKey":3}`, "", false, "", "/idempotencyKey"},
