@@ -78,20 +78,10 @@ func TestKeyedAdmissionOfAChangedWorkflow(t *testing.T) {
 func TestRunOnlyAnswer(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	st, err := sqlitestore.Open(ctx, filepath.Join(t.TempDir(), "db"))
-	require.NoError(t, err)
-	t.Cleanup(func() { require.NoError(t, st.Close()) })
-	cat, err := catalog.New(st, &catalog.Config{SecretKey: make([]byte, 32)})
-	require.NoError(t, err)
-	_, err = cat.Create(ctx, []byte(`{"name": "w", "input": {"type": "object"}, "steps": [{"id": "a", "set": 1}]}`))
+	e, keys, cat := process(t, filepath.Join(t.TempDir(), "db"))
+	_, err := cat.Create(ctx, []byte(`{"name": "w", "input": {"type": "object"}, "steps": [{"id": "a", "set": 1}]}`))
 	require.NoError(t, err)
 	_, _, err = cat.Publish(ctx, "w")
-	require.NoError(t, err)
-	e, err := runner.New(st, cat, cat, &runner.Config{Concurrency: 2})
-	require.NoError(t, err)
-	require.NoError(t, e.Start(ctx))
-	t.Cleanup(func() { require.NoError(t, e.Stop(context.Background())) })
-	keys, err := idempotency.New(st, nil)
 	require.NoError(t, err)
 	for _, tc := range []struct {
 		name         string

@@ -22,55 +22,41 @@ import (
 // refusedDial is what a store's unreachable error carries: an address no agent should see.
 const refusedDial = "dial tcp 10.9.8.7:6379: connect: connection refused"
 
-// downStore is a store that cannot be reached for starting, keying and reading runs, as
-// a backend answers when its server is down.
-type downStore struct {
+// failingStore is a store whose calls for starting, keying and reading runs fail with
+// fail(what they do), and whose readiness check answers ping.
+type failingStore struct {
 	*sqlitestore.Store
+	fail func(what string) error
+	ping error
 }
 
+func (f failingStore) Ping(context.Context) error { return f.ping }
+
+func (f failingStore) CreateRun(context.Context, runner.CreateRunParams) (runner.CreateRunResult, error) {
+	return runner.CreateRunResult{}, f.fail("creating run")
+}
+
+func (f failingStore) Claim(context.Context, idempotency.ClaimParams) (idempotency.ClaimResult, error) {
+	return idempotency.ClaimResult{}, f.fail("claiming key")
+}
+
+func (f failingStore) GetRun(context.Context, string) (*runner.Run, error) {
+	return nil, f.fail("getting run")
+}
+
+// unreachable is the error of a store that cannot be reached, as a backend answers when
+// its server is down.
 func unreachable(what string) error {
 	return fmt.Errorf("%s: %w: %s", what, store.ErrUnreachable, refusedDial)
-}
-
-func (downStore) CreateRun(context.Context, runner.CreateRunParams) (runner.CreateRunResult, error) {
-	return runner.CreateRunResult{}, unreachable("creating run")
-}
-
-func (downStore) Claim(context.Context, idempotency.ClaimParams) (idempotency.ClaimResult, error) {
-	return idempotency.ClaimResult{}, unreachable("claiming key")
-}
-
-func (downStore) GetRun(context.Context, string) (*runner.Run, error) {
-	return nil, unreachable("getting run")
 }
 
 // diskPath is what a store's unmarked error may carry: a path no agent should see.
 const diskPath = "/var/lib/gorunner/gorunner.db"
 
-// brokenStore is a store whose calls for starting, keying and reading runs fail with an
-// error it did not mark store.ErrUnreachable (one its driver gave no sign of), and whose
-// readiness check answers ping.
-type brokenStore struct {
-	*sqlitestore.Store
-	ping error
-}
-
+// broken is an error the store did not mark store.ErrUnreachable (one its driver gave no
+// sign of).
 func broken(what string) error {
 	return fmt.Errorf("%s: disk I/O error in %s", what, diskPath)
-}
-
-func (b brokenStore) Ping(context.Context) error { return b.ping }
-
-func (brokenStore) CreateRun(context.Context, runner.CreateRunParams) (runner.CreateRunResult, error) {
-	return runner.CreateRunResult{}, broken("creating run")
-}
-
-func (brokenStore) Claim(context.Context, idempotency.ClaimParams) (idempotency.ClaimResult, error) {
-	return idempotency.ClaimResult{}, broken("claiming key")
-}
-
-func (brokenStore) GetRun(context.Context, string) (*runner.Run, error) {
-	return nil, broken("getting run")
 }
 
 // outages are the stores that cannot serve, as the REST API tells them (503 UNAVAILABLE):
@@ -80,9 +66,9 @@ var outages = []struct {
 	name string
 	wrap func(*sqlitestore.Store) servedStore
 }{
-	{"unreachable", func(st *sqlitestore.Store) servedStore { return downStore{Store: st} }},
+	{"unreachable", func(st *sqlitestore.Store) servedStore { return failingStore{Store: st, fail: unreachable} }},
 	{"unmarked error, ping failing", func(st *sqlitestore.Store) servedStore {
-		return brokenStore{Store: st, ping: fmt.Errorf("pinging %s: %w", diskPath, errors.New("disk I/O error"))}
+		return failingStore{Store: st, fail: broken, ping: fmt.Errorf("pinging %s: %w", diskPath, errors.New("disk I/O error"))}
 	}},
 }
 
@@ -133,7 +119,7 @@ func TestUnreachableStoreIsAToolError(t *testing.T) {
 // request a bare internal error, neither naming the cause.
 func TestBrokenStoreUpIsAnInternalError(t *testing.T) {
 	f := newFixtureWith(t, nil, &fixture{wrap: func(st *sqlitestore.Store) servedStore {
-		return brokenStore{Store: st}
+		return failingStore{Store: st, fail: broken}
 	}}, greetDef)
 	s, _ := f.connect("")
 	_, err := s.CallTool(context.Background(), &mcp.CallToolParams{Name: "greet", Arguments: map[string]any{"name": "Ada"}})
