@@ -187,6 +187,47 @@ steps: [{id: a, set: "${{ input.x }}"}]
 	require.ErrorIs(t, err, runner.ErrInvalidInput)
 }
 
+// TestRerunManyAllOrNothing: a bulk rerun naming a run that cannot be rerun (its input no
+// longer valid for the workflow's current version, or a run that does not exist) starts
+// none of the others, wherever that run stands in the list, so a retry starts no run twice.
+func TestRerunManyAllOrNothing(t *testing.T) {
+	ctx := context.Background()
+	h := newHarness(t)
+	e := h.engine(runner.Config{})
+	name := h.define(`
+name: strict
+input: {type: object}
+steps: [{id: a, set: "${{ input.x }}"}]
+`)
+	good := h.run(e, name, `{"x": 1}`, runner.StatusCompleted)
+	stale := h.run(e, name, `{"x": "one"}`, runner.StatusCompleted)
+	h.define(`
+name: strict
+input: {type: object, properties: {x: {type: integer}}}
+steps: [{id: a, set: "${{ input.x }}"}]
+`)
+	count := func() int {
+		runs, _, err := e.List(ctx, runner.ListRunsParams{Limit: 100})
+		require.NoError(t, err)
+		return len(runs)
+	}
+	before := count()
+	for _, ids := range [][]string{{good.ID, stale.ID}, {stale.ID, good.ID}, {good.ID, "0190a000-0000-7000-8000-000000000000"}} {
+		_, err := e.RerunMany(ctx, runner.RerunManyParams{RunIDs: ids})
+		require.Error(t, err, "%v", ids)
+		require.Equal(t, before, count(), "%v: no run started", ids)
+	}
+	var ie *runner.InputError
+	_, err := e.RerunMany(ctx, runner.RerunManyParams{RunIDs: []string{good.ID, stale.ID}})
+	require.ErrorAs(t, err, &ie)
+	require.ErrorContains(t, err, stale.ID)
+
+	many, err := e.RerunMany(ctx, runner.RerunManyParams{RunIDs: []string{good.ID, good.ID}})
+	require.NoError(t, err)
+	require.Len(t, many, 2)
+	require.Equal(t, before+2, count())
+}
+
 func TestChildWorkflow(t *testing.T) {
 	h := newHarness(t)
 	e := h.engine(runner.Config{})

@@ -246,15 +246,24 @@ func runEnv(r *Run) map[string]any {
 // Rerun starts a new run with the same input and environment as run id, on the workflow's
 // current version, with RerunOf set, started by the principal startedBy.
 func (e *Engine) Rerun(ctx context.Context, id, startedBy string) (*Run, error) {
-	old, err := e.store.GetRun(ctx, id)
+	a, err := e.prepareRerun(ctx, id, startedBy)
 	if err != nil {
-		return nil, fmt.Errorf("reading run %s: %w", id, err)
+		return nil, err
 	}
-	res, err := e.Submit(ctx, SubmitParams{Workflow: old.WorkflowID, Environment: old.Environment, Input: old.Input, RerunOf: id, StartedBy: startedBy})
+	res, err := e.Admit(ctx, a)
 	if err != nil {
 		return nil, err
 	}
 	return res.Run, nil
+}
+
+// prepareRerun prepares the admission of a rerun of run id (Prepare: it writes nothing).
+func (e *Engine) prepareRerun(ctx context.Context, id, startedBy string) (*Admission, error) {
+	old, err := e.store.GetRun(ctx, id)
+	if err != nil {
+		return nil, fmt.Errorf("reading run %s: %w", id, err)
+	}
+	return e.Prepare(ctx, SubmitParams{Workflow: old.WorkflowID, Environment: old.Environment, Input: old.Input, RerunOf: id, StartedBy: startedBy})
 }
 
 // MaxBulkRerun is how many runs one RerunMany may start.
@@ -270,11 +279,22 @@ type RerunManyParams struct {
 	StartedBy string
 }
 
-// RerunMany reruns up to MaxBulkRerun runs and returns the new runs in order.
+// RerunMany reruns up to MaxBulkRerun runs and returns the new runs in order. Every rerun
+// is prepared before any is written: a run that cannot be rerun (gone, its workflow
+// deleted or unpublished, its input not valid for the current version) refuses the whole
+// request and starts nothing, so that a retry starts no run twice. Only a store failing
+// between two writes leaves some started. The admissions are prepared again to be
+// written, one at a time, so that memory holds one input at a time, not up to
+// MaxBulkRerun of them.
 func (e *Engine) RerunMany(ctx context.Context, p RerunManyParams) ([]*Run, error) {
 	ids, err := e.selectReruns(ctx, p)
 	if err != nil {
 		return nil, err
+	}
+	for _, id := range ids {
+		if _, err := e.prepareRerun(ctx, id, p.StartedBy); err != nil {
+			return nil, fmt.Errorf("rerunning run %s: %w", id, err)
+		}
 	}
 	out := make([]*Run, 0, len(ids))
 	for _, id := range ids {
