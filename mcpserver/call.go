@@ -74,13 +74,7 @@ func (s *Server) runTool(ctx context.Context, req mcp.CallToolRequest, env strin
 // problems are listed beside the key's, so that the agent fixes all at once.
 func (s *Server) admitCall(ctx context.Context, p auth.Principal, env string, t *tools.Tool, call *tools.Call, task bool) (*runner.Run, bool, []schemas.Problem, error) {
 	if problems := call.KeyProblems(); problems != nil {
-		_, err := s.deps.Engine.Prepare(ctx, runner.SubmitParams{Workflow: t.Definition.Name, Environment: env, Input: call.Input})
-		var ie *runner.InputError
-		if errors.As(err, &ie) {
-			problems = append(problems, ie.Problems...)
-			slices.SortStableFunc(problems, func(a, b schemas.Problem) int { return strings.Compare(a.Path, b.Path) })
-		}
-		return nil, false, problems, nil
+		return nil, false, byPath(append(problems, s.inputProblems(ctx, env, t, call)...)), nil
 	}
 	run, replayed, err := s.start(ctx, p, env, t.Definition.Name, call, task)
 	var ie *runner.InputError
@@ -90,14 +84,38 @@ func (s *Server) admitCall(ctx context.Context, p auth.Principal, env string, t 
 	return run, replayed, nil, err
 }
 
-// argumentProblems is the isError result for problems with the arguments of t's workflow,
-// explained from t's input schema and placed at path at of the call's arguments.
+// inputProblems are the problems the engine's admission finds in the input of call, a call
+// of t's workflow refused before its admission for a problem of its own, so that the agent
+// fixes all at once; nothing is admitted.
+func (s *Server) inputProblems(ctx context.Context, env string, t *tools.Tool, call *tools.Call) []schemas.Problem {
+	_, err := s.deps.Engine.Prepare(ctx, runner.SubmitParams{Workflow: t.Definition.Name, Environment: env, Input: call.Input})
+	var ie *runner.InputError
+	if errors.As(err, &ie) {
+		return ie.Problems
+	}
+	return nil
+}
+
+// byPath sorts problems by path, in place, keeping the order of those at one path.
+func byPath(problems []schemas.Problem) []schemas.Problem {
+	slices.SortStableFunc(problems, func(a, b schemas.Problem) int { return strings.Compare(a.Path, b.Path) })
+	return problems
+}
+
+// argumentProblems is the isError result for problems with the arguments of t's workflow
+// (placed).
 func argumentProblems(t *tools.Tool, at string, problems []schemas.Problem) *mcp.CallToolResult {
+	return tools.InvalidArguments(nil, placed(t, at, problems))
+}
+
+// placed are problems with the arguments of t's workflow, explained from t's input schema
+// and placed at path at of the call's arguments.
+func placed(t *tools.Tool, at string, problems []schemas.Problem) []schemas.Problem {
 	problems = tools.Explain(t.Tool.RawInputSchema, problems)
 	for i := range problems {
 		problems[i].Path = at + problems[i].Path
 	}
-	return tools.InvalidArguments(nil, problems)
+	return problems
 }
 
 // rawArguments are the call's arguments as sent, so that big integers keep their digits.

@@ -36,7 +36,7 @@ func (s *Server) runWorkflowHandler(env string, own mcp.Tool) server.ToolHandler
 		if !ok || !scope.allows(wf) {
 			return tools.Unknown("workflow", a.Workflow, tools.Closest(a.Workflow, scope.names(v)), true), nil
 		}
-		call, invalid := workflowArguments(a.Arguments, wf)
+		call, invalid := s.workflowArguments(ctx, env, a.Arguments, wf)
 		if invalid != nil {
 			return invalid, nil
 		}
@@ -49,15 +49,19 @@ func (s *Server) runWorkflowHandler(env string, own mcp.Tool) server.ToolHandler
 const argumentsPath = "/arguments"
 
 // workflowArguments splits gorunner_run_workflow's arguments for the workflow (the engine
-// checks them against its input schema): a key belongs beside the arguments, not inside.
-func workflowArguments(raw json.RawMessage, wf *tools.Tool) (*tools.Call, *mcp.CallToolResult) {
+// checks them against its input schema): a key belongs beside the arguments, not inside,
+// and is refused with the problems of the arguments themselves, so that the agent fixes
+// all at once.
+func (s *Server) workflowArguments(ctx context.Context, env string, raw json.RawMessage, wf *tools.Tool) (*tools.Call, *mcp.CallToolResult) {
 	call, problems := tools.ParseCall(raw)
 	if problems != nil {
 		return nil, argumentProblems(wf, argumentsPath, problems)
 	}
 	if call.HasKey {
-		return nil, tools.InvalidArguments(nil, []schemas.Problem{{Path: argumentsPath + "/" + tools.KeyArgument,
-			Message: "idempotencyKey goes beside arguments, not inside them: send {workflow, arguments, idempotencyKey}"}})
+		problems = placed(wf, argumentsPath, s.inputProblems(ctx, env, wf, call))
+		problems = append(problems, schemas.Problem{Path: argumentsPath + "/" + tools.KeyArgument,
+			Message: "idempotencyKey goes beside arguments, not inside them: send {workflow, arguments, idempotencyKey}"})
+		return nil, tools.InvalidArguments(nil, byPath(problems))
 	}
 	return call, nil
 }

@@ -173,8 +173,9 @@ func (s *Server) answerLegacy(ctx context.Context, p auth.Principal, c *taskCall
 
 // rpcErrorOf turns a failure into a JSON-RPC error: a task or run that is not there (or not
 // the caller's) is invalid params; a store that cannot serve (by the REST API's rule) is
-// an internal error that says so and to retry (storeUnavailable, its cause logged); any
-// other unexpected failure is logged and not described.
+// an internal error that says so and to retry (storeUnavailable, its cause logged); a
+// request the client cancelled is not logged, as errorResult does not; any other
+// unexpected failure is logged and not described.
 func (s *Server) rpcErrorOf(ctx context.Context, err error) *rpcError {
 	var re *rpcError
 	switch {
@@ -185,6 +186,9 @@ func (s *Server) rpcErrorOf(ctx context.Context, err error) *rpcError {
 	}
 	if pr, ok := problemOf(err); ok {
 		return &rpcError{Code: codeInvalidParams, Message: pr.Message, Data: pr}
+	}
+	if ctx.Err() != nil {
+		return &rpcError{Code: codeInternal, Message: ctx.Err().Error()}
 	}
 	if s.storeDown(ctx, "task request", err) {
 		return &rpcError{Code: codeInternal, Message: storeUnavailable.Message, Data: storeUnavailable}

@@ -28,12 +28,14 @@ const checkTimeout = 500 * time.Millisecond
 // ready, the store's readiness check (nil: none), fails within 500 ms, since while the
 // store cannot serve, an error that reached no mark (a driver's, a timeout's) is most
 // likely its doing. Any other network error (the client's own connection, an HTTP step's
-// call) is not the store's.
+// call) is not the store's, nor is the failure of a request its client cancelled: the
+// client is gone, so the store is not checked for it (a client must not make the server
+// ping its store by dropping requests).
 func Unavailable(ctx context.Context, err error, ready func(context.Context) error) bool {
 	if errors.Is(err, ErrUnreachable) {
 		return true
 	}
-	if ready == nil {
+	if ready == nil || errors.Is(ctx.Err(), context.Canceled) {
 		return false
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), checkTimeout)

@@ -59,6 +59,7 @@ var mistakes = []mistake{
 	{what: "run_workflow with arguments that are not an object", call: mcp.CallToolParams{Name: tools.RunWorkflow, Arguments: map[string]any{"workflow": "greet", "arguments": "Ada"}}},
 	{what: "run_workflow with invalid arguments", call: mcp.CallToolParams{Name: tools.RunWorkflow, Arguments: map[string]any{"workflow": "greet", "arguments": map[string]any{"name": ""}}}},
 	{what: "run_workflow with the key inside arguments", call: mcp.CallToolParams{Name: tools.RunWorkflow, Arguments: map[string]any{"workflow": "greet", "arguments": map[string]any{"name": "Ada", "idempotencyKey": "k"}}}},
+	{what: "run_workflow with the key inside invalid arguments", call: mcp.CallToolParams{Name: tools.RunWorkflow, Arguments: map[string]any{"workflow": "greet", "arguments": map[string]any{"name": "", "nmae": "Ada", "idempotencyKey": "k"}}}},
 }
 
 // unstable are the parts of an answer that differ between runs: run IDs.
