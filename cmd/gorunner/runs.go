@@ -64,7 +64,7 @@ func newRunsListCommand(o *clientOpts) *cobra.Command {
 				q.Set("status", status)
 			}
 			// the newest runs that match, through pages that end short (runner.Collect bounds them)
-			runs, _, err := runner.Collect(limit, "", func(n int, cursor string) ([]*wire.Run, string, error) {
+			runs, next, err := runner.Collect(limit, "", func(n int, cursor string) ([]*wire.Run, string, error) {
 				q.Set("limit", strconv.Itoa(n))
 				if cursor != "" {
 					q.Set("cursor", cursor)
@@ -75,6 +75,9 @@ func newRunsListCommand(o *clientOpts) *cobra.Command {
 			})
 			if err != nil {
 				return err
+			}
+			if next != "" && len(runs) < limit {
+				fmt.Fprintf(cmd.ErrOrStderr(), "looked through the newest %d runs; older ones may match too: narrow the list with --workflow or --status\n", runner.MaxListExamined)
 			}
 			if runs == nil {
 				runs = []*wire.Run{} // JSON: [], not null
