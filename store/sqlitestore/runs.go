@@ -173,8 +173,9 @@ func admitEnd(ctx context.Context, q querier, p runner.CreateRunParams) error {
 }
 
 // insertRun writes a new run's row, leased to p.Owner when set, and its step records, if
-// the catalog still stands at p.CatalogVersion (checkedVersion). A run admitted already ended is never saved again (it holds no lease, and SaveRun needs one):
-// its steps go in its own row, which spares a run_steps page and a statement per step.
+// the catalog still stands at p.CatalogVersion (checkedVersion). A run admitted already
+// ended is never saved again (it holds no lease, and SaveRun needs one): its steps go in
+// its own row, which spares a run_steps page and a statement per step.
 func insertRun(ctx context.Context, q querier, p runner.CreateRunParams, st storecodec.RunState) error {
 	r, claims := p.Run, 0
 	if p.Owner != "" {
