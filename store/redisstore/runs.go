@@ -302,7 +302,7 @@ func (s *Store) collectRuns(ctx context.Context, index, upper string, n, examine
 		for i, m := range members {
 			ids[i] = sortKeyID(m)
 		}
-		runs, err := s.runsByID(ctx, ids)
+		runs, err := s.sift(ctx, ids, keep)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -318,6 +318,45 @@ func (s *Store) collectRuns(ctx context.Context, index, upper string, n, examine
 		upper = "(" + last
 	}
 	return out, nil, nil
+}
+
+// listFields are the fields of a run hash that ListRuns's filter reads: decodeRun of them
+// alone is the run as far as that filter looks. A filter on another field adds it here.
+var listFields = []string{"id", "workflow_id", "status", "environment", "task", "started_by"}
+
+// sift reads the runs ids that keep accepts, in order: it checks each on listFields first,
+// in one round trip, and reads whole (runsByID) only those that pass, so that a walk does
+// not carry the steps, input and output of every run it passes over. keep is asked again
+// of the whole run, which may have changed since.
+func (s *Store) sift(ctx context.Context, ids []string, keep func(*runner.Run) bool) ([]*runner.Run, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	pipe := s.rdb.Pipeline()
+	cmds := make([]*redis.SliceCmd, len(ids))
+	for i, id := range ids {
+		cmds[i] = pipe.HMGet(ctx, s.k.run(id), listFields...)
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		return nil, err
+	}
+	var kept []string
+	for i, c := range cmds {
+		m := make(map[string]string, len(listFields))
+		for j, v := range c.Val() {
+			if v, ok := v.(string); ok {
+				m[listFields[j]] = v
+			}
+		}
+		r, err := decodeRun(m)
+		if err != nil {
+			return nil, err
+		}
+		if r != nil && keep(r) {
+			kept = append(kept, ids[i])
+		}
+	}
+	return s.runsByID(ctx, kept)
 }
 
 // tokenConflict turns a GR_TOKEN reply into a *runner.TokenConflictError for h.
