@@ -270,9 +270,10 @@ func (s *Store) ListRuns(ctx context.Context, p runner.ListRunsParams) ([]*runne
 		index = s.k.runsByStatus(string(p.Status))
 	}
 	limit := limits.Page(p.Limit)
+	readable := p.Readable.Admitter()
 	runs, stop, err := s.collectRuns(ctx, index, upper, limit+1, limits.Examined(p.Examine), func(r *runner.Run) bool {
 		return (p.Status == "" || r.Status == p.Status) && (p.Environment == "" || r.Environment == p.Environment) &&
-			(!p.Task || r.Task) && p.Readable.Admits(r)
+			(!p.Task || r.Task) && readable(r)
 	})
 	if err != nil {
 		return nil, "", fmt.Errorf("listing runs: %w", err)
