@@ -16,8 +16,9 @@ import (
 )
 
 // TestListReadsWholeOnlyKeptRuns: a list walks its index reading of each run only what its
-// filter looks at; it reads whole only the runs it keeps, so that a page passing over
-// thousands of runs does not carry their steps, inputs and outputs.
+// filter looks at; it reads whole only the runs it keeps (a page's worth and one more), so
+// that a page passing over thousands of runs does not carry their steps, inputs and
+// outputs.
 func TestListReadsWholeOnlyKeptRuns(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -41,22 +42,29 @@ func TestListReadsWholeOnlyKeptRuns(t *testing.T) {
 			mu.Unlock()
 		}
 	})
-	for _, p := range []runner.ListRunsParams{
-		{Environment: runner.EnvTest},
-		{Environment: runner.EnvTest, Status: runner.StatusPending, Readable: &runner.Readable{StartedBy: "alice"}},
-	} {
-		p.Limit = 5
+	tests := []struct {
+		name  string
+		p     runner.ListRunsParams
+		first string // the first run listed
+		runs  int    // runs listed
+		whole int    // runs read whole
+	}{
+		{"environment", runner.ListRunsParams{Environment: runner.EnvTest}, "kept", 1, 1},
+		{"readable and status", runner.ListRunsParams{Environment: runner.EnvTest, Status: runner.StatusPending, Readable: &runner.Readable{StartedBy: "alice"}}, "kept", 1, 1},
+		{"all: a page and the next run", runner.ListRunsParams{}, "other-119", 5, 6},
+	}
+	for _, tc := range tests {
+		tc.p.Limit = 5
 		mu.Lock()
 		whole = 0
 		mu.Unlock()
-		runs, next, err := s.ListRuns(ctx, p)
-		require.NoError(t, err)
-		require.Empty(t, next)
-		require.Len(t, runs, 1)
-		require.Equal(t, "kept", runs[0].ID)
-		require.JSONEq(t, `{"name":"w"}`, string(runs[0].Definition))
+		runs, _, err := s.ListRuns(ctx, tc.p)
+		require.NoError(t, err, tc.name)
+		require.Len(t, runs, tc.runs, tc.name)
+		require.Equal(t, tc.first, runs[0].ID, tc.name)
+		require.JSONEq(t, `{"name":"w"}`, string(runs[0].Definition), tc.name)
 		mu.Lock()
-		require.Equal(t, 1, whole, "only the run kept is read whole")
+		require.Equal(t, tc.whole, whole, "%s: only the runs kept are read whole", tc.name)
 		mu.Unlock()
 	}
 }
