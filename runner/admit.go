@@ -28,7 +28,8 @@ type CreateRunParams struct {
 	Key *idempotency.KeyWrite
 	// CatalogVersion, when not 0, is the catalog version the run's workflow was resolved
 	// at (Target.CatalogVersion): the store writes the run only if the catalog still stands
-	// there, checked first in the same write, else ErrStaleCatalog and nothing is written.
+	// there, checked in the same write, else ErrStaleCatalog and nothing is written; a store
+	// may check Key first, and then answer a live key's or a full scope's outcome instead.
 	// It saves the admission a read of the version before its write.
 	CatalogVersion int64
 }

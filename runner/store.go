@@ -245,8 +245,22 @@ type Readable struct {
 }
 
 // Admits reports whether r passes the filter.
-func (f *Readable) Admits(r *Run) bool {
-	return f == nil || (f.StartedBy != "" && r.StartedBy == f.StartedBy) || slices.Contains(f.WorkflowIDs, r.WorkflowID)
+func (f *Readable) Admits(r *Run) bool { return f.Admitter()(r) }
+
+// Admitter is Admits for a caller that checks many runs against one filter (a store's
+// walk of a list): it looks each run's workflow up in a set built once, however many
+// workflows a principal's tags grant.
+func (f *Readable) Admitter() func(*Run) bool {
+	if f == nil {
+		return func(*Run) bool { return true }
+	}
+	workflows := make(map[string]bool, len(f.WorkflowIDs))
+	for _, id := range f.WorkflowIDs {
+		workflows[id] = true
+	}
+	return func(r *Run) bool {
+		return (f.StartedBy != "" && r.StartedBy == f.StartedBy) || workflows[r.WorkflowID]
+	}
 }
 
 // SaveOptions rides along with SaveRun.

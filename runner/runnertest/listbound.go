@@ -123,6 +123,32 @@ func testListFilteredCursors(t *testing.T, s runner.Store) {
 	}
 }
 
+// testListManyReadableWorkflows: a principal may read the runs of any number of workflows
+// (as many as its tags grant): a list filtered by 40,000 of them keeps the runs of those
+// it names, and those the principal started, and no others.
+func testListManyReadableWorkflows(t *testing.T, s runner.Store) {
+	const n = 40_000
+	readable := &runner.Readable{StartedBy: "carol", WorkflowIDs: make([]string, n)}
+	for i := range n {
+		readable.WorkflowIDs[i] = fmt.Sprintf("wf-%05d", i)
+	}
+	var want []string
+	for i, wf := range []string{"wf-00000", "wf-other", "wf-39999", "wf-other", "wf-20000"} {
+		r := newRun(fmt.Sprintf("run-%d", i), time.Duration(i)*time.Second, -1)
+		r.WorkflowID = wf
+		if i == 3 {
+			r.StartedBy = "carol"
+		}
+		create(t, s, r)
+		if readable.Admits(r) {
+			want = append([]string{r.ID}, want...)
+		}
+	}
+	got, _ := listAll(t, s, runner.ListRunsParams{Readable: readable, Limit: 2})
+	require.Equal(t, []string{"run-4", "run-3", "run-2", "run-0"}, want)
+	require.Equal(t, want, got)
+}
+
 // listAll follows p's cursors to the last page and returns the IDs listed and the size of
 // each page; a page is at most p.Limit runs.
 func listAll(t *testing.T, s runner.Store, p runner.ListRunsParams) ([]string, []int) {

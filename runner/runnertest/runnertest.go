@@ -31,6 +31,7 @@ func Run(t *testing.T, newStore func(t *testing.T) runner.Store) {
 		{"ListFilteredPages", testListFilteredPages},
 		{"ListBoundedWalk", testListBoundedWalk},
 		{"ListFilteredCursors", testListFilteredCursors},
+		{"ListManyReadableWorkflows", testListManyReadableWorkflows},
 		{"ClaimDueOnly", testClaimDueOnly},
 		{"ClaimExpiredLease", testClaimExpiredLease},
 		{"ClaimRace", testClaimRace},

@@ -31,3 +31,28 @@ func (f roundTrips) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Pr
 		return next(ctx, cmds)
 	}
 }
+
+// OnCommands makes s call f with the name of every command it sends to Redis, alone or in
+// a pipeline.
+func OnCommands(s *Store, f func(name string)) { s.rdb.AddHook(commands(f)) }
+
+// commands is the client hook OnCommands adds.
+type commands func(name string)
+
+func (commands) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (f commands) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		f(cmd.Name())
+		return next(ctx, cmd)
+	}
+}
+
+func (f commands) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		for _, c := range cmds {
+			f(c.Name())
+		}
+		return next(ctx, cmds)
+	}
+}

@@ -270,9 +270,10 @@ func (s *Store) ListRuns(ctx context.Context, p runner.ListRunsParams) ([]*runne
 		index = s.k.runsByStatus(string(p.Status))
 	}
 	limit := limits.Page(p.Limit)
+	readable := p.Readable.Admitter()
 	runs, stop, err := s.collectRuns(ctx, index, upper, limit+1, limits.Examined(p.Examine), func(r *runner.Run) bool {
 		return (p.Status == "" || r.Status == p.Status) && (p.Environment == "" || r.Environment == p.Environment) &&
-			(!p.Task || r.Task) && p.Readable.Admits(r)
+			(!p.Task || r.Task) && readable(r)
 	})
 	if err != nil {
 		return nil, "", fmt.Errorf("listing runs: %w", err)
@@ -282,10 +283,12 @@ func (s *Store) ListRuns(ctx context.Context, p runner.ListRunsParams) ([]*runne
 
 // collectRuns walks index from upper down, examining at most examine of its entries, and
 // returns up to n runs that keep accepts; when the bound stops it first, also the sort key
-// of the last entry it examined.
+// of the last entry it examined. It reads n entries first, what a filter the index serves
+// whole needs, then twice as many each time up to maxWalkBatch, as entries it passes over
+// cost little (sift).
 func (s *Store) collectRuns(ctx context.Context, index, upper string, n, examine int, keep func(*runner.Run) bool) ([]*runner.Run, *storecodec.RunCursor, error) {
 	out := []*runner.Run{}
-	batch := max(n, 50)
+	batch := n
 	last := ""
 	for len(out) < n {
 		count := min(batch, examine)
@@ -297,27 +300,76 @@ func (s *Store) collectRuns(ctx context.Context, index, upper string, n, examine
 		if err != nil {
 			return nil, nil, err
 		}
-		examine -= len(members)
 		ids := make([]string, len(members))
 		for i, m := range members {
 			ids[i] = sortKeyID(m)
 		}
-		runs, err := s.runsByID(ctx, ids)
+		runs, through, err := s.sift(ctx, ids, n-len(out), keep)
 		if err != nil {
 			return nil, nil, err
 		}
+		examine -= through
 		for _, r := range runs {
-			if keep(r) && len(out) < n {
+			if keep(r) {
 				out = append(out, r)
 			}
 		}
-		if len(members) < count {
+		if through == len(members) && len(members) < count {
 			break
 		}
-		last = members[len(members)-1]
+		last = members[through-1]
 		upper = "(" + last
+		batch = min(2*batch, max(n, maxWalkBatch))
 	}
 	return out, nil, nil
+}
+
+// maxWalkBatch is the most index entries collectRuns reads at once (but a page's worth).
+const maxWalkBatch = 1000
+
+// listFields are the fields of a run hash that ListRuns's filter reads: decodeRun of them
+// alone is the run as far as that filter looks. A filter on another field adds it here.
+var listFields = []string{"id", "workflow_id", "status", "environment", "task", "started_by"}
+
+// sift reads the first want runs of ids that keep accepts, in order, and how many of ids
+// it looked through to find them (all of them when fewer pass). It checks each on
+// listFields first, in one round trip, and reads whole (runsByID) only those it keeps, so
+// that a walk does not carry the steps, input and output of every run it passes over.
+// keep is asked again of the whole run, which may have changed since.
+func (s *Store) sift(ctx context.Context, ids []string, want int, keep func(*runner.Run) bool) ([]*runner.Run, int, error) {
+	if len(ids) == 0 {
+		return nil, 0, nil
+	}
+	pipe := s.rdb.Pipeline()
+	cmds := make([]*redis.SliceCmd, len(ids))
+	for i, id := range ids {
+		cmds[i] = pipe.HMGet(ctx, s.k.run(id), listFields...)
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		return nil, 0, err
+	}
+	var kept []string
+	for i, c := range cmds {
+		m := make(map[string]string, len(listFields))
+		for j, v := range c.Val() {
+			if v, ok := v.(string); ok {
+				m[listFields[j]] = v
+			}
+		}
+		r, err := decodeRun(m)
+		if err != nil {
+			return nil, 0, err
+		}
+		if r == nil || !keep(r) {
+			continue
+		}
+		if kept = append(kept, ids[i]); len(kept) == want {
+			runs, err := s.runsByID(ctx, kept)
+			return runs, i + 1, err
+		}
+	}
+	runs, err := s.runsByID(ctx, kept)
+	return runs, len(ids), err
 }
 
 // tokenConflict turns a GR_TOKEN reply into a *runner.TokenConflictError for h.

@@ -173,8 +173,9 @@ func admitEnd(ctx context.Context, q querier, p runner.CreateRunParams) error {
 }
 
 // insertRun writes a new run's row, leased to p.Owner when set, and its step records, if
-// the catalog still stands at p.CatalogVersion (checkedVersion). A run admitted already ended is never saved again (it holds no lease, and SaveRun needs one):
-// its steps go in its own row, which spares a run_steps page and a statement per step.
+// the catalog still stands at p.CatalogVersion (checkedVersion). A run admitted already
+// ended is never saved again (it holds no lease, and SaveRun needs one): its steps go in
+// its own row, which spares a run_steps page and a statement per step.
 func insertRun(ctx context.Context, q querier, p runner.CreateRunParams, st storecodec.RunState) error {
 	r, claims := p.Run, 0
 	if p.Owner != "" {
@@ -381,7 +382,9 @@ func runFilterOf(p runner.ListRunsParams) runFilter {
 }
 
 // readableCond is the SQL condition of a runner.Readable: started by the principal, or of
-// one of the workflows.
+// one of the workflows. The workflows are one argument, a JSON array, however many a
+// token's tags grant: one variable each would fail the list past SQLite's bound on them
+// (32,766).
 func readableCond(f *runner.Readable) (string, []any) {
 	var conds []string
 	var args []any
@@ -389,10 +392,8 @@ func readableCond(f *runner.Readable) (string, []any) {
 		conds, args = append(conds, "started_by = ?"), append(args, f.StartedBy)
 	}
 	if len(f.WorkflowIDs) > 0 {
-		conds = append(conds, "workflow_id IN (?"+strings.Repeat(", ?", len(f.WorkflowIDs)-1)+")")
-		for _, id := range f.WorkflowIDs {
-			args = append(args, id)
-		}
+		ids, _ := json.Marshal(f.WorkflowIDs) // a []string always encodes
+		conds, args = append(conds, "workflow_id IN (SELECT value FROM json_each(?))"), append(args, string(ids))
 	}
 	if len(conds) == 0 {
 		return readsNothing, nil

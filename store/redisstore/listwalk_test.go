@@ -1,0 +1,70 @@
+package redisstore_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gorunner/gorunner/runner"
+	"github.com/gorunner/gorunner/runner/runnertest"
+	"github.com/gorunner/gorunner/store/redisstore"
+)
+
+// TestListReadsWholeOnlyKeptRuns: a list walks its index reading of each run only what its
+// filter looks at; it reads whole only the runs it keeps (a page's worth and one more), so
+// that a page passing over thousands of runs does not carry their steps, inputs and
+// outputs.
+func TestListReadsWholeOnlyKeptRuns(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := fresh(t)
+	at := time.Unix(1_700_000_000, 0).UTC()
+	run := func(id string, i int, env string) *runner.Run {
+		return &runner.Run{ID: id, WorkflowID: "wf", Workflow: "w", Environment: env, Status: runner.StatusPending,
+			Input: json.RawMessage(`{}`), Definition: json.RawMessage(`{"name":"w"}`), CreatedAt: at.Add(time.Duration(i) * time.Second),
+			StartedBy: "alice"}
+	}
+	require.NoError(t, runnertest.Create(ctx, s, run("kept", 0, runner.EnvTest), nil))
+	for i := range 120 {
+		require.NoError(t, runnertest.Create(ctx, s, run(fmt.Sprintf("other-%03d", i), i+1, runner.EnvProduction), nil))
+	}
+	var mu sync.Mutex
+	whole := 0
+	redisstore.OnCommands(s, func(name string) {
+		if name == "hgetall" {
+			mu.Lock()
+			whole++
+			mu.Unlock()
+		}
+	})
+	tests := []struct {
+		name  string
+		p     runner.ListRunsParams
+		first string // the first run listed
+		runs  int    // runs listed
+		whole int    // runs read whole
+	}{
+		{"environment", runner.ListRunsParams{Environment: runner.EnvTest}, "kept", 1, 1},
+		{"readable and status", runner.ListRunsParams{Environment: runner.EnvTest, Status: runner.StatusPending, Readable: &runner.Readable{StartedBy: "alice"}}, "kept", 1, 1},
+		{"all: a page and the next run", runner.ListRunsParams{}, "other-119", 5, 6},
+	}
+	for _, tc := range tests {
+		tc.p.Limit = 5
+		mu.Lock()
+		whole = 0
+		mu.Unlock()
+		runs, _, err := s.ListRuns(ctx, tc.p)
+		require.NoError(t, err, tc.name)
+		require.Len(t, runs, tc.runs, tc.name)
+		require.Equal(t, tc.first, runs[0].ID, tc.name)
+		require.JSONEq(t, `{"name":"w"}`, string(runs[0].Definition), tc.name)
+		mu.Lock()
+		require.Equal(t, tc.whole, whole, "%s: only the runs kept are read whole", tc.name)
+		mu.Unlock()
+	}
+}
