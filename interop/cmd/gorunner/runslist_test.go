@@ -9,6 +9,9 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/gorunner/gorunner/internal/limits"
+	"github.com/gorunner/gorunner/runner"
 )
 
 // TestRunsListFollowsShortPages: `gorunner runs list` gathers --limit runs through the
@@ -60,4 +63,29 @@ func TestRunsListFollowsShortPages(t *testing.T) {
 	}
 	require.Equal(t, []string{"run-a", "run-b", "run-c"}, got)
 	require.Equal(t, "/3/failed c1/3/failed c2/2/failed c3/2/failed", strings.Join(asked, " "), "each page asks for the runs still wanted")
+}
+
+// TestRunsListSaysWhenItStopsAtTheBound: a list whose pages keep coming back empty with a
+// nextCursor is read for a bounded number of pages (runner.Collect); `gorunner runs list`
+// then shows what it found and says on stderr that older runs may match.
+func TestRunsListSaysWhenItStopsAtTheBound(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	pages := 0
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		pages++
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{"data": []any{}, "nextCursor": "more"})
+	}))
+	t.Cleanup(api.Close)
+
+	out, stderr, code := cliEnv(t, &server{url: api.URL, dataDir: t.TempDir()}, []string{"GORUNNER_TOKEN=t"}, "runs", "list", "--status", "failed", "-o", "json")
+	require.Equal(t, 0, code, stderr)
+	require.JSONEq(t, `[]`, out)
+	require.Contains(t, stderr, "older ones may match too")
+	mu.Lock()
+	defer mu.Unlock()
+	require.Equal(t, runner.MaxListExamined/limits.MaxRunsExamined, pages)
 }
