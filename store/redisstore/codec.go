@@ -150,5 +150,6 @@ func runCursorOf(member string) (*storecodec.RunCursor, error) {
 
 // sortKeyID is the ID in a sortKey.
 func sortKeyID(member string) string {
-	return member[len(ts(time.Time{}))+1:]
+	_, id, _ := strings.Cut(member, ":") // "" for an entry not written by sortKey: nothing is read by it
+	return id
 }

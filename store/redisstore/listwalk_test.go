@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
 	"github.com/gorunner/gorunner/runner"
@@ -66,5 +67,36 @@ func TestListReadsWholeOnlyKeptRuns(t *testing.T) {
 		mu.Lock()
 		require.Equal(t, tc.whole, whole, "%s: only the runs kept are read whole", tc.name)
 		mu.Unlock()
+	}
+}
+
+// TestListPastMalformedIndexEntries: index entries no store wrote (a hand edit, a tool
+// writing to the prefix) are passed over, never a crash: the runs around them are listed.
+func TestListPastMalformedIndexEntries(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, rdb, prefix := freshRaw(t)
+	at := time.Unix(1_700_000_000, 0).UTC()
+	for i, id := range []string{"older", "newer"} {
+		require.NoError(t, runnertest.Create(ctx, s, &runner.Run{ID: id, WorkflowID: "wf", Workflow: "w", Environment: runner.EnvProduction,
+			Status: runner.StatusPending, Input: json.RawMessage(`{}`), CreatedAt: at.Add(time.Duration(i) * time.Hour)}, nil))
+	}
+	for _, member := range []string{"x", "", "00000000000000000001", "1700000001000000000:"} {
+		require.NoError(t, rdb.ZAdd(ctx, prefix+"runs:created", redis.Z{Member: member}).Err())
+	}
+	for _, limit := range []int{1, 2, 10} {
+		var ids []string
+		cursor := ""
+		for range 10 {
+			runs, next, err := s.ListRuns(ctx, runner.ListRunsParams{Limit: limit, Cursor: cursor})
+			require.NoError(t, err)
+			for _, r := range runs {
+				ids = append(ids, r.ID)
+			}
+			if cursor = next; cursor == "" {
+				break
+			}
+		}
+		require.Equal(t, []string{"newer", "older"}, ids, "limit %d", limit)
 	}
 }
