@@ -231,10 +231,10 @@ func (e *Engine) commit(ctx context.Context, a *Admission, key *idempotency.KeyW
 
 // commitOverflow runs a, when no worker slot is free, in memory all the same if none of its
 // steps has effects: such a run takes no slot's resources but the CPU of its admission,
-// which Config.AdmissionWork bounds. An engine not started leaves its admissions pending. ended reports
-// that the run ended there and its one write was made (or refused: res, err say); else
-// nothing of the pass is kept (its steps are a function of the input) and the caller writes
-// the run pending, as prepared, for a worker to run.
+// which Config.AdmissionWork bounds. An engine not started leaves its admissions pending.
+// ended reports that the run ended there and its one write was made (or refused: res, err
+// say); else nothing of the pass is kept (its steps are a function of the input) and the
+// caller writes the run pending, as prepared, for a worker to run.
 func (e *Engine) commitOverflow(ctx context.Context, a *Admission, key *idempotency.KeyWrite) (res idempotency.ClaimResult, ended bool, err error) {
 	if !e.working() || !a.c.effectFree(e.kinds) {
 		return res, false, nil

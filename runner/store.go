@@ -287,8 +287,9 @@ type Store interface {
 	// Any outcome but Claimed, or an error, means nothing was written. A Claimed write with
 	// p.Owner set hands out the run's lease. p.Run may be in any state its first steps leave
 	// it in (running, finished steps): a run already ended (terminal status, FinishedAt set,
-	// no Owner; else ErrEndedRun, see CreateRunParams.Check) is written as SaveRun writes an end, holding no token (its start token is only checked
-	// for a conflict), with its parent made due.
+	// no Owner; else ErrEndedRun, see CreateRunParams.Check) is written as SaveRun writes an
+	// end, holding no token (its start token is only checked for a conflict), with its
+	// parent made due.
 	CreateRun(ctx context.Context, p CreateRunParams) (CreateRunResult, error)
 	// GetRun returns a run with its steps.
 	GetRun(ctx context.Context, id string) (*Run, error)

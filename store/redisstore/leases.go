@@ -67,8 +67,8 @@ func (s *Store) RenewLeases(ctx context.Context, p runner.RenewLeasesParams) (lo
 
 // SaveRun writes the fields a worker changes (status, output, error, the step records
 // opts.Steps names, waitingOn, startedAt, finishedAt, wakeAt, and a cancel request) if lease
-// is a lease on r its owner still holds, and sets its claims count to 1 (its own) unless opts.AttemptStart. Identity
-// and admission fields never change. A wake-up asked from outside since the claim is kept:
+// is a lease on r its owner still holds, and sets its claims count to 1 (its own) unless
+// opts.AttemptStart. Identity and admission fields never change. A wake-up asked from outside since the claim is kept:
 // WakeAt becomes the earlier of the two. A terminal status releases the run's tokens and
 // queued payloads, drops the lease and wakes the parent, at r.FinishedAt (or the wall clock
 // when unset). Consuming a payload already consumed → runner.ErrNotFound, nothing written.
