@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"reflect"
 	"strconv"
 	"sync/atomic"
@@ -21,11 +20,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gorunner/gorunner/auth"
-	"github.com/gorunner/gorunner/catalog"
-	"github.com/gorunner/gorunner/events"
-	"github.com/gorunner/gorunner/idempotency"
+	"github.com/gorunner/gorunner/internal/stacktest"
 	"github.com/gorunner/gorunner/runner"
-	"github.com/gorunner/gorunner/store/sqlitestore"
 )
 
 // heldServer is a Server on a fresh SQLite store whose one tool, "held", starts a run that
@@ -41,25 +37,14 @@ func heldServer(t *testing.T) *Server {
 		}
 	}))
 	t.Cleanup(gate.Close)
-	st, err := sqlitestore.Open(ctx, filepath.Join(t.TempDir(), "gorunner.db"))
-	require.NoError(t, err)
-	t.Cleanup(func() { st.Close() })
-	cat, err := catalog.New(st, nil)
-	require.NoError(t, err)
-	wf, err := cat.Create(ctx, fmt.Appendf(nil, `{"name":"held","input":{"type":"object"},"steps":[{"id":"gate","http":{"url":%q}}]}`, gate.URL))
-	require.NoError(t, err)
-	_, _, err = cat.Publish(ctx, wf.ID)
-	require.NoError(t, err)
-	bus := events.New(nil, nil)
-	idem, err := idempotency.New(st, &idempotency.Config{Events: bus})
-	require.NoError(t, err)
 	allow, err := runner.NewEgressPolicy("127.0.0.1")
 	require.NoError(t, err)
-	engine, err := runner.New(st, cat, cat, &runner.Config{Egress: allow, Events: bus})
+	st := stacktest.New(t, stacktest.Config{Runner: runner.Config{Egress: allow}})
+	wf, err := st.Catalog.Create(ctx, fmt.Appendf(nil, `{"name":"held","input":{"type":"object"},"steps":[{"id":"gate","http":{"url":%q}}]}`, gate.URL))
 	require.NoError(t, err)
-	require.NoError(t, engine.Start(ctx))
-	t.Cleanup(func() { require.NoError(t, engine.Stop(context.Background())) })
-	s, err := New(Deps{Catalog: cat, Engine: engine, Idempotency: idem}, &Config{ToolTimeout: time.Minute})
+	_, _, err = st.Catalog.Publish(ctx, wf.ID)
+	require.NoError(t, err)
+	s, err := New(Deps{Catalog: st.Catalog, Engine: st.Engine, Idempotency: st.Idempotency}, &Config{ToolTimeout: time.Minute})
 	require.NoError(t, err)
 	require.NoError(t, s.Start(ctx))
 	t.Cleanup(func() { require.NoError(t, s.Stop(context.Background())) })
