@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -97,5 +98,40 @@ func BenchRuns(b *testing.B, e *runner.Engine, workflow string, submitters int) 
 	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "runs/s")
 	if cpu > 0 {
 		b.ReportMetric(float64((processCPU()-cpu).Microseconds())/float64(b.N), "cpu-µs/op")
+	}
+}
+
+// BenchListRuns measures one list page over 10,000 runs, 1 in 100 of them completed and the
+// rest failed, newest first: unfiltered (100 runs, the index alone answers), by status
+// failed (served by an index on both stores), and by status completed (SQLite walks all
+// runs for it; Redis has an index), and by environment, which no index serves: its pages
+// examine up to limits.MaxRunsExamined runs each.
+func BenchListRuns(b *testing.B, newStore func(b *testing.B) runner.Store) {
+	ctx := context.Background()
+	s := newStore(b)
+	for i := range 10_000 {
+		r := ended(newRun(fmt.Sprintf("run-%05d", i), time.Duration(i)*time.Second, -1), runner.StatusFailed, time.Duration(i+1)*time.Second)
+		if i%100 == 0 {
+			r.Status = runner.StatusCompleted
+		}
+		require.NoError(b, Create(ctx, s, r, nil))
+	}
+	for _, tc := range []struct {
+		name string
+		p    runner.ListRunsParams
+	}{
+		{"all", runner.ListRunsParams{}},
+		{"status=failed", runner.ListRunsParams{Status: runner.StatusFailed}},
+		{"status=completed", runner.ListRunsParams{Status: runner.StatusCompleted}},
+		{"environment=test", runner.ListRunsParams{Environment: runner.EnvTest}},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			tc.p.Limit = 100
+			for b.Loop() {
+				if _, _, err := s.ListRuns(ctx, tc.p); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/gorunner/gorunner/catalog"
 	"github.com/gorunner/gorunner/idempotency"
 	"github.com/gorunner/gorunner/runner"
+	"github.com/gorunner/gorunner/runner/runnertest"
 )
 
 // BenchmarkCreateEnded admits, serially, runs of three set steps written already ended: the
@@ -73,4 +74,9 @@ func BenchmarkClaimAtCap(b *testing.B) {
 		require.NoError(b, err)
 		require.Equal(b, idempotency.LimitReached, res.Outcome)
 	}
+}
+
+// BenchmarkListRuns: one page of runs, unfiltered and by filters an index serves or not.
+func BenchmarkListRuns(b *testing.B) {
+	runnertest.BenchListRuns(b, func(b *testing.B) runner.Store { return fresh(b) })
 }

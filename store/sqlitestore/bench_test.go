@@ -66,3 +66,8 @@ func BenchmarkClaimFresh(b *testing.B) {
 		require.Equal(b, idempotency.Claimed, res.Outcome)
 	}
 }
+
+// BenchmarkListRuns: one page of runs, unfiltered and by filters an index serves or not.
+func BenchmarkListRuns(b *testing.B) {
+	runnertest.BenchListRuns(b, func(b *testing.B) runner.Store { return fresh(b) })
+}
