@@ -59,9 +59,6 @@ func New(baseURL, token string, cfg *Config) (*Client, error) {
 	return c, nil
 }
 
-// BaseURL is the server's address, as messages should name it.
-func (c *Client) BaseURL() string { return c.base.String() }
-
 // Request is one API call.
 type Request struct {
 	Method string

@@ -59,15 +59,6 @@ func parseTS(s string) (time.Time, error) {
 	return time.Unix(0, n).UTC(), nil
 }
 
-// parseTSPtr decodes an optional time; zero is nil.
-func parseTSPtr(s string) (*time.Time, error) {
-	t, err := parseTS(s)
-	if err != nil || t.IsZero() {
-		return nil, err
-	}
-	return &t, nil
-}
-
 // fields is a Redis hash as read, with decoders that remember the first failure.
 type fields struct {
 	m   map[string]string
