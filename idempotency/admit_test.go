@@ -193,7 +193,9 @@ func TestAdmitWaitsForDo(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			h, a := newAdmitter(t, func(c *idempotency.Config) { c.InProgressWait = time.Minute })
+			a := &admitter{st: openStore(t)}
+			st := &seenGets{Store: a.st, seen: make(chan struct{})}
+			h := newHarness(t, st, func(c *idempotency.Config) { c.InProgressWait = time.Minute })
 			ctx := context.Background()
 			req := runRequest(tt.scope, "k")
 			req.Policy = tt.policy
@@ -215,6 +217,7 @@ func TestAdmitWaitsForDo(t *testing.T) {
 				require.True(t, resp.Replayed)
 				require.Equal(t, "first", resp.RunID)
 			})
+			<-st.seen // the retry has read the key in progress: only now may the first finish
 			close(release)
 			require.NoError(t, <-done)
 			wg.Wait()
@@ -225,6 +228,18 @@ func TestAdmitWaitsForDo(t *testing.T) {
 			require.Empty(t, runs, "nothing was written for a key in progress")
 		})
 	}
+}
+
+// seenGets is a store that closes seen once its first read of a key has answered.
+type seenGets struct {
+	idempotency.Store
+	seen chan struct{}
+	once sync.Once
+}
+
+func (s *seenGets) Get(ctx context.Context, scope, key string, now time.Time) (*idempotency.Record, error) {
+	defer s.once.Do(func() { close(s.seen) })
+	return s.Store.Get(ctx, scope, key, now)
 }
 
 // failingGets is a store whose reads fail, as when it cannot be reached.
