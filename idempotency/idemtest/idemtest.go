@@ -37,6 +37,7 @@ func Run(t *testing.T, newStore func(t *testing.T) idempotency.Store) {
 		{"Expiry", testExpiry},
 		{"Limit", testLimit},
 		{"LimitInProgress", testLimitInProgress},
+		{"UnderLimit", testUnderLimit},
 		{"EvictOldest", testEvictOldest},
 		{"ScopesIndependent", testScopesIndependent},
 		{"ClaimRace", testClaimRace},
@@ -186,6 +187,49 @@ func testLimit(t *testing.T, s idempotency.Store) {
 	res, err = s.Claim(ctx, limited("p:a", "k4", base.Add(time.Hour), 3, false))
 	require.NoError(t, err)
 	require.Equal(t, idempotency.Claimed, res.Outcome, "an expired key does not count")
+}
+
+// testUnderLimit: in a scope under its cap a live key is reported whatever the request, an
+// abandoned claim and an expired key are taken over, and the scope still counts the key
+// once.
+func testUnderLimit(t *testing.T, s idempotency.Store) {
+	ctx := context.Background()
+	take := func(key, fp string, now time.Time) idempotency.ClaimResult {
+		t.Helper()
+		p := limited("p:a", key, now, 10, false)
+		p.Fingerprint = fp
+		res, err := s.Claim(ctx, p)
+		require.NoError(t, err)
+		return res
+	}
+	require.Equal(t, idempotency.Claimed, take("k", "fp-1", base).Outcome)
+	res := take("k", "fp-2", base.Add(time.Second))
+	require.Equal(t, idempotency.Existing, res.Outcome, "the lock holds")
+	require.Equal(t, "fp-1", res.Record.Fingerprint, "and the claim is left as it was")
+	require.Equal(t, idempotency.StateInProgress, res.Record.State)
+
+	later := base.Add(lockTTL + time.Second)
+	require.Equal(t, idempotency.Claimed, take("k", "fp-2", later).Outcome, "an abandoned claim is taken over")
+	got := getRecord(t, s, "p:a", "k", later)
+	require.Equal(t, "fp-2", got.Fingerprint)
+	require.True(t, got.LockedUntil.After(later))
+
+	require.NoError(t, s.Complete(ctx, &idempotency.Record{Scope: "p:a", Key: "k", Fingerprint: "fp-2",
+		State: idempotency.StateDone, Status: http.StatusCreated, Body: []byte(`{"data":"k"}`), CreatedAt: later,
+		ExpiresAt: later.Add(time.Hour)}))
+	res = take("k", "fp-3", later.Add(time.Hour-time.Nanosecond))
+	require.Equal(t, idempotency.Existing, res.Outcome, "a kept answer stands until it expires")
+	require.Equal(t, []byte(`{"data":"k"}`), res.Record.Body)
+	expired := later.Add(time.Hour)
+	require.Equal(t, idempotency.Claimed, take("k", "fp-3", expired).Outcome, "an expired key is free")
+	require.Equal(t, "fp-3", getRecord(t, s, "p:a", "k", expired).Fingerprint)
+
+	res, err := s.Claim(ctx, limited("p:a", "other", expired, 2, false))
+	require.NoError(t, err)
+	require.Equal(t, idempotency.Claimed, res.Outcome, "the key taken over three times counts once")
+	res, err = s.Claim(ctx, limited("p:a", "third", expired, 2, false))
+	require.NoError(t, err)
+	require.Equal(t, idempotency.LimitReached, res.Outcome)
 }
 
 func testLimitInProgress(t *testing.T, s idempotency.Store) {

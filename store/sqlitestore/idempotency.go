@@ -63,11 +63,7 @@ func (s *Store) Claim(ctx context.Context, p idempotency.ClaimParams) (idempoten
 }
 
 func claimKey(ctx context.Context, q querier, p idempotency.ClaimParams) (idempotency.ClaimResult, error) {
-	res, err := checkKey(ctx, q, p)
-	if err != nil || res.Outcome != idempotency.Claimed {
-		return res, err
-	}
-	rec := &idempotency.Record{
+	return takeKey(ctx, q, p, &idempotency.Record{
 		Scope:       p.Scope,
 		Key:         p.Key,
 		Fingerprint: p.Fingerprint,
@@ -77,52 +73,69 @@ func claimKey(ctx context.Context, q querier, p idempotency.ClaimParams) (idempo
 		CreatedAt:   p.Now.UTC(),
 		LockedUntil: p.Now.Add(p.LockTTL).UTC(),
 		ExpiresAt:   p.Now.Add(inProgressExpiry).UTC(),
-	}
-	if err := putRecord(ctx, q, rec); err != nil {
-		return idempotency.ClaimResult{}, err
-	}
-	return idempotency.ClaimResult{Outcome: idempotency.Claimed, Record: rec}, nil
+	})
 }
 
 // admitKey takes a free key with its answer already kept (an admission's one write): the
 // key is never in progress.
 func admitKey(ctx context.Context, q querier, kw *idempotency.KeyWrite) (idempotency.ClaimResult, error) {
-	res, err := checkKey(ctx, q, kw.Claim)
-	if err != nil || res.Outcome != idempotency.Claimed {
-		return res, err
-	}
-	if err := putRecord(ctx, q, kw.Answer); err != nil {
-		return idempotency.ClaimResult{}, err
-	}
-	return idempotency.ClaimResult{Outcome: idempotency.Claimed, Record: kw.Answer}, nil
+	return takeKey(ctx, q, kw.Claim, kw.Answer)
 }
 
-// checkKey reports a live key (Existing) or a full scope (LimitReached); Claimed means the
-// key may be taken, room made for it. Every reader leaves expired keys out, so they are
-// purged only where they would count: at the cap (makeRoom), or on every claim in a scope
-// without one, which nothing else bounds. A key's own expired record is written over.
-func checkKey(ctx context.Context, q querier, p idempotency.ClaimParams) (idempotency.ClaimResult, error) {
-	now := nanos(p.Now)
-	if p.Limit <= 0 {
-		if _, err := q.ExecContext(ctx, purgeExpired, now, p.Scope); err != nil {
+// takeKey writes rec under p's key when the key is free: a live key is reported as
+// Existing, a full scope as LimitReached. Every reader leaves expired keys out, so they
+// are purged only where they would count: at the cap (makeRoom), or on every claim in a
+// scope without one, which nothing else bounds. In a scope under its cap (the common case)
+// the take is one conditional write, which takes a missing, expired or abandoned key and
+// leaves a live one be (then read to report it): two statements fewer than reading the key
+// first, on every fresh key's admission.
+func takeKey(ctx context.Context, q querier, p idempotency.ClaimParams, rec *idempotency.Record) (idempotency.ClaimResult, error) {
+	if p.Limit > 0 {
+		stored, _, err := scopeCounts(ctx, q, p.Scope)
+		if err != nil {
 			return idempotency.ClaimResult{}, err
 		}
+		if stored >= p.Limit {
+			return takeKeyAtCap(ctx, q, p, rec)
+		}
+	} else if _, err := q.ExecContext(ctx, purgeExpired, nanos(p.Now), p.Scope); err != nil {
+		return idempotency.ClaimResult{}, err
 	}
+	took, err := putFreeRecord(ctx, q, rec, p.Now)
+	switch {
+	case err != nil:
+		return idempotency.ClaimResult{}, err
+	case took:
+		return idempotency.ClaimResult{Outcome: idempotency.Claimed, Record: rec}, nil
+	}
+	cur, err := scanRecord(q.QueryRowContext(ctx, `SELECT `+keyCols+` FROM idempotency_keys WHERE scope = ? AND key = ?`,
+		p.Scope, p.Key))
+	if err != nil {
+		return idempotency.ClaimResult{}, err
+	}
+	return idempotency.ClaimResult{Outcome: idempotency.Existing, Record: cur}, nil
+}
+
+// takeKeyAtCap takes p's key in a scope storing its cap of keys or more: a live key is
+// reported first; else makeRoom enforces the cap (purging, refusing or evicting), and the
+// key's own expired or abandoned record is written over.
+func takeKeyAtCap(ctx context.Context, q querier, p idempotency.ClaimParams, rec *idempotency.Record) (idempotency.ClaimResult, error) {
 	cur, err := scanRecord(q.QueryRowContext(ctx, `SELECT `+keyCols+` FROM idempotency_keys
-		WHERE scope = ? AND key = ? AND expires_at > ?`, p.Scope, p.Key, now))
+		WHERE scope = ? AND key = ? AND expires_at > ?`, p.Scope, p.Key, nanos(p.Now)))
 	switch {
 	case err == nil && !cur.Abandoned(p.Now):
 		return idempotency.ClaimResult{Outcome: idempotency.Existing, Record: cur}, nil
 	case err != nil && !errors.Is(err, sql.ErrNoRows):
 		return idempotency.ClaimResult{}, err
 	}
-	if p.Limit > 0 {
-		oldest, full, err := makeRoom(ctx, q, p)
-		if err != nil || full {
-			return idempotency.ClaimResult{Outcome: idempotency.LimitReached, Oldest: oldest}, err
-		}
+	oldest, full, err := makeRoom(ctx, q, p)
+	if err != nil || full {
+		return idempotency.ClaimResult{Outcome: idempotency.LimitReached, Oldest: oldest}, err
 	}
-	return idempotency.ClaimResult{Outcome: idempotency.Claimed}, nil
+	if err := putRecord(ctx, q, rec); err != nil {
+		return idempotency.ClaimResult{}, err
+	}
+	return idempotency.ClaimResult{Outcome: idempotency.Claimed, Record: rec}, nil
 }
 
 // makeRoom enforces p.Limit for one new key. A scope storing fewer keys than the limit has
@@ -204,23 +217,51 @@ func (s *Store) Complete(ctx context.Context, r *idempotency.Record) error {
 // putRecord writes a key's record whole, over whatever the key held (a claim marked
 // abandoned is one no more).
 func putRecord(ctx context.Context, q querier, r *idempotency.Record) error {
-	var header []byte
-	if r.Header != nil {
-		var err error
-		if header, err = json.Marshal(r.Header); err != nil {
-			return fmt.Errorf("encoding header: %w", err)
-		}
+	args, err := recordArgs(r)
+	if err != nil {
+		return err
 	}
-	_, err := q.ExecContext(ctx, `INSERT INTO idempotency_keys (`+keyCols+`)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	_, err = q.ExecContext(ctx, upsertKey, args...)
+	return err
+}
+
+// putFreeRecord writes a key's record unless the key is live at now (see liveKey), and
+// reports whether it did.
+func putFreeRecord(ctx context.Context, q querier, r *idempotency.Record, now time.Time) (bool, error) {
+	args, err := recordArgs(r)
+	if err != nil {
+		return false, err
+	}
+	var one int
+	err = q.QueryRowContext(ctx, upsertKey+` WHERE NOT (idempotency_keys.expires_at > ?14
+			AND (idempotency_keys.state != 'in_progress' OR idempotency_keys.locked_until > ?14))
+		RETURNING 1`, append(args, nanos(now))...).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// upsertKey writes a key's record whole (?1 to ?13, keyCols), over what the key held.
+const upsertKey = `INSERT INTO idempotency_keys (` + keyCols + `)
+		VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
 		ON CONFLICT (scope, key) DO UPDATE SET fingerprint = excluded.fingerprint, method = excluded.method,
 			path = excluded.path, run_id = excluded.run_id,
 			state = excluded.state, status = excluded.status, header = excluded.header,
 			body = excluded.body, created_at = excluded.created_at,
-			locked_until = excluded.locked_until, expires_at = excluded.expires_at, abandoned = 0`,
-		r.Scope, r.Key, r.Fingerprint, r.Method, r.Path, r.RunID, r.State, r.Status, header, r.Body,
-		nanos(r.CreatedAt), nanos(r.LockedUntil), nanos(r.ExpiresAt))
-	return err
+			locked_until = excluded.locked_until, expires_at = excluded.expires_at, abandoned = 0`
+
+// recordArgs are upsertKey's arguments for r.
+func recordArgs(r *idempotency.Record) ([]any, error) {
+	var header []byte
+	if r.Header != nil {
+		var err error
+		if header, err = json.Marshal(r.Header); err != nil {
+			return nil, fmt.Errorf("encoding header: %w", err)
+		}
+	}
+	return []any{r.Scope, r.Key, r.Fingerprint, r.Method, r.Path, r.RunID, r.State, r.Status, header, r.Body,
+		nanos(r.CreatedAt), nanos(r.LockedUntil), nanos(r.ExpiresAt)}, nil
 }
 
 // Release frees an in-progress key. A key already completed, or gone, is left as it is.
