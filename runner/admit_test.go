@@ -106,7 +106,7 @@ func TestEffectFreeRunEndsInItsAdmissionWithoutASlot(t *testing.T) {
 		}
 	})
 	counter := &claimCounter{Store: h.store}
-	e := h.engine(runner.Config{Concurrency: 1, Kinds: map[string]runner.StepHandler{"gate": gate}}, counter)
+	e := h.engine(runner.Config{Concurrency: 1, Kinds: map[string]runner.StepHandler{"gate": gate}, AdmissionWork: noAdmissionBound}, counter)
 	var opened sync.Once
 	t.Cleanup(func() { opened.Do(func() { close(open) }) }) // before the engine stops
 	gated := h.define("name: gated\ninput: {type: object}\nsteps:\n  - {id: a, gate: {}}\n")

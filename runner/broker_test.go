@@ -212,7 +212,7 @@ func TestWaitOnAnEndedRunReadsNothing(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
 	store := &countedReads{Store: h.store}
-	e := h.engine(runner.Config{}, store)
+	e := h.engine(runner.Config{AdmissionWork: noAdmissionBound}, store)
 	name := h.define("name: quick\ninput: {type: object}\nsteps:\n  - {id: a, set: 1}\n")
 	res, err := e.Submit(context.Background(), runner.SubmitParams{Workflow: name, Input: json.RawMessage(`{}`)})
 	require.NoError(t, err)

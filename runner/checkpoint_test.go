@@ -18,8 +18,9 @@ import (
 	"github.com/gorunner/gorunner/runner"
 )
 
-// noAdmissionBound keeps Config.AdmissionWork out of the tests that count commits: under
-// -race on a busy machine 10 ms of steps is not a fixed number of them.
+// noAdmissionBound keeps Config.AdmissionWork out of the tests that count commits or expect
+// a run to end in its admission: under -race on a busy machine 10 ms of steps is not a
+// fixed number of them.
 const noAdmissionBound = time.Hour
 
 // commitLog wraps the real store and writes down, for every CreateRun and SaveRun, the

@@ -46,7 +46,7 @@ func TestEndedRunIsKeptUnchanged(t *testing.T) {
 			return nil, ctx.Err()
 		}
 	})
-	e := h.engine(runner.Config{Kinds: map[string]runner.StepHandler{"gate": gate}}, unendedReads{h.store})
+	e := h.engine(runner.Config{Kinds: map[string]runner.StepHandler{"gate": gate}, AdmissionWork: noAdmissionBound}, unendedReads{h.store})
 	onWorker := h.define(`
 name: gated
 input: {type: object}

@@ -192,7 +192,11 @@ func (f *fixture) serve(st sharedStore, cfg *mcpserver.Config) {
 	require.NoError(t, err)
 	allow, err := runner.NewEgressPolicy("127.0.0.1")
 	require.NoError(t, err)
-	f.engine, err = runner.New(engineStore, f.catalog, f.catalog, &runner.Config{PollInterval: 20 * time.Millisecond, Egress: allow, Events: bus})
+	// Tests here count the reads and writes of runs that end in their admission; under -race
+	// on a busy machine a run's steps may outlast the default admission bound (10 ms), which
+	// runner's own tests cover (TestAdmissionWorkIsBounded).
+	f.engine, err = runner.New(engineStore, f.catalog, f.catalog, &runner.Config{PollInterval: 20 * time.Millisecond, Egress: allow,
+		Events: bus, AdmissionWork: time.Hour})
 	require.NoError(t, err)
 	require.NoError(t, f.engine.Start(ctx))
 	t.Cleanup(func() { _ = f.engine.Stop(context.Background()) })
