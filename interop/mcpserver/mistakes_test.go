@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -73,7 +74,9 @@ func TestScriptedAgentMistakes(t *testing.T) {
 	require.GreaterOrEqual(t, len(mistakes), 20)
 	var golden bytes.Buffer
 	for i, m := range mistakes {
-		args := m.call.Arguments.(map[string]any)
+		// A copy: mistakes is shared by every run of the test (-count).
+		args := maps.Clone(m.call.Arguments.(map[string]any))
+		m.call.Arguments = args
 		if m.before != nil {
 			res, first := call(t, s, m.before.Name, m.before.Arguments.(map[string]any))
 			require.False(t, res.IsError, "%s: %s", m.what, text(res))
