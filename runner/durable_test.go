@@ -163,15 +163,16 @@ steps:
 	require.ErrorIs(t, err, runner.ErrFinished)
 }
 
+// echoX is a workflow named name whose one step outputs its input's x.
+func echoX(name, input string) string {
+	return "name: " + name + "\ninput: " + input + "\nsteps: [{id: a, set: \"${{ input.x }}\"}]\n"
+}
+
 func TestRerun(t *testing.T) {
 	ctx := context.Background()
 	h := newHarness(t)
 	e := h.engine(runner.Config{})
-	name := h.define(`
-name: again
-input: {type: object}
-steps: [{id: a, set: "${{ input.x }}"}]
-`)
+	name := h.define(echoX("again", "{type: object}"))
 	first := h.run(e, name, `{"x": 1}`, runner.StatusCompleted)
 	second, err := e.Rerun(ctx, first.ID, "")
 	require.NoError(t, err)
@@ -194,22 +195,13 @@ func TestRerunManyAllOrNothing(t *testing.T) {
 	ctx := context.Background()
 	h := newHarness(t)
 	e := h.engine(runner.Config{})
-	name := h.define(`
-name: strict
-input: {type: object}
-steps: [{id: a, set: "${{ input.x }}"}]
-`)
+	name := h.define(echoX("strict", "{type: object}"))
 	good := h.run(e, name, `{"x": 1}`, runner.StatusCompleted)
 	stale := h.run(e, name, `{"x": "one"}`, runner.StatusCompleted)
-	h.define(`
-name: strict
-input: {type: object, properties: {x: {type: integer}}}
-steps: [{id: a, set: "${{ input.x }}"}]
-`)
+	h.define(echoX("strict", "{type: object, properties: {x: {type: integer}}}"))
 	count := func() int {
-		runs, _, err := e.List(ctx, runner.ListRunsParams{Limit: 100})
-		require.NoError(t, err)
-		return len(runs)
+		total, _ := countRuns(t, h.store)
+		return total
 	}
 	before := count()
 	for _, ids := range [][]string{{good.ID, stale.ID}, {stale.ID, good.ID}, {good.ID, "0190a000-0000-7000-8000-000000000000"}} {
@@ -366,7 +358,7 @@ steps:
 			} else {
 				_, err := e.Resume(ctx, runner.EnvProduction, "gone:1", json.RawMessage(`{}`))
 				require.NoError(t, err)
-				got := awaitEnd(t, e, r.ID, runner.StatusFailed)
+				got := h.await(e, r.ID, runner.StatusFailed)
 				require.Equal(t, runner.CodeDefinition, got.Error.Code)
 				require.Equal(t, "wait", got.Error.Step)
 				require.Contains(t, got.Error.Message, `its definition (version 1 of workflow "gone") is no longer in the store`)
@@ -387,11 +379,7 @@ func TestRerunManyFollowsShortPages(t *testing.T) {
 	h := newHarness(t)
 	store := &runnertest.Examining{Store: h.store, N: 2}
 	e := h.engine(runner.Config{}, store)
-	name := h.define(`
-name: sift
-input: {type: object}
-steps: [{id: a, set: "${{ input.x }}"}]
-`)
+	name := h.define(echoX("sift", "{type: object}"))
 	done := h.run(e, name, `{"x": 1}`, runner.StatusCompleted)
 	pages := runner.MaxListExamined / limits.MaxRunsExamined
 	for i := range 2 * (pages - 1) {
