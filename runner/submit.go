@@ -282,10 +282,11 @@ type RerunManyParams struct {
 // RerunMany reruns up to MaxBulkRerun runs and returns the new runs in order. Every rerun
 // is prepared before any is written: a run that cannot be rerun (gone, its workflow
 // deleted or unpublished, its input not valid for the current version) refuses the whole
-// request and starts nothing, so that a retry starts no run twice. Only a store failing
-// between two writes leaves some started. The admissions are prepared again to be
-// written, one at a time, so that memory holds one input at a time, not up to
-// MaxBulkRerun of them.
+// request and starts nothing, so that a retry starts no run twice. Only what changes
+// between two writes leaves some started: the store failing, or the workflow published,
+// unpublished, deleted or given a new input schema meanwhile. The admissions are
+// prepared again to be written, one at a time, so that memory holds one input at a time,
+// not up to MaxBulkRerun of them.
 func (e *Engine) RerunMany(ctx context.Context, p RerunManyParams) ([]*Run, error) {
 	ids, err := e.selectReruns(ctx, p)
 	if err != nil {

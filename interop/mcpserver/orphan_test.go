@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
-	"sync"
 	"testing"
 	"time"
 
@@ -59,24 +57,16 @@ func TestRunWithoutItsVersion(t *testing.T) {
 	}
 
 	// A worker holding a run when its version goes has the definition and finishes it.
-	entered, release := make(chan struct{}, 1), make(chan struct{})
-	hold := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		entered <- struct{}{}
-		<-release
-		_, _ = w.Write([]byte(`{}`))
-	}))
-	t.Cleanup(hold.Close)
-	letGo := sync.OnceFunc(func() { close(release) })
-	t.Cleanup(letGo)
-	publish(t, f.catalog, fmt.Sprintf(holdDef, hold.URL))
+	hold := newGate(t)
+	publish(t, f.catalog, fmt.Sprintf(holdDef, hold.srv.URL))
 	held := start("hold")
 	select {
-	case <-entered:
+	case <-hold.entered:
 	case <-time.After(10 * time.Second):
 		t.Fatal("the run's http step did not start")
 	}
 	dropVersion("hold", 1)
-	letGo()
+	hold.open()
 	settled(f, held, "completed")
 
 	// Runs of version 1 wait on their hooks; version 2 is published, version 1's record

@@ -40,15 +40,15 @@ const (
 // with a fixed -benchtime such as 1000x.
 func BenchmarkMCPRatio(b *testing.B) {
 	echo, gorunner := baselineSide(b), gorunnerSide(b)
+	plain := func() map[string]any { return map[string]any{"n": 1} }
 	for _, sd := range []side{echo, gorunner} {
 		for _, s := range []*mcp.ClientSession{sd.http, sd.stdio} {
-			if _, err := timedCalls(s, sd.tool, func() map[string]any { return map[string]any{"n": 1} }, 1, ratioWarmCalls); err != nil {
+			if _, err := timedCalls(s, sd.tool, plain, 1, ratioWarmCalls); err != nil {
 				b.Fatal(err)
 			}
 		}
 	}
 	var keys atomic.Int64
-	plain := func() map[string]any { return map[string]any{"n": 1} }
 	fresh := func() map[string]any {
 		return map[string]any{"n": 1, "idempotencyKey": fmt.Sprintf("ratio-%d", keys.Add(1))}
 	}
