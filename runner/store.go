@@ -244,12 +244,9 @@ type Readable struct {
 	WorkflowIDs []string
 }
 
-// Admits reports whether r passes the filter.
-func (f *Readable) Admits(r *Run) bool { return f.Admitter()(r) }
-
-// Admitter is Admits for a caller that checks many runs against one filter (a store's
-// walk of a list): it looks each run's workflow up in a set built once, however many
-// workflows a principal's tags grant.
+// Admitter reports whether a run passes the filter, for a caller that checks many runs
+// against one filter (a store's walk of a list): it looks each run's workflow up in a set
+// built once, however many workflows a principal's tags grant.
 func (f *Readable) Admitter() func(*Run) bool {
 	if f == nil {
 		return func(*Run) bool { return true }

@@ -73,6 +73,7 @@ func testListFilteredCursors(t *testing.T, s runner.Store) {
 	}
 	create(t, s, all...)
 	alice := &runner.Readable{StartedBy: "alice"}
+	alices := alice.Admitter()
 	tests := []struct {
 		name string
 		p    runner.ListRunsParams
@@ -86,12 +87,12 @@ func testListFilteredCursors(t *testing.T, s runner.Store) {
 		}},
 		{"environment", runner.ListRunsParams{Environment: runner.EnvTest}, func(r *runner.Run) bool { return r.Environment == runner.EnvTest }},
 		{"tasks", runner.ListRunsParams{Task: true}, func(r *runner.Run) bool { return r.Task }},
-		{"own", runner.ListRunsParams{Readable: alice}, alice.Admits},
+		{"own", runner.ListRunsParams{Readable: alice}, alices},
 		{"own tasks in test", runner.ListRunsParams{Readable: alice, Task: true, Environment: runner.EnvTest}, func(r *runner.Run) bool {
-			return alice.Admits(r) && r.Task && r.Environment == runner.EnvTest
+			return alices(r) && r.Task && r.Environment == runner.EnvTest
 		}},
 		{"own failed", runner.ListRunsParams{Readable: alice, Status: runner.StatusFailed}, func(r *runner.Run) bool {
-			return alice.Admits(r) && r.Status == runner.StatusFailed
+			return alices(r) && r.Status == runner.StatusFailed
 		}},
 		{"own or a workflow's, waiting", runner.ListRunsParams{Readable: &runner.Readable{StartedBy: "bob", WorkflowIDs: []string{"wf-c"}}, Status: runner.StatusWaiting}, func(r *runner.Run) bool {
 			return (r.StartedBy == "bob" || r.WorkflowID == "wf-c") && r.Status == runner.StatusWaiting
@@ -140,7 +141,7 @@ func testListManyReadableWorkflows(t *testing.T, s runner.Store) {
 			r.StartedBy = "carol"
 		}
 		create(t, s, r)
-		if readable.Admits(r) {
+		if readable.Admitter()(r) {
 			want = append([]string{r.ID}, want...)
 		}
 	}
