@@ -353,22 +353,16 @@ func (s *Store) sift(ctx context.Context, ids []string, want int, keep func(*run
 	if len(ids) == 0 {
 		return nil, 0, nil
 	}
-	pipe := s.rdb.Pipeline()
-	cmds := make([]*redis.SliceCmd, len(ids))
+	keys := make([]string, len(ids))
 	for i, id := range ids {
-		cmds[i] = pipe.HMGet(ctx, s.k.run(id), listFields...)
+		keys[i] = s.k.run(id)
 	}
-	if _, err := pipe.Exec(ctx); err != nil {
+	hs, err := s.heads(ctx, keys, listFields)
+	if err != nil {
 		return nil, 0, err
 	}
 	var kept []string
-	for i, c := range cmds {
-		m := make(map[string]string, len(listFields))
-		for j, v := range c.Val() {
-			if v, ok := v.(string); ok {
-				m[listFields[j]] = v
-			}
-		}
+	for i, m := range hs {
 		r, err := decodeRun(m)
 		if err != nil {
 			return nil, 0, err
