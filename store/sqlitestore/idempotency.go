@@ -96,12 +96,12 @@ func admitKey(ctx context.Context, q querier, kw *idempotency.KeyWrite) (idempot
 // first, on every fresh key's admission.
 func takeKey(ctx context.Context, q querier, p idempotency.ClaimParams, rec *idempotency.Record) (idempotency.ClaimResult, error) {
 	if p.Limit > 0 {
-		stored, _, err := scopeCounts(ctx, q, p.Scope)
+		stored, abandoned, err := scopeCounts(ctx, q, p.Scope)
 		if err != nil {
 			return idempotency.ClaimResult{}, err
 		}
 		if stored >= p.Limit {
-			return takeKeyAtCap(ctx, q, p, rec)
+			return takeKeyAtCap(ctx, q, p, rec, stored, abandoned)
 		}
 	} else if _, err := q.ExecContext(ctx, purgeExpired, nanos(p.Now), p.Scope); err != nil {
 		return idempotency.ClaimResult{}, err
@@ -121,10 +121,11 @@ func takeKey(ctx context.Context, q querier, p idempotency.ClaimParams, rec *ide
 	return idempotency.ClaimResult{Outcome: idempotency.Existing, Record: cur}, nil
 }
 
-// takeKeyAtCap takes p's key in a scope storing its cap of keys or more: a live key is
-// reported first; else makeRoom enforces the cap (purging, refusing or evicting), and the
-// key's own expired or abandoned record is written over.
-func takeKeyAtCap(ctx context.Context, q querier, p idempotency.ClaimParams, rec *idempotency.Record) (idempotency.ClaimResult, error) {
+// takeKeyAtCap takes p's key in a scope storing its cap of keys or more (stored, abandoned
+// are its scopeCounts): a live key is reported first; else makeRoom enforces the cap
+// (purging, refusing or evicting), and the key's own expired or abandoned record is written
+// over.
+func takeKeyAtCap(ctx context.Context, q querier, p idempotency.ClaimParams, rec *idempotency.Record, stored, abandoned int) (idempotency.ClaimResult, error) {
 	cur, err := scanRecord(q.QueryRowContext(ctx, `SELECT `+keyCols+` FROM idempotency_keys
 		WHERE scope = ? AND key = ? AND expires_at > ?`, p.Scope, p.Key, nanos(p.Now)))
 	switch {
@@ -133,7 +134,7 @@ func takeKeyAtCap(ctx context.Context, q querier, p idempotency.ClaimParams, rec
 	case err != nil && !errors.Is(err, sql.ErrNoRows):
 		return idempotency.ClaimResult{}, err
 	}
-	oldest, full, err := makeRoom(ctx, q, p)
+	oldest, full, err := makeRoom(ctx, q, p, stored, abandoned)
 	if err != nil || full {
 		return idempotency.ClaimResult{Outcome: idempotency.LimitReached, Oldest: oldest}, err
 	}
@@ -149,11 +150,11 @@ func takeKeyAtCap(ctx context.Context, q querier, p idempotency.ClaimParams, rec
 // lock ended since the last check are marked abandoned first, each once, so no call reads
 // the scope's keys or its abandoned claims, not even one refused at the cap. With
 // EvictOldest the live keys that expire first are deleted until there is room; otherwise
-// it reports full and when the oldest live key expires.
-func makeRoom(ctx context.Context, q querier, p idempotency.ClaimParams) (oldest time.Time, full bool, err error) {
-	stored, abandoned, err := scopeCounts(ctx, q, p.Scope)
-	if err != nil || stored < p.Limit {
-		return time.Time{}, false, err
+// it reports full and when the oldest live key expires. stored and abandoned are the
+// scope's scopeCounts, read by the caller in the same transaction.
+func makeRoom(ctx context.Context, q querier, p idempotency.ClaimParams, stored, abandoned int) (oldest time.Time, full bool, err error) {
+	if stored < p.Limit {
+		return time.Time{}, false, nil
 	}
 	now := nanos(p.Now)
 	purged, err := affected(q.ExecContext(ctx, purgeExpired, now, p.Scope))
