@@ -13,7 +13,7 @@ import (
 
 // TestCollect: Collect follows cursors through short and empty pages until it has n items
 // or the list ends, asks each page for the items still wanted, and reads no more than
-// MaxListExamined/limits.MaxRunsExamined pages.
+// MaxListExamined/limits.MaxRunsExamined pages; asked for none (n <= 0), it reads none.
 func TestCollect(t *testing.T) {
 	t.Parallel()
 	maxPages := runner.MaxListExamined / limits.MaxRunsExamined
@@ -31,6 +31,8 @@ func TestCollect(t *testing.T) {
 		{"to the end", [][]string{{}, {"a"}, {}}, 3, []string{"a"}, 3, false},
 		{"bounded", append(empties(maxPages), []string{"a"}), 3, nil, maxPages, true},
 		{"just within", append(empties(maxPages-1), []string{"a"}), 3, []string{"a"}, maxPages, false},
+		{"none wanted", [][]string{{"a"}}, 0, nil, 0, false},
+		{"fewer than none wanted", [][]string{{"a"}}, -1, nil, 0, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -52,6 +52,9 @@ func newRunsListCommand(o *clientOpts) *cobra.Command {
 		Example: "  gorunner runs list\n  gorunner runs list --workflow hello --status failed --limit 100 -o json",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkAtLeastOne("limit", limit); err != nil {
+				return err
+			}
 			c, p, err := o.clientAndPrinter(cmd)
 			if err != nil {
 				return err

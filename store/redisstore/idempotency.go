@@ -274,26 +274,9 @@ var listedFields = []string{"key", "fingerprint", "method", "path", "run_id", "s
 // keyHeads reads the listedFields of the records of scope's keys, in one round trip; a
 // missing record reads as an empty map.
 func (s *Store) keyHeads(ctx context.Context, scope string, keys []string) ([]map[string]string, error) {
-	if len(keys) == 0 {
-		return nil, nil
-	}
-	pipe := s.rdb.Pipeline()
-	cmds := make([]*redis.SliceCmd, len(keys))
+	names := make([]string, len(keys))
 	for i, key := range keys {
-		cmds[i] = pipe.HMGet(ctx, s.k.idemRecord(scope, key), listedFields...)
+		names[i] = s.k.idemRecord(scope, key)
 	}
-	if _, err := pipe.Exec(ctx); err != nil {
-		return nil, err
-	}
-	out := make([]map[string]string, len(cmds))
-	for i, c := range cmds {
-		m := make(map[string]string, len(listedFields))
-		for j, v := range c.Val() {
-			if v, ok := v.(string); ok {
-				m[listedFields[j]] = v
-			}
-		}
-		out[i] = m
-	}
-	return out, nil
+	return s.heads(ctx, names, listedFields)
 }

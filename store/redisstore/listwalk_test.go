@@ -100,3 +100,56 @@ func TestListPastMalformedIndexEntries(t *testing.T) {
 		require.Equal(t, []string{"newer", "older"}, ids, "limit %d", limit)
 	}
 }
+
+// TestListServedByIndexTwoRoundTrips: a page whose filter the index serves whole (none,
+// workflow only, status only) reads the index and then the runs it lists, whole: two round
+// trips, with no sift of their filter fields between.
+func TestListServedByIndexTwoRoundTrips(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := fresh(t)
+	at := time.Unix(1_700_000_000, 0).UTC()
+	for i := range 12 {
+		require.NoError(t, runnertest.Create(ctx, s, &runner.Run{ID: fmt.Sprintf("run-%02d", i), WorkflowID: "wf", Workflow: "w",
+			Environment: runner.EnvProduction, Status: runner.StatusPending, Input: json.RawMessage(`{}`),
+			Definition: json.RawMessage(`{"name":"w"}`), CreatedAt: at.Add(time.Duration(i) * time.Second)}, nil))
+	}
+	var mu sync.Mutex
+	trips := 0
+	redisstore.OnRoundTrips(s, func() {
+		mu.Lock()
+		trips++
+		mu.Unlock()
+	})
+	tests := []struct {
+		name  string
+		p     runner.ListRunsParams
+		first string // the first run listed
+		runs  int    // runs listed
+	}{
+		{"unfiltered", runner.ListRunsParams{Limit: 5}, "run-11", 5},
+		{"workflow", runner.ListRunsParams{Limit: 5, WorkflowID: "wf"}, "run-11", 5},
+		{"status", runner.ListRunsParams{Limit: 5, Status: runner.StatusPending}, "run-11", 5},
+		{"short page", runner.ListRunsParams{Limit: 50}, "run-11", 12},
+		{"no match", runner.ListRunsParams{Limit: 5, WorkflowID: "other"}, "", 0},
+	}
+	for _, tc := range tests {
+		_, _, err := s.ListRuns(ctx, tc.p) // dials the connections a page uses, whose handshake is no trip of a page
+		require.NoError(t, err, tc.name)
+		mu.Lock()
+		trips = 0
+		mu.Unlock()
+		runs, _, err := s.ListRuns(ctx, tc.p)
+		require.NoError(t, err, tc.name)
+		require.Len(t, runs, tc.runs, tc.name)
+		want := 2
+		if tc.runs == 0 {
+			want = 1 // the index names no run: nothing to read
+		} else {
+			require.Equal(t, tc.first, runs[0].ID, tc.name)
+		}
+		mu.Lock()
+		require.Equal(t, want, trips, "%s: the index, then the runs", tc.name)
+		mu.Unlock()
+	}
+}

@@ -268,6 +268,33 @@ func (s *Store) hashes(ctx context.Context, key func(string) string, ids []any) 
 	return out, nil
 }
 
+// heads reads, in one round trip, fields of the hashes named by keys (HMGET); a missing
+// hash or field is absent from its map.
+func (s *Store) heads(ctx context.Context, keys, fields []string) ([]map[string]string, error) {
+	if len(keys) == 0 {
+		return nil, nil
+	}
+	pipe := s.rdb.Pipeline()
+	cmds := make([]*redis.SliceCmd, len(keys))
+	for i, key := range keys {
+		cmds[i] = pipe.HMGet(ctx, key, fields...)
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		return nil, err
+	}
+	out := make([]map[string]string, len(cmds))
+	for i, c := range cmds {
+		m := make(map[string]string, len(fields))
+		for j, v := range c.Val() {
+			if v, ok := v.(string); ok {
+				m[fields[j]] = v
+			}
+		}
+		out[i] = m
+	}
+	return out, nil
+}
+
 // wrapErr says what was being done when err happened; nil stays nil.
 func wrapErr(doing string, err error) error {
 	if err == nil {

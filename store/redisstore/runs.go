@@ -271,7 +271,10 @@ func (s *Store) ListRuns(ctx context.Context, p runner.ListRunsParams) ([]*runne
 	}
 	limit := limits.Page(p.Limit)
 	readable := p.Readable.Admitter()
-	runs, stop, err := s.collectRuns(ctx, index, upper, limit+1, limits.Examined(p.Examine), func(r *runner.Run) bool {
+	// The index walked serves the whole filter: every run it names is kept (but one changed
+	// since), so the walk reads them whole at once, with no sift first.
+	served := p.Environment == "" && !p.Task && p.Readable == nil && (p.Status == "" || p.WorkflowID == "")
+	runs, stop, err := s.collectRuns(ctx, index, upper, limit+1, limits.Examined(p.Examine), served, func(r *runner.Run) bool {
 		return (p.Status == "" || r.Status == p.Status) && (p.Environment == "" || r.Environment == p.Environment) &&
 			(!p.Task || r.Task) && readable(r)
 	})
@@ -285,13 +288,17 @@ func (s *Store) ListRuns(ctx context.Context, p runner.ListRunsParams) ([]*runne
 // returns up to n runs that keep accepts; when the bound stops it first, also the sort key
 // of the last entry it examined. It reads n entries first, what a filter the index serves
 // whole needs, then twice as many each time up to maxWalkBatch, as entries it passes over
-// cost little (sift).
-func (s *Store) collectRuns(ctx context.Context, index, upper string, n, examine int, keep func(*runner.Run) bool) ([]*runner.Run, *storecodec.RunCursor, error) {
+// cost little (sift). When the index serves the whole filter (served), it reads whole the
+// runs it still needs, with no sift first: each page then costs one round trip less.
+func (s *Store) collectRuns(ctx context.Context, index, upper string, n, examine int, served bool, keep func(*runner.Run) bool) ([]*runner.Run, *storecodec.RunCursor, error) {
 	out := []*runner.Run{}
 	batch := n
 	last := ""
 	for len(out) < n {
 		count := min(batch, examine)
+		if served {
+			count = min(n-len(out), examine)
+		}
 		if count == 0 {
 			stop, err := runCursorOf(last)
 			return out, stop, err
@@ -304,7 +311,13 @@ func (s *Store) collectRuns(ctx context.Context, index, upper string, n, examine
 		for i, m := range members {
 			ids[i] = sortKeyID(m)
 		}
-		runs, through, err := s.sift(ctx, ids, n-len(out), keep)
+		var runs []*runner.Run
+		through := len(ids)
+		if served {
+			runs, err = s.runsByID(ctx, ids)
+		} else {
+			runs, through, err = s.sift(ctx, ids, n-len(out), keep)
+		}
 		if err != nil {
 			return nil, nil, err
 		}
@@ -340,22 +353,16 @@ func (s *Store) sift(ctx context.Context, ids []string, want int, keep func(*run
 	if len(ids) == 0 {
 		return nil, 0, nil
 	}
-	pipe := s.rdb.Pipeline()
-	cmds := make([]*redis.SliceCmd, len(ids))
+	keys := make([]string, len(ids))
 	for i, id := range ids {
-		cmds[i] = pipe.HMGet(ctx, s.k.run(id), listFields...)
+		keys[i] = s.k.run(id)
 	}
-	if _, err := pipe.Exec(ctx); err != nil {
+	hs, err := s.heads(ctx, keys, listFields)
+	if err != nil {
 		return nil, 0, err
 	}
 	var kept []string
-	for i, c := range cmds {
-		m := make(map[string]string, len(listFields))
-		for j, v := range c.Val() {
-			if v, ok := v.(string); ok {
-				m[listFields[j]] = v
-			}
-		}
+	for i, m := range hs {
 		r, err := decodeRun(m)
 		if err != nil {
 			return nil, 0, err

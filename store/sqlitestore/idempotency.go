@@ -22,9 +22,14 @@ const inProgressExpiry = 24 * time.Hour
 
 const keyCols = `scope, key, fingerprint, method, path, run_id, state, status, header, body, created_at, locked_until, expires_at`
 
-// liveKey is the SQL condition for a key that counts against a scope's limit: not expired,
-// and not an abandoned in-progress claim. ?1 is now.
-const liveKey = `expires_at > ?1 AND (state != 'in_progress' OR locked_until > ?1)`
+// liveKeyAt is the SQL condition for a key that counts against a scope's limit: not
+// expired, and not an abandoned in-progress claim. now is the parameter that binds now.
+func liveKeyAt(now string) string {
+	return `expires_at > ` + now + ` AND (state != 'in_progress' OR locked_until > ` + now + `)`
+}
+
+// liveKey is liveKeyAt ?1.
+var liveKey = liveKeyAt("?1")
 
 func scanRecord(row scanner) (*idempotency.Record, error) {
 	var r idempotency.Record
@@ -91,12 +96,12 @@ func admitKey(ctx context.Context, q querier, kw *idempotency.KeyWrite) (idempot
 // first, on every fresh key's admission.
 func takeKey(ctx context.Context, q querier, p idempotency.ClaimParams, rec *idempotency.Record) (idempotency.ClaimResult, error) {
 	if p.Limit > 0 {
-		stored, _, err := scopeCounts(ctx, q, p.Scope)
+		stored, abandoned, err := scopeCounts(ctx, q, p.Scope)
 		if err != nil {
 			return idempotency.ClaimResult{}, err
 		}
 		if stored >= p.Limit {
-			return takeKeyAtCap(ctx, q, p, rec)
+			return takeKeyAtCap(ctx, q, p, rec, stored, abandoned)
 		}
 	} else if _, err := q.ExecContext(ctx, purgeExpired, nanos(p.Now), p.Scope); err != nil {
 		return idempotency.ClaimResult{}, err
@@ -116,10 +121,11 @@ func takeKey(ctx context.Context, q querier, p idempotency.ClaimParams, rec *ide
 	return idempotency.ClaimResult{Outcome: idempotency.Existing, Record: cur}, nil
 }
 
-// takeKeyAtCap takes p's key in a scope storing its cap of keys or more: a live key is
-// reported first; else makeRoom enforces the cap (purging, refusing or evicting), and the
-// key's own expired or abandoned record is written over.
-func takeKeyAtCap(ctx context.Context, q querier, p idempotency.ClaimParams, rec *idempotency.Record) (idempotency.ClaimResult, error) {
+// takeKeyAtCap takes p's key in a scope storing its cap of keys or more (stored, abandoned
+// are its scopeCounts): a live key is reported first; else makeRoom enforces the cap
+// (purging, refusing or evicting), and the key's own expired or abandoned record is written
+// over.
+func takeKeyAtCap(ctx context.Context, q querier, p idempotency.ClaimParams, rec *idempotency.Record, stored, abandoned int) (idempotency.ClaimResult, error) {
 	cur, err := scanRecord(q.QueryRowContext(ctx, `SELECT `+keyCols+` FROM idempotency_keys
 		WHERE scope = ? AND key = ? AND expires_at > ?`, p.Scope, p.Key, nanos(p.Now)))
 	switch {
@@ -128,7 +134,7 @@ func takeKeyAtCap(ctx context.Context, q querier, p idempotency.ClaimParams, rec
 	case err != nil && !errors.Is(err, sql.ErrNoRows):
 		return idempotency.ClaimResult{}, err
 	}
-	oldest, full, err := makeRoom(ctx, q, p)
+	oldest, full, err := makeRoom(ctx, q, p, stored, abandoned)
 	if err != nil || full {
 		return idempotency.ClaimResult{Outcome: idempotency.LimitReached, Oldest: oldest}, err
 	}
@@ -144,11 +150,11 @@ func takeKeyAtCap(ctx context.Context, q querier, p idempotency.ClaimParams, rec
 // lock ended since the last check are marked abandoned first, each once, so no call reads
 // the scope's keys or its abandoned claims, not even one refused at the cap. With
 // EvictOldest the live keys that expire first are deleted until there is room; otherwise
-// it reports full and when the oldest live key expires.
-func makeRoom(ctx context.Context, q querier, p idempotency.ClaimParams) (oldest time.Time, full bool, err error) {
-	stored, abandoned, err := scopeCounts(ctx, q, p.Scope)
-	if err != nil || stored < p.Limit {
-		return time.Time{}, false, err
+// it reports full and when the oldest live key expires. stored and abandoned are the
+// scope's scopeCounts, read by the caller in the same transaction.
+func makeRoom(ctx context.Context, q querier, p idempotency.ClaimParams, stored, abandoned int) (oldest time.Time, full bool, err error) {
+	if stored < p.Limit {
+		return time.Time{}, false, nil
 	}
 	now := nanos(p.Now)
 	purged, err := affected(q.ExecContext(ctx, purgeExpired, now, p.Scope))
@@ -192,7 +198,7 @@ func scopeCounts(ctx context.Context, q querier, scope string) (stored, abandone
 // (TestCapQueriesReadNoScope). oldestLiveKeys runs after the purge and markAbandoned, which
 // leave every key not marked live (liveKey only restates it), so it reads no abandoned
 // claim however many expire before its live keys.
-const (
+var (
 	purgeExpired  = `DELETE FROM idempotency_keys WHERE scope = ?2 AND abandoned IN (0, 1) AND expires_at <= ?1`
 	markAbandoned = `UPDATE idempotency_keys SET abandoned = 1
 		WHERE scope = ?2 AND state = 'in_progress' AND abandoned = 0 AND locked_until <= ?1`
@@ -233,9 +239,7 @@ func putFreeRecord(ctx context.Context, q querier, r *idempotency.Record, now ti
 		return false, err
 	}
 	var one int
-	err = q.QueryRowContext(ctx, upsertKey+` WHERE NOT (idempotency_keys.expires_at > ?14
-			AND (idempotency_keys.state != 'in_progress' OR idempotency_keys.locked_until > ?14))
-		RETURNING 1`, append(args, nanos(now))...).Scan(&one)
+	err = q.QueryRowContext(ctx, freeUpsertKey, append(args, nanos(now))...).Scan(&one)
 	if errors.Is(err, sql.ErrNoRows) {
 		return false, nil
 	}
@@ -250,6 +254,10 @@ const upsertKey = `INSERT INTO idempotency_keys (` + keyCols + `)
 			state = excluded.state, status = excluded.status, header = excluded.header,
 			body = excluded.body, created_at = excluded.created_at,
 			locked_until = excluded.locked_until, expires_at = excluded.expires_at, abandoned = 0`
+
+// freeUpsertKey is upsertKey unless the key is live at ?14: the unqualified columns of a DO
+// UPDATE's WHERE are the existing row's.
+var freeUpsertKey = upsertKey + ` WHERE NOT (` + liveKeyAt("?14") + `) RETURNING 1`
 
 // recordArgs are upsertKey's arguments for r.
 func recordArgs(r *idempotency.Record) ([]any, error) {
