@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"unicode/utf8"
 
 	"github.com/gorunner/gorunner/idempotency"
 	"github.com/gorunner/gorunner/schemas"
@@ -57,21 +56,15 @@ func ParseCall(raw json.RawMessage) (*Call, []schemas.Problem) {
 	return c, nil
 }
 
-// KeyProblems is the problem with the call's idempotencyKey when it is not 1 to
-// idempotency.MaxKeyLength characters long, else nil. Its message is the one the tool's
-// input schema (keyProperty) gives.
+// KeyProblems is the problem with the call's idempotencyKey when idempotency.ValidKey
+// refuses it, else nil. Its message is the one the tool's input schema (keyProperty) gives.
 func (c *Call) KeyProblems() []schemas.Problem {
-	n := utf8.RuneCountInString(c.Key)
-	var msg string
-	switch {
-	case !c.HasKey:
-		return nil
-	case n < 1:
-		msg = fmt.Sprintf("minLength: got %d, want 1", n)
-	case n > idempotency.MaxKeyLength:
-		msg = fmt.Sprintf("maxLength: got %d, want %d", n, idempotency.MaxKeyLength)
-	default:
+	if !c.HasKey || idempotency.ValidKey(c.Key) {
 		return nil
 	}
-	return []schemas.Problem{{Path: "/" + KeyArgument, Message: msg}}
+	problems := keySchema.Validate(c.Key)
+	for i := range problems {
+		problems[i].Path = "/" + KeyArgument + problems[i].Path
+	}
+	return problems
 }
