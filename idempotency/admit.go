@@ -104,8 +104,8 @@ func (s *Service) stored(ctx context.Context, req Request, claim ClaimParams, a 
 
 // commit makes prep's one write with the key and answers from what the store reports. In a
 // scope whose answers are held Admit did not read the key before: a failed write then reads
-// it, as Admit would have first, so that a store that cannot be reached lets the request through without its
-// key (SPEC §4 rule 9), and a key found live answers.
+// it, as Admit would have first, so that a store that cannot be reached lets the request
+// through without its key (SPEC §4 rule 9), and a key found live answers.
 func (s *Service) commit(ctx context.Context, req Request, claim ClaimParams, prep *Prepared, a Admission) (*Response, error) {
 	var key *KeyWrite
 	if keep(prep.Answer.Status, req.Policy) {

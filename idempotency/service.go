@@ -20,6 +20,13 @@ import (
 // MaxKeyLength is the longest key accepted, in characters.
 const MaxKeyLength = 255
 
+// ValidKey reports whether key is a key Admit accepts: 1 to MaxKeyLength characters. The
+// MCP tools' idempotencyKey argument follows the same rule (package tools).
+func ValidKey(key string) bool {
+	n := utf8.RuneCountInString(key)
+	return n >= 1 && n <= MaxKeyLength
+}
+
 // Config tunes a Service; a nil *Config means the defaults.
 type Config struct {
 	// Now is the clock for record times (default time.Now).
@@ -191,7 +198,7 @@ func (s *Service) Do(ctx context.Context, req Request, fn func(ctx context.Conte
 // be asked. The fingerprint of a request the held key was last asked with is not computed
 // again.
 func (s *Service) lookup(req Request, now time.Time) (fp string, held *Record, err error) {
-	if n := utf8.RuneCountInString(req.Key); n < 1 || n > MaxKeyLength {
+	if !ValidKey(req.Key) {
 		s.metrics.count(outcomeInvalid)
 		return "", nil, ErrInvalidKey
 	}

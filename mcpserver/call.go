@@ -74,7 +74,7 @@ func (s *Server) runTool(ctx context.Context, req mcp.CallToolRequest, env strin
 // problems are listed beside the key's, so that the agent fixes all at once.
 func (s *Server) admitCall(ctx context.Context, p auth.Principal, env string, t *tools.Tool, call *tools.Call, task bool) (*runner.Run, bool, []schemas.Problem, error) {
 	if problems := call.KeyProblems(); problems != nil {
-		return nil, false, byPath(append(problems, s.inputProblems(ctx, env, t, call)...)), nil
+		return nil, false, s.withInputProblems(ctx, env, t, call, problems, nil), nil
 	}
 	run, replayed, err := s.start(ctx, p, env, t.Definition.Name, call, task)
 	var ie *runner.InputError
@@ -84,16 +84,21 @@ func (s *Server) admitCall(ctx context.Context, p auth.Principal, env string, t 
 	return run, replayed, nil, err
 }
 
-// inputProblems are the problems the engine's admission finds in the input of call, a call
-// of t's workflow refused before its admission for a problem of its own, so that the agent
-// fixes all at once; nothing is admitted.
-func (s *Server) inputProblems(ctx context.Context, env string, t *tools.Tool, call *tools.Call) []schemas.Problem {
+// withInputProblems lists own, the problems a call of t's workflow is refused for before
+// its admission, with the problems the engine's admission finds in the call's input (made
+// by place into own's terms; nil keeps them as they are), by path, so that the agent fixes
+// all at once; nothing is admitted.
+func (s *Server) withInputProblems(ctx context.Context, env string, t *tools.Tool, call *tools.Call, own []schemas.Problem, place func([]schemas.Problem) []schemas.Problem) []schemas.Problem {
 	_, err := s.deps.Engine.Prepare(ctx, runner.SubmitParams{Workflow: t.Definition.Name, Environment: env, Input: call.Input})
 	var ie *runner.InputError
 	if errors.As(err, &ie) {
-		return ie.Problems
+		input := ie.Problems
+		if place != nil {
+			input = place(input)
+		}
+		own = append(own, input...)
 	}
-	return nil
+	return byPath(own)
 }
 
 // byPath sorts problems by path, in place, keeping the order of those at one path.

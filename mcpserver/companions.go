@@ -81,10 +81,9 @@ func validArguments(raw json.RawMessage, input *schemas.InputSchema) (*tools.Cal
 	if problems != nil {
 		return nil, problems
 	}
-	args, err := decodeNumbers(call.Arguments)
-	if err != nil {
-		return nil, []schemas.Problem{{Path: "", Message: "the arguments are not valid JSON: " + err.Error()}}
-	}
+	// Cannot fail: ParseCall's json.Unmarshal accepted these same bytes, and a Decoder
+	// with UseNumber accepts all that json.Unmarshal does.
+	args, _ := decodeNumbers(call.Arguments)
 	if problems := input.Validate(args); len(problems) > 0 {
 		return nil, problems
 	}

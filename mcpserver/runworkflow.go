@@ -58,10 +58,10 @@ func (s *Server) workflowArguments(ctx context.Context, env string, raw json.Raw
 		return nil, argumentProblems(wf, argumentsPath, problems)
 	}
 	if call.HasKey {
-		problems = placed(wf, argumentsPath, s.inputProblems(ctx, env, wf, call))
-		problems = append(problems, schemas.Problem{Path: argumentsPath + "/" + tools.KeyArgument,
-			Message: "idempotencyKey goes beside arguments, not inside them: send {workflow, arguments, idempotencyKey}"})
-		return nil, tools.InvalidArguments(nil, byPath(problems))
+		inside := []schemas.Problem{{Path: argumentsPath + "/" + tools.KeyArgument,
+			Message: "idempotencyKey goes beside arguments, not inside them: send {workflow, arguments, idempotencyKey}"}}
+		place := func(p []schemas.Problem) []schemas.Problem { return placed(wf, argumentsPath, p) }
+		return nil, tools.InvalidArguments(nil, s.withInputProblems(ctx, env, wf, call, inside, place))
 	}
 	return call, nil
 }

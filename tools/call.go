@@ -3,8 +3,6 @@ package tools
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
-	"unicode/utf8"
 
 	"github.com/gorunner/gorunner/idempotency"
 	"github.com/gorunner/gorunner/schemas"
@@ -18,16 +16,20 @@ type Call struct {
 	// Key is the idempotencyKey argument; HasKey says whether it was given.
 	Key    string
 	HasKey bool
+	// notString is the idempotencyKey argument as sent when it is not a JSON string (null
+	// included): a problem KeyProblems lists.
+	notString json.RawMessage
 	// Input is the run input: the arguments without idempotencyKey, as a JSON object. It is
 	// also the body of the equivalent REST call, so both fingerprint alike.
 	Input json.RawMessage
 }
 
 // ParseCall splits a tool call's raw arguments into the run input and the idempotency key.
-// Absent arguments are the empty object. Arguments that are not a JSON object, or a key
-// that is not a string, are problems for the agent to fix. It checks nothing else: see
-// KeyProblems; the input is checked against the workflow's input schema once, by the
-// engine, against the version the run is admitted at.
+// Absent arguments are the empty object. Arguments that are not a JSON object are the
+// problem for the agent to fix. It checks nothing else: the key's problems, a key that is
+// not a string included, are KeyProblems, so that they are listed with the input's own; the
+// input is checked against the workflow's input schema once, by the engine, against the
+// version the run is admitted at.
 func ParseCall(raw json.RawMessage) (*Call, []schemas.Problem) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
@@ -39,8 +41,10 @@ func ParseCall(raw json.RawMessage) (*Call, []schemas.Problem) {
 	}
 	c := &Call{Arguments: raw}
 	if k, ok := fields[KeyArgument]; ok {
-		if err := json.Unmarshal(k, &c.Key); err != nil {
-			return nil, []schemas.Problem{{Path: "/" + KeyArgument, Message: fmt.Sprintf("%s must be a string", KeyArgument)}}
+		if k = bytes.TrimSpace(k); len(k) > 0 && k[0] == '"' {
+			_ = json.Unmarshal(k, &c.Key) // cannot fail: the arguments parsed
+		} else {
+			c.notString = k
 		}
 		c.HasKey = true
 		delete(fields, KeyArgument)
@@ -57,21 +61,24 @@ func ParseCall(raw json.RawMessage) (*Call, []schemas.Problem) {
 	return c, nil
 }
 
-// KeyProblems is the problem with the call's idempotencyKey when it is not 1 to
-// idempotency.MaxKeyLength characters long, else nil. Its message is the one the tool's
-// input schema (keyProperty) gives.
+// KeyProblems is the problem with the call's idempotencyKey when it is not a string or
+// idempotency.ValidKey refuses it, else nil. Its message is the one the tool's input schema
+// (keyProperty) gives.
 func (c *Call) KeyProblems() []schemas.Problem {
-	n := utf8.RuneCountInString(c.Key)
-	var msg string
+	var key any = c.Key
 	switch {
 	case !c.HasKey:
 		return nil
-	case n < 1:
-		msg = fmt.Sprintf("minLength: got %d, want 1", n)
-	case n > idempotency.MaxKeyLength:
-		msg = fmt.Sprintf("maxLength: got %d, want %d", n, idempotency.MaxKeyLength)
-	default:
+	case c.notString != nil:
+		dec := json.NewDecoder(bytes.NewReader(c.notString))
+		dec.UseNumber()
+		_ = dec.Decode(&key) // cannot fail: the arguments parsed
+	case idempotency.ValidKey(c.Key):
 		return nil
 	}
-	return []schemas.Problem{{Path: "/" + KeyArgument, Message: msg}}
+	problems := keySchema.Validate(key)
+	for i := range problems {
+		problems[i].Path = "/" + KeyArgument + problems[i].Path
+	}
+	return problems
 }

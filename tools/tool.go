@@ -27,6 +27,20 @@ var keyProperty = map[string]any{
 	"maxLength": idempotency.MaxKeyLength,
 }
 
+// keySchema is keyProperty compiled: what KeyProblems takes its messages from, so that they
+// are the ones the tool's input schema gives.
+var keySchema = func() *schemas.InputSchema {
+	raw, err := json.Marshal(keyProperty)
+	if err != nil {
+		panic(err)
+	}
+	s, err := schemas.CompileInput(raw)
+	if err != nil {
+		panic(err)
+	}
+	return s
+}()
+
 // Tool is a workflow's MCP tool with what a call of it needs.
 type Tool struct {
 	// Tool is the MCP tool definition.

@@ -227,6 +227,8 @@ func TestCallKeyProblems(t *testing.T) {
 		{"shortest key", `{"idempotencyKey":"k"}`, ""},
 		{"longest key", `{"idempotencyKey":"` + strings.Repeat("é", 255) + `"}`, ""},
 		{"key too long", `{"idempotencyKey":"` + strings.Repeat("é", 256) + `"}`, "maxLength: got 256, want 255"},
+		{"key not a string", `{"idempotencyKey":3}`, "got number, want string"},
+		{"null key", `{"idempotencyKey":null}`, "got null, want string"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -255,7 +257,7 @@ func TestParseCall(t *testing.T) {
 		{"no key: the input as sent", ` {"b": 1, "a": 2} `, "", false, `{"b": 1, "a": 2}`, ""},
 		{"key split off", `{"b":1,"idempotencyKey":"k","a":12345678901234567890}`, "k", true, `{"a":12345678901234567890,"b":1}`, ""},
 		{"not an object", `[1]`, "", false, "", ""},
-		{"key not a string", `{"idempotencyKey":3}`, "", false, "", "/idempotencyKey"},
+		{"key not a string: split off, its problem is KeyProblems'", `{"idempotencyKey":3,"a":1}`, "", true, `{"a":1}`, ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -80,7 +80,7 @@ func newRunsListCommand(o *clientOpts) *cobra.Command {
 				return err
 			}
 			if next != "" && len(runs) < limit {
-				fmt.Fprintf(cmd.ErrOrStderr(), "looked through the newest %d runs; older ones may match too: narrow the list with --workflow or --status\n", runner.MaxListExamined)
+				fmt.Fprintf(cmd.ErrOrStderr(), "stopped after %d pages of runs, newest first; older ones may match too: narrow the list with --workflow or --status\n", runner.MaxListExamined/limits.MaxRunsExamined)
 			}
 			if runs == nil {
 				runs = []*wire.Run{} // JSON: [], not null

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -115,6 +116,42 @@ func TestInvalidArgumentsListEveryViolation(t *testing.T) {
 		paths = append(paths, d.Path)
 	}
 	require.Equal(t, []string{"/extra", "/idempotencyKey", "/name", "/times"}, paths)
+	runs, _, err := f.engine.List(context.Background(), runnerAll())
+	require.NoError(t, err)
+	require.Empty(t, runs, "no run was started")
+}
+
+// TestKeyOfAnyTypeListedWithTheInputsProblems: a key that is not a string, null included,
+// is listed with the input's own problems, as a key of the wrong length is.
+func TestKeyOfAnyTypeListedWithTheInputsProblems(t *testing.T) {
+	f := newFixture(t, greetDef)
+	s, _ := f.connect("")
+	for _, tc := range []struct {
+		key     any
+		message string
+	}{
+		{nil, "got null, want string"},
+		{42, "got number, want string"},
+	} {
+		res, _ := call(t, s, "greet", map[string]any{"name": 5, "idempotencyKey": tc.key})
+		require.True(t, res.IsError)
+		var body struct {
+			Error struct {
+				Code    string `json:"code"`
+				Details []struct {
+					Path    string `json:"path"`
+					Message string `json:"message"`
+				} `json:"details"`
+			} `json:"error"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(text(res)), &body))
+		require.Equal(t, "VALIDATION_ERROR", body.Error.Code)
+		require.Len(t, body.Error.Details, 2, text(res))
+		require.Equal(t, "/idempotencyKey", body.Error.Details[0].Path)
+		require.True(t, strings.HasPrefix(body.Error.Details[0].Message, tc.message), body.Error.Details[0].Message)
+		require.Equal(t, "/name", body.Error.Details[1].Path)
+		require.True(t, strings.HasPrefix(body.Error.Details[1].Message, "got number, want string"), body.Error.Details[1].Message)
+	}
 	runs, _, err := f.engine.List(context.Background(), runnerAll())
 	require.NoError(t, err)
 	require.Empty(t, runs, "no run was started")

@@ -154,6 +154,14 @@ func TestTasksOverHTTP(t *testing.T) {
 	_, rpcErr = s.do(t, "tools/call", map[string]any{"name": "nap", "arguments": map[string]any{"n": "x"}, "task": map[string]any{}})
 	require.Equal(t, float64(-32602), rpcErr["code"])
 	require.True(t, strings.Contains(rpcErr["message"].(string), "input schema"))
+	// A task call's key that is not a string is listed with the input's own problem.
+	_, rpcErr = s.do(t, "tools/call", map[string]any{"name": "nap", "arguments": map[string]any{"n": "x", "idempotencyKey": nil}, "task": map[string]any{}})
+	require.Equal(t, float64(-32602), rpcErr["code"])
+	var paths []any
+	for _, p := range rpcErr["data"].([]any) {
+		paths = append(paths, p.(map[string]any)["path"])
+	}
+	require.Equal(t, []any{"/idempotencyKey", "/n"}, paths)
 }
 
 func TestTaskReplayedKeyIsTheSameTask(t *testing.T) {
