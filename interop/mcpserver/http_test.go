@@ -96,23 +96,33 @@ func TestCallAnswersWithTheRun(t *testing.T) {
 	require.Equal(t, "BOOM", got["error"].(map[string]any)["code"])
 }
 
-func TestInvalidArgumentsListEveryViolation(t *testing.T) {
-	f := newFixture(t, greetDef)
-	s, _ := f.connect("")
-	res, _ := call(t, s, "greet", map[string]any{"times": "x", "extra": 1, "idempotencyKey": ""})
+// problemDetail is one problem of a VALIDATION_ERROR tool error.
+type problemDetail struct {
+	Path    string `json:"path"`
+	Message string `json:"message"`
+}
+
+// validationDetails is a tool error's problems; it fails unless res is a VALIDATION_ERROR.
+func validationDetails(t *testing.T, res *mcp.CallToolResult) []problemDetail {
+	t.Helper()
 	require.True(t, res.IsError)
 	var body struct {
 		Error struct {
-			Code    string `json:"code"`
-			Details []struct {
-				Path string `json:"path"`
-			} `json:"details"`
+			Code    string          `json:"code"`
+			Details []problemDetail `json:"details"`
 		} `json:"error"`
 	}
 	require.NoError(t, json.Unmarshal([]byte(text(res)), &body))
 	require.Equal(t, "VALIDATION_ERROR", body.Error.Code)
+	return body.Error.Details
+}
+
+func TestInvalidArgumentsListEveryViolation(t *testing.T) {
+	f := newFixture(t, greetDef)
+	s, _ := f.connect("")
+	res, _ := call(t, s, "greet", map[string]any{"times": "x", "extra": 1, "idempotencyKey": ""})
 	var paths []string
-	for _, d := range body.Error.Details {
+	for _, d := range validationDetails(t, res) {
 		paths = append(paths, d.Path)
 	}
 	require.Equal(t, []string{"/extra", "/idempotencyKey", "/name", "/times"}, paths)
@@ -134,23 +144,12 @@ func TestKeyOfAnyTypeListedWithTheInputsProblems(t *testing.T) {
 		{42, "got number, want string"},
 	} {
 		res, _ := call(t, s, "greet", map[string]any{"name": 5, "idempotencyKey": tc.key})
-		require.True(t, res.IsError)
-		var body struct {
-			Error struct {
-				Code    string `json:"code"`
-				Details []struct {
-					Path    string `json:"path"`
-					Message string `json:"message"`
-				} `json:"details"`
-			} `json:"error"`
-		}
-		require.NoError(t, json.Unmarshal([]byte(text(res)), &body))
-		require.Equal(t, "VALIDATION_ERROR", body.Error.Code)
-		require.Len(t, body.Error.Details, 2, text(res))
-		require.Equal(t, "/idempotencyKey", body.Error.Details[0].Path)
-		require.True(t, strings.HasPrefix(body.Error.Details[0].Message, tc.message), body.Error.Details[0].Message)
-		require.Equal(t, "/name", body.Error.Details[1].Path)
-		require.True(t, strings.HasPrefix(body.Error.Details[1].Message, "got number, want string"), body.Error.Details[1].Message)
+		details := validationDetails(t, res)
+		require.Len(t, details, 2, text(res))
+		require.Equal(t, "/idempotencyKey", details[0].Path)
+		require.True(t, strings.HasPrefix(details[0].Message, tc.message), details[0].Message)
+		require.Equal(t, "/name", details[1].Path)
+		require.True(t, strings.HasPrefix(details[1].Message, "got number, want string"), details[1].Message)
 	}
 	runs, _, err := f.engine.List(context.Background(), runnerAll())
 	require.NoError(t, err)
