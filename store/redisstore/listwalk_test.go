@@ -36,11 +36,13 @@ func TestListReadsWholeOnlyKeptRuns(t *testing.T) {
 	}
 	var mu sync.Mutex
 	whole := 0
-	redisstore.OnCommands(s, func(name string) {
-		if name == "hgetall" {
-			mu.Lock()
-			whole++
-			mu.Unlock()
+	redisstore.OnRoundTrips(s, func(commands []string) {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, name := range commands {
+			if name == "hgetall" {
+				whole++
+			}
 		}
 	})
 	tests := []struct {
@@ -116,7 +118,7 @@ func TestListServedByIndexTwoRoundTrips(t *testing.T) {
 	}
 	var mu sync.Mutex
 	trips := 0
-	redisstore.OnRoundTrips(s, func() {
+	redisstore.OnRoundTrips(s, func([]string) {
 		mu.Lock()
 		trips++
 		mu.Unlock()
