@@ -28,9 +28,10 @@ type CreateRunParams struct {
 	Key *idempotency.KeyWrite
 	// CatalogVersion, when not 0, is the catalog version the run's workflow was resolved
 	// at (Target.CatalogVersion): the store writes the run only if the catalog still stands
-	// there, checked in the same write, else ErrStaleCatalog and nothing is written; a store
-	// may check Key first, and then answer a live key's or a full scope's outcome instead.
-	// It saves the admission a read of the version before its write.
+	// there, checked in the same write (which saves the admission a read of the version
+	// before it), else ErrStaleCatalog and nothing is written. Key is checked first: a live
+	// key's or a full scope's outcome is answered instead, so that a retry replays its key
+	// whatever the catalog did since.
 	CatalogVersion int64
 }
 

@@ -56,8 +56,8 @@ func bumpCatalog(t *testing.T, s CatalogStore, id string) int64 {
 
 // testStaleRefused: an admission at the version that stands is written; one at a version
 // the catalog has moved from writes nothing (no run, its key still free, its token
-// unclaimed), whatever else it carries, and answers ErrStaleCatalog (or, for a live key,
-// the key's outcome); version 0 is not checked.
+// unclaimed), whatever else it carries, and answers ErrStaleCatalog, but for a live key or
+// a full scope, whose outcome is answered first; version 0 is not checked.
 func testStaleRefused(t *testing.T, s CatalogStore) {
 	ctx := context.Background()
 	at := bumpCatalog(t, s, "w1")
@@ -86,16 +86,21 @@ func testStaleRefused(t *testing.T, s CatalogStore) {
 		_, err = s.GetRun(ctx, p.Run.ID)
 		require.ErrorIs(t, err, runner.ErrNotFound, "%s: no run written", name)
 	}
-	// A live key writes nothing either way: a store may answer the key (its outcome) or the
-	// catalog first, as the key is checked in the same write.
+	// The key is checked before the catalog: a live key answers its outcome, a full scope
+	// its own, and neither writes anything, so that a retry replays whatever the catalog did.
 	live, err := s.CreateRun(ctx, runner.CreateRunParams{Run: newRun("stale-live", 0, 0), CatalogVersion: at, Key: keyWrite("k1", "stale-live", now, 10, false)})
-	if err == nil {
-		require.NotEqual(t, idempotency.Claimed, live.Outcome, "live key")
-	} else {
-		require.ErrorIs(t, err, runner.ErrStaleCatalog, "live key")
+	require.NoError(t, err, "live key")
+	require.Equal(t, idempotency.Existing, live.Outcome, "live key")
+	require.Equal(t, "current", live.Record.RunID, "live key: the key's own answer")
+	full, err := s.CreateRun(ctx, runner.CreateRunParams{Run: newRun("stale-full", 0, 0), CatalogVersion: at, Key: keyWrite("k3", "stale-full", now, 1, false)})
+	require.NoError(t, err, "full scope")
+	require.Equal(t, idempotency.LimitReached, full.Outcome, "full scope")
+	for _, id := range []string{"stale-live", "stale-full"} {
+		_, err = s.GetRun(ctx, id)
+		require.ErrorIs(t, err, runner.ErrNotFound, "%s: no run written", id)
 	}
-	_, err = s.GetRun(ctx, "stale-live")
-	require.ErrorIs(t, err, runner.ErrNotFound, "live key: no run written")
+	_, err = s.Get(ctx, admitScope, "k3", now)
+	require.ErrorIs(t, err, idempotency.ErrNotFound, "a full scope takes no key")
 	_, err = s.Get(ctx, admitScope, "k2", now)
 	require.ErrorIs(t, err, idempotency.ErrNotFound, "a stale admission takes no key")
 	_, err = s.GetHook(ctx, runner.EnvProduction, "order:2")

@@ -19,12 +19,27 @@ func ts(t time.Time) string {
 	if n < 0 {
 		return fmt.Sprintf("%020d", n)
 	}
-	var b [20]byte
+	b := tsDigits(n)
+	return string(b[:])
+}
+
+// tsDigits is ts of n ≥ 0 Unix nanoseconds, unconverted: comparing it with a string
+// (isTS) costs no allocation.
+func tsDigits(n int64) (b [20]byte) {
 	for i := len(b) - 1; i >= 0; i-- {
 		b[i] = byte('0' + n%10)
 		n /= 10
 	}
-	return string(b[:])
+	return b
+}
+
+// isTS reports whether at is ts of n Unix nanoseconds.
+func isTS(at string, n int64) bool {
+	if n < 0 {
+		return ts(time.Unix(0, n)) == at
+	}
+	b := tsDigits(n)
+	return string(b[:]) == at
 }
 
 // zeroTS is ts of the zero time.
@@ -129,14 +144,16 @@ func sortKey(t time.Time, id string) string {
 	return ts(t) + ":" + id
 }
 
-// runCursorOf is the list cursor of a run's sortKey.
-func runCursorOf(member string) (*storecodec.RunCursor, error) {
+// runCursorOf is the list cursor of a run's sortKey. ok is false for an index entry that
+// sortKey did not write, checked by writing it again: a cursor is read back as a sortKey
+// (ListRuns), so one of any other entry would resume the walk elsewhere than at it.
+func runCursorOf(member string) (c storecodec.RunCursor, ok bool) {
 	at, id, ok := strings.Cut(member, ":")
 	n, err := strconv.ParseInt(at, 10, 64)
-	if !ok || err != nil {
-		return nil, fmt.Errorf("bad run index entry %q", member)
+	if !ok || err != nil || !isTS(at, n) {
+		return storecodec.RunCursor{}, false
 	}
-	return &storecodec.RunCursor{CreatedAt: n, ID: id}, nil
+	return storecodec.RunCursor{CreatedAt: n, ID: id}, true
 }
 
 // sortKeyID is the ID in a sortKey.

@@ -10,49 +10,29 @@ import (
 // read (the number claim_key and create_run return with a claim or a refusal).
 func OnKeyReads(s *Store, f func(n int64)) { s.keyReads = f }
 
-// OnRoundTrips makes s call f once for every command or pipeline it sends to Redis.
-func OnRoundTrips(s *Store, f func()) { s.rdb.AddHook(roundTrips(f)) }
+// OnRoundTrips makes s call f once for every round trip it makes to Redis, a command
+// alone or a pipeline, with the names of the commands it sends in it.
+func OnRoundTrips(s *Store, f func(commands []string)) { s.rdb.AddHook(roundTrips(f)) }
 
 // roundTrips is the client hook OnRoundTrips adds.
-type roundTrips func()
+type roundTrips func(commands []string)
 
 func (roundTrips) DialHook(next redis.DialHook) redis.DialHook { return next }
 
 func (f roundTrips) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
-		f()
+		f([]string{cmd.Name()})
 		return next(ctx, cmd)
 	}
 }
 
 func (f roundTrips) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []redis.Cmder) error {
-		f()
-		return next(ctx, cmds)
-	}
-}
-
-// OnCommands makes s call f with the name of every command it sends to Redis, alone or in
-// a pipeline.
-func OnCommands(s *Store, f func(name string)) { s.rdb.AddHook(commands(f)) }
-
-// commands is the client hook OnCommands adds.
-type commands func(name string)
-
-func (commands) DialHook(next redis.DialHook) redis.DialHook { return next }
-
-func (f commands) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		f(cmd.Name())
-		return next(ctx, cmd)
-	}
-}
-
-func (f commands) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
-		for _, c := range cmds {
-			f(c.Name())
+		names := make([]string, len(cmds))
+		for i, c := range cmds {
+			names[i] = c.Name()
 		}
+		f(names)
 		return next(ctx, cmds)
 	}
 }

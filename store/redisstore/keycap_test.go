@@ -185,7 +185,7 @@ func TestListPastExpiredKeysFewRoundTrips(t *testing.T) {
 	require.NoError(t, s.Complete(ctx, &idempotency.Record{Scope: scope, Key: "live",
 		State: idempotency.StateDone, CreatedAt: now.Add(time.Second), ExpiresAt: now.Add(time.Hour)}))
 	var trips int
-	redisstore.OnRoundTrips(s, func() { trips++ })
+	redisstore.OnRoundTrips(s, func([]string) { trips++ })
 
 	recs, next, err := s.List(ctx, idempotency.ListParams{Scope: scope, Now: now.Add(2 * time.Minute), Limit: 1})
 	require.NoError(t, err)

@@ -36,11 +36,13 @@ func TestListReadsWholeOnlyKeptRuns(t *testing.T) {
 	}
 	var mu sync.Mutex
 	whole := 0
-	redisstore.OnCommands(s, func(name string) {
-		if name == "hgetall" {
-			mu.Lock()
-			whole++
-			mu.Unlock()
+	redisstore.OnRoundTrips(s, func(commands []string) {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, name := range commands {
+			if name == "hgetall" {
+				whole++
+			}
 		}
 	})
 	tests := []struct {
@@ -116,7 +118,7 @@ func TestListServedByIndexTwoRoundTrips(t *testing.T) {
 	}
 	var mu sync.Mutex
 	trips := 0
-	redisstore.OnRoundTrips(s, func() {
+	redisstore.OnRoundTrips(s, func([]string) {
 		mu.Lock()
 		trips++
 		mu.Unlock()
@@ -151,5 +153,54 @@ func TestListServedByIndexTwoRoundTrips(t *testing.T) {
 		mu.Lock()
 		require.Equal(t, want, trips, "%s: the index, then the runs", tc.name)
 		mu.Unlock()
+	}
+}
+
+// TestListBoundAtMalformedIndexEntry: index entries no store wrote, wherever a page's
+// examination bound stops (every bound is tried), fail no page and move no cursor: they
+// are passed over unread and uncounted, and following the cursors lists every run once, in
+// order, for a filter the index serves whole and for one it does not. Among them: an entry
+// naming a real run in the wrong place, and one that parses but not as sortKey writes it,
+// whose cursor would resume the walk below the runs after it.
+func TestListBoundAtMalformedIndexEntry(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, rdb, prefix := freshRaw(t)
+	at := time.Unix(1_700_000_000, 0).UTC()
+	bad := []string{"x:run-1"}
+	var want []string
+	for i := range 4 {
+		id := fmt.Sprintf("run-%d", i)
+		created := at.Add(time.Duration(i) * time.Second)
+		require.NoError(t, runnertest.Create(ctx, s, &runner.Run{ID: id, WorkflowID: "wf", Workflow: "w", Environment: runner.EnvProduction,
+			Status: runner.StatusPending, Input: json.RawMessage(`{}`), CreatedAt: created}, nil))
+		want = append([]string{id}, want...)
+		member := fmt.Sprintf("%020d:%s", created.UnixNano(), id) // the run's own entry
+		bad = append(bad, member[:20]+";", member[:20], fmt.Sprintf("%d:%s", created.UnixNano(), id))
+	}
+	for _, m := range bad {
+		require.NoError(t, rdb.ZAdd(ctx, prefix+"runs:created", redis.Z{Member: m}).Err())
+	}
+	for _, served := range []bool{true, false} {
+		for examine := 1; examine <= len(bad)+len(want); examine++ {
+			for _, limit := range []int{1, 2, 10} {
+				p := runner.ListRunsParams{Limit: limit, Examine: examine}
+				if !served {
+					p.Environment = runner.EnvProduction
+				}
+				var ids []string
+				for range 20 {
+					runs, next, err := s.ListRuns(ctx, p)
+					require.NoError(t, err, "served %t, examine %d, limit %d", served, examine, limit)
+					for _, r := range runs {
+						ids = append(ids, r.ID)
+					}
+					if p.Cursor = next; next == "" {
+						break
+					}
+				}
+				require.Equal(t, want, ids, "served %t, examine %d, limit %d", served, examine, limit)
+			}
+		}
 	}
 }

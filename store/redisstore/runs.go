@@ -252,7 +252,7 @@ func stored(runs []*runner.Run) []*runner.Run {
 // ListRuns lists runs newest first (created_at, then ID, descending), filtered by workflow,
 // status, environment, task and readability. It walks the narrowest index (workflow, else
 // status, else all) backwards and filters the rest while it reads, examining at most
-// limits.MaxRunsExamined (p.Examine) of its entries.
+// limits.MaxRunsExamined (p.Examine) of the runs it names (collectRuns).
 func (s *Store) ListRuns(ctx context.Context, p runner.ListRunsParams) ([]*runner.Run, string, error) {
 	upper := "+"
 	if p.Cursor != "" {
@@ -284,32 +284,35 @@ func (s *Store) ListRuns(ctx context.Context, p runner.ListRunsParams) ([]*runne
 	return storecodec.RunPage(runs, limit, stop)
 }
 
-// collectRuns walks index from upper down, examining at most examine of its entries, and
+// collectRuns walks index from upper down, examining at most examine of its runs, and
 // returns up to n runs that keep accepts; when the bound stops it first, also the sort key
-// of the last entry it examined. It reads n entries first, what a filter the index serves
+// of the last run it examined. It reads n entries first, what a filter the index serves
 // whole needs, then twice as many each time up to maxWalkBatch, as entries it passes over
 // cost little (sift). When the index serves the whole filter (served), it reads whole the
 // runs it still needs, with no sift first: each page then costs one round trip less.
+//
+// An entry sortKey did not write (a hand edit) names no run: it is passed over unread and
+// not counted, so that a page never stops at one, whose sort key no cursor can hold.
 func (s *Store) collectRuns(ctx context.Context, index, upper string, n, examine int, served bool, keep func(*runner.Run) bool) ([]*runner.Run, *storecodec.RunCursor, error) {
 	out := []*runner.Run{}
 	batch := n
-	last := ""
+	var last storecodec.RunCursor // the last run examined: set once examine has moved
 	for len(out) < n {
 		count := min(batch, examine)
 		if served {
 			count = min(n-len(out), examine)
 		}
 		if count == 0 {
-			stop, err := runCursorOf(last)
-			return out, stop, err
+			return out, &last, nil
 		}
 		members, err := s.rdb.ZRevRangeByLex(ctx, index, &redis.ZRangeBy{Max: upper, Min: "-", Count: int64(count)}).Result()
 		if err != nil {
 			return nil, nil, err
 		}
-		ids := make([]string, len(members))
-		for i, m := range members {
-			ids[i] = sortKeyID(m)
+		at := runEntries(members)
+		ids := make([]string, len(at))
+		for i, c := range at {
+			ids[i] = c.ID
 		}
 		var runs []*runner.Run
 		through := len(ids)
@@ -327,14 +330,31 @@ func (s *Store) collectRuns(ctx context.Context, index, upper string, n, examine
 				out = append(out, r)
 			}
 		}
-		if through == len(members) && len(members) < count {
+		if through == len(ids) && len(members) < count {
 			break
 		}
-		last = members[through-1]
-		upper = "(" + last
+		upper = "(" + members[len(members)-1]
+		if through > 0 {
+			last = at[through-1]
+		}
+		if through < len(ids) {
+			upper = "(" + sortKey(time.Unix(0, last.CreatedAt), last.ID)
+		}
 		batch = min(2*batch, max(n, maxWalkBatch))
 	}
 	return out, nil, nil
+}
+
+// runEntries are the runs that index entries name, in their order, as list cursors; an
+// entry sortKey did not write is left out.
+func runEntries(members []string) []storecodec.RunCursor {
+	out := make([]storecodec.RunCursor, 0, len(members))
+	for _, m := range members {
+		if c, ok := runCursorOf(m); ok {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // maxWalkBatch is the most index entries collectRuns reads at once (but a page's worth).

@@ -192,7 +192,7 @@ func insertRun(ctx context.Context, q querier, p runner.CreateRunParams, st stor
 		nanosPtr(r.StartedAt), nanosPtr(r.FinishedAt), []byte(r.Definition), nanos(r.WakeAt),
 		r.CancelRequested, r.StartToken, r.ParentRunID, r.Depth, claims, r.StartedBy, r.Task,
 		p.Owner, nanos(p.LeaseUntil), steps)
-	if isNotNull(err, "runs.version") {
+	if isNotNull(err) {
 		return runner.ErrStaleCatalog
 	}
 	if err != nil || steps != nil {
@@ -206,6 +206,15 @@ func insertRun(ctx context.Context, q querier, p runner.CreateRunParams, st stor
 // no longer stands writes NULL, which the column's NOT NULL refuses, and insertRun answers
 // runner.ErrStaleCatalog. The check rides in the INSERT: a separate read of the counter
 // cost more than the scalar subquery.
+//
+// insertRun knows the refusal by its code alone (SQLITE_CONSTRAINT_NOTNULL), not by the
+// column named in its text, as version is the only NOT NULL column of that INSERT that
+// can receive NULL: every other NOT NULL column it names is bound a Go string, int, int64
+// or bool (the driver binds each as a value, "" as empty text), and those left out take
+// their non-NULL defaults; the columns bound []byte, which a nil slice binds as NULL
+// (input, output, error, waiting_on, definition, steps), are nullable, and id (TEXT
+// PRIMARY KEY, a string) has no NOT NULL to fail; runs has no trigger. A NOT NULL column
+// bound []byte here, or a trigger on runs, would break that.
 const checkedVersion = `CASE WHEN ? = 0 OR ? = (SELECT value FROM counters WHERE name = 'catalog_version') THEN ? END`
 
 // stepsArray joins every step record of a run (indexes 0 … n-1, in order) into the JSON

@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/gorunner/gorunner/catalog"
 	"github.com/gorunner/gorunner/runner"
 	"github.com/gorunner/gorunner/store/storecodec"
 )
@@ -181,4 +182,47 @@ func TestEndedRunStepsInItsRow(t *testing.T) {
 	for _, r := range runs {
 		require.Equal(t, steps(), r.Steps, r.ID)
 	}
+}
+
+// TestStaleCatalogByCode: insertRun knows a stale catalog by the NOT NULL code alone,
+// which is exact only while version is the one NOT NULL column its INSERT can make NULL:
+// a run whose every []byte is nil (bound NULL) is written at the catalog version that
+// stands, runs has no trigger, another refusal of that INSERT (a run ID taken) is not
+// reported as a stale catalog, and a version the catalog moved from is.
+func TestStaleCatalogByCode(t *testing.T) {
+	t.Parallel()
+	s, _ := openT(t)
+	ctx := context.Background()
+	bump := func(id string) int64 {
+		t.Helper()
+		require.NoError(t, s.CreateWorkflow(ctx, &catalog.Workflow{ID: id, Name: id, Rev: 1, WebhookToken: "wh-" + id,
+			Definition: []byte(`{"name":"` + id + `","steps":[]}`), CreatedAt: time.Now(), UpdatedAt: time.Now()}))
+		v, err := s.CatalogVersion(ctx)
+		require.NoError(t, err)
+		return v
+	}
+	at := bump("w1")
+	now := time.Now()
+	bare := func(id string, status runner.Status) *runner.Run {
+		r := &runner.Run{ID: id, WorkflowID: "w1", Workflow: "w1", Environment: runner.EnvProduction, Status: status, CreatedAt: now}
+		if status.Terminal() {
+			r.FinishedAt = &now
+		}
+		return r
+	}
+	for _, r := range []*runner.Run{bare("live", runner.StatusPending), bare("ended", runner.StatusCompleted)} {
+		_, err := s.CreateRun(ctx, runner.CreateRunParams{Run: r, CatalogVersion: at})
+		require.NoError(t, err, "%s: nil []byte fields bind NULL into nullable columns only", r.ID)
+	}
+	var triggers int
+	require.NoError(t, s.db.QueryRow(`SELECT count(*) FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'runs'`).Scan(&triggers))
+	require.Zero(t, triggers, "a trigger on runs could fail NOT NULL elsewhere")
+
+	_, err := s.CreateRun(ctx, runner.CreateRunParams{Run: bare("live", runner.StatusPending), CatalogVersion: at})
+	require.Error(t, err)
+	require.NotErrorIs(t, err, runner.ErrStaleCatalog, "a run ID taken is not a stale catalog")
+
+	bump("w2")
+	_, err = s.CreateRun(ctx, runner.CreateRunParams{Run: bare("stale", runner.StatusPending), CatalogVersion: at})
+	require.ErrorIs(t, err, runner.ErrStaleCatalog)
 }

@@ -50,7 +50,6 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"strings"
 	"sync"
 	"time"
 
@@ -162,11 +161,12 @@ func isUnique(err error) bool {
 	return se.Code() == sqlite3.SQLITE_CONSTRAINT_UNIQUE || se.Code() == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY
 }
 
-// isNotNull reports whether err is a NOT NULL constraint violation of column (table.column).
-func isNotNull(err error, column string) bool {
+// isNotNull reports whether err is a NOT NULL constraint violation, by its extended result
+// code: which column it was is only in the message's text, so a caller relies on it only
+// where one column alone can receive NULL (see insertRun).
+func isNotNull(err error) bool {
 	var se *sqlite.Error
-	return errors.As(err, &se) && se.Code() == sqlite3.SQLITE_CONSTRAINT_NOTNULL &&
-		strings.Contains(se.Error(), "NOT NULL constraint failed: "+column+" ")
+	return errors.As(err, &se) && se.Code() == sqlite3.SQLITE_CONSTRAINT_NOTNULL
 }
 
 // mapErr turns "no rows" into notFound, a unique violation into conflict (when given) and a

@@ -10,13 +10,12 @@
 --       17 evict (1/0), 18 ttl ms, 19 expires score, 20 created score, field, value, … (its
 --       kept answer); then the run's field, value, …
 -- Returns {'claimed', entries read} when everything was written; a live key's
--- {'existing', …} or a full scope's {'limit', …} (as claim_key), or an error for a catalog that moved since ARGV[6]
--- or a token owned by another run, with nothing written. A run admitted already ended
+-- {'existing', …} or a full scope's {'limit', …} (as claim_key), or an error for a
+-- catalog that moved since ARGV[6] or a token owned by another run, with nothing written.
+-- The key is checked before the catalog, as the SQLite store does: a retry whose key is
+-- live gets the key's answer, whatever the catalog did since. A run admitted already ended
 -- claims no token (it is only checked) and makes its parent due, as save_run's end does.
 -- The caller derives the due score and the parent from the run, as reindex_due would.
-if ARGV[6] ~= '' and (redis.call('GET', KEYS[6]) or '0') ~= ARGV[6] then
-  return fail('GR_STALE')
-end
 local n = tonumber(ARGV[11])
 local hookk = 7
 local reply, victims, ix, seen
@@ -27,6 +26,9 @@ if n > 0 then
   if reply then
     return reply
   end
+end
+if ARGV[6] ~= '' and (redis.call('GET', KEYS[6]) or '0') ~= ARGV[6] then
+  return fail('GR_STALE')
 end
 if redis.call('EXISTS', KEYS[1]) == 1 then
   return fail('GR_CONFLICT', 'run exists')
