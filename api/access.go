@@ -29,6 +29,9 @@ const (
 	onWorkflow
 	// onRun checks perm on the {id} run's workflow; a run is readable by its starter too.
 	onRun
+	// onRerun checks perm on the {id} run's workflow and what starting its workflow anew in
+	// its environment needs (see Server.mayRerunRun).
+	onRerun
 	// onHook checks perm on the run owning the {token} hook.
 	onHook
 	// onOwn lets every principal in; the handler answers with its own things only.
@@ -59,6 +62,8 @@ func (a access) String() string {
 		if a.perm == auth.RunsRead {
 			s += ", or having started the run"
 		}
+	case onRerun:
+		s += " on the run's workflow and on its current version; a test run also needs workflows:write"
 	case onHook:
 		s += " on the workflow of the run owning the hook"
 	}
@@ -102,6 +107,8 @@ func (s *Server) check(r *http.Request, a access) error {
 	case a.on == onRun:
 		err := s.guard.Run(ctx, p, a.perm, chi.URLParam(r, "id"))
 		return err
+	case a.on == onRerun:
+		return s.mayRerunRun(r, p, chi.URLParam(r, "id"))
 	}
 	env := runner.EnvTest // reading a workflow is reading its draft
 	if a.on == onHook || a.perm == auth.RunsWrite {
@@ -114,4 +121,20 @@ func (s *Server) check(r *http.Request, a access) error {
 		return s.guard.Hook(ctx, p, a.perm, env, chi.URLParam(r, "token"))
 	}
 	return s.guard.Workflow(ctx, p, a.perm, chi.URLParam(r, "id"), env)
+}
+
+// mayRerunRun checks that p may rerun run id. A rerun starts the run's workflow anew, at
+// its current version, in the run's environment: it needs runs:write on the run (whose
+// input it reuses) and what starting that workflow there needs (guard.Workflow): the
+// current version's tags, not the old run's, and for a test run, which runs the draft,
+// workflows:write.
+func (s *Server) mayRerunRun(r *http.Request, p auth.Principal, id string) error {
+	run, err := s.deps.Engine.Get(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	if err := s.guard.RunAllowed(p, auth.RunsWrite, run); err != nil {
+		return err
+	}
+	return s.guard.Workflow(r.Context(), p, auth.RunsWrite, run.WorkflowID, run.Environment)
 }

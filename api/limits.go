@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"time"
 	"unicode/utf8"
+
+	"github.com/gorunner/gorunner/idempotency"
 )
 
 // Limits of the HTTP server NewHTTPServer builds (documented in README, "Limits").
@@ -69,18 +71,34 @@ func bufferBody(r *http.Request) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// validKeyHeader reports whether every Idempotency-Key value is valid UTF-8 (HTTP lets a
+// header carry any byte from 0x80 up).
+func validKeyHeader(keys []string) bool {
+	for _, k := range keys {
+		if !utf8.ValidString(k) {
+			return false
+		}
+	}
+	return true
+}
+
 type readCloser struct{ *bytes.Reader }
 
 func (readCloser) Close() error { return nil }
 
-// checkBody is the REST face's one UTF-8 check: a body that is not valid UTF-8 is refused
-// with 400 before keyed replay or a handler sees it (encoding/json would silently turn its
-// bad bytes into U+FFFD, or keep them in a RawMessage).
+// checkBody is the REST face's one UTF-8 check: a body, or an Idempotency-Key, that is not
+// valid UTF-8 is refused with 400 before keyed replay or a handler sees it (encoding/json
+// would silently turn its bad bytes into U+FFFD, or keep them in a RawMessage; two keys
+// differing only in bad bytes would be listed as one key that no GET finds).
 func (s *Server) checkBody(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, err := bufferBody(r)
-		if err == nil && !utf8.Valid(body) {
+		switch {
+		case err != nil:
+		case !utf8.Valid(body):
 			err = badRequest("", "request body is not valid UTF-8")
+		case !validKeyHeader(r.Header[idempotency.HeaderKey]):
+			err = badRequest("", "the Idempotency-Key header is not valid UTF-8")
 		}
 		if err != nil {
 			s.writeError(w, r, err)

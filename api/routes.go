@@ -176,7 +176,7 @@ func (s *Server) table() []route {
 		{
 			method: "POST", pattern: "/api/runs/{id}/rerun", id: "rerunRun",
 			summary: "Start a new run with the same input and environment on the current version",
-			access:  need(auth.RunsWrite, onRun), keyed: principalKeyed,
+			access:  need(auth.RunsWrite, onRerun), keyed: principalKeyed,
 			status: 202, data: wire.Run{},
 			handler: s.rerunRun,
 		},

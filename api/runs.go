@@ -210,20 +210,31 @@ func (s *Server) resumeHook(w http.ResponseWriter, r *http.Request) {
 	writeData(w, http.StatusAccepted, wire.Resume{Token: token, RunID: runID})
 }
 
-// mayRerun checks runs:write on the workflow of every run a bulk rerun would start, before
-// any starts.
+// mayRerun checks, before any starts, that p may rerun every run a bulk rerun would
+// start (see mayRerunRun): by ID, each run; by workflow and status, the workflow in
+// production, and in test too when a test run matches.
 func (s *Server) mayRerun(r *http.Request, p runner.RerunManyParams) error {
 	pr := principalOf(r)
-	if pr.Scopes.AllowsAll(auth.RunsWrite) || len(p.RunIDs) > runner.MaxBulkRerun {
+	if (pr.Scopes.AllowsAll(auth.RunsWrite) && pr.Scopes.AllowsAll(auth.WorkflowsWrite)) || len(p.RunIDs) > runner.MaxBulkRerun {
 		return nil
 	}
-	if len(p.RunIDs) == 0 {
-		return s.guard.Workflow(r.Context(), pr, auth.RunsWrite, p.Workflow, runner.EnvProduction)
-	}
 	for _, id := range p.RunIDs {
-		if err := s.guard.Run(r.Context(), pr, auth.RunsWrite, id); err != nil {
+		if err := s.mayRerunRun(r, pr, id); err != nil {
 			return err
 		}
 	}
-	return nil
+	if len(p.RunIDs) > 0 || p.Workflow == "" { // none: the runner's 400
+		return nil
+	}
+	if err := s.guard.Workflow(r.Context(), pr, auth.RunsWrite, p.Workflow, runner.EnvProduction); err != nil {
+		return err
+	}
+	tests, _, err := runner.Collect(1, "", func(limit int, cursor string) ([]*runner.Run, string, error) {
+		return s.deps.Engine.List(r.Context(), runner.ListRunsParams{WorkflowID: p.Workflow, Status: p.Status,
+			Environment: runner.EnvTest, Limit: limit, Cursor: cursor})
+	})
+	if err != nil || len(tests) == 0 {
+		return err
+	}
+	return s.guard.Workflow(r.Context(), pr, auth.RunsWrite, p.Workflow, runner.EnvTest)
 }

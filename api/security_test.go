@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -341,4 +342,29 @@ func TestListPagesAreBounded(t *testing.T) {
 	require.Greater(t, pages, 1, "5 runs of 900 KB inputs do not fit one 4 MiB page")
 	whole := e.do("GET", "/api/runs/"+ids[0], nil)
 	require.Equal(t, big, whole.data()["output"].(map[string]any)["blob"])
+}
+
+// TestIdempotencyKeyMustBeUTF8 sends keys that are not characters (SPEC §4: a key is 1 to
+// 255 characters) but bytes HTTP lets through: "k\xff\xfe" and "k\xfe\xff". Taken, both
+// were listed as the same "k\ufffd\ufffd", which no GET finds. Each is refused with 400
+// and nothing is done; a key in any script is kept and found.
+func TestIdempotencyKeyMustBeUTF8(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.publish(greetDef("greet"))
+	for _, key := range []string{"k\xff\xfe", "k\xfe\xff", "\xc3"} {
+		a := e.do("POST", "/api/workflows/greet/run", map[string]any{"name": "Ada"}, "Idempotency-Key", key)
+		require.Equal(t, http.StatusBadRequest, a.Status, "%q: %s", key, a.Raw)
+		require.Equal(t, "VALIDATION_ERROR", a.errorCode())
+		require.Contains(t, string(a.Raw), "Idempotency-Key")
+	}
+	require.Empty(t, e.do("GET", "/api/runs", nil).Body["data"], "no run started")
+	require.Empty(t, e.do("GET", "/api/idempotency-keys", nil).Body["data"], "no key taken")
+
+	const key = "clé-✓-ключ"
+	a := e.do("POST", "/api/workflows/greet/run", map[string]any{"name": "Ada"}, "Idempotency-Key", key)
+	require.Equal(t, http.StatusAccepted, a.Status, string(a.Raw))
+	got := e.do("GET", "/api/idempotency-keys/"+url.PathEscape(key), nil)
+	require.Equal(t, http.StatusOK, got.Status, string(got.Raw))
+	require.Equal(t, key, got.data()["key"])
 }

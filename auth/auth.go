@@ -117,7 +117,8 @@ type IssueParams struct {
 	ExpiresIn time.Duration
 	// Audience, when set, restricts the token to one resource (AudienceMCP).
 	Audience string
-	// By, when set, is the principal minting the token: it must hold every scope given.
+	// By, when set, is the principal minting the token: it must hold every scope given,
+	// and the token's life is cut to what is left of By's token's (see withinCreator).
 	By *Principal
 }
 
@@ -146,13 +147,19 @@ func (s *Service) Issue(ctx context.Context, p IssueParams) (*Token, string, err
 	if p.By != nil && !p.By.Scopes.Covers(p.Scopes) {
 		return nil, "", fmt.Errorf("%w: %s holds %q, asked for %q", ErrScopeNotHeld, p.By.Name, p.By.Scopes, p.Scopes)
 	}
+	now := s.now().UTC()
+	if p.By != nil {
+		var err error
+		if p.ExpiresIn, err = s.withinCreator(ctx, p.By.ID, p.ExpiresIn, now); err != nil {
+			return nil, "", err
+		}
+	}
 	name := strings.TrimSpace(p.Name)
 	b := make([]byte, 32)
 	if _, err := rand.Read(b); err != nil {
 		return nil, "", fmt.Errorf("making token: %w", err)
 	}
 	secret := TokenPrefix + base64.RawURLEncoding.EncodeToString(b)
-	now := s.now().UTC()
 	t := &Token{ID: uuid.Must(uuid.NewV7()).String(), Name: name, Hash: Hash(secret),
 		Scopes: p.Scopes, Audience: p.Audience, CreatedAt: now}
 	if p.ExpiresIn > 0 {
@@ -163,6 +170,34 @@ func (s *Service) Issue(ctx context.Context, p IssueParams) (*Token, string, err
 		return nil, "", fmt.Errorf("storing token: %w", err)
 	}
 	return t, secret, nil
+}
+
+// withinCreator cuts a lifetime (0: none) to what is left of the life of the token with ID
+// id, the minting principal's: a token never outlives the token that minted it, as an
+// OAuth grant never outlives its approver's. Else an expiring token could mint itself one
+// that never expires. The local principal has no token and no end; a creator whose token
+// is gone or expired is ErrUnauthorized.
+func (s *Service) withinCreator(ctx context.Context, id string, lifetime time.Duration, now time.Time) (time.Duration, error) {
+	if id == Local().ID {
+		return lifetime, nil
+	}
+	t, err := s.store.TokenByID(ctx, id)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return 0, ErrUnauthorized
+	case err != nil:
+		return 0, fmt.Errorf("looking up the minting token: %w", err)
+	case t.ExpiresAt == nil:
+		return lifetime, nil
+	}
+	left := t.ExpiresAt.Sub(now)
+	if left <= 0 {
+		return 0, ErrUnauthorized
+	}
+	if lifetime == 0 || lifetime > left {
+		return left, nil
+	}
+	return lifetime, nil
 }
 
 // Authenticate resolves a token secret to its principal. A token read from the store within

@@ -32,7 +32,7 @@ func (c *Console) requireSession(next http.Handler) http.Handler {
 		sess, err := c.sessions.read(r)
 		var p auth.Principal
 		if err == nil {
-			p, err = c.deps.Auth.Authenticate(r.Context(), sess.Token)
+			p, err = c.principal(r.Context(), sess.Token)
 		}
 		if err != nil {
 			if !errors.Is(err, errNoSession) && !errors.Is(err, auth.ErrUnauthorized) {
@@ -52,6 +52,22 @@ func (c *Console) requireSession(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), visitKey{}, v)))
 	})
+}
+
+// resource is what the console is as a token audience: an audience-limited token (an
+// OAuth access token, valid at /mcp only) signs nobody in here.
+const resource = "/console"
+
+// principal authenticates a console token; one limited to another resource is
+// auth.ErrUnauthorized, as an unknown one is. Else an assistant holding an OAuth access
+// token could act through the console, not only /mcp, and with admin mint itself a token
+// valid everywhere that outlives its grant.
+func (c *Console) principal(ctx context.Context, token string) (auth.Principal, error) {
+	p, err := c.deps.Auth.Authenticate(ctx, token)
+	if err == nil && !p.ValidFor(resource) {
+		return auth.Principal{}, auth.ErrUnauthorized
+	}
+	return p, err
 }
 
 // formAllowed checks a post's CSRF token and its origin.
@@ -105,7 +121,7 @@ func (c *Console) signin(w http.ResponseWriter, r *http.Request) {
 	}
 	token := strings.TrimSpace(r.PostFormValue("token"))
 	next := safeNext(r.PostFormValue("next"))
-	if _, err := c.deps.Auth.Authenticate(r.Context(), token); err != nil {
+	if _, err := c.principal(r.Context(), token); err != nil {
 		if !errors.Is(err, auth.ErrUnauthorized) {
 			c.fail(w, r, err)
 			return

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unicode"
 
 	"github.com/gorunner/gorunner/runner"
 )
@@ -106,8 +107,8 @@ func (s *Server) resolveClient(ctx context.Context, id string) (*clientInfo, err
 func (s *Server) checkDocumentID(id string) (*url.URL, error) {
 	u, err := url.Parse(id)
 	switch {
-	case err != nil || len(id) > MaxRedirectURIBytes:
-		return nil, clientErrorf("client_id %q is not a valid URL", id)
+	case err != nil || len(id) > MaxRedirectURIBytes || !asciiURI(id) || !asciiURI(u.Host):
+		return nil, clientErrorf("client_id %q is not a valid URL (an ASCII URI)", id)
 	case u.Scheme == "http" && !(s.loopback && isLoopbackHost(u.Hostname())):
 		return nil, clientErrorf("client_id %q must be an https URL (http is allowed only on loopback when GoRunner serves on loopback)", id)
 	case u.Scheme != "https" && u.Scheme != "http":
@@ -207,6 +208,9 @@ func (s *Server) checkMetadata(doc clientDocument, fallbackName string, defaultG
 	if len(name) > MaxClientNameBytes {
 		return nil, clientErrorf("client_name is longer than %d bytes", MaxClientNameBytes)
 	}
+	if strings.ContainsFunc(name, badNameRune) {
+		return nil, clientErrorf("client_name must not contain control or bidirectional formatting characters")
+	}
 	if name == "" {
 		name = fallbackName
 	}
@@ -238,6 +242,9 @@ func checkRedirectURI(r string) error {
 	if err != nil || len(r) > MaxRedirectURIBytes || !u.IsAbs() {
 		return redirectErrorf("redirect URI %q is not an absolute URI", r)
 	}
+	if !asciiURI(r) || !asciiURI(u.Host) {
+		return redirectErrorf("redirect URI %q must be ASCII: write an international host in its xn-- form", r)
+	}
 	if u.Fragment != "" || strings.Contains(r, "#") {
 		return redirectErrorf("redirect URI %q must not have a fragment", r)
 	}
@@ -251,6 +258,21 @@ func checkRedirectURI(r string) error {
 		return redirectErrorf("redirect URI %q has a scheme that is not allowed", r)
 	}
 	return nil
+}
+
+// asciiURI reports whether s (a URI, or its host once percent-decoded) is printable ASCII.
+// The consent page names the redirect host, the one thing there a client cannot choose
+// freely: a host in another script ("сlaude.ai", Cyrillic с), given raw or
+// percent-encoded, would read as a host the person trusts. RFC 3986 URIs are ASCII; an
+// international host is written in its xn-- form, which the page then shows.
+func asciiURI(s string) bool {
+	return !strings.ContainsFunc(s, func(r rune) bool { return r <= ' ' || r >= 0x7f })
+}
+
+// badNameRune reports a control character or a bidirectional formatting character, which
+// in a client's name shown on the consent page could hide or reorder the text around it.
+func badNameRune(r rune) bool {
+	return unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r)
 }
 
 // errEgressDenied is a metadata document fetch to an address that is not public.

@@ -354,3 +354,44 @@ func TestRevokeOnlyOwnTokens(t *testing.T) {
 		})
 	}
 }
+
+// TestConsentPageCannotBeSpoofed performs consent phishing through the two things the
+// authorize page shows of a client. A client registers (or describes in its metadata
+// document) the redirect URI https://сlaude.ai/… — a Cyrillic с, raw or percent-encoded —
+// so that the page says it sends the person back to a host they trust; or names itself
+// with a right-to-left override that reorders the text after it. Each is refused where it
+// is given, so no page ever shows it; the same host in its xn-- form is a client as any.
+func TestConsentPageCannotBeSpoofed(t *testing.T) {
+	e := newEnv(t)
+	const lookalike = "https://\u0441laude.ai/api/mcp/auth_callback"
+	for name, tc := range map[string]struct{ body, code string }{
+		"redirect host in another script": {`{"redirect_uris":["` + lookalike + `"]}`, "invalid_redirect_uri"},
+		"redirect host percent-encoded":   {`{"redirect_uris":["https://%D1%81laude.ai/api/mcp/auth_callback"]}`, "invalid_redirect_uri"},
+		"redirect path not ASCII":         {`{"redirect_uris":["https://a.example/\u0441b"]}`, "invalid_redirect_uri"},
+		"name with a bidi override":       {`{"redirect_uris":["https://a.example/cb"],"client_name":"Claude \u202etxet"}`, "invalid_client_metadata"},
+		"name with an escape":             {`{"redirect_uris":["https://a.example/cb"],"client_name":"Claude\u001b[8m"}`, "invalid_client_metadata"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			st, body := e.register(tc.body)
+			require.Equal(t, http.StatusBadRequest, st, body)
+			require.Equal(t, tc.code, body["error"])
+		})
+	}
+
+	client := e.documentClient("Lookalike", lookalike)
+	q := url.Values{"client_id": {client}, "redirect_uri": {lookalike}, "response_type": {"code"}, "state": {"s"},
+		"code_challenge": {challengeOf(oauth2.GenerateVerifier())}, "code_challenge_method": {"S256"}}
+	page := e.open(e.browser(), e.url+oauth.AuthorizePath+"?"+q.Encode())
+	require.Equal(t, http.StatusBadRequest, page.Status, page.Body)
+	require.Contains(t, page.Body, "must be ASCII")
+	require.NotContains(t, page.Body, "Approve")
+
+	const punycode = "https://xn--laude-3ve.ai/api/mcp/auth_callback"
+	st, reg := e.register(`{"client_name":"Honest","redirect_uris":["` + punycode + `"]}`)
+	require.Equal(t, http.StatusCreated, st, reg)
+	q.Set("client_id", reg["client_id"].(string))
+	q.Set("redirect_uri", punycode)
+	page = e.open(e.browser(), e.url+oauth.AuthorizePath+"?"+q.Encode())
+	require.Equal(t, http.StatusOK, page.Status, page.Body)
+	require.Contains(t, page.Body, "sends you back to <strong>xn--laude-3ve.ai</strong>")
+}

@@ -46,7 +46,7 @@ func newHookCommand(o *clientOpts) *cobra.Command {
 			if _, _, err := c.Call(cmd.Context(), req, &res); err != nil {
 				return err
 			}
-			return p.either(res, func() error { return p.line("%s: payload sent to run %s", res.Token, res.RunID) })
+			return p.either(res, func() error { return p.line("%s: payload sent to run %s", printable(res.Token), printable(res.RunID)) })
 		},
 	}
 	resume.Flags().StringVarP(&payload, "payload", "p", "", "the payload: JSON, or @FILE (@- for stdin); default null")

@@ -69,13 +69,13 @@ func (v *liveView) draw(r *wire.Run) {
 
 // lines are the header and one line per step.
 func (v *liveView) lines(r *wire.Run) []string {
-	out := []string{fmt.Sprintf("%s %s %s· run %s · %s%s", v.runMark(r.Status), r.Workflow, ansiDim, r.ID, r.Environment, ansiReset)}
+	out := []string{fmt.Sprintf("%s %s %s· run %s · %s%s", v.runMark(r.Status), printable(r.Workflow), ansiDim, printable(r.ID), printable(r.Environment), ansiReset)}
 	idWidth := 0
 	for _, s := range r.Steps {
 		idWidth = max(idWidth, len(s.ID))
 	}
 	for _, s := range r.Steps {
-		out = append(out, fmt.Sprintf("  %s %-*s  %s", v.stepMark(s.Status), idWidth, s.ID, v.stepDetail(r, s)))
+		out = append(out, fmt.Sprintf("  %s %-*s  %s", v.stepMark(s.Status), idWidth, printable(s.ID), v.stepDetail(r, s)))
 	}
 	return out
 }
@@ -125,13 +125,13 @@ func (v *liveView) stepDetail(r *wire.Run, s *wire.StepRecord) string {
 	if s.Status == runner.StepWaiting && r.WaitingOn != nil {
 		switch {
 		case r.WaitingOn.Hook != "":
-			detail += " · hook " + r.WaitingOn.Hook
+			detail += " · hook " + printable(r.WaitingOn.Hook)
 		case r.WaitingOn.SleepUntil != nil:
 			detail += " · until " + humanTime(*r.WaitingOn.SleepUntil)
 		}
 	}
 	if s.Error != nil {
-		detail += " · " + s.Error.Message
+		detail += " · " + printable(s.Error.Message)
 	}
 	return detail
 }
@@ -140,11 +140,11 @@ func (v *liveView) stepDetail(r *wire.Run, s *wire.StepRecord) string {
 func summary(r *wire.Run) string {
 	switch r.Status {
 	case runner.StatusCompleted:
-		return fmt.Sprintf("%scompleted%s in %s → %s", ansiGreen, ansiReset, humanDuration(runDuration(r)), compactJSON(r.Output))
+		return fmt.Sprintf("%scompleted%s in %s → %s", ansiGreen, ansiReset, humanDuration(runDuration(r)), printable(compactJSON(r.Output)))
 	case runner.StatusFailed, runner.StatusCancelled:
-		return fmt.Sprintf("%s%s%s in %s: %s", ansiRed, r.Status, ansiReset, humanDuration(runDuration(r)), runErrorText(r))
+		return fmt.Sprintf("%s%s%s in %s: %s", ansiRed, r.Status, ansiReset, humanDuration(runDuration(r)), printable(runErrorText(r)))
 	}
-	return fmt.Sprintf("%s%s%s; follow it with: gorunner runs get %s --wait", ansiYellow, r.Status, ansiReset, r.ID)
+	return fmt.Sprintf("%s%s%s; follow it with: gorunner runs get %s --wait", ansiYellow, r.Status, ansiReset, printable(r.ID))
 }
 
 func runDuration(r *wire.Run) time.Duration {

@@ -51,12 +51,16 @@ func (p *printer) JSON(v any) error {
 	return enc.Encode(v)
 }
 
-// table writes rows under header, aligned.
+// table writes rows under header, aligned; the cells come from the server (printable).
 func (p *printer) table(header []string, rows [][]string) error {
 	tw := tabwriter.NewWriter(p.out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, strings.Join(header, "\t"))
 	for _, r := range rows {
-		fmt.Fprintln(tw, strings.Join(r, "\t"))
+		cells := make([]string, len(r))
+		for i, c := range r {
+			cells[i] = printable(c) // a tab or newline in a title would break the table too
+		}
+		fmt.Fprintln(tw, strings.Join(cells, "\t"))
 	}
 	return tw.Flush()
 }

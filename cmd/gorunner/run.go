@@ -103,7 +103,7 @@ func (o *clientOpts) startRun(cmd *cobra.Command, req client.Request, follow fol
 		return followRun(cmd.Context(), c, p, &run, follow.timeout)
 	}
 	return p.either(&run, func() error {
-		return p.line("Started run %s of %s (%s).\nFollow it with: gorunner runs get %s --wait", run.ID, run.Workflow, run.Environment, run.ID)
+		return p.line("Started run %s of %s (%s).\nFollow it with: gorunner runs get %s --wait", printable(run.ID), printable(run.Workflow), printable(run.Environment), printable(run.ID))
 	})
 }
 

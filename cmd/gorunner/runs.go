@@ -33,7 +33,7 @@ func newRunsCommand(o *clientOpts) *cobra.Command {
 			if _, _, err := c.Call(cmd.Context(), client.Request{Method: "POST", Path: runPath(args[0]) + "/cancel"}, &r); err != nil {
 				return err
 			}
-			return p.either(&r, func() error { return p.line("run %s: %s", r.ID, r.Status) })
+			return p.either(&r, func() error { return p.line("run %s: %s", printable(r.ID), printable(string(r.Status))) })
 		},
 	}, newRerunCommand(o))
 	return o.addTo(cmd)

@@ -30,7 +30,7 @@ func newTokenCommand(g *globals) *cobra.Command {
 				if t.ExpiresAt != nil {
 					expires = t.ExpiresAt.Format(time.RFC3339)
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", t.ID, t.Name, t.Scopes, expires, t.CreatedAt.Format(time.RFC3339))
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", t.ID, printable(t.Name), t.Scopes, expires, t.CreatedAt.Format(time.RFC3339))
 			}
 			return tw.Flush()
 		}),

@@ -1,0 +1,32 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"unicode"
+)
+
+// printable is text from the server (a run's error message, a hook token, an output, a
+// title, a token name), made safe to write to a terminal: control characters (escape
+// sequences, bell, carriage return, C1 controls) and bidirectional overrides are spelled
+// out as \u001b and the like. Such text comes from workflow inputs, remote services or
+// unauthenticated OAuth registrations; written raw it could rewrite the screen, retitle
+// the window or set the clipboard (OSC 52) of the person reading it.
+func printable(s string) string {
+	if !strings.ContainsFunc(s, unsafeRune) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if unsafeRune(r) {
+			fmt.Fprintf(&b, `\u%04x`, r)
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+func unsafeRune(r rune) bool {
+	return unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r)
+}
