@@ -97,6 +97,7 @@ var named = map[string]int64{
 	"schemas.MaxTags":                 schemas.MaxTags,
 	"schemas.MaxAttempts":             schemas.MaxAttempts,
 	"schemas.MaxDepth":                schemas.MaxDepth,
+	"schemas.MaxSchemaPaths":          schemas.MaxSchemaPaths,
 	"schemas.MaxDuration":             int64(schemas.MaxDuration),
 	"expression.MaxExpressionLength":  expression.MaxExpressionLength,
 	"expression.MaxNodes":             expression.MaxNodes,
