@@ -91,6 +91,7 @@ var named = map[string]int64{
 	"runner.DefaultConcurrency":       runner.DefaultConcurrency,
 	"runner.DefaultAdmissionWork":     int64(runner.DefaultAdmissionWork),
 	"runner.MaxVanishedWorkers":       runner.MaxVanishedWorkers,
+	"runner.MaxResponseHeaderBytes":   runner.MaxResponseHeaderBytes,
 	"runner.MaxResponseBody":          runner.MaxResponseBody,
 	"runner.MaxHostLength":            runner.MaxHostLength,
 	"schemas.MaxSteps":                schemas.MaxSteps,
