@@ -104,6 +104,7 @@ var named = map[string]int64{
 	"expression.MaxNodes":             expression.MaxNodes,
 	"expression.MaxValueBytes":        expression.MaxValueBytes,
 	"expression.MaxWorkBytes":         expression.MaxWorkBytes,
+	"expression.MaxValueDepth":        expression.MaxValueDepth,
 	"expression.MaxEvalTime":          int64(expression.MaxEvalTime),
 	"oauth.MaxClientDocumentBytes":    oauth.MaxClientDocumentBytes,
 	"oauth.MaxRegistrationBytes":      oauth.MaxRegistrationBytes,
