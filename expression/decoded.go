@@ -9,7 +9,7 @@ import (
 
 // maxDecodedDepth bounds the nesting AsDecoded follows; deeper values are left to a real
 // encoding and decoding (which has depth limits of its own).
-const maxDecodedDepth = 1000
+const maxDecodedDepth = MaxValueDepth
 
 // AsDecoded returns Values(d), where d is v encoded with encoding/json and decoded again
 // with numbers kept exact (UseNumber), without encoding anything, and true. v must be one of

@@ -26,6 +26,11 @@ const (
 	MaxWorkBytes = 10 << 20
 	// MaxEvalTime bounds the wall time of one evaluation.
 	MaxEvalTime = 100 * time.Millisecond
+	// MaxValueDepth bounds how deep arrays and objects an expression produces, or toJSON,
+	// string and flatten walk, may nest: a value 30,000 deep fits MaxValueBytes, but
+	// encoding it recursed hundreds of MB of stack, and encoding/json refuses to decode it
+	// (past 10,000), so a step producing it could not be saved.
+	MaxValueDepth = 1000
 )
 
 // ErrLimit means an evaluation went over MaxValueBytes, MaxWorkBytes or MaxEvalTime. An
@@ -137,6 +142,9 @@ func (b *budget) read(op string, args []any) error {
 	total := 0
 	for _, a := range args {
 		n, ok := valueSize(a, deep, limit-total)
+		if n == tooDeep {
+			return limitError("%s would walk a value nested more than %d levels deep", op, MaxValueDepth)
+		}
 		if !ok {
 			return limitError("%s would work on more than %d bytes", op, limit)
 		}
@@ -340,45 +348,70 @@ var deepOps = map[string]bool{"toJSON": true, "string": true, "flatten": true}
 
 // valueSize is what v counts for: the bytes of a string, slotBytes per element of an array
 // or entry of a map, plus, when deep, what the elements count for. ok is false as soon as
-// the size passes limit, so that measuring a value shared many times stays cheap.
+// the size passes limit, so that measuring a value shared many times stays cheap; size is
+// tooDeep when, deep, v nests arrays and objects more than MaxValueDepth levels.
 func valueSize(v any, deep bool, limit int) (size int, ok bool) {
 	m := measurer{deep: deep, limit: limit}
 	m.add(v)
+	if m.deeper {
+		return tooDeep, false
+	}
 	return m.size, m.size >= 0 && m.size <= m.limit
 }
+
+// tooDeep is the size valueSize gives a value nested deeper than MaxValueDepth.
+const tooDeep = -2
 
 type measurer struct {
 	deep  bool
 	limit int
 	size  int
+	// depth is how many arrays and objects the value being measured is inside; deeper
+	// says it passed MaxValueDepth.
+	depth  int
+	deeper bool
 }
 
 func (m *measurer) add(v any) {
-	if m.size < 0 || m.size > m.limit {
+	if m.size < 0 || m.size > m.limit || m.deeper {
 		m.size = max(m.size, m.limit+1)
 		return
 	}
+
 	switch x := v.(type) {
 	case string:
 		m.size = addSize(m.size, len(x))
 	case []any:
 		m.size = addSize(m.size, mulSize(len(x), slotBytes))
-		if m.deep {
+		if m.deep && m.enter() {
 			for _, e := range x {
 				m.add(e)
 			}
+			m.depth--
 		}
 	case map[string]any:
 		m.size = addSize(m.size, mulSize(len(x), slotBytes))
-		if m.deep {
+		if m.deep && m.enter() {
 			for k, e := range x {
 				m.add(k)
 				m.add(e)
 			}
+			m.depth--
 		}
 	default:
 		m.addReflect(reflect.ValueOf(v))
 	}
+}
+
+// enter goes into one more array or object, reporting false (and deeper) past
+// MaxValueDepth; the caller that entered leaves with m.depth--.
+func (m *measurer) enter() bool {
+	if m.depth++; m.depth > MaxValueDepth {
+		m.deeper = true
+		m.depth--
+		return false
+	}
+	return true
 }
 
 func (m *measurer) addReflect(v reflect.Value) {
@@ -387,9 +420,10 @@ func (m *measurer) addReflect(v reflect.Value) {
 		m.size = addSize(m.size, v.Len())
 	case reflect.Slice, reflect.Array, reflect.Map:
 		m.size = addSize(m.size, mulSize(v.Len(), slotBytes))
-		if !m.deep {
+		if !m.deep || !m.enter() {
 			return
 		}
+		defer func() { m.depth-- }()
 		if v.Kind() == reflect.Map {
 			for it := v.MapRange(); it.Next() && m.size <= m.limit; {
 				m.add(it.Key().Interface())

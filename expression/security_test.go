@@ -80,6 +80,9 @@ func TestSecurityExpressionLimits(t *testing.T) {
 		{"regexp bomb from input", `${{ "aaa" matches input.p }}`},
 		{"time format with a large layout", `${{ len(map(1..60000, date("2020-01-02").Format(input.a))) }}`},
 		{"fromJSON of a large document", `${{ len(fromJSON("[" + repeat("0,", 500000) + "0]")) }}`},
+		{"toJSON of a deep value", `${{ len(toJSON(reduce(1..60000, [#acc], []))) }}`},
+		{"string of a deep value", `${{ len(string(reduce(1..60000, [#acc], []))) }}`},
+		{"deep result", `${{ reduce(1..20000, [#acc], []) }}`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -116,6 +119,8 @@ func TestSecurityWithinLimits(t *testing.T) {
 		{`${{ replace("a-b-c", "-", "+") }}`, "a+b+c"},
 		{`${{ "a" in ["a"] && "b" matches "^b$" }}`, true},
 		{`${{ reduce(1..100, #acc + "x", "") | len() }}`, float64(100)},
+		{`${{ len(string(reduce(1..999, [#acc], []))) }}`, float64(2 * MaxValueDepth)},
+		{`${{ len(flatten(reduce(1..999, [#acc], []))) }}`, float64(0)},
 	}
 	for _, tc := range tests {
 		tpl, err := Compile(tc.src)

@@ -135,6 +135,17 @@ func sliceOnChange(s []any, conv func(v any) (out any, changed, ok bool)) (out a
 type converter struct {
 	b    *budget
 	size int
+	// depth is how many arrays and objects the value being converted is inside.
+	depth int
+}
+
+// nest enters one more array or object, refusing one nested deeper than MaxValueDepth; the
+// caller leaves it with c.depth--.
+func (c *converter) nest() error {
+	if c.depth++; c.depth > MaxValueDepth {
+		return limitError("the value would be nested more than %d levels deep", MaxValueDepth)
+	}
+	return nil
 }
 
 func newConverter(b *budget) *converter { return &converter{b: b} }
@@ -175,6 +186,10 @@ func (c *converter) value(v any) (any, error) {
 		if err := c.grow(mulSize(len(x), slotBytes)); err != nil {
 			return nil, err
 		}
+		if err := c.nest(); err != nil {
+			return nil, err
+		}
+		defer func() { c.depth-- }()
 		out := make(map[string]any, len(x))
 		for k, e := range x {
 			conv, err := c.entry(k, e)
@@ -231,6 +246,10 @@ func (c *converter) slice(n int, at func(int) any) (any, error) {
 	if err := c.grow(mulSize(n, slotBytes)); err != nil {
 		return nil, err
 	}
+	if err := c.nest(); err != nil {
+		return nil, err
+	}
+	defer func() { c.depth-- }()
 	out := make([]any, n)
 	for i := range out {
 		conv, err := c.value(at(i))
@@ -246,6 +265,10 @@ func (c *converter) mapValue(v reflect.Value) (any, error) {
 	if err := c.grow(mulSize(v.Len(), slotBytes)); err != nil {
 		return nil, err
 	}
+	if err := c.nest(); err != nil {
+		return nil, err
+	}
+	defer func() { c.depth-- }()
 	out := make(map[string]any, v.Len())
 	iter := v.MapRange()
 	for iter.Next() {

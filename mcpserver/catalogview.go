@@ -144,6 +144,7 @@ func (s *Server) hooks(env string) *server.Hooks {
 	})
 	s.listHooks(env, h)
 	s.elicitors.hooks(h)
+	s.held.hooks(env, h)
 	extensionHooks(h)
 	return h
 }

@@ -164,6 +164,8 @@ type Server struct {
 	replies replies
 	// elicitors are the 2025-11-25 sessions that declared elicitation.
 	elicitors elicitors
+	// held are the sessions each principal holds (MaxSessionsPerPrincipal).
+	held sessionsHeld
 	// absent are the names lookUp found missing from the catalog lately.
 	absent absentNames
 	// states signs the requestState of questions.

@@ -56,6 +56,9 @@ func (s *Server) taskHTTP(env *environment) http.Handler {
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		env.http.ServeHTTP(w, r)
+		if p, ok := auth.PrincipalFrom(r.Context()); ok && msg.Method == string(mcp.MethodInitialize) {
+			s.endExcessSessions(r, env, p)
+		}
 	})
 }
 

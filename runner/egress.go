@@ -204,12 +204,13 @@ func (p *EgressPolicy) dialContext(d *net.Dialer) func(ctx context.Context, netw
 }
 
 // newHTTPClient returns the client of http steps: every connection is checked against
-// policy at dial time, proxies are not used (a proxy would dial in our stead), and
-// connection headers never follow a redirect to another origin.
+// policy at dial time, proxies are not used (a proxy would dial in our stead), response
+// headers are bounded, and connection headers never follow a redirect to another origin.
 func newHTTPClient(policy *EgressPolicy) *http.Client {
 	dialer := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.Proxy = nil
 	tr.DialContext = policy.dialContext(dialer)
+	tr.MaxResponseHeaderBytes = MaxResponseHeaderBytes
 	return &http.Client{Transport: tr, CheckRedirect: checkRedirect}
 }

@@ -369,3 +369,33 @@ func TestHostPatterns(t *testing.T) {
 	_, err = runner.ParseHostPattern(strings.Join([]string{label, label, label, strings.Repeat("b", 62)}, "."))
 	require.Error(t, err, "one character past MaxHostLength")
 }
+
+// TestResponseHeaderBomb has a host answer with megabytes of headers, hundreds of thousands
+// of them (before MaxResponseHeaderBytes, 8 MB of them completed the step, cost the process
+// over 500 MB and stored all of them as the step's output): the step fails
+// RESPONSE_TOO_LARGE at once, without retries; headers up to the limit still come through.
+func TestResponseHeaderBomb(t *testing.T) {
+	t.Parallel()
+	headers := func(n int) http.HandlerFunc {
+		return func(w http.ResponseWriter, _ *http.Request) {
+			for i := range n {
+				w.Header()[fmt.Sprintf("X-H%d", i)] = []string{"v"}
+			}
+			fmt.Fprint(w, "ok")
+		}
+	}
+	bomb := newSink(t, "", headers(20_000)) // 200 KB; 400,000 (5 MB) went through as well
+	fits := newSink(t, "", headers(1000))
+	h := newHarness(t)
+	e := h.engine(runner.Config{})
+
+	r := h.run(e, httpWorkflow(h, "bomb", bomb.URL+"/", ""), `{}`, runner.StatusFailed)
+	require.Equal(t, runner.CodeResponseTooLarge, r.Error.Code, r.Error.Message)
+	require.Contains(t, r.Error.Message, "response headers over")
+	require.Equal(t, 1, step(r, "call").Attempts, "the same answer would come again: not retried")
+	require.Len(t, bomb.seen(), 1)
+
+	r = h.run(e, httpWorkflow(h, "fits", fits.URL+"/", ""), `{}`, runner.StatusCompleted)
+	out := jsonOf(t, r.Output).(map[string]any)
+	require.Equal(t, "v", out["headers"].(map[string]any)["x-h999"])
+}

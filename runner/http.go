@@ -20,6 +20,10 @@ import (
 const (
 	// MaxResponseBody is the largest response body an http step reads.
 	MaxResponseBody = 10 << 20
+	// MaxResponseHeaderBytes bounds the status line and headers of a response an http step
+	// reads (Go's default is 10 MiB, which a hostile server fills with hundreds of thousands
+	// of headers that cost the process over 50 times their size).
+	MaxResponseHeaderBytes = 64 << 10
 	// defaultHTTPTimeout bounds an http step attempt without a timeout.
 	defaultHTTPTimeout = 30 * time.Second
 )
@@ -164,6 +168,8 @@ func requestError(ctx context.Context, req *http.Request, err error, timeout tim
 	switch {
 	case errors.As(err, &denied):
 		return permanent(CodeEgressDenied, "%s %s: %v", req.Method, req.URL.Redacted(), denied)
+	case strings.Contains(err.Error(), "server response headers exceeded"): // net/http has no error value for it
+		return permanent(CodeResponseTooLarge, "%s %s: response headers over %d bytes", req.Method, req.URL.Redacted(), MaxResponseHeaderBytes)
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
 		return retryable(CodeTimeout, "%s %s: no answer within %s", req.Method, req.URL.Redacted(), timeout)
 	}

@@ -23,7 +23,8 @@ type InputSchema struct {
 }
 
 // CompileInput compiles a workflow's input schema (JSON Schema 2020-12 unless it says
-// otherwise in $schema). References to other documents are not loaded. Formats (email,
+// otherwise in $schema). References to other documents are not loaded; a schema whose
+// validation could take exponential time is refused (see MaxSchemaPaths). Formats (email,
 // date-time, uuid…) are asserted, not only annotations. An invalid schema is a
 // *ValidationError whose problem paths point into the schema.
 func CompileInput(schema json.RawMessage) (*InputSchema, error) {
@@ -63,7 +64,14 @@ func compileSchema(raw json.RawMessage) (*jsonschema.Schema, error) {
 	if err := c.AddResource(schemaURL, doc); err != nil {
 		return nil, err
 	}
-	return c.Compile(schemaURL)
+	s, err := c.Compile(schemaURL)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkSchemaCost(s); err != nil {
+		return nil, err
+	}
+	return s, nil
 }
 
 // refuseLoader loads nothing: schemas must not reach files or the network.

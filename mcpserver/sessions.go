@@ -1,0 +1,100 @@
+package mcpserver
+
+import (
+	"context"
+	"net/http"
+	"slices"
+	"sync"
+
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/gorunner/gorunner/auth"
+)
+
+// MaxSessionsPerPrincipal bounds the streamable HTTP sessions one principal holds at once in
+// one environment.
+// mcp-go keeps a session (about 16 KB) from its initialize until a DELETE, so a client that
+// initializes again and again without ending its sessions would grow the process without
+// bound; past the limit the principal's oldest session is ended, as a DELETE would.
+const MaxSessionsPerPrincipal = 256
+
+// sessionsHeld are the sessions each principal holds in each environment, oldest first.
+type sessionsHeld struct {
+	mu  sync.Mutex
+	ids map[string][]string // heldKey → session IDs
+}
+
+// heldKey keys the sessions of a principal in an environment (each has its transport).
+func heldKey(env, principal string) string { return env + "\x00" + principal }
+
+// hooks count the sessions registered in env with a principal, and forget them when they
+// end.
+func (h *sessionsHeld) hooks(env string, hk *server.Hooks) {
+	hk.AddOnRegisterSession(func(ctx context.Context, session server.ClientSession) {
+		p, ok := auth.PrincipalFrom(ctx)
+		if !ok || p.ID == "" {
+			return
+		}
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		if h.ids == nil {
+			h.ids = map[string][]string{}
+		}
+		key := heldKey(env, p.ID)
+		h.ids[key] = append(h.ids[key], session.SessionID())
+	})
+	hk.AddOnUnregisterSession(func(_ context.Context, session server.ClientSession) {
+		h.forget(session.SessionID())
+	})
+}
+
+// forget drops session id wherever it is held.
+func (h *sessionsHeld) forget(id string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for key, ids := range h.ids {
+		if i := slices.Index(ids, id); i >= 0 {
+			if ids = slices.Delete(ids, i, i+1); len(ids) == 0 {
+				delete(h.ids, key)
+			} else {
+				h.ids[key] = ids
+			}
+			return
+		}
+	}
+}
+
+// excess returns the oldest sessions of principal in env beyond MaxSessionsPerPrincipal.
+func (h *sessionsHeld) excess(env, principal string) []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	ids := h.ids[heldKey(env, principal)]
+	if len(ids) <= MaxSessionsPerPrincipal {
+		return nil
+	}
+	return slices.Clone(ids[:len(ids)-MaxSessionsPerPrincipal])
+}
+
+// endExcessSessions ends the sessions p holds beyond MaxSessionsPerPrincipal, oldest first,
+// through env's transport as a DELETE of the client r came from would, so that mcp-go lets
+// go of all it keeps for them.
+func (s *Server) endExcessSessions(r *http.Request, env *environment, p auth.Principal) {
+	ctx := r.Context()
+	for _, id := range s.held.excess(env.name, p.ID) {
+		req, err := http.NewRequestWithContext(auth.WithPrincipal(context.WithoutCancel(ctx), p), http.MethodDelete, "/mcp", nil)
+		if err != nil {
+			return
+		}
+		req.Header.Set(sessionHeader, id)
+		req.Host = r.Host // mcp-go checks it (DNS rebinding)
+		env.http.ServeHTTP(discardResponse{header: http.Header{}}, req)
+		s.held.forget(id) // in case mcp-go had not registered it with the server
+	}
+}
+
+// discardResponse is a ResponseWriter that keeps nothing.
+type discardResponse struct{ header http.Header }
+
+func (d discardResponse) Header() http.Header         { return d.header }
+func (d discardResponse) Write(b []byte) (int, error) { return len(b), nil }
+func (d discardResponse) WriteHeader(int)             {}

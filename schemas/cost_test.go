@@ -1,0 +1,87 @@
+package schemas
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// fanOutSchema is levels of "allOf": [{"$ref": next}, {"$ref": next}]: 2^levels paths in
+// about 65 bytes a level. Before MaxSchemaPaths, 20 levels took seconds of CPU to validate
+// {} and 30 hours.
+func fanOutSchema(levels int) string {
+	var defs []string
+	for i := range levels {
+		defs = append(defs, fmt.Sprintf(`"l%d":{"allOf":[{"$ref":"#/$defs/l%d"},{"$ref":"#/$defs/l%d"}]}`, i, i+1, i+1))
+	}
+	defs = append(defs, fmt.Sprintf(`"l%d":{"type":"object"}`, levels))
+	return `{"type":"object","$defs":{` + strings.Join(defs, ",") + `},"$ref":"#/$defs/l0"}`
+}
+
+// doublingSchema applies t twice to each value it nests into: 200 bytes, and before the
+// cycle check an input {"a":{"a":…}} 20 levels deep took 7 s of CPU to validate, each
+// level more doubling it.
+const doublingSchema = `{"$defs":{"t":{"type":"object","allOf":[{"$ref":"#/$defs/u"},{"$ref":"#/$defs/u"}]},` +
+	`"u":{"properties":{"a":{"$ref":"#/$defs/t"}}}},"$ref":"#/$defs/t"}`
+
+// TestSecuritySchemaCost publishes, for real through Validate and CompileInput (the input
+// schema of a tool call, an ask's schema, an output schema), JSON Schemas whose validation
+// takes exponential time: each is refused at once, with the problem at /input.
+func TestSecuritySchemaCost(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, schema, msg string
+	}{
+		{"allOf fan-out", fanOutSchema(30), "more than 10000 paths"},
+		{"anyOf fan-out", strings.ReplaceAll(fanOutSchema(30), "allOf", "anyOf"), "more than 10000 paths"},
+		{"recursion doubling per level", doublingSchema, "in two ways that apply to one value"},
+		{"recursion through a property and a pattern", `{"type":"object","properties":{"a":{"$ref":"#"}},"patternProperties":{"^a":{"$ref":"#"}}}`,
+			"in two ways that apply to one value"},
+		{"reference cycle", `{"type":"object","$defs":{"a":{"$ref":"#/$defs/b"},"b":{"allOf":[{"$ref":"#/$defs/a"}]}},"$ref":"#/$defs/a"}`,
+			"without a step into the value"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := CompileInput(json.RawMessage(tc.schema))
+			var ve *ValidationError
+			require.ErrorAs(t, err, &ve)
+			require.Contains(t, ve.Problems[0].Message, tc.msg)
+			var input map[string]any
+			require.NoError(t, json.Unmarshal([]byte(tc.schema), &input))
+			requireProblem(t, defWith(t, map[string]any{"input": input}), "/input", tc.msg)
+		})
+	}
+}
+
+// TestSchemaCostAllowsRecursion: recursive schemas that apply each subschema once per value
+// (trees, lists, any JSON value) and wide ones within MaxSchemaPaths still compile.
+func TestSchemaCostAllowsRecursion(t *testing.T) {
+	t.Parallel()
+	wide := map[string]any{}
+	for i := range MaxSchemaPaths / 10 {
+		wide[fmt.Sprintf("p%d", i)] = map[string]any{"type": "string"}
+	}
+	wideSchema, err := json.Marshal(map[string]any{"type": "object", "properties": wide})
+	require.NoError(t, err)
+	for name, schema := range map[string]string{
+		"binary tree": `{"type":"object","$defs":{"n":{"type":"object","properties":{"v":{"type":"number"},` +
+			`"left":{"$ref":"#/$defs/n"},"right":{"$ref":"#/$defs/n"}}}},"properties":{"root":{"$ref":"#/$defs/n"}}}`,
+		"list":       `{"type":"object","properties":{"next":{"$ref":"#"},"v":{"type":"string"}}}`,
+		"items tree": `{"type":"object","properties":{"children":{"type":"array","items":{"$ref":"#"}}}}`,
+		"any JSON value": `{"type":"object","$defs":{"v":{"anyOf":[{"type":["string","number","boolean","null"]},` +
+			`{"type":"array","items":{"$ref":"#/$defs/v"}},{"type":"object","additionalProperties":{"$ref":"#/$defs/v"}}]}},` +
+			`"additionalProperties":{"$ref":"#/$defs/v"}}`,
+		"shared definitions": `{"type":"object","$defs":{"id":{"type":"string","minLength":1}},` +
+			`"properties":{"a":{"$ref":"#/$defs/id"},"b":{"$ref":"#/$defs/id"},"c":{"allOf":[{"$ref":"#/$defs/id"}]}}}`,
+		"fan-out within bounds": fanOutSchema(10),
+		"wide":                  string(wideSchema),
+	} {
+		s, err := CompileInput(json.RawMessage(schema))
+		require.NoError(t, err, name)
+		require.Empty(t, s.Validate(map[string]any{}), name)
+	}
+}
