@@ -266,6 +266,10 @@ func (b *broker) takeWait(principal string) (release func(), err error) {
 // Config.MaxWait) elapses, with its state at that moment. When ctx ends first it returns the
 // last state seen and ctx's error. Waiters of one run share its reads (see broker), so the
 // returned run may be shared with other callers: it must not be modified.
+//
+// A run waiting on a hook for which a payload is queued has not settled: a worker is about
+// to take the payload and move the run on. So a wait that follows an accepted resume
+// (Resume answered) never answers with the wait that payload ends (see resting).
 func (e *Engine) Wait(ctx context.Context, id string, maxWait time.Duration) (*Run, error) {
 	if maxWait <= 0 {
 		return e.Get(ctx, id)
@@ -283,8 +287,12 @@ func (e *Engine) Wait(ctx context.Context, id string, maxWait time.Duration) (*R
 		switch {
 		case err != nil:
 			return nil, err
-		case r != nil && (expired || r.Status.Settled()):
+		case r != nil && expired:
 			return r, nil
+		case r != nil && r.Status.Settled():
+			if r, ok, err := e.resting(ctx, r); err != nil || ok {
+				return r, err
+			}
 		}
 		select {
 		case <-changed:
@@ -297,12 +305,68 @@ func (e *Engine) Wait(ctx context.Context, id string, maxWait time.Duration) (*R
 }
 
 // WaitFrom is Wait for a caller that holds r, a state of the run it read or admitted: when
-// r has settled it is the answer, with nothing read or followed.
+// r has ended or waits on anything but a hook, it is the answer, with nothing read or
+// followed; when it waits on a hook with no payload queued, the answer is the run read
+// once more (see resting), still with nothing followed.
 func (e *Engine) WaitFrom(ctx context.Context, r *Run, maxWait time.Duration) (*Run, error) {
 	if r.Status.Settled() {
-		return r, nil
+		if r, ok, err := e.resting(ctx, r); err != nil || ok {
+			return r, err
+		}
 	}
 	return e.Wait(ctx, r.ID, maxWait)
+}
+
+// resting reports whether settled state r of a run is what a wait answers, and with which
+// state: an end or a sleep, yes, r itself; a wait on a hook, only when no payload is queued
+// for it (a queued one is about to move the run on), and then with the run as read after
+// the queue was found empty.
+//
+// That read is what makes the answer exact on every store: r may be older than a save that
+// took a payload (a feed's state lags its notices), but a payload accepted before the queue
+// was read is taken by then, and a save that takes a payload takes it in the same write
+// (SaveOptions.ConsumePayload), so a run read afterwards shows it taken. When that read
+// shows the run moved on to another hook, that hook's queue is looked at in turn; when it
+// shows it pending or running, the wait goes on.
+func (e *Engine) resting(ctx context.Context, r *Run) (*Run, bool, error) {
+	for {
+		token := hookOf(r)
+		if token == "" {
+			return r, r.Status.Settled(), nil
+		}
+		_, err := e.store.NextPayload(ctx, r.ID, r.Environment, token)
+		if err == nil {
+			return r, false, nil
+		}
+		if !errors.Is(err, ErrNotFound) {
+			return waitFailed(ctx, r, fmt.Errorf("reading the payloads queued for run %s: %w", r.ID, err))
+		}
+		now, err := e.Get(ctx, r.ID)
+		if err != nil {
+			return waitFailed(ctx, r, err)
+		}
+		if hookOf(now) == token {
+			return now, true, nil
+		}
+		r = now
+	}
+}
+
+// waitFailed is resting's answer to err: when ctx ended, the last state seen and ctx's
+// error, as Wait gives.
+func waitFailed(ctx context.Context, r *Run, err error) (*Run, bool, error) {
+	if ctx.Err() != nil {
+		return r, false, ctx.Err()
+	}
+	return nil, false, err
+}
+
+// hookOf is the token of the hook run r waits on, or "" when it does not wait on one.
+func hookOf(r *Run) string {
+	if r.Status != StatusWaiting || r.WaitingOn == nil {
+		return ""
+	}
+	return r.WaitingOn.Hook
 }
 
 // ReserveWait opens one of principal's MaxWaitsPerPrincipal waits, to hold while

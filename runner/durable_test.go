@@ -317,25 +317,39 @@ steps:
 	require.Equal(t, 1.0, out)
 }
 
-// definitionless gives the runs it claims without their definition, as a Redis store does
-// once its record of their version is gone (evicted, or deleted by hand).
-type definitionless struct{ runner.Store }
+// storedDefinition gives the runs it claims with definition in place of their own: nil, as
+// a Redis store does once its record of their version is gone (evicted, or deleted by
+// hand), or bytes that do not decode, as a store whose record was damaged does.
+type storedDefinition struct {
+	runner.Store
+	definition json.RawMessage
+}
 
-func (s definitionless) ClaimRuns(ctx context.Context, p runner.ClaimRunsParams) ([]runner.Claimed, error) {
+func (s storedDefinition) ClaimRuns(ctx context.Context, p runner.ClaimRunsParams) ([]runner.Claimed, error) {
 	claimed, err := s.Store.ClaimRuns(ctx, p)
 	for _, c := range claimed {
-		c.Run.Definition = nil
+		c.Run.Definition = s.definition
 	}
 	return claimed, err
 }
 
-// TestRunWithoutItsDefinition: the worker that claims a run whose definition the store no
-// longer has ends it rather than leave it to be claimed again at every lease's end with its
-// tokens held: cancelled when that was asked, else failed at the step it stands at with a
-// DEFINITION_ERROR that says why and what to do.
+// TestRunWithoutItsDefinition: the worker that claims a run it cannot work for want of a
+// usable definition ends it rather than leave it to be claimed again at every lease's end
+// with its tokens held. A run whose definition the store no longer has is cancelled when
+// that was asked, else failed at the step it stands at with a DEFINITION_ERROR that says
+// why and what to do; a run whose definition does not decode is failed at no step with a
+// DEFINITION_ERROR carrying the decoding error.
 func TestRunWithoutItsDefinition(t *testing.T) {
-	for _, cancel := range []bool{false, true} {
-		t.Run(fmt.Sprint("cancel=", cancel), func(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		definition json.RawMessage
+		cancel     bool
+	}{
+		{name: "gone"},
+		{name: "gone, cancel asked", cancel: true},
+		{name: "undecodable", definition: json.RawMessage(`{"steps": [`)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
 			h := newHarness(t)
@@ -349,8 +363,8 @@ steps:
 			first := h.engine(runner.Config{})
 			r := h.run(first, name, `{}`, runner.StatusWaiting)
 			require.NoError(t, first.Stop(ctx))
-			e := h.engine(runner.Config{}, definitionless{h.store})
-			if cancel {
+			e := h.engine(runner.Config{}, storedDefinition{h.store, tc.definition})
+			if tc.cancel {
 				got, err := e.Cancel(ctx, r.ID)
 				require.NoError(t, err)
 				require.Equal(t, runner.StatusCancelled, got.Status)
@@ -360,10 +374,15 @@ steps:
 				require.NoError(t, err)
 				got := h.await(e, r.ID, runner.StatusFailed)
 				require.Equal(t, runner.CodeDefinition, got.Error.Code)
-				require.Equal(t, "wait", got.Error.Step)
-				require.Contains(t, got.Error.Message, `its definition (version 1 of workflow "gone") is no longer in the store`)
-				require.Equal(t, runner.StepFailed, step(got, "wait").Status)
 				require.Equal(t, runner.StepSkipped, step(got, "done").Status)
+				if tc.definition == nil {
+					require.Equal(t, "wait", got.Error.Step)
+					require.Contains(t, got.Error.Message, `its definition (version 1 of workflow "gone") is no longer in the store`)
+					require.Equal(t, runner.StepFailed, step(got, "wait").Status)
+				} else {
+					require.Empty(t, got.Error.Step)
+					require.Contains(t, got.Error.Message, "decoding definition")
+				}
 			}
 			_, err := e.Hook(ctx, runner.EnvProduction, "gone:1")
 			require.ErrorIs(t, err, runner.ErrNotFound, "the ended run's token is free")

@@ -74,7 +74,7 @@ func (e *Engine) work(ctx context.Context, cl Claimed) bool {
 		err = x.load(c, nil)
 	}
 	if err != nil {
-		return x.finishFailed(ctx, -1, permanent(CodeDefinition, "%v", err)) == flowKeep
+		return x.definitionFailed(ctx, -1, err) == flowKeep
 	}
 	if cl.Run.Claims > MaxVanishedWorkers {
 		return x.abandoned(ctx) == flowKeep
@@ -131,9 +131,18 @@ func (x *execution) orphaned(ctx context.Context) flow {
 	if x.r.CancelRequested {
 		return x.finishCancelled(ctx)
 	}
-	return x.finishFailed(ctx, x.next(), permanent(CodeDefinition,
+	return x.definitionFailed(ctx, x.next(), fmt.Errorf(
 		"the run cannot go on: its definition (version %d of workflow %q) is no longer in the store, whose record of that version was deleted or evicted; a rerun runs the workflow's current version",
 		x.r.Version, x.r.Workflow))
+}
+
+// definitionFailed fails a run that cannot be worked for want of a usable definition with
+// DEFINITION_ERROR saying why (err), at step i (-1: at no step). Both such runs end here:
+// one whose definition the store no longer has (orphaned: at the step it stands at, unless
+// its cancel was asked) and one whose stored definition does not decode or does not fit
+// its step records (at no step, whether or not a cancel was asked).
+func (x *execution) definitionFailed(ctx context.Context, i int, err error) flow {
+	return x.finishFailed(ctx, i, permanent(CodeDefinition, "%v", err))
 }
 
 // touch records that step record i changed, so the next save writes it.

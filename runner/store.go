@@ -79,7 +79,7 @@ func (s Status) Terminal() bool {
 }
 
 // Settled reports whether a run in s has stopped running: it ended or waits. Engine.Wait
-// returns such a run at once.
+// returns such a run at once, unless it waits on a hook for which a payload is queued.
 func (s Status) Settled() bool { return s != StatusPending && s != StatusRunning }
 
 // StepStatus is one step's status.

@@ -36,6 +36,10 @@ func RunCrossProcess(t *testing.T, open func(tb testing.TB) (a, b Process)) {
 		t.Parallel()
 		noticeAtAdmission(t, open)
 	})
+	t.Run("WaitOutlastsResume", func(t *testing.T) {
+		t.Parallel()
+		waitOutlastsResume(t, open)
+	})
 }
 
 // noticesWakeWaiters: a run admitted on B is claimed at once by A (whose claim loop polls
@@ -91,6 +95,70 @@ func noticeAtAdmission(t *testing.T, open func(tb testing.TB) (a, b Process)) {
 	r, err := a.Wait(ctx, res.Run.ID, time.Minute)
 	require.NoError(t, err, "A's wait ended by its deadline: B's notice at the admission was missed")
 	require.Equal(t, runner.StatusCancelled, r.Status)
+}
+
+// waitOutlastsResume: a wait that follows an accepted resume does not answer with the hook
+// wait that the resume's payload ends. A's worker leaves a run waiting on its hook and
+// stops; B, which works no run, resumes the hook and waits on the run. B's wait finds the
+// payload queued and answers nothing while no worker takes it; when A works again, B's wait
+// answers with the run A completed with that payload.
+func waitOutlastsResume(t *testing.T, open func(tb testing.TB) (a, b Process)) {
+	ctx := context.Background()
+	pa, pb := open(t)
+	flows := staticFlows(mustDefinition(t, `name: one
+input: {type: object}
+steps:
+  - {id: wait, hook: {token: "resume:${{ run.id }}"}}
+  - {id: done, set: "${{ steps.wait.output }}"}
+`))
+	a, _ := crossEngine(t, pa, flows, runner.Config{}, true)
+	res, err := a.Submit(ctx, runner.SubmitParams{Workflow: "one", Input: json.RawMessage(`{}`)})
+	require.NoError(t, err)
+	id := res.Run.ID
+	r, err := a.Wait(ctx, id, time.Minute)
+	require.NoError(t, err)
+	require.Equal(t, runner.StatusWaiting, r.Status)
+	require.NoError(t, a.Stop(ctx))
+
+	looked := make(chan struct{}, 1)
+	b, _ := crossEngine(t, Process{Store: payloadLooks{pb.Store, looked}, Events: pb.Events}, flows, runner.Config{}, false)
+	_, err = b.Resume(ctx, runner.EnvProduction, "resume:"+id, json.RawMessage(`{"ok": true}`))
+	require.NoError(t, err)
+	type answer struct {
+		r   *runner.Run
+		err error
+	}
+	answered := make(chan answer, 1)
+	go func() {
+		r, err := b.Wait(ctx, id, time.Minute)
+		answered <- answer{r, err}
+	}()
+	select {
+	case got := <-answered:
+		require.NoError(t, got.err)
+		t.Fatalf("B's wait answered %s, waiting on %+v, with the resume's payload not taken", got.r.Status, got.r.WaitingOn)
+	case <-looked:
+	}
+
+	crossEngine(t, pa, flows, runner.Config{}, true) // A works again and takes the payload
+	got := <-answered
+	require.NoError(t, got.err)
+	require.Equal(t, runner.StatusCompleted, got.r.Status)
+	require.JSONEq(t, `{"ok": true}`, string(got.r.Output))
+}
+
+// payloadLooks tells looked each time a payload queue is looked at.
+type payloadLooks struct {
+	runner.Store
+	looked chan<- struct{}
+}
+
+func (s payloadLooks) NextPayload(ctx context.Context, runID, env, token string) (*runner.Payload, error) {
+	select {
+	case s.looked <- struct{}{}:
+	default:
+	}
+	return s.Store.NextPayload(ctx, runID, env, token)
 }
 
 // admissionGap calls written with the ID of each run its CreateRun wrote, before it returns.
