@@ -267,9 +267,10 @@ func (b *broker) takeWait(principal string) (release func(), err error) {
 // last state seen and ctx's error. Waiters of one run share its reads (see broker), so the
 // returned run may be shared with other callers: it must not be modified.
 //
-// A run waiting on a hook for which a payload is queued has not settled: a worker is about
-// to take the payload and move the run on. So a wait that follows an accepted resume
-// (Resume answered) never answers with the wait that payload ends (see resting).
+// A run waiting on a hook for which a payload is queued, or for a time that has come (a
+// sleep over), has not settled: a worker is about to move it on. So a wait that follows an
+// accepted resume (Resume answered) never answers with the wait that payload ends, nor a
+// wait on an overdue run with the wait it is past (see resting).
 func (e *Engine) Wait(ctx context.Context, id string, maxWait time.Duration) (*Run, error) {
 	if maxWait <= 0 {
 		return e.Get(ctx, id)
@@ -318,9 +319,9 @@ func (e *Engine) WaitFrom(ctx context.Context, r *Run, maxWait time.Duration) (*
 }
 
 // resting reports whether settled state r of a run is what a wait answers, and with which
-// state: an end or a sleep, yes, r itself; a wait on a hook, only when no payload is queued
-// for it (a queued one is about to move the run on), and then with the run as read after
-// the queue was found empty.
+// state: an end, or a wait whose time has not come, yes, r itself; a wait that is due (see
+// due), no; a wait on a hook, only when no payload is queued for it (a queued one is about
+// to move the run on), and then with the run as read after the queue was found empty.
 //
 // That read is what makes the answer exact on every store: r may be older than a save that
 // took a payload (a feed's state lags its notices), but a payload accepted before the queue
@@ -330,6 +331,9 @@ func (e *Engine) WaitFrom(ctx context.Context, r *Run, maxWait time.Duration) (*
 // shows it pending or running, the wait goes on.
 func (e *Engine) resting(ctx context.Context, r *Run) (*Run, bool, error) {
 	for {
+		if e.due(r) {
+			return r, false, nil
+		}
 		token := hookOf(r)
 		if token == "" {
 			return r, r.Status.Settled(), nil
@@ -359,6 +363,13 @@ func waitFailed(ctx context.Context, r *Run, err error) (*Run, bool, error) {
 		return r, false, ctx.Err()
 	}
 	return nil, false, err
+}
+
+// due reports whether r waits for a time that has come (its sleep is over, its hook or
+// ask timed out, its retry's backoff has passed, or it was woken): a worker is about to
+// move it on, so it has not settled either.
+func (e *Engine) due(r *Run) bool {
+	return r.Status == StatusWaiting && !r.WakeAt.IsZero() && !r.WakeAt.After(e.now())
 }
 
 // hookOf is the token of the hook run r waits on, or "" when it does not wait on one.

@@ -36,6 +36,10 @@ func RunCrossProcess(t *testing.T, open func(tb testing.TB) (a, b Process)) {
 		t.Parallel()
 		noticeAtAdmission(t, open)
 	})
+	t.Run("WaitOutlastsDueSleep", func(t *testing.T) {
+		t.Parallel()
+		waitOutlastsDueSleep(t, open)
+	})
 	t.Run("WaitOutlastsResume", func(t *testing.T) {
 		t.Parallel()
 		waitOutlastsResume(t, open)
@@ -100,8 +104,9 @@ func noticeAtAdmission(t *testing.T, open func(tb testing.TB) (a, b Process)) {
 // waitOutlastsResume: a wait that follows an accepted resume does not answer with the hook
 // wait that the resume's payload ends. A's worker leaves a run waiting on its hook and
 // stops; B, which works no run, resumes the hook and waits on the run. B's wait finds the
-// payload queued and answers nothing while no worker takes it; when A works again, B's wait
-// answers with the run A completed with that payload.
+// run about to move on (the resume woke it and queued its payload) and answers nothing
+// while no worker takes it; when A works again, B's wait answers with the run A completed
+// with that payload.
 func waitOutlastsResume(t *testing.T, open func(tb testing.TB) (a, b Process)) {
 	ctx := context.Background()
 	pa, pb := open(t)
@@ -120,10 +125,14 @@ steps:
 	require.Equal(t, runner.StatusWaiting, r.Status)
 	require.NoError(t, a.Stop(ctx))
 
-	looked := make(chan struct{}, 1)
-	b, _ := crossEngine(t, Process{Store: payloadLooks{pb.Store, looked}, Events: pb.Events}, flows, runner.Config{}, false)
+	read := make(chan struct{}, 1)
+	b, _ := crossEngine(t, Process{Store: runReads{pb.Store, read}, Events: pb.Events}, flows, runner.Config{}, false)
 	_, err = b.Resume(ctx, runner.EnvProduction, "resume:"+id, json.RawMessage(`{"ok": true}`))
 	require.NoError(t, err)
+	select {
+	case <-read: // the resume's own read, not the wait's
+	default:
+	}
 	type answer struct {
 		r   *runner.Run
 		err error
@@ -133,12 +142,7 @@ steps:
 		r, err := b.Wait(ctx, id, time.Minute)
 		answered <- answer{r, err}
 	}()
-	select {
-	case got := <-answered:
-		require.NoError(t, got.err)
-		t.Fatalf("B's wait answered %s, waiting on %+v, with the resume's payload not taken", got.r.Status, got.r.WaitingOn)
-	case <-looked:
-	}
+	<-read // B holds the run, the payload not taken: it answers now if it answers with it
 
 	crossEngine(t, pa, flows, runner.Config{}, true) // A works again and takes the payload
 	got := <-answered
@@ -147,18 +151,61 @@ steps:
 	require.JSONEq(t, `{"ok": true}`, string(got.r.Output))
 }
 
-// payloadLooks tells looked each time a payload queue is looked at.
-type payloadLooks struct {
-	runner.Store
-	looked chan<- struct{}
+// waitOutlastsDueSleep: a run whose sleep is over is about to move on, so B's wait on it
+// does not answer with the sleep, even while no worker takes it; it answers once A, back,
+// has run it on.
+func waitOutlastsDueSleep(t *testing.T, open func(tb testing.TB) (a, b Process)) {
+	ctx := context.Background()
+	pa, pb := open(t)
+	flows := staticFlows(mustDefinition(t, `name: one
+input: {type: object}
+steps:
+  - {id: nap, sleep: {duration: "1h"}}
+  - {id: done, set: "woke"}
+`))
+	a, _ := crossEngine(t, pa, flows, runner.Config{}, true)
+	res, err := a.Submit(ctx, runner.SubmitParams{Workflow: "one", Input: json.RawMessage(`{}`)})
+	require.NoError(t, err)
+	id := res.Run.ID
+	r, err := a.Wait(ctx, id, time.Minute)
+	require.NoError(t, err)
+	require.Equal(t, runner.StatusWaiting, r.Status)
+	require.NoError(t, a.Stop(ctx))
+
+	later := func() time.Time { return time.Now().Add(2 * time.Hour) }
+	read := make(chan struct{}, 1)
+	b, _ := crossEngine(t, Process{Store: runReads{pb.Store, read}, Events: pb.Events}, flows, runner.Config{Now: later}, false)
+	type answer struct {
+		r   *runner.Run
+		err error
+	}
+	answered := make(chan answer, 1)
+	go func() {
+		r, err := b.Wait(ctx, id, time.Minute)
+		answered <- answer{r, err}
+	}()
+	<-read // B holds the run, its sleep over: it answers now if it answers with it
+
+	crossEngine(t, pa, flows, runner.Config{Now: later}, true) // A works again and runs it on
+	got := <-answered
+	require.NoError(t, got.err)
+	require.Equal(t, runner.StatusCompleted, got.r.Status, "waiting on %+v", got.r.WaitingOn)
+	require.JSONEq(t, `"woke"`, string(got.r.Output))
 }
 
-func (s payloadLooks) NextPayload(ctx context.Context, runID, env, token string) (*runner.Payload, error) {
+// runReads tells read each time a run is read, once the read has answered.
+type runReads struct {
+	runner.Store
+	read chan<- struct{}
+}
+
+func (s runReads) GetRun(ctx context.Context, id string) (*runner.Run, error) {
+	r, err := s.Store.GetRun(ctx, id)
 	select {
-	case s.looked <- struct{}{}:
+	case s.read <- struct{}{}:
 	default:
 	}
-	return s.Store.NextPayload(ctx, runID, env, token)
+	return r, err
 }
 
 // admissionGap calls written with the ID of each run its CreateRun wrote, before it returns.
