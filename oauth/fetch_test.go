@@ -1,0 +1,81 @@
+package oauth_test
+
+import (
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"golang.org/x/oauth2"
+
+	"github.com/gorunner/gorunner/oauth"
+)
+
+// couldNotFetch begins the one answer to a metadata document that could not be fetched.
+const couldNotFetch = "could not fetch the client metadata document"
+
+// authURL is an authorization request of clientID, as anyone may send it.
+func (e *env) authURL(clientID string) string {
+	return e.config(clientID, "runs:write").AuthCodeURL("s", oauth2.S256ChallengeOption(oauth2.GenerateVerifier()))
+}
+
+// tokenWith sends a token request naming clientID, which must resolve it first.
+func (e *env) tokenWith(clientID string) (int, map[string]any) {
+	return e.postForm(oauth.TokenPath, url.Values{"grant_type": {"authorization_code"}, "client_id": {clientID},
+		"code": {"nope"}, "code_verifier": {oauth2.GenerateVerifier()}, "redirect_uri": {redirectURI}})
+}
+
+// TestClientDocumentErrorsHidePorts performs a port scan of the loopback interface through
+// the authorize page and the token endpoint of a GoRunner served on loopback: client_id
+// URLs name a closed port, a port whose service speaks something else than HTTP, one that
+// hangs up at once and an HTTP server without the document. Every answer reads the same
+// (the URL aside), so none tells which ports are open.
+func TestClientDocumentErrorsHidePorts(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	closed, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	require.NoError(t, closed.Close())
+	targets := map[string]string{
+		"closed port":        "http://" + closed.Addr().String() + "/client.json",
+		"SSH banner":         "http://" + listenTCP(t, "SSH-2.0-OpenSSH_9.6\r\n") + "/client.json",
+		"hangs up":           "http://" + listenTCP(t, "") + "/client.json",
+		"HTTP, no such path": e.clients.URL + "/client.json",
+	}
+	var pages, descriptions []string
+	for name, id := range targets {
+		page := e.open(e.browser(), e.authURL(id))
+		require.Equal(t, http.StatusBadRequest, page.Status, name)
+		require.Contains(t, page.Body, couldNotFetch, name)
+		pages = append(pages, strings.ReplaceAll(page.Body, id, "URL"))
+		st, body := e.tokenWith(id)
+		require.Equal(t, http.StatusBadRequest, st, name)
+		descriptions = append(descriptions, strings.ReplaceAll(body["error_description"].(string), id, "URL"))
+	}
+	for i := range pages {
+		require.Equal(t, pages[0], pages[i])
+		require.Equal(t, descriptions[0], descriptions[i])
+	}
+}
+
+// listenTCP serves on loopback a service that writes banner to each connection and hangs
+// up, and returns its address.
+func listenTCP(t *testing.T, banner string) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			_, _ = c.Write([]byte(banner))
+			_ = c.Close()
+		}
+	}()
+	return ln.Addr().String()
+}
