@@ -133,17 +133,22 @@ type clientDocument struct {
 }
 
 // fetchClientDocument fetches and checks the metadata document a client_id URL names, or
-// takes it from the cache (see documentTTL).
+// takes it, or the failure fetching it ended in, from the cache (see documentTTL and
+// FailedClientDocumentTTL).
 func (s *Server) fetchClientDocument(ctx context.Context, id string) (*clientInfo, error) {
 	u, err := s.checkDocumentID(id)
 	if err != nil {
 		return nil, err
 	}
-	if c, ok := s.docs.get(id, s.cfg.Now()); ok {
-		return c, nil
+	if e, ok := s.docs.get(id, s.cfg.Now()); ok {
+		return &e.client, nil
+	}
+	if e, ok := s.failed.get(id, s.cfg.Now()); ok {
+		return nil, e.err
 	}
 	ci, ttl, err := s.loadClientDocument(ctx, u, id)
 	if err != nil {
+		s.failed.putFailure(id, err, FailedClientDocumentTTL, s.cfg.Now())
 		return nil, err
 	}
 	s.docs.put(id, ci, ttl, s.cfg.Now())
@@ -185,7 +190,9 @@ func (s *Server) loadClientDocument(ctx context.Context, u *url.URL, id string) 
 // as its client_id. Its errors are for the log.
 func (s *Server) readClientDocument(ctx context.Context, id string) (clientDocument, http.Header, error) {
 	var doc clientDocument
-	ctx, cancel := context.WithTimeout(ctx, ClientDocumentTimeout)
+	// Not the request's context: a requester hanging up must not leave a failure cached
+	// for a URL that works.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ClientDocumentTimeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, id, nil)
 	if err != nil {

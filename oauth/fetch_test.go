@@ -1,11 +1,13 @@
 package oauth_test
 
 import (
+	"fmt"
 	"net"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"golang.org/x/oauth2"
@@ -25,6 +27,39 @@ func (e *env) authURL(clientID string) string {
 func (e *env) tokenWith(clientID string) (int, map[string]any) {
 	return e.postForm(oauth.TokenPath, url.Values{"grant_type": {"authorization_code"}, "client_id": {clientID},
 		"code": {"nope"}, "code_verifier": {oauth2.GenerateVerifier()}, "redirect_uri": {redirectURI}})
+}
+
+func (e *env) fetchesOf(path string) int {
+	e.docsMu.Lock()
+	defer e.docsMu.Unlock()
+	return e.fetches[path]
+}
+
+// TestFailedClientDocumentCached performs the amplification attack: many unauthenticated
+// authorize (and token) requests naming one client_id URL whose document is missing.
+// GoRunner fetches it once per FailedClientDocumentTTL, on the injected clock, and
+// serves the failure meanwhile; once that time ends, the fixed document works.
+func TestFailedClientDocumentCached(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	id := e.clients.URL + "/later.json"
+	for range 20 {
+		page := e.open(e.browser(), e.authURL(id))
+		require.Equal(t, http.StatusBadRequest, page.Status)
+		require.Contains(t, page.Body, couldNotFetch)
+	}
+	st, body := e.tokenWith(id)
+	require.Equal(t, http.StatusBadRequest, st)
+	require.Equal(t, "invalid_client", body["error"])
+	require.Equal(t, 1, e.fetchesOf("/later.json"), "one fetch for every request within the negative-cache time")
+
+	e.serveDocument("/later.json", fmt.Sprintf(`{"client_id":%q,"redirect_uris":[%q]}`, id, redirectURI))
+	e.clock.Advance(oauth.FailedClientDocumentTTL - time.Second)
+	require.Equal(t, http.StatusBadRequest, e.open(e.browser(), e.authURL(id)).Status, "the failure still stands")
+	require.Equal(t, 1, e.fetchesOf("/later.json"))
+	e.clock.Advance(time.Second)
+	require.Equal(t, http.StatusOK, e.open(e.browser(), e.authURL(id)).Status, "fetched again once the failure expired")
+	require.Equal(t, 2, e.fetchesOf("/later.json"))
 }
 
 // TestClientDocumentErrorsHidePorts performs a port scan of the loopback interface through

@@ -122,6 +122,7 @@ type Server struct {
 	register *limiter
 	page     *template.Template
 	docs     *docCache
+	failed   *docCache // client_id URLs whose document could not be fetched or used
 	sweeper  sweeper
 }
 
@@ -134,7 +135,7 @@ func New(store Store, tokens Tokens, cfg *Config) (*Server, error) {
 	}
 	s := &Server{store: store, tokens: tokens, cfg: c, log: c.Logger, issuer: u.String(),
 		resource: u.String() + "/mcp", loopback: isLoopbackHost(u.Hostname()),
-		register: newLimiter(c.RegistrationsPerMinute, time.Minute), page: pageTemplate, docs: newDocCache()}
+		register: newLimiter(c.RegistrationsPerMinute, time.Minute), page: pageTemplate, docs: newDocCache(), failed: newDocCache()}
 	s.fetch = newFetchClient(s.loopback)
 	return s, nil
 }
