@@ -25,6 +25,11 @@ import (
 const (
 	// ClientDocumentTimeout bounds fetching a Client ID Metadata Document.
 	ClientDocumentTimeout = 5 * time.Second
+	// DefaultMaxClientDocumentFetches bounds the Client ID Metadata Documents one server
+	// fetches at once; past it an authorize or token request needing another is refused
+	// with 503 and Retry-After. A few clients connect at a time; eight leaves room for
+	// them while bounding what unauthenticated requests can make GoRunner fetch.
+	DefaultMaxClientDocumentFetches = 8
 	// MaxClientDocumentBytes bounds a Client ID Metadata Document.
 	MaxClientDocumentBytes = 64 << 10
 	// MaxRegistrationBytes bounds a dynamic registration request.
@@ -132,6 +137,16 @@ type clientDocument struct {
 	TokenEndpointAuthMethod string   `json:"token_endpoint_auth_method"`
 }
 
+// errFetchesBusy refuses a client_id URL while MaxClientDocumentFetches documents are
+// being fetched: anyone may send authorize requests, and each uncached URL would cost a
+// fetch held up to ClientDocumentTimeout, so past the bound a request is refused at once
+// rather than queued.
+var errFetchesBusy = errors.New("the server is fetching too many client metadata documents right now; try again in a moment")
+
+// fetchBusyRetry is the Retry-After of a request refused with errFetchesBusy: a slot
+// frees as soon as any fetch ends.
+const fetchBusyRetry = time.Second
+
 // fetchClientDocument fetches and checks the metadata document a client_id URL names, or
 // takes it, or the failure fetching it ended in, from the cache (see documentTTL and
 // FailedClientDocumentTTL).
@@ -145,6 +160,12 @@ func (s *Server) fetchClientDocument(ctx context.Context, id string) (*clientInf
 	}
 	if e, ok := s.failed.get(id, s.cfg.Now()); ok {
 		return nil, e.err
+	}
+	select {
+	case s.fetching <- struct{}{}:
+		defer func() { <-s.fetching }()
+	default:
+		return nil, errFetchesBusy
 	}
 	ci, ttl, err := s.loadClientDocument(ctx, u, id)
 	if err != nil {

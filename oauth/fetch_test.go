@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -60,6 +62,59 @@ func TestFailedClientDocumentCached(t *testing.T) {
 	e.clock.Advance(time.Second)
 	require.Equal(t, http.StatusOK, e.open(e.browser(), e.authURL(id)).Status, "fetched again once the failure expired")
 	require.Equal(t, 2, e.fetchesOf("/later.json"))
+}
+
+// TestClientDocumentFetchesBounded holds as many fetches as the bound allows on a
+// document server that answers only when released, then sends another authorize and
+// token request: each is refused at once with 503 and Retry-After, without a fetch.
+// Once the held fetches end, the same client works.
+func TestClientDocumentFetchesBounded(t *testing.T) {
+	t.Parallel()
+	const bound = 2
+	e := newEnvWith(t, func(c *oauth.Config) { c.MaxClientDocumentFetches = bound })
+	arrived, release := make(chan struct{}, bound), make(chan struct{})
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		arrived <- struct{}{}
+		<-release
+		http.NotFound(w, r)
+	}))
+	t.Cleanup(slow.Close)
+	free := sync.OnceFunc(func() { close(release) })
+	t.Cleanup(free) // before slow.Close, which waits for its handlers
+
+	held := make(chan int, bound)
+	for i := range bound {
+		go func() {
+			resp, err := http.Get(e.authURL(fmt.Sprintf("%s/held%d.json", slow.URL, i)))
+			if err != nil {
+				held <- 0
+				return
+			}
+			resp.Body.Close()
+			held <- resp.StatusCode
+		}()
+	}
+	for range bound {
+		<-arrived
+	}
+
+	id := e.documentClient("Waiting")
+	page := e.open(e.browser(), e.authURL(id))
+	require.Equal(t, http.StatusServiceUnavailable, page.Status)
+	require.Contains(t, page.Body, "too many client metadata documents")
+	require.Equal(t, "1", page.Header.Get("Retry-After"))
+	st, body := e.tokenWith(id)
+	require.Equal(t, http.StatusServiceUnavailable, st)
+	require.Equal(t, "temporarily_unavailable", body["error"])
+	require.Contains(t, body["error_description"], "too many client metadata documents")
+	require.Zero(t, e.fetchesOf("/waiting.json"), "refused, not queued")
+
+	free()
+	for range bound {
+		require.Equal(t, http.StatusBadRequest, <-held)
+	}
+	require.Equal(t, http.StatusOK, e.open(e.browser(), e.authURL(id)).Status, "a refusal is not cached")
+	require.Equal(t, 1, e.fetchesOf("/waiting.json"))
 }
 
 // TestClientDocumentErrorsHidePorts performs a port scan of the loopback interface through
