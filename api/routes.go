@@ -323,7 +323,7 @@ func (s *Server) routes() chi.Router {
 		r.With(s.authenticate, s.streaming).Handle("/mcp", s.cfg.MCP)
 	}
 	for _, rt := range s.table() {
-		var mw []func(http.Handler) http.Handler
+		mw := []func(http.Handler) http.Handler{noStore}
 		if !rt.public {
 			mw = append(mw, s.authenticate)
 		}

@@ -11,7 +11,9 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/gorunner/gorunner/auth"
 )
@@ -289,8 +291,13 @@ func (s *Server) requestFailure(w http.ResponseWriter, e *oauthError) {
 // clientFailure shows why the client or its redirect URI cannot be used.
 func (s *Server) clientFailure(w http.ResponseWriter, r *http.Request, err error) {
 	var ce *errClient
-	if errors.As(err, &ce) {
+	switch {
+	case errors.As(err, &ce):
 		s.fatal(w, http.StatusBadRequest, ce.msg)
+		return
+	case errors.Is(err, errFetchesBusy):
+		w.Header().Set("Retry-After", strconv.Itoa(int(fetchBusyRetry/time.Second)))
+		s.fatal(w, http.StatusServiceUnavailable, err.Error())
 		return
 	}
 	s.log.ErrorContext(r.Context(), "resolving an OAuth client failed", "error", err)

@@ -25,6 +25,11 @@ import (
 const (
 	// ClientDocumentTimeout bounds fetching a Client ID Metadata Document.
 	ClientDocumentTimeout = 5 * time.Second
+	// DefaultMaxClientDocumentFetches bounds the Client ID Metadata Documents one server
+	// fetches at once; past it an authorize or token request needing another is refused
+	// with 503 and Retry-After. A few clients connect at a time; eight leaves room for
+	// them while bounding what unauthenticated requests can make GoRunner fetch.
+	DefaultMaxClientDocumentFetches = 8
 	// MaxClientDocumentBytes bounds a Client ID Metadata Document.
 	MaxClientDocumentBytes = 64 << 10
 	// MaxRegistrationBytes bounds a dynamic registration request.
@@ -132,65 +137,114 @@ type clientDocument struct {
 	TokenEndpointAuthMethod string   `json:"token_endpoint_auth_method"`
 }
 
+// errFetchesBusy refuses a client_id URL while MaxClientDocumentFetches documents are
+// being fetched: anyone may send authorize requests, and each uncached URL would cost a
+// fetch held up to ClientDocumentTimeout, so past the bound a request is refused at once
+// rather than queued.
+var errFetchesBusy = errors.New("the server is fetching too many client metadata documents right now; try again in a moment")
+
+// fetchBusyRetry is the Retry-After of a request refused with errFetchesBusy: a slot
+// frees as soon as any fetch ends.
+const fetchBusyRetry = time.Second
+
 // fetchClientDocument fetches and checks the metadata document a client_id URL names, or
-// takes it from the cache (see documentTTL).
+// takes it, or the failure fetching it ended in, from the cache (see documentTTL and
+// FailedClientDocumentTTL).
 func (s *Server) fetchClientDocument(ctx context.Context, id string) (*clientInfo, error) {
 	u, err := s.checkDocumentID(id)
 	if err != nil {
 		return nil, err
 	}
-	if c, ok := s.docs.get(id, s.cfg.Now()); ok {
-		return c, nil
+	if e, ok := s.docs.get(id, s.cfg.Now()); ok {
+		return &e.client, nil
 	}
-	ctx, cancel := context.WithTimeout(ctx, ClientDocumentTimeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, id, nil)
+	if e, ok := s.failed.get(id, s.cfg.Now()); ok {
+		return nil, e.err
+	}
+	select {
+	case s.fetching <- struct{}{}:
+		defer func() { <-s.fetching }()
+	default:
+		return nil, errFetchesBusy
+	}
+	ci, ttl, err := s.loadClientDocument(ctx, u, id)
 	if err != nil {
-		return nil, clientErrorf("client_id %q is not a valid URL", id)
+		s.failed.putFailure(id, err, FailedClientDocumentTTL, s.cfg.Now())
+		return nil, err
 	}
-	req.Header.Set("Accept", "application/json")
-	resp, err := s.fetch.Do(req)
+	s.docs.put(id, ci, ttl, s.cfg.Now())
+	return ci, nil
+}
+
+// loadClientDocument fetches and checks the document id names, and says how long to keep it.
+func (s *Server) loadClientDocument(ctx context.Context, u *url.URL, id string) (*clientInfo, time.Duration, error) {
+	doc, header, err := s.readClientDocument(ctx, id)
 	if errors.Is(err, errEgressDenied) {
-		// Not the dialled address: the page is open to anyone, and would tell what an
-		// internal name resolves to.
-		return nil, clientErrorf("fetching the client's metadata document %s failed: %v", id, errEgressDenied)
+		// Decided before dialling, whatever listens there. Not the dialled address: the
+		// page is open to anyone, and would tell what an internal name resolves to.
+		return nil, 0, clientErrorf("fetching the client's metadata document %s failed: %v", id, errEgressDenied)
 	}
 	if err != nil {
-		return nil, clientErrorf("fetching the client's metadata document %s failed: %v", id, err)
+		// Why is for the log only: whether the connection was refused, reset, timed out
+		// or answered something other than the document would tell anyone who can send
+		// an authorize request which ports are open where GoRunner can reach.
+		s.log.InfoContext(ctx, "fetching a client metadata document failed", "client_id", id, "error", err)
+		return nil, 0, clientErrorf("could not fetch the client metadata document %s: it must answer 200 with a JSON "+
+			"document of at most %d KiB whose client_id is this URL, without redirects (GoRunner's log says why)",
+			id, MaxClientDocumentBytes>>10)
 	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, clientErrorf("the client's metadata document %s answered %s (redirects are not followed)", id, resp.Status)
-	}
-	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != "application/json" && !strings.HasSuffix(mt, "+json") {
-		return nil, clientErrorf("the client's metadata document %s is not JSON", id)
-	}
-	body, err := io.ReadAll(io.LimitReader(resp.Body, MaxClientDocumentBytes+1))
-	if err != nil {
-		return nil, clientErrorf("reading the client's metadata document %s failed: %v", id, err)
-	}
-	if len(body) > MaxClientDocumentBytes {
-		return nil, clientErrorf("the client's metadata document %s is larger than %d bytes", id, MaxClientDocumentBytes)
-	}
-	var doc clientDocument
-	if err := json.Unmarshal(body, &doc); err != nil {
-		return nil, clientErrorf("the client's metadata document %s is not a valid JSON object: %v", id, err)
-	}
-	if doc.ClientID != id {
-		return nil, clientErrorf("the client's metadata document names client_id %q, not %q", doc.ClientID, id)
-	}
+	// From here the document names this very URL as its client_id: it is a client's, and
+	// what is wrong with it may be told.
 	if m := doc.TokenEndpointAuthMethod; m != "" && m != "none" {
-		return nil, clientErrorf("the client's metadata document asks for token_endpoint_auth_method %q; GoRunner supports public clients (none)", m)
+		return nil, 0, clientErrorf("the client's metadata document asks for token_endpoint_auth_method %q; GoRunner supports public clients (none)", m)
 	}
 	// RFC 7591 §2: no grant_types means authorization_code only, so no refresh tokens.
 	c, err := s.checkMetadata(doc, u.Host, []string{grantAuthorizationCode})
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	c.ID = id
-	ci := &clientInfo{Client: *c, document: true}
-	s.docs.put(id, ci, documentTTL(resp.Header), s.cfg.Now())
-	return ci, nil
+	return &clientInfo{Client: *c, document: true}, documentTTL(header), nil
+}
+
+// readClientDocument GETs the document id names and decodes it, checking that it names id
+// as its client_id. Its errors are for the log.
+func (s *Server) readClientDocument(ctx context.Context, id string) (clientDocument, http.Header, error) {
+	var doc clientDocument
+	// Not the request's context: a requester hanging up must not leave a failure cached
+	// for a URL that works.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ClientDocumentTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, id, nil)
+	if err != nil {
+		return doc, nil, err
+	}
+	req.Header.Set("Accept", "application/json")
+	resp, err := s.fetch.Do(req)
+	if err != nil {
+		return doc, nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return doc, nil, fmt.Errorf("answered %s (redirects are not followed)", resp.Status)
+	}
+	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != "application/json" && !strings.HasSuffix(mt, "+json") {
+		return doc, nil, fmt.Errorf("content type %q is not JSON", mt)
+	}
+	body, err := io.ReadAll(io.LimitReader(resp.Body, MaxClientDocumentBytes+1))
+	if err != nil {
+		return doc, nil, fmt.Errorf("reading: %w", err)
+	}
+	if len(body) > MaxClientDocumentBytes {
+		return doc, nil, fmt.Errorf("larger than %d bytes", MaxClientDocumentBytes)
+	}
+	if err := json.Unmarshal(body, &doc); err != nil {
+		return doc, nil, fmt.Errorf("not a valid JSON object: %w", err)
+	}
+	if doc.ClientID != id {
+		return doc, nil, fmt.Errorf("names client_id %q", doc.ClientID)
+	}
+	return doc, resp.Header, nil
 }
 
 // checkMetadata checks the redirect URIs, name and grant types of a client and fills in

@@ -75,7 +75,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, e *oauthErro
 	if e.retryAfter > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(int(max(time.Second, e.retryAfter).Round(time.Second)/time.Second)))
 	}
-	if e.status >= 500 {
+	if e.Code == errServerError { // temporarily_unavailable says what it was written to say
 		s.log.ErrorContext(r.Context(), "oauth endpoint failed", "path", r.URL.Path, "error", e.Description)
 		e = &oauthError{Code: e.Code, Description: "the server could not complete the request", status: e.status}
 	}

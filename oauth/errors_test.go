@@ -50,7 +50,7 @@ func TestAuthorizeErrors(t *testing.T) {
 	}{
 		{"no client_id", with(func(q url.Values) { q.Del("client_id") }), "no client_id"},
 		{"unregistered client", with(func(q url.Values) { q.Set("client_id", "nope") }), "not registered"},
-		{"document not served", with(func(q url.Values) { q.Set("client_id", e.clients.URL+"/missing.json") }), "404"},
+		{"document not served", with(func(q url.Values) { q.Set("client_id", e.clients.URL+"/missing.json") }), couldNotFetch},
 		{"wrong redirect_uri", with(func(q url.Values) { q.Set("redirect_uri", "http://127.0.0.1:1/other") }), "not one of the client"},
 		{"redirect_uri with a different query", with(func(q url.Values) { q.Set("redirect_uri", redirectURI+"?x=1") }), "not one of the client"},
 		{"http client_id off loopback", with(func(q url.Values) { q.Set("client_id", "http://example.com/client.json") }), "https"},
@@ -338,11 +338,11 @@ func TestClientDocumentLimits(t *testing.T) {
 
 	require.Equal(t, http.StatusOK, open(fits).Status, "a document of exactly the limit is read")
 	for name, tc := range map[string]struct{ id, says string }{
-		"one byte past the size limit": {big, "larger than"},
-		"client_id differs":            {mismatch, "names client_id"},
+		"one byte past the size limit": {big, couldNotFetch},
+		"client_id differs":            {mismatch, couldNotFetch},
 		"secret-based auth method":     {secretClient, "public clients"},
 		"http redirect off loopback":   {badRedirect, "http is allowed only on a loopback host"},
-		"redirect refused":             {moved, "redirects are not followed"},
+		"redirect refused":             {moved, couldNotFetch},
 	} {
 		t.Run(name, func(t *testing.T) {
 			page := open(tc.id)

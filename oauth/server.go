@@ -79,6 +79,9 @@ type Config struct {
 	// MaxClients bounds the dynamically registered clients kept at once; default
 	// DefaultMaxClients.
 	MaxClients int
+	// MaxClientDocumentFetches bounds the metadata documents fetched at once; default
+	// DefaultMaxClientDocumentFetches.
+	MaxClientDocumentFetches int
 }
 
 func (c *Config) withDefaults() Config {
@@ -97,6 +100,9 @@ func (c *Config) withDefaults() Config {
 	}
 	if out.MaxClients == 0 {
 		out.MaxClients = DefaultMaxClients
+	}
+	if out.MaxClientDocumentFetches <= 0 {
+		out.MaxClientDocumentFetches = DefaultMaxClientDocumentFetches
 	}
 	return out
 }
@@ -122,6 +128,8 @@ type Server struct {
 	register *limiter
 	page     *template.Template
 	docs     *docCache
+	failed   *docCache     // client_id URLs whose document could not be fetched or used
+	fetching chan struct{} // a slot per document being fetched
 	sweeper  sweeper
 }
 
@@ -134,7 +142,8 @@ func New(store Store, tokens Tokens, cfg *Config) (*Server, error) {
 	}
 	s := &Server{store: store, tokens: tokens, cfg: c, log: c.Logger, issuer: u.String(),
 		resource: u.String() + "/mcp", loopback: isLoopbackHost(u.Hostname()),
-		register: newLimiter(c.RegistrationsPerMinute, time.Minute), page: pageTemplate, docs: newDocCache()}
+		register: newLimiter(c.RegistrationsPerMinute, time.Minute), page: pageTemplate, docs: newDocCache(),
+		failed: newDocCache(), fetching: make(chan struct{}, c.MaxClientDocumentFetches)}
 	s.fetch = newFetchClient(s.loopback)
 	return s, nil
 }

@@ -84,6 +84,10 @@ func (s *Server) tokenClient(ctx context.Context, r *http.Request, id string) (*
 			e.status = http.StatusUnauthorized
 		}
 		return nil, e
+	case errors.Is(err, errFetchesBusy):
+		e := newError(errTemporarilyUnavailable, err.Error())
+		e.retryAfter = fetchBusyRetry
+		return nil, e
 	case err != nil:
 		return nil, internal(err)
 	}
