@@ -102,20 +102,40 @@ func noticeAtAdmission(t *testing.T, open func(tb testing.TB) (a, b Process)) {
 }
 
 // waitOutlastsResume: a wait that follows an accepted resume does not answer with the hook
-// wait that the resume's payload ends. A's worker leaves a run waiting on its hook and
-// stops; B, which works no run, resumes the hook and waits on the run. B's wait finds the
-// run about to move on (the resume woke it and queued its payload) and answers nothing
-// while no worker takes it; when A works again, B's wait answers with the run A completed
-// with that payload.
+// wait that the resume's payload ends. B's wait finds the run about to move on (the resume
+// woke it and queued its payload).
 func waitOutlastsResume(t *testing.T, open func(tb testing.TB) (a, b Process)) {
-	ctx := context.Background()
-	pa, pb := open(t)
-	flows := staticFlows(mustDefinition(t, `name: one
+	waitOutlasts(t, open, `name: one
 input: {type: object}
 steps:
   - {id: wait, hook: {token: "resume:${{ run.id }}"}}
   - {id: done, set: "${{ steps.wait.output }}"}
-`))
+`, time.Now, func(b *runner.Engine, id string) {
+		_, err := b.Resume(context.Background(), runner.EnvProduction, "resume:"+id, json.RawMessage(`{"ok": true}`))
+		require.NoError(t, err)
+	}, `{"ok": true}`)
+}
+
+// waitOutlastsDueSleep: a run whose sleep is over is about to move on, so B's wait on it
+// does not answer with the sleep.
+func waitOutlastsDueSleep(t *testing.T, open func(tb testing.TB) (a, b Process)) {
+	waitOutlasts(t, open, `name: one
+input: {type: object}
+steps:
+  - {id: nap, sleep: {duration: "1h"}}
+  - {id: done, set: "woke"}
+`, func() time.Time { return time.Now().Add(2 * time.Hour) }, func(*runner.Engine, string) {}, `"woke"`)
+}
+
+// waitOutlasts: A's worker leaves a run of def waiting and stops; B, which works no run and
+// whose clock is now, does act on the run (act may read it) and waits on it. B's wait,
+// holding the run as it waits, must answer nothing while no worker moves it on; when A works
+// again (on the clock now too), B's wait answers with the run A completed, with output.
+func waitOutlasts(t *testing.T, open func(tb testing.TB) (a, b Process), def string, now func() time.Time,
+	act func(b *runner.Engine, id string), output string) {
+	ctx := context.Background()
+	pa, pb := open(t)
+	flows := staticFlows(mustDefinition(t, def))
 	a, _ := crossEngine(t, pa, flows, runner.Config{}, true)
 	res, err := a.Submit(ctx, runner.SubmitParams{Workflow: "one", Input: json.RawMessage(`{}`)})
 	require.NoError(t, err)
@@ -126,11 +146,10 @@ steps:
 	require.NoError(t, a.Stop(ctx))
 
 	read := make(chan struct{}, 1)
-	b, _ := crossEngine(t, Process{Store: runReads{pb.Store, read}, Events: pb.Events}, flows, runner.Config{}, false)
-	_, err = b.Resume(ctx, runner.EnvProduction, "resume:"+id, json.RawMessage(`{"ok": true}`))
-	require.NoError(t, err)
+	b, _ := crossEngine(t, Process{Store: runReads{pb.Store, read}, Events: pb.Events}, flows, runner.Config{Now: now}, false)
+	act(b, id)
 	select {
-	case <-read: // the resume's own read, not the wait's
+	case <-read: // act's own read, not the wait's
 	default:
 	}
 	type answer struct {
@@ -142,55 +161,13 @@ steps:
 		r, err := b.Wait(ctx, id, time.Minute)
 		answered <- answer{r, err}
 	}()
-	<-read // B holds the run, the payload not taken: it answers now if it answers with it
+	<-read // B holds the run: it answers now if it answers with the wait it is past
 
-	crossEngine(t, pa, flows, runner.Config{}, true) // A works again and takes the payload
-	got := <-answered
-	require.NoError(t, got.err)
-	require.Equal(t, runner.StatusCompleted, got.r.Status)
-	require.JSONEq(t, `{"ok": true}`, string(got.r.Output))
-}
-
-// waitOutlastsDueSleep: a run whose sleep is over is about to move on, so B's wait on it
-// does not answer with the sleep, even while no worker takes it; it answers once A, back,
-// has run it on.
-func waitOutlastsDueSleep(t *testing.T, open func(tb testing.TB) (a, b Process)) {
-	ctx := context.Background()
-	pa, pb := open(t)
-	flows := staticFlows(mustDefinition(t, `name: one
-input: {type: object}
-steps:
-  - {id: nap, sleep: {duration: "1h"}}
-  - {id: done, set: "woke"}
-`))
-	a, _ := crossEngine(t, pa, flows, runner.Config{}, true)
-	res, err := a.Submit(ctx, runner.SubmitParams{Workflow: "one", Input: json.RawMessage(`{}`)})
-	require.NoError(t, err)
-	id := res.Run.ID
-	r, err := a.Wait(ctx, id, time.Minute)
-	require.NoError(t, err)
-	require.Equal(t, runner.StatusWaiting, r.Status)
-	require.NoError(t, a.Stop(ctx))
-
-	later := func() time.Time { return time.Now().Add(2 * time.Hour) }
-	read := make(chan struct{}, 1)
-	b, _ := crossEngine(t, Process{Store: runReads{pb.Store, read}, Events: pb.Events}, flows, runner.Config{Now: later}, false)
-	type answer struct {
-		r   *runner.Run
-		err error
-	}
-	answered := make(chan answer, 1)
-	go func() {
-		r, err := b.Wait(ctx, id, time.Minute)
-		answered <- answer{r, err}
-	}()
-	<-read // B holds the run, its sleep over: it answers now if it answers with it
-
-	crossEngine(t, pa, flows, runner.Config{Now: later}, true) // A works again and runs it on
+	crossEngine(t, pa, flows, runner.Config{Now: now}, true) // A works again and moves the run on
 	got := <-answered
 	require.NoError(t, got.err)
 	require.Equal(t, runner.StatusCompleted, got.r.Status, "waiting on %+v", got.r.WaitingOn)
-	require.JSONEq(t, `"woke"`, string(got.r.Output))
+	require.JSONEq(t, output, string(got.r.Output))
 }
 
 // runReads tells read each time a run is read, once the read has answered.
