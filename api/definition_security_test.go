@@ -1,13 +1,18 @@
 package api_test
 
 import (
+	"context"
+	"encoding/json"
 	"net/http"
 	"runtime"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/gorunner/gorunner/catalog"
 )
 
 // requirePointer requires a 400 VALIDATION_ERROR listing a problem at path.
@@ -36,6 +41,8 @@ func TestSecurityDefinitionsRefused(t *testing.T) {
 	step := func(s map[string]any) func(map[string]any) {
 		return func(d map[string]any) { d["steps"] = []any{s} }
 	}
+	// slowHTTP would hold a worker for an hour per attempt against a server trickling bytes.
+	slowHTTP := map[string]any{"id": "slow", "http": map[string]any{"url": "https://example.com"}, "timeout": "1h"}
 	tests := []struct {
 		name string
 		def  map[string]any
@@ -45,6 +52,7 @@ func TestSecurityDefinitionsRefused(t *testing.T) {
 		{"sleep until year 9999", with("s2", step(map[string]any{"id": "a", "sleep": map[string]any{"until": "9999-12-31T23:59:59Z"}})), "/steps/0/sleep/until"},
 		{"retry interval", with("s3", step(map[string]any{"id": "a", "set": 1, "retry": map[string]any{"maxInterval": "100000h"}})), "/steps/0/retry/maxInterval"},
 		{"timeout", with("s4", step(map[string]any{"id": "a", "set": 1, "timeout": "100000h"})), "/steps/0/timeout"},
+		{"http timeout over schemas.MaxHTTPTimeout", with("s5", step(slowHTTP)), "/steps/0/timeout"},
 		{"ESC in title", with("t1", func(d map[string]any) { d["title"] = "Greet\x1b[8m hidden" }), "/title"},
 		{"bidi override in description", with("t2", func(d map[string]any) { d["description"] = "safe \u202egnp.exe" }), "/description"},
 		{"NUL in an input description", with("t3", func(d map[string]any) {
@@ -64,6 +72,19 @@ func TestSecurityDefinitionsRefused(t *testing.T) {
 			requirePointer(t, e.do("POST", "/api/workflows", tc.def), tc.path)
 		})
 	}
+
+	t.Run("publish of a draft stored before the http cap", func(t *testing.T) {
+		wf := e.create("stored-slow")
+		def := with("stored-slow", step(slowHTTP))
+		raw, err := json.Marshal(def)
+		require.NoError(t, err)
+		id := wf["id"].(string)
+		_, err = e.store.UpdateDraft(context.Background(), id, &catalog.Workflow{Name: "stored-slow", Title: "Greet", Definition: raw}, 0, time.Now())
+		require.NoError(t, err)
+		a := e.do("POST", "/api/workflows/"+id+"/publish", nil)
+		requirePointer(t, a, "/steps/0/timeout")
+		require.Contains(t, string(a.Raw), `step \"slow\": timeout 1h is over 15m`)
+	})
 
 	t.Run("update", func(t *testing.T) {
 		wf := e.create("updated")

@@ -57,6 +57,10 @@ type Config struct {
 	// a process, so that other processes' changes reach them. Nil means a bus of the
 	// engine's own, which hears only this engine.
 	Events *events.Bus
+
+	// maxHTTPTimeout bounds one http attempt whatever its definition asks:
+	// schemas.MaxHTTPTimeout, except in tests, which cannot wait that long.
+	maxHTTPTimeout time.Duration
 }
 
 // Defaults of Config.
@@ -102,6 +106,9 @@ func (c *Config) withDefaults() Config {
 	}
 	if out.AdmissionWork == 0 {
 		out.AdmissionWork = DefaultAdmissionWork
+	}
+	if out.maxHTTPTimeout == 0 {
+		out.maxHTTPTimeout = schemas.MaxHTTPTimeout
 	}
 	if out.Events == nil {
 		out.Events = events.New(nil, &events.Config{Logger: out.Logger})

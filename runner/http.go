@@ -36,10 +36,7 @@ func runHTTP(ctx context.Context, s *stepExec) (outcome, error) {
 	if err := s.eval(s.st.HTTP, &hs); err != nil {
 		return outcome{}, err
 	}
-	timeout := s.st.Timeout.Std()
-	if timeout <= 0 {
-		timeout = defaultHTTPTimeout
-	}
+	timeout := httpTimeout(s.st.Timeout.Std(), s.engine().cfg.maxHTTPTimeout)
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	req, err := s.newRequest(ctx, &hs)
@@ -66,6 +63,16 @@ func runHTTP(ctx context.Context, s *stepExec) (outcome, error) {
 		"headers": headerMap(resp.Header),
 		"body":    decodeBody(resp.Header.Get("Content-Type"), body),
 	}}, nil
+}
+
+// httpTimeout is how long one attempt of an http step whose timeout is asked may take:
+// defaultHTTPTimeout when it asks none, at most limit (schemas.MaxHTTPTimeout outside
+// tests). Validation refuses more, but a definition stored before the cap may still ask it.
+func httpTimeout(asked, limit time.Duration) time.Duration {
+	if asked <= 0 {
+		asked = defaultHTTPTimeout
+	}
+	return min(asked, limit)
 }
 
 func (s *stepExec) newRequest(ctx context.Context, hs *schemas.HTTPStep) (*http.Request, error) {

@@ -9,10 +9,12 @@ import (
 	"net/http/httptest"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/gorunner/gorunner/runner"
+	"github.com/gorunner/gorunner/schemas"
 )
 
 // recorder is an HTTP server that answers with the next status of a script (then 200) and
@@ -204,6 +206,51 @@ steps:
 `, srv.URL))
 	r := h.run(e, name, `{}`, runner.StatusFailed)
 	require.Equal(t, runner.CodeTimeout, r.Error.Code)
+}
+
+// TestHTTPTimeoutCapped: a definition stored before schemas.MaxHTTPTimeout existed (the
+// harness stores definitions unvalidated) may ask 10 years of a server that never answers;
+// the attempt is cut at the cap, so the worker comes free. The cap is shortened here.
+func TestHTTPTimeoutCapped(t *testing.T) {
+	h := newHarness(t)
+	cfg := runner.Config{}
+	runner.SetMaxHTTPTimeout(&cfg, 50*time.Millisecond)
+	e := h.engine(cfg)
+	done := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-done:
+		case <-r.Context().Done():
+		}
+	}))
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() { close(done) })
+	name := h.define(fmt.Sprintf(`
+name: slowloris
+input: {type: object}
+steps:
+  - {id: call, http: {url: "%s"}, timeout: %s, retry: {maxAttempts: 1}}
+`, srv.URL, schemas.MaxDuration))
+	r := h.run(e, name, `{}`, runner.StatusFailed)
+	require.Equal(t, runner.CodeTimeout, r.Error.Code)
+	require.Contains(t, r.Error.Message, "no answer within 50ms")
+}
+
+// TestHTTPAttemptTimeout: the timeout one http attempt gets from what its step asks.
+func TestHTTPAttemptTimeout(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		asked, want time.Duration
+	}{
+		{0, 30 * time.Second},
+		{time.Minute, time.Minute},
+		{schemas.MaxHTTPTimeout, schemas.MaxHTTPTimeout},
+		{schemas.MaxHTTPTimeout + time.Nanosecond, schemas.MaxHTTPTimeout},
+		{schemas.MaxDuration, schemas.MaxHTTPTimeout},
+	}
+	for _, tt := range tests {
+		require.Equal(t, tt.want, runner.HTTPTimeout(tt.asked, schemas.MaxHTTPTimeout), "asked %s", tt.asked)
+	}
 }
 
 func TestHTTPOutputIsJSON(t *testing.T) {

@@ -62,7 +62,7 @@ func (Step) JSONSchemaExtend(s *jsonschema.Schema) {
 	describe(s, map[string]string{
 		"id":      "The step's ID, unique in the workflow; later steps read its output as steps.<id>.output.",
 		"if":      "An expression; the step is skipped when it is null, false, 0 or empty.",
-		"timeout": "How long one attempt of the step may take.",
+		"timeout": "How long one attempt of the step may take; for an http step at most " + Duration(MaxHTTPTimeout).String() + " (default 30s).",
 	})
 }
 

@@ -74,6 +74,21 @@ func TestSecurityDurations(t *testing.T) {
 	require.True(t, errors.Is(err, ErrDurationRange))
 }
 
+// TestSecurityHTTPTimeout: an http step's timeout is at most MaxHTTPTimeout, since an attempt
+// holds a worker for all of it; a step of another kind keeps up to MaxDuration, since its
+// waits hold none.
+func TestSecurityHTTPTimeout(t *testing.T) {
+	t.Parallel()
+	over := (MaxHTTPTimeout + time.Second).String()
+	requireProblem(t, stepsWith(t, `{"id":"slow","http":{"url":"https://x"},"timeout":"`+over+`"}`),
+		"/steps/1/timeout", `step "slow": timeout 15m1s is over 15m`)
+	requireProblem(t, stepsWith(t, `{"id":"slow","http":{"url":"https://x"},"timeout":"`+MaxDuration.String()+`"}`),
+		"/steps/1/timeout", "over 15m")
+	requireValid(t, stepsWith(t, `{"id":"a","http":{"url":"https://x"},"timeout":"`+MaxHTTPTimeout.String()+`"}`))
+	requireValid(t, stepsWith(t, `{"id":"a","hook":{"token":"t"},"timeout":"`+MaxDuration.String()+`"}`))
+	requireValid(t, stepsWith(t, `{"id":"a","custom":{},"timeout":"1h"}`))
+}
+
 // deepDocuments are 20 KB definitions nested 9,990 deep, as issue #10 item 7 sent them (and
 // one nested 200 deep by indentation alone, which is as deep as 20 KB allows).
 func deepDocuments() map[string][]byte {

@@ -17,6 +17,12 @@ var httpMethods = []string{"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPT
 // MaxAttempts is the highest retry.maxAttempts a step may set.
 const MaxAttempts = 100
 
+// MaxHTTPTimeout is the longest timeout an http step may set: one attempt holds one of the
+// engine's few workers for all of it (a sleep, a hook or a child run waits without one), so
+// a slow-trickle server answering a longer one could take every worker for years. Work that
+// takes longer belongs behind a callback (a hook) or a poll (sleep, then http).
+const MaxHTTPTimeout = 15 * time.Minute
+
 func (v *validator) step(i int, s *Step) {
 	p := fmt.Sprintf("/steps/%d", i)
 	v.kinds(p, s)
@@ -31,6 +37,7 @@ func (v *validator) step(i int, s *Step) {
 	}
 	if s.HTTP != nil {
 		v.http(p+"/http", s.HTTP, i)
+		v.httpTimeout(p+"/timeout", s)
 	}
 	if s.Hook != nil {
 		v.hook(p+"/hook", s.Hook, i)
@@ -95,6 +102,13 @@ func (v *validator) http(p string, h *HTTPStep, i int) {
 	}
 	if h.Body != nil {
 		v.template(p+"/body", h.Body, i)
+	}
+}
+
+func (v *validator) httpTimeout(p string, s *Step) {
+	if s.Timeout.Std() > MaxHTTPTimeout {
+		v.add(p, "step %q: timeout %s is over %s, the longest one http attempt may take; for longer work, have the server call back a hook step",
+			s.ID, s.Timeout, Duration(MaxHTTPTimeout))
 	}
 }
 

@@ -101,6 +101,7 @@ var named = map[string]int64{
 	"schemas.MaxDepth":                  schemas.MaxDepth,
 	"schemas.MaxSchemaPaths":            schemas.MaxSchemaPaths,
 	"schemas.MaxDuration":               int64(schemas.MaxDuration),
+	"schemas.MaxHTTPTimeout":            int64(schemas.MaxHTTPTimeout),
 	"expression.MaxExpressionLength":    expression.MaxExpressionLength,
 	"expression.MaxNodes":               expression.MaxNodes,
 	"expression.MaxValueBytes":          expression.MaxValueBytes,
