@@ -75,13 +75,13 @@ const sessionPrefix = "mcp-session-"
 // fails the digest.
 type sessionIDs struct{}
 
-// ResolveSessionIdManager binds the session IDs of r to r's principal (none for the
-// sweeper's nil request, which can only end sessions).
+// ResolveSessionIdManager binds the session IDs of r to r's principal; without a request
+// (shutdown, a sweeper), which can only end sessions, it is endingSessions.
 func (sessionIDs) ResolveSessionIdManager(r *http.Request) server.SessionIdManager {
-	var p auth.Principal
-	if r != nil {
-		p, _ = auth.PrincipalFrom(r.Context())
+	if r == nil {
+		return endingSessions{}
 	}
+	p, _ := auth.PrincipalFrom(r.Context())
 	return boundSessions{p}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/mark3labs/mcp-go/server"
@@ -90,6 +91,28 @@ func (s *Server) endExcessSessions(r *http.Request, env *environment, p auth.Pri
 		env.http.ServeHTTP(discardResponse{header: http.Header{}}, req)
 		s.held.forget(id) // in case mcp-go had not registered it with the server
 	}
+}
+
+// endingSessions is the session ID manager mcp-go resolves without a request: for
+// CloseSessions at Stop (and for its idle sweeper, were one configured). Both only end
+// sessions this process registered, whoever holds them, so it ends any ID GoRunner mints;
+// it mints and validates as boundSessions of no principal (nothing), and an ID not of
+// GoRunner's form is an error, which mcp-go logs.
+type endingSessions struct{ boundSessions }
+
+func (endingSessions) Terminate(id string) (bool, error) {
+	if !mintedForm(id) {
+		return false, errForeignSession
+	}
+	return false, nil
+}
+
+// mintedForm reports whether id has the form of the session IDs boundSessions mints,
+// whoever it was minted for.
+func mintedForm(id string) bool {
+	rest, ok := strings.CutPrefix(id, sessionPrefix)
+	nonce, digest, dot := strings.Cut(rest, ".")
+	return ok && dot && nonce != "" && len(digest) == 32
 }
 
 // discardResponse is a ResponseWriter that keeps nothing.
