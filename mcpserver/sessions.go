@@ -23,6 +23,7 @@ const MaxSessionsPerPrincipal = 256
 type sessionsHeld struct {
 	mu  sync.Mutex
 	ids map[string][]string // heldKey → session IDs
+	key map[string]string   // session ID → its heldKey, so that forgetting one looks at one list
 }
 
 // heldKey keys the sessions of a principal in an environment (each has its transport).
@@ -39,10 +40,11 @@ func (h *sessionsHeld) hooks(env string, hk *server.Hooks) {
 		h.mu.Lock()
 		defer h.mu.Unlock()
 		if h.ids == nil {
-			h.ids = map[string][]string{}
+			h.ids, h.key = map[string][]string{}, map[string]string{}
 		}
-		key := heldKey(env, p.ID)
-		h.ids[key] = append(h.ids[key], session.SessionID())
+		key, id := heldKey(env, p.ID), session.SessionID()
+		h.ids[key] = append(h.ids[key], id)
+		h.key[id] = key
 	})
 	hk.AddOnUnregisterSession(func(_ context.Context, session server.ClientSession) {
 		h.forget(session.SessionID())
@@ -53,15 +55,19 @@ func (h *sessionsHeld) hooks(env string, hk *server.Hooks) {
 func (h *sessionsHeld) forget(id string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	for key, ids := range h.ids {
-		if i := slices.Index(ids, id); i >= 0 {
-			if ids = slices.Delete(ids, i, i+1); len(ids) == 0 {
-				delete(h.ids, key)
-			} else {
-				h.ids[key] = ids
-			}
-			return
-		}
+	key, ok := h.key[id]
+	if !ok {
+		return
+	}
+	delete(h.key, id)
+	ids := h.ids[key]
+	if i := slices.Index(ids, id); i >= 0 {
+		ids = slices.Delete(ids, i, i+1)
+	}
+	if len(ids) == 0 {
+		delete(h.ids, key)
+	} else {
+		h.ids[key] = ids
 	}
 }
 
