@@ -139,11 +139,11 @@ func (s *Server) listRuns(ctx context.Context, _ string, c *tools.Call) (*mcp.Ca
 	}
 	p := runner.ListRunsParams{Status: runner.Status(a.Status), Limit: cmp.Or(a.Limit, tools.DefaultListLimit)}
 	if a.Workflow != "" {
-		w, err := s.deps.Catalog.Get(ctx, a.Workflow)
+		id, err := s.access.ListedWorkflow(ctx, principal(ctx), a.Workflow)
 		if err != nil {
 			return nil, err
 		}
-		p.WorkflowID = w.ID
+		p.WorkflowID = id
 	}
 	readable, err := s.access.ReadableRuns(ctx, principal(ctx))
 	if err != nil {
