@@ -52,6 +52,17 @@ func TestScopedProbesAnswerAsUnknown(t *testing.T) {
 		{"list_runs of a draft", "tools/call", "gorunner_list_runs", func(w string) map[string]any {
 			return map[string]any{"workflow": w, "status": "waiting"}
 		}, "plan", "nosuch"},
+		{"get_run", "tools/call", "gorunner_get_run", id("runId"), theirs, nobody},
+		{"cancel_run", "tools/call", "gorunner_cancel_run", id("runId"), theirs, nobody},
+		{"resume_hook", "tools/call", "gorunner_resume_hook", func(tok string) map[string]any {
+			return map[string]any{"token": tok, "payload": map[string]any{"ok": true}}
+		}, "order:9", "order:nosuch"},
+		{"resources/read", "resources/read", "", func(id string) map[string]any {
+			return map[string]any{"uri": "gorunner://runs/" + id}
+		}, theirs, nobody},
+		{"tasks/get", "tasks/get", "", id("taskId"), theirs, nobody},
+		{"tasks/result", "tasks/result", "", id("taskId"), theirs, nobody},
+		{"tasks/cancel", "tasks/cancel", "", id("taskId"), theirs, nobody},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			params := func(sent string) map[string]any {
