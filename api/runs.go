@@ -71,15 +71,14 @@ func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, badRequest("/status", "status must be one of "+runner.StatusList()))
 		return
 	}
+	pr := principalOf(r)
 	if name := q.Get("workflow"); name != "" {
-		wf, err := s.deps.Catalog.Get(r.Context(), name)
-		if err != nil {
+		if p.WorkflowID, err = s.guard.ListedWorkflow(r.Context(), pr, name); err != nil {
 			s.writeError(w, r, err)
 			return
 		}
-		p.WorkflowID = wf.ID
 	}
-	if p.Readable, err = s.guard.ReadableRuns(r.Context(), principalOf(r)); err != nil {
+	if p.Readable, err = s.guard.ReadableRuns(r.Context(), pr); err != nil {
 		s.writeError(w, r, err)
 		return
 	}

@@ -23,6 +23,7 @@ type Guard struct {
 // Catalog is what a Guard reads from the catalog; *catalog.Service has it.
 type Catalog interface {
 	Resolve(ctx context.Context, idOrName, env string) (*runner.Target, error)
+	Get(ctx context.Context, idOrName string) (*catalog.Workflow, error)
 	List(ctx context.Context, p catalog.ListWorkflowsParams) ([]*catalog.Workflow, string, error)
 }
 
@@ -104,6 +105,26 @@ func (g *Guard) ReadableRuns(ctx context.Context, p auth.Principal) (*runner.Rea
 		}
 	})
 	return f, err
+}
+
+// NoWorkflow is an ID no workflow has (IDs are UUIDv7): runs filtered to it are none.
+const NoWorkflow = "00000000-0000-0000-0000-000000000000"
+
+// ListedWorkflow is the ID of the workflow idOrName that a run list for p is filtered to
+// (REST ?workflow=, gorunner_list_runs' workflow). A principal that reads every run is told
+// that no workflow has that name or ID (catalog.ErrNotFound). Any other gets NoWorkflow and
+// so, like for a workflow whose runs it may not read and started none of, a list with
+// nothing in it: the same answer, so the list does not tell which workflows exist. The
+// store is still asked, so a bad cursor is refused alike.
+func (g *Guard) ListedWorkflow(ctx context.Context, p auth.Principal, idOrName string) (string, error) {
+	w, err := g.catalog.Get(ctx, idOrName)
+	switch {
+	case err == nil:
+		return w.ID, nil
+	case errors.Is(err, catalog.ErrNotFound) && !p.Scopes.AllowsAll(auth.RunsRead):
+		return NoWorkflow, nil
+	}
+	return "", err
 }
 
 // ReadableWorkflows keeps the workflows of list whose drafts p may read.

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -113,17 +114,15 @@ func (s *Server) getRun(ctx context.Context, _ string, c *tools.Call) (*mcp.Call
 
 // readRun is run id once p may read it, after waiting up to wait for it to settle. A
 // principal that reads every run waits at once; another has the run read to check its
-// access, and that read is the answer when the run has settled or nothing is waited for.
+// access (one it may not read is not found, see ownRun), and that read is the answer when
+// the run has settled or nothing is waited for.
 func (s *Server) readRun(ctx context.Context, id string, wait time.Duration) (*runner.Run, error) {
 	p := principal(ctx)
 	if p.Scopes.AllowsAll(auth.RunsRead) {
 		return s.deps.Engine.Wait(ctx, id, wait)
 	}
-	run, err := s.deps.Engine.Get(ctx, id)
+	run, err := s.ownRun(ctx, p, auth.RunsRead, id)
 	if err != nil {
-		return nil, err
-	}
-	if err := s.access.RunAllowed(p, auth.RunsRead, run); err != nil {
 		return nil, err
 	}
 	if wait <= 0 {
@@ -139,11 +138,11 @@ func (s *Server) listRuns(ctx context.Context, _ string, c *tools.Call) (*mcp.Ca
 	}
 	p := runner.ListRunsParams{Status: runner.Status(a.Status), Limit: cmp.Or(a.Limit, tools.DefaultListLimit)}
 	if a.Workflow != "" {
-		w, err := s.deps.Catalog.Get(ctx, a.Workflow)
+		id, err := s.access.ListedWorkflow(ctx, principal(ctx), a.Workflow)
 		if err != nil {
 			return nil, err
 		}
-		p.WorkflowID = w.ID
+		p.WorkflowID = id
 	}
 	readable, err := s.access.ReadableRuns(ctx, principal(ctx))
 	if err != nil {
@@ -170,8 +169,10 @@ func (s *Server) cancelRun(ctx context.Context, _ string, c *tools.Call) (*mcp.C
 	if err := json.Unmarshal(c.Input, &a); err != nil {
 		return nil, err
 	}
-	if err := s.access.Run(ctx, principal(ctx), auth.RunsWrite, a.RunID); err != nil {
-		return nil, err
+	if p := principal(ctx); !p.Scopes.AllowsAll(auth.RunsWrite) {
+		if _, err := s.ownRun(ctx, p, auth.RunsWrite, a.RunID); err != nil {
+			return nil, err
+		}
 	}
 	run, err := s.deps.Engine.Cancel(context.WithoutCancel(ctx), a.RunID)
 	if err != nil {
@@ -181,13 +182,14 @@ func (s *Server) cancelRun(ctx context.Context, _ string, c *tools.Call) (*mcp.C
 }
 
 // resumeHook sends the payload to the hook token in the session's environment and answers
-// with the state of the run that owns it. It needs runs:write on that run's workflow.
+// with the state of the run that owns it. It needs runs:write on that run's workflow
+// (see ownHook).
 func (s *Server) resumeHook(ctx context.Context, env string, c *tools.Call) (*mcp.CallToolResult, error) {
 	var a tools.ResumeHookArgs
 	if err := json.Unmarshal(c.Input, &a); err != nil {
 		return nil, err
 	}
-	if err := s.access.Hook(ctx, principal(ctx), auth.RunsWrite, env, a.Token); err != nil {
+	if err := s.ownHook(ctx, principal(ctx), env, a.Token); err != nil {
 		return nil, err
 	}
 	runID, err := s.deps.Engine.Resume(context.WithoutCancel(ctx), env, a.Token, a.Payload)
@@ -199,4 +201,22 @@ func (s *Server) resumeHook(ctx context.Context, env string, c *tools.Call) (*mc
 		return nil, err
 	}
 	return tools.Structured(tools.ResultOf(run)), nil
+}
+
+// ownHook checks that p may resume the hook token in env: runs:write on the run that owns
+// it. A hook p may not resume is runner.ErrNotFound, in the words of one no run holds, so
+// that neither its existence nor its workflow is revealed (SPEC §9: over MCP, what a token
+// may not touch is not there).
+func (s *Server) ownHook(ctx context.Context, p auth.Principal, env, token string) error {
+	if p.Scopes.AllowsAll(auth.RunsWrite) {
+		return nil
+	}
+	h, err := s.deps.Engine.Hook(ctx, env, token)
+	if err == nil {
+		_, err = s.ownRun(ctx, p, auth.RunsWrite, h.RunID)
+	}
+	if errors.Is(err, runner.ErrNotFound) {
+		return fmt.Errorf("resuming hook %q: %w", token, runner.ErrNotFound)
+	}
+	return err
 }

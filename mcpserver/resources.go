@@ -58,11 +58,12 @@ func (s *Server) readableRun(ctx context.Context, p auth.Principal, id string) (
 }
 
 // ownRun reads run id for p to act on it with perm. A run p may not act on is
-// runner.ErrNotFound, like one that does not exist, so that its existence is not revealed.
+// runner.ErrNotFound in the same words as one that does not exist (whatever the store
+// said), so that neither its existence nor its workflow is revealed.
 func (s *Server) ownRun(ctx context.Context, p auth.Principal, perm auth.Permission, id string) (*runner.Run, error) {
 	run, err := s.deps.Engine.Get(ctx, id)
-	if err == nil && s.access.RunAllowed(p, perm, run) != nil {
-		err = runner.ErrNotFound
+	if errors.Is(err, runner.ErrNotFound) || (err == nil && s.access.RunAllowed(p, perm, run) != nil) {
+		return nil, fmt.Errorf("reading run %s: %w", id, runner.ErrNotFound)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("reading run %s: %w", id, err)
