@@ -156,21 +156,23 @@ func TestReplayReadsTheKeyAndTheRunOnce(t *testing.T) {
 // is that read); with waitSeconds, once more: a hook wait is the answer only when no
 // payload is queued for it, and the run is read again after its hook's queue was found
 // empty, so that the answer does not predate a payload taken since (runner.Engine.Wait).
-// (An ended run the engine keeps is read never.)
+// The first read of a wait for a token that reads every run is the engine's feed of the
+// run, which a feed still open from the call that started it may answer without one: such
+// a wait reads the run once or twice. (An ended run the engine keeps is read never.)
 func TestGetRunReads(t *testing.T) {
 	f, counter := newCountingFixture(t, approveDef)
 	admin, _ := f.connect("")
 	own, _ := f.connectAs(f.mint("runs:write:workflow=approve"), "")
 	for i, tc := range []struct {
-		name    string
-		session *mcp.ClientSession
-		args    map[string]any
-		reads   int
+		name                   string
+		session                *mcp.ClientSession
+		args                   map[string]any
+		fewestReads, mostReads int
 	}{
-		{"all runs", admin, map[string]any{}, 1},
-		{"own runs", own, map[string]any{}, 1},
-		{"all runs, waiting", admin, map[string]any{"waitSeconds": 5}, 2},
-		{"own runs, waiting", own, map[string]any{"waitSeconds": 5}, 2},
+		{"all runs", admin, map[string]any{}, 1, 1},
+		{"own runs", own, map[string]any{}, 1, 1},
+		{"all runs, waiting", admin, map[string]any{"waitSeconds": 5}, 1, 2},
+		{"own runs, waiting", own, map[string]any{"waitSeconds": 5}, 2, 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			res, got := call(t, tc.session, "approve", map[string]any{"orderId": fmt.Sprint(i)})
@@ -183,7 +185,8 @@ func TestGetRunReads(t *testing.T) {
 			require.False(t, res.IsError, text(res))
 			require.Equal(t, "waiting", got["status"])
 			after, _ := counter.reads(id, "")
-			require.Equal(t, tc.reads, after-before, "run reads")
+			require.GreaterOrEqual(t, after-before, tc.fewestReads, "run reads")
+			require.LessOrEqual(t, after-before, tc.mostReads, "run reads")
 		})
 	}
 }
