@@ -33,15 +33,15 @@ func (c *Console) listRuns(w http.ResponseWriter, r *http.Request) {
 		c.render(w, r, http.StatusBadRequest, "error", "Bad request", errorPage{Message: "Unknown run status " + strconv.Quote(p.Status) + "."})
 		return
 	}
+	pr := visitOf(r).principal
 	if p.Workflow != "" {
-		wf, err := c.deps.Catalog.Get(r.Context(), p.Workflow)
-		if err != nil {
+		var err error
+		if params.WorkflowID, err = c.guard.ListedWorkflow(r.Context(), pr, p.Workflow); err != nil {
 			c.fail(w, r, err)
 			return
 		}
-		params.WorkflowID = wf.ID
 	}
-	readable, err := c.guard.ReadableRuns(r.Context(), visitOf(r).principal)
+	readable, err := c.guard.ReadableRuns(r.Context(), pr)
 	if err != nil {
 		c.fail(w, r, err)
 		return

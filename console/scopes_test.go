@@ -85,3 +85,22 @@ func TestWebhookURLOnlyForWhoMayRun(t *testing.T) {
 		require.Equal(t, tc.shown, strings.Contains(p.Body, "/webhooks/"+wf.WebhookToken), tc.scopes)
 	}
 }
+
+// TestRunListHidesWhichWorkflowsExist: a token that reads only some runs gets the same
+// page for runs of a workflow that exists (a draft included) and of one that does not, so
+// the console does not tell it which workflow names exist; an admin is told.
+func TestRunListHidesWhichWorkflowsExist(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, "")
+	e.createWorkflow(greetYAML)
+	b := e.browser()
+	require.Equal(t, http.StatusSeeOther, b.signIn(e.mint("runs:read:tag=billing")).Status)
+	known, unknown := b.get("/console/runs?workflow=greet"), b.get("/console/runs?workflow=nosuch")
+	require.Equal(t, http.StatusOK, unknown.Status)
+	require.Equal(t, unknown.Status, known.Status)
+	require.Equal(t, strings.ReplaceAll(unknown.Body, "nosuch", "greet"), known.Body)
+
+	admin := e.browser()
+	require.Equal(t, http.StatusSeeOther, admin.signIn(e.mint("admin")).Status)
+	require.Equal(t, http.StatusNotFound, admin.get("/console/runs?workflow=nosuch").Status)
+}
