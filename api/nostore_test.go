@@ -49,3 +49,23 @@ func TestSecretAnswersAreNotStored(t *testing.T) {
 	require.Equal(t, http.StatusUnauthorized, a.Status)
 	require.Equal(t, "no-store", a.Header.Get("Cache-Control"), "errors too")
 }
+
+// TestUnroutedAnswersAreNotStored: a 404 or 405 never reaches the table's middleware, yet
+// a 405 on a webhook address repeats its token, so these answers say no-store too.
+func TestUnroutedAnswersAreNotStored(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	for _, tc := range []struct {
+		method, path string
+		status       int
+	}{
+		{"GET", "/api/no-such-thing", http.StatusNotFound},
+		{"GET", "/webhooks/wh_secret-token", http.StatusMethodNotAllowed},
+		{"DELETE", "/api/tokens", http.StatusMethodNotAllowed},
+	} {
+		a := e.do(tc.method, tc.path, nil)
+		require.Equal(t, tc.status, a.Status, tc.path)
+		require.Equal(t, "no-store", a.Header.Get("Cache-Control"), tc.path)
+		require.Equal(t, "no-cache", a.Header.Get("Pragma"), tc.path)
+	}
+}

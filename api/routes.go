@@ -291,11 +291,15 @@ func (s *Server) table() []route {
 func (s *Server) routes() chi.Router {
 	r := chi.NewRouter()
 	r.Use(middleware.RequestID, s.requestLogger, middleware.Recoverer, s.limitBody)
+	// Unmatched requests skip the table's middleware, noStore included; a 405 on
+	// /webhooks/{token} repeats the token in its message.
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
+		setNoStore(w)
 		s.writeError(w, r, problem.New(http.StatusNotFound, problem.CodeNotFound, "no such endpoint: "+r.Method+" "+r.URL.Path))
 	})
 	r.MethodNotAllowed(func(w http.ResponseWriter, req *http.Request) {
 		allow := strings.Join(allowedMethods(r, req), ", ")
+		setNoStore(w)
 		w.Header().Set("Allow", allow)
 		s.writeError(w, req, problem.New(http.StatusMethodNotAllowed, problem.CodeMethodNotAllowed, "method "+req.Method+" is not allowed on "+req.URL.Path+"; allowed: "+allow))
 	})
