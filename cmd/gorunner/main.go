@@ -16,7 +16,7 @@ func main() {
 	err := advise(newRootCommand().ExecuteContext(ctx))
 	stop()
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "gorunner:", printable(err.Error())) // it may quote the server
+		fmt.Fprintln(os.Stderr, "gorunner:", errorText(err))
 		var ee *exitError
 		if errors.As(err, &ee) {
 			os.Exit(ee.code)

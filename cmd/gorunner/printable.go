@@ -30,3 +30,13 @@ func printable(s string) string {
 func unsafeRune(r rune) bool {
 	return unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r)
 }
+
+// errorText is err's text for the terminal: it may quote the server, so each line is
+// printable, but the line breaks between the errors errors.Join put together stay.
+func errorText(err error) string {
+	lines := strings.Split(err.Error(), "\n")
+	for i, l := range lines {
+		lines[i] = printable(l)
+	}
+	return strings.Join(lines, "\n")
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -85,4 +86,24 @@ func TestServerTextCannotDriveTheTerminal(t *testing.T) {
 	require.NoError(t, err)
 	require.Eventually(t, reaches(runner.StatusFailed), 10*time.Second, 10*time.Millisecond)
 	requireInert("runs get of the failed run", cli("runs", "get", id))
+}
+
+// TestErrorTextKeepsItsLines: the errors serve joins at shutdown stay on lines of their
+// own, while what they quote is still spelled out; other text is left as it is.
+func TestErrorTextKeepsItsLines(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"joined", errors.Join(errors.New("stopping the engine: x"), errors.New("stopping the bus: y")),
+			"stopping the engine: x\nstopping the bus: y"},
+		{"quoting the server", errors.New("FAILED: " + hostile), printable("FAILED: " + hostile)},
+		{"unicode", errors.New("workflow «café» ✓ 日本 — ok"), "workflow «café» ✓ 日本 — ok"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			require.Equal(t, tc.want, errorText(tc.err))
+		})
+	}
 }
