@@ -86,22 +86,30 @@ type readCloser struct{ *bytes.Reader }
 
 func (readCloser) Close() error { return nil }
 
-// checkBody is the REST face's one UTF-8 check: a body, or an Idempotency-Key, that is not
-// valid UTF-8 is refused with 400 before keyed replay or a handler sees it (encoding/json
-// would silently turn its bad bytes into U+FFFD, or keep them in a RawMessage; two keys
-// differing only in bad bytes would be listed as one key that no GET finds).
+// checkBody is the REST face's one UTF-8 check: a body that is not valid UTF-8 is refused
+// with 400 before keyed replay or a handler sees it (encoding/json would silently turn its
+// bad bytes into U+FFFD, or keep them in a RawMessage).
 func (s *Server) checkBody(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, err := bufferBody(r)
-		switch {
-		case err != nil:
-		case !utf8.Valid(body):
+		if err == nil && !utf8.Valid(body) {
 			err = badRequest("", "request body is not valid UTF-8")
-		case !validKeyHeader(r.Header[idempotency.HeaderKey]):
-			err = badRequest("", "the Idempotency-Key header is not valid UTF-8")
 		}
 		if err != nil {
 			s.writeError(w, r, err)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// checkKey refuses with 400 an Idempotency-Key that is not valid UTF-8, on a keyed route,
+// before any lookup (two keys differing only in bad bytes would be listed as one key that
+// no GET finds). Other routes ignore the header (SPEC §4), whatever its bytes.
+func (s *Server) checkKey(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !validKeyHeader(r.Header[idempotency.HeaderKey]) {
+			s.writeError(w, r, badRequest("", "the Idempotency-Key header is not valid UTF-8"))
 			return
 		}
 		next.ServeHTTP(w, r)

@@ -367,4 +367,19 @@ func TestIdempotencyKeyMustBeUTF8(t *testing.T) {
 	got := e.do("GET", "/api/idempotency-keys/"+url.PathEscape(key), nil)
 	require.Equal(t, http.StatusOK, got.Status, string(got.Raw))
 	require.Equal(t, key, got.data()["key"])
+
+	// Where the header is not read (SPEC §4: ignored on GET, PUT, DELETE), its bytes
+	// change nothing.
+	for _, tc := range []struct{ method, path string }{
+		{"GET", "/api/runs"},
+		{"GET", "/api/workflows/greet"},
+		{"PUT", "/api/workflows/greet"},
+	} {
+		var body any
+		if tc.method == "PUT" {
+			body = greetDef("greet")
+		}
+		a := e.do(tc.method, tc.path, body, "Idempotency-Key", "k\xff")
+		require.Equal(t, http.StatusOK, a.Status, "%s %s: %s", tc.method, tc.path, a.Raw)
+	}
 }
