@@ -69,6 +69,9 @@ func (s *Server) checkClient(ctx context.Context, q url.Values) (*checkedRequest
 	if err != nil {
 		return nil, err
 	}
+	if err := s.recheckRegistered(c); err != nil {
+		return nil, err
+	}
 	switch {
 	case a.RedirectURI == "" && len(c.RedirectURIs) == 1:
 		a.RedirectURI = c.RedirectURIs[0]
@@ -78,6 +81,22 @@ func (s *Server) checkClient(ctx context.Context, q url.Values) (*checkedRequest
 		return nil, clientErrorf("redirect_uri %q is not one of the client's redirect URIs", a.RedirectURI)
 	}
 	return &checkedRequest{authRequest: a, client: c}, nil
+}
+
+// recheckRegistered refuses a registered client whose metadata registration refuses now
+// (a client registered before GoRunner refused lookalike redirect hosts and names that
+// reorder the consent page): no consent page names it, and so it gets no new grant; its
+// grants made before still refresh. A metadata document is checked each time it is
+// fetched.
+func (s *Server) recheckRegistered(c *clientInfo) error {
+	if c.document {
+		return nil
+	}
+	doc := clientDocument{ClientName: c.Name, RedirectURIs: c.RedirectURIs, GrantTypes: c.GrantTypes}
+	if _, err := s.checkMetadata(doc, c.Name, c.GrantTypes); err != nil {
+		return clientErrorf("client %q was registered with metadata GoRunner now refuses (%v): register it again", c.ID, err)
+	}
+	return nil
 }
 
 // checkRequest checks the rest of the request (RFC 6749 §4.1.2.1 errors).

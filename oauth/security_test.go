@@ -386,6 +386,17 @@ func TestConsentPageCannotBeSpoofed(t *testing.T) {
 	require.Contains(t, page.Body, "must be ASCII")
 	require.NotContains(t, page.Body, "Approve")
 
+	// A client registered before these rules (written to the store as registration did
+	// then) is refused at authorize: no consent page names it.
+	old := &oauth.Client{ID: "registered-before", Name: "Lookalike", RedirectURIs: []string{lookalike},
+		GrantTypes: []string{"authorization_code", "refresh_token"}, CreatedAt: e.clock.Now()}
+	require.NoError(t, e.store.CreateClient(context.Background(), old))
+	q.Set("client_id", old.ID)
+	page = e.open(e.browser(), e.url+oauth.AuthorizePath+"?"+q.Encode())
+	require.Equal(t, http.StatusBadRequest, page.Status, page.Body)
+	require.Contains(t, page.Body, "register it again")
+	require.NotContains(t, page.Body, "Approve")
+
 	const punycode = "https://xn--laude-3ve.ai/api/mcp/auth_callback"
 	st, reg := e.register(`{"client_name":"Honest","redirect_uris":["` + punycode + `"]}`)
 	require.Equal(t, http.StatusCreated, st, reg)
