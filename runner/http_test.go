@@ -189,9 +189,8 @@ func TestHTTPConnection(t *testing.T) {
 	require.Len(t, srv.seen(), 1)
 }
 
-func TestHTTPTimeout(t *testing.T) {
-	h := newHarness(t)
-	e := h.engine(runner.Config{})
+// hangingServer answers no request until its client gives up or the test ends.
+func hangingServer(t *testing.T) *httptest.Server {
 	done := make(chan struct{})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		select {
@@ -201,6 +200,13 @@ func TestHTTPTimeout(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 	t.Cleanup(func() { close(done) })
+	return srv
+}
+
+func TestHTTPTimeout(t *testing.T) {
+	h := newHarness(t)
+	e := h.engine(runner.Config{})
+	srv := hangingServer(t)
 	name := h.define(fmt.Sprintf(`
 name: hang
 input: {type: object}
@@ -219,15 +225,7 @@ func TestHTTPTimeoutCapped(t *testing.T) {
 	cfg := runner.Config{}
 	runner.SetMaxHTTPTimeout(&cfg, 50*time.Millisecond)
 	e := h.engine(cfg)
-	done := make(chan struct{})
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		select {
-		case <-done:
-		case <-r.Context().Done():
-		}
-	}))
-	t.Cleanup(srv.Close)
-	t.Cleanup(func() { close(done) })
+	srv := hangingServer(t)
 	name := h.define(fmt.Sprintf(`
 name: slowloris
 input: {type: object}
