@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gorunner/gorunner/expression"
 	"github.com/gorunner/gorunner/schemas"
 )
 
@@ -225,16 +226,42 @@ func headerMap(h http.Header) map[string]string {
 	return out
 }
 
-// decodeBody decodes a JSON body (application/json or +json); anything else is a string.
+// decodeBody decodes a JSON body (application/json or +json); anything else is a string,
+// and so is JSON nested deeper than expression.MaxValueDepth: encoding/json decodes up to
+// 10,000 levels, but a body that deep, once in the step's record, is deeper than that and
+// the run could not be saved (it stayed running, its worker retrying the save).
 func decodeBody(contentType string, body []byte) any {
 	if len(body) == 0 {
 		return nil
 	}
 	mt, _, _ := mime.ParseMediaType(contentType)
-	if mt == "application/json" || strings.HasSuffix(mt, "+json") {
+	if (mt == "application/json" || strings.HasSuffix(mt, "+json")) && !nestsDeeper(body, expression.MaxValueDepth) {
 		if v, err := decodeJSON(body); err == nil {
 			return v
 		}
 	}
 	return string(body)
+}
+
+// nestsDeeper reports whether the JSON text b opens more than limit arrays and objects
+// inside one another.
+func nestsDeeper(b []byte, limit int) bool {
+	depth, inString, escaped := 0, false, false
+	for _, c := range b {
+		switch {
+		case escaped:
+			escaped = false
+		case inString:
+			escaped, inString = c == '\\', c != '"'
+		case c == '"':
+			inString = true
+		case c == '[' || c == '{':
+			if depth++; depth > limit {
+				return true
+			}
+		case c == ']' || c == '}':
+			depth--
+		}
+	}
+	return false
 }

@@ -7,12 +7,15 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/gorunner/gorunner/expression"
 	"github.com/gorunner/gorunner/runner"
 	"github.com/gorunner/gorunner/schemas"
 )
@@ -186,9 +189,8 @@ func TestHTTPConnection(t *testing.T) {
 	require.Len(t, srv.seen(), 1)
 }
 
-func TestHTTPTimeout(t *testing.T) {
-	h := newHarness(t)
-	e := h.engine(runner.Config{})
+// hangingServer answers no request until its client gives up or the test ends.
+func hangingServer(t *testing.T) *httptest.Server {
 	done := make(chan struct{})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		select {
@@ -198,6 +200,13 @@ func TestHTTPTimeout(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 	t.Cleanup(func() { close(done) })
+	return srv
+}
+
+func TestHTTPTimeout(t *testing.T) {
+	h := newHarness(t)
+	e := h.engine(runner.Config{})
+	srv := hangingServer(t)
 	name := h.define(fmt.Sprintf(`
 name: hang
 input: {type: object}
@@ -216,15 +225,7 @@ func TestHTTPTimeoutCapped(t *testing.T) {
 	cfg := runner.Config{}
 	runner.SetMaxHTTPTimeout(&cfg, 50*time.Millisecond)
 	e := h.engine(cfg)
-	done := make(chan struct{})
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		select {
-		case <-done:
-		case <-r.Context().Done():
-		}
-	}))
-	t.Cleanup(srv.Close)
-	t.Cleanup(func() { close(done) })
+	srv := hangingServer(t)
 	name := h.define(fmt.Sprintf(`
 name: slowloris
 input: {type: object}
@@ -268,4 +269,32 @@ steps:
 	var n json.Number
 	require.NoError(t, json.Unmarshal(r.Output, &n))
 	require.Equal(t, "8", n.String())
+}
+
+// TestHTTPDeepBody: a server answers JSON nested 10,000 deep, as deep as encoding/json
+// decodes. Before, the step's record was deeper than that, the run could not be saved and
+// stayed running; now a body deeper than expression.MaxValueDepth is kept as text, as one
+// that is not JSON, and one at the limit is still decoded (a bracket in a string counts
+// for nothing).
+func TestHTTPDeepBody(t *testing.T) {
+	nested := func(n int) string { return strings.Repeat("[", n) + `"]]["` + strings.Repeat("]", n) }
+	h := newHarness(t)
+	e := h.engine(runner.Config{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n, err := strconv.Atoi(r.URL.Query().Get("n"))
+		require.NoError(t, err)
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, nested(n))
+	}))
+	t.Cleanup(srv.Close)
+
+	r := h.run(e, httpWorkflow(h, "deep", srv.URL+"/?n=10000", ""), `{}`, runner.StatusCompleted)
+	require.Equal(t, nested(10_000), jsonOf(t, r.Output).(map[string]any)["body"])
+
+	r = h.run(e, httpWorkflow(h, "limit", srv.URL+fmt.Sprintf("/?n=%d", expression.MaxValueDepth), ""), `{}`, runner.StatusCompleted)
+	body := jsonOf(t, r.Output).(map[string]any)["body"]
+	for range expression.MaxValueDepth - 1 {
+		body = body.([]any)[0]
+	}
+	require.Equal(t, []any{"]]["}, body)
 }
