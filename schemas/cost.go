@@ -9,12 +9,17 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
-// MaxSchemaPaths bounds how many ways a compiled JSON Schema may apply its subschemas: the
-// paths from the root through every applicator (allOf, $ref, properties, items…), a
-// reference back to a schema already on the path counting once. The validator follows
-// every path for each value it checks and cannot be stopped, so a 1 KB schema of twenty
-// "allOf": [{"$ref": next}, {"$ref": next}] levels, a million paths, would take seconds of
-// CPU for each input, and thirty levels hours.
+// MaxSchemaApplications bounds how many times validation may apply subschemas to one
+// value: allOf, anyOf, oneOf, $ref, not, if/then/else… apply theirs to the value their
+// schema applies to, so that nesting them multiplies the work at that value, and at the
+// values inside it. A 1 KB schema of twenty "allOf": [{"$ref": next}, {"$ref": next}]
+// levels applies a million schemas to each input; it took seconds of CPU a call, and
+// thirty levels hours. Properties and items apply theirs to other values, so that a wide
+// schema costs only as much as its input is large.
+const MaxSchemaApplications = 1000
+
+// MaxSchemaPaths bounds the paths cycleCost follows from a subschema referred back to
+// (a recursion) back to it.
 const MaxSchemaPaths = 10_000
 
 // errSchemaCost refuses a schema whose validation could take exponential time.
@@ -22,22 +27,23 @@ var errSchemaCost = errors.New("the schema")
 
 // edge is one subschema an applicator applies, and where: label is "" for the value the
 // schema applies to (allOf, $ref, not, if…), else the step down into it ("p:name" a
-// property, "p:*" any property, "i:3" an item, "i:*" any item, "n" property names).
+// property, "p:*" any property, "i:3" an item, "i:*" any item, "n" property names, "c"
+// the decoded content).
 type edge struct {
 	to    *jsonschema.Schema
 	label string
 }
 
-// checkSchemaCost refuses a schema the validator could spend exponential time on: one with
-// more than MaxSchemaPaths paths, or one that reaches a schema again along a cycle in two
-// ways that can apply to one value (a recursion that doubles at each level the value
-// nests), or without stepping into the value at all (a reference cycle, which no value
-// passes).
+// checkSchemaCost refuses a schema the validator could spend exponential time on: one that
+// applies more than MaxSchemaApplications subschemas to some value, or one that reaches a
+// schema again along a cycle in two ways that can apply to one value (a recursion that
+// doubles at each level the value nests), or without stepping into the value at all (a
+// reference cycle, which no value passes).
 func checkSchemaCost(root *jsonschema.Schema) error {
-	c := costWalk{onPath: map[*jsonschema.Schema]bool{}, heads: map[*jsonschema.Schema]bool{}}
-	if c.paths(root) > MaxSchemaPaths {
-		return fmt.Errorf("%w applies its subschemas along more than %d paths (allOf, anyOf, oneOf, $ref… nested in one another): "+
-			"validating an input would take too long; share fewer subschemas", errSchemaCost, MaxSchemaPaths)
+	c := costWalk{worst: map[*jsonschema.Schema]int{}, active: map[*jsonschema.Schema]bool{}, heads: map[*jsonschema.Schema]bool{}}
+	if c.applications(root) > MaxSchemaApplications {
+		return fmt.Errorf("%w applies more than %d subschemas to one value (allOf, anyOf, oneOf, $ref… nested in one another): "+
+			"validating an input would take too long; share fewer subschemas", errSchemaCost, MaxSchemaApplications)
 	}
 	for head := range c.heads {
 		if err := cycleCost(head); err != nil {
@@ -47,31 +53,88 @@ func checkSchemaCost(root *jsonschema.Schema) error {
 	return nil
 }
 
-// costWalk counts paths and finds the schemas references lead back to.
+// costWalk bounds the subschemas applied to one value and finds the schemas references
+// lead back to.
 type costWalk struct {
-	onPath map[*jsonschema.Schema]bool
+	worst  map[*jsonschema.Schema]int  // applications of each schema done, capped
+	active map[*jsonschema.Schema]bool // the schemas being looked at: one met again is a head
 	heads  map[*jsonschema.Schema]bool
-	total  int
 }
 
-// paths counts the paths from s, stopping past MaxSchemaPaths in all.
-func (c *costWalk) paths(s *jsonschema.Schema) int {
-	c.total++
-	if c.total > MaxSchemaPaths {
-		return c.total
+// capped is n, or MaxSchemaApplications+1 past it, so that sums and products stay small.
+func capped(n int) int { return min(n, MaxSchemaApplications+1) }
+
+// applications is the most subschemas s applied once applies to any one value, at the
+// value s applies to or inside it, capped (see capped). At that value it is the schemas
+// applied in place, each as often as the ways to it (here). At a value one step inside,
+// it is at most the sum, over those schemas' edges that can take that step, of the most
+// their subschemas apply: a named property's edges and the edges of any property, or of
+// any item. A schema met again along the way (a recursion) counts once there:
+// cycleCost bounds recursions.
+func (c *costWalk) applications(s *jsonschema.Schema) int {
+	if n, ok := c.worst[s]; ok {
+		return n
 	}
-	c.onPath[s] = true
-	defer delete(c.onPath, s)
+	if c.active[s] {
+		c.heads[s] = true
+		return 1
+	}
+	c.active[s] = true
+	defer delete(c.active, s)
+	here := map[*jsonschema.Schema]int{}
+	most := c.inPlace(s, 1, here)
+	named, wild := map[string]int{}, map[string]int{}
+	for t, ways := range here {
+		for _, e := range edgesOf(t) {
+			if e.label == "" {
+				continue
+			}
+			n := capped(ways * c.applications(e.to))
+			if kind, rest, _ := strings.Cut(e.label, ":"); rest == "*" {
+				wild[kind] = capped(wild[kind] + n)
+			} else {
+				named[e.label] = capped(named[e.label] + n)
+			}
+		}
+	}
+	for _, n := range wild {
+		most = max(most, n)
+	}
+	for label, n := range named {
+		kind, _, _ := strings.Cut(label, ":")
+		most = max(most, capped(n+wild[kind]))
+	}
+	c.worst[s] = most
+	return most
+}
+
+// inPlace adds s, applied in ways ways, and the schemas it applies in place (allOf, $ref…)
+// to here, each with its ways, and returns how many applications that makes, capped: the
+// walk stops once past MaxSchemaApplications, so that a fan-out costs no more than that.
+// A schema met again in place (a reference cycle) is a head: cycleCost refuses it.
+func (c *costWalk) inPlace(s *jsonschema.Schema, ways int, here map[*jsonschema.Schema]int) int {
+	here[s] = capped(here[s] + ways)
+	total := ways
+	onPath := c.active[s]
+	c.active[s] = true
+	defer func() {
+		if !onPath {
+			delete(c.active, s)
+		}
+	}()
 	for _, e := range edgesOf(s) {
-		if c.onPath[e.to] {
+		if e.label != "" {
+			continue
+		}
+		if c.active[e.to] {
 			c.heads[e.to] = true
 			continue
 		}
-		if c.paths(e.to) > MaxSchemaPaths {
+		if total = capped(total + c.inPlace(e.to, ways, here)); total > MaxSchemaApplications {
 			break
 		}
 	}
-	return c.total
+	return total
 }
 
 // cycleCost follows the paths from head back to head and refuses two whose steps into the

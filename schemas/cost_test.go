@@ -9,15 +9,42 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// fanOutSchema is levels of "allOf": [{"$ref": next}, {"$ref": next}]: 2^levels paths in
-// about 65 bytes a level. Before MaxSchemaPaths, 20 levels took seconds of CPU to validate
-// {} and 30 hours.
+// fanOutSchema is levels of "allOf": [{"$ref": next}, {"$ref": next}]: 2^levels schemas
+// applied to the input in about 65 bytes a level. Before MaxSchemaApplications, 20 levels
+// took seconds of CPU to validate {} and 30 hours.
 func fanOutSchema(levels int) string {
 	var defs []string
 	for i := range levels {
 		defs = append(defs, fmt.Sprintf(`"l%d":{"allOf":[{"$ref":"#/$defs/l%d"},{"$ref":"#/$defs/l%d"}]}`, i, i+1, i+1))
 	}
 	defs = append(defs, fmt.Sprintf(`"l%d":{"type":"object"}`, levels))
+	return `{"type":"object","$defs":{` + strings.Join(defs, ",") + `},"$ref":"#/$defs/l0"}`
+}
+
+// nestedFanOutSchema applies two schemas to its input, each of which applies two to the
+// input's property a, and so on levels deep, with no recursion: 2^levels schemas applied to
+// the value levels deep.
+func nestedFanOutSchema(levels int) string {
+	var defs []string
+	for i := range levels {
+		defs = append(defs, fmt.Sprintf(`"l%d":{"type":"object","properties":{"a":{"allOf":[{"$ref":"#/$defs/l%d"},{"$ref":"#/$defs/l%d"}]}}}`, i, i+1, i+1))
+	}
+	defs = append(defs, fmt.Sprintf(`"l%d":{"type":"object"}`, levels))
+	return `{"type":"object","$defs":{` + strings.Join(defs, ",") + `},"allOf":[{"$ref":"#/$defs/l0"},{"$ref":"#/$defs/l0"}]}`
+}
+
+// reusedDefsSchema is levels of an object of ten properties, each the next level's
+// definition: 10^levels properties in all, but each value gets one schema.
+func reusedDefsSchema(levels int) string {
+	var defs []string
+	for i := range levels {
+		var props []string
+		for p := range 10 {
+			props = append(props, fmt.Sprintf(`"p%d":{"$ref":"#/$defs/l%d"}`, p, i+1))
+		}
+		defs = append(defs, fmt.Sprintf(`"l%d":{"type":"object","properties":{%s}}`, i, strings.Join(props, ",")))
+	}
+	defs = append(defs, fmt.Sprintf(`"l%d":{"type":"string"}`, levels))
 	return `{"type":"object","$defs":{` + strings.Join(defs, ",") + `},"$ref":"#/$defs/l0"}`
 }
 
@@ -35,8 +62,9 @@ func TestSecuritySchemaCost(t *testing.T) {
 	tests := []struct {
 		name, schema, msg string
 	}{
-		{"allOf fan-out", fanOutSchema(30), "more than 10000 paths"},
-		{"anyOf fan-out", strings.ReplaceAll(fanOutSchema(30), "allOf", "anyOf"), "more than 10000 paths"},
+		{"allOf fan-out", fanOutSchema(30), "more than 1000 subschemas to one value"},
+		{"anyOf fan-out", strings.ReplaceAll(fanOutSchema(30), "allOf", "anyOf"), "more than 1000 subschemas to one value"},
+		{"fan-out doubling at each property level", nestedFanOutSchema(20), "more than 1000 subschemas to one value"},
 		{"recursion doubling per level", doublingSchema, "in two ways that apply to one value"},
 		{"recursion through a property and a pattern", `{"type":"object","properties":{"a":{"$ref":"#"}},"patternProperties":{"^a":{"$ref":"#"}}}`,
 			"in two ways that apply to one value"},
@@ -58,11 +86,12 @@ func TestSecuritySchemaCost(t *testing.T) {
 }
 
 // TestSchemaCostAllowsRecursion: recursive schemas that apply each subschema once per value
-// (trees, lists, any JSON value) and wide ones within MaxSchemaPaths still compile.
+// (trees, lists, any JSON value), wide ones, ones that reuse definitions under many
+// properties, and fan-outs within MaxSchemaApplications still compile.
 func TestSchemaCostAllowsRecursion(t *testing.T) {
 	t.Parallel()
 	wide := map[string]any{}
-	for i := range MaxSchemaPaths / 10 {
+	for i := range 2 * MaxSchemaApplications {
 		wide[fmt.Sprintf("p%d", i)] = map[string]any{"type": "string"}
 	}
 	wideSchema, err := json.Marshal(map[string]any{"type": "object", "properties": wide})
@@ -77,8 +106,13 @@ func TestSchemaCostAllowsRecursion(t *testing.T) {
 			`"additionalProperties":{"$ref":"#/$defs/v"}}`,
 		"shared definitions": `{"type":"object","$defs":{"id":{"type":"string","minLength":1}},` +
 			`"properties":{"a":{"$ref":"#/$defs/id"},"b":{"$ref":"#/$defs/id"},"c":{"allOf":[{"$ref":"#/$defs/id"}]}}}`,
-		"fan-out within bounds": fanOutSchema(10),
-		"wide":                  string(wideSchema),
+		"fan-out within bounds":                    fanOutSchema(7),
+		"definitions reused under many properties": reusedDefsSchema(5),
+		"an OpenAPI-style union with a shared base": `{"type":"object","$defs":{"base":{"type":"object","properties":{"kind":{"type":"string"}},"required":["kind"]},` +
+			`"card":{"allOf":[{"$ref":"#/$defs/base"},{"properties":{"number":{"type":"string"}}}]},` +
+			`"bank":{"allOf":[{"$ref":"#/$defs/base"},{"properties":{"iban":{"type":"string"}}}]}},` +
+			`"properties":{"payment":{"oneOf":[{"$ref":"#/$defs/card"},{"$ref":"#/$defs/bank"}]}}}`,
+		"wide": string(wideSchema),
 	} {
 		s, err := CompileInput(json.RawMessage(schema))
 		require.NoError(t, err, name)

@@ -99,6 +99,7 @@ var named = map[string]int64{
 	"schemas.MaxTags":                   schemas.MaxTags,
 	"schemas.MaxAttempts":               schemas.MaxAttempts,
 	"schemas.MaxDepth":                  schemas.MaxDepth,
+	"schemas.MaxSchemaApplications":     schemas.MaxSchemaApplications,
 	"schemas.MaxSchemaPaths":            schemas.MaxSchemaPaths,
 	"schemas.MaxDuration":               int64(schemas.MaxDuration),
 	"schemas.MaxHTTPTimeout":            int64(schemas.MaxHTTPTimeout),
