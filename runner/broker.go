@@ -349,10 +349,10 @@ func (e *Engine) resting(ctx context.Context, r *Run) (*Run, bool, error) {
 		if err != nil {
 			return waitFailed(ctx, r, err)
 		}
-		if hookOf(now) == token {
+		if hookOf(now) == token && !e.due(now) {
 			return now, true, nil
 		}
-		r = now
+		r = now // moved on, or its hook timed out since r was read
 	}
 }
 

@@ -225,3 +225,64 @@ func TestWaitOnAnEndedRunReadsNothing(t *testing.T) {
 	require.Same(t, res.Written, r)
 	require.Zero(t, store.reads.Load(), "no read")
 }
+
+// dueOnRead advances clock by d at the first NextPayload, and tells read each time a run
+// is read after that, once the read has answered: the hook a run waits on times out
+// between the wait's look at its payloads and its read of the run.
+type dueOnRead struct {
+	runner.Store
+	clock *clock
+	d     time.Duration
+	once  sync.Once
+	read  chan struct{}
+}
+
+func (s *dueOnRead) NextPayload(ctx context.Context, runID, env, token string) (*runner.Payload, error) {
+	s.once.Do(func() { s.clock.Advance(s.d) })
+	return s.Store.NextPayload(ctx, runID, env, token)
+}
+
+func (s *dueOnRead) GetRun(ctx context.Context, id string) (*runner.Run, error) {
+	r, err := s.Store.GetRun(ctx, id)
+	select {
+	case s.read <- struct{}{}:
+	default:
+	}
+	return r, err
+}
+
+// TestWaitFromHookTimingOutMeanwhile: a wait that finds no payload queued for the hook a
+// run waits on, and then reads the run still on that hook but with its timeout come, does
+// not answer with the hook wait it is past: it goes on until a worker moves the run on.
+func TestWaitFromHookTimingOutMeanwhile(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	h := newHarness(t)
+	first := h.engine(runner.Config{})
+	name := h.define(`
+name: patient
+input: {type: object}
+steps:
+  - {id: confirm, hook: {token: "t:${{ run.id }}", timeout: 1h}}
+`)
+	r := h.run(first, name, `{}`, runner.StatusWaiting)
+	require.NoError(t, first.Stop(ctx))
+
+	store := &dueOnRead{Store: h.store, clock: h.clock, d: time.Hour, read: make(chan struct{}, 1)}
+	waiter := h.newEngine(runner.Config{}, store) // works no run
+	type answer struct {
+		r   *runner.Run
+		err error
+	}
+	answered := make(chan answer, 1)
+	go func() {
+		got, err := waiter.WaitFrom(ctx, r, time.Minute)
+		answered <- answer{got, err}
+	}()
+	<-store.read // the wait read the run, its hook timed out: it answers now if it answers with it
+	h.engine(runner.Config{})
+	a := <-answered
+	require.NoError(t, a.err)
+	require.Equal(t, runner.StatusFailed, a.r.Status, "waiting on %+v", a.r.WaitingOn)
+	require.Equal(t, runner.CodeHookTimeout, a.r.Error.Code)
+}
