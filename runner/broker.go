@@ -29,7 +29,9 @@ const (
 // broker shares the reading of a run among everything in this process that waits on it:
 // each watched run has one feed, which reads the run once when it starts and once per
 // events.Run notice (published after every save, here or in another process) and hands
-// the state it read to all its followers. N waiters on one run cost one read per change.
+// the state it read to all its followers. N waiters on one run cost one read per change,
+// but for a run waiting on a hook, which each waiter looks at itself (Engine.resting: the
+// hook's queue, then the run, unshared and not retried).
 type broker struct {
 	get func(ctx context.Context, id string) (*Run, error)
 	bus *events.Bus
@@ -306,9 +308,9 @@ func (e *Engine) Wait(ctx context.Context, id string, maxWait time.Duration) (*R
 }
 
 // WaitFrom is Wait for a caller that holds r, a state of the run it read or admitted: when
-// r has ended or waits on anything but a hook, it is the answer, with nothing read or
-// followed; when it waits on a hook with no payload queued, the answer is the run read
-// once more (see resting), still with nothing followed.
+// r has ended or waits, not on a hook, for a time that has not come, it is the answer, with
+// nothing read or followed; when it waits on a hook with no payload queued and its time has
+// not come, the answer is the run read once more (see resting), still with nothing followed.
 func (e *Engine) WaitFrom(ctx context.Context, r *Run, maxWait time.Duration) (*Run, error) {
 	if r.Status.Settled() {
 		if r, ok, err := e.resting(ctx, r); err != nil || ok {
@@ -349,10 +351,10 @@ func (e *Engine) resting(ctx context.Context, r *Run) (*Run, bool, error) {
 		if err != nil {
 			return waitFailed(ctx, r, err)
 		}
-		if hookOf(now) == token {
+		if hookOf(now) == token && !e.due(now) {
 			return now, true, nil
 		}
-		r = now
+		r = now // moved on, or its hook timed out since r was read
 	}
 }
 

@@ -225,3 +225,109 @@ func TestWaitOnAnEndedRunReadsNothing(t *testing.T) {
 	require.Same(t, res.Written, r)
 	require.Zero(t, store.reads.Load(), "no read")
 }
+
+// signalledReads tells read each time a run is read, once the read has answered.
+type signalledReads struct {
+	runner.Store
+	read chan struct{}
+}
+
+func (s signalledReads) GetRun(ctx context.Context, id string) (*runner.Run, error) {
+	r, err := s.Store.GetRun(ctx, id)
+	select {
+	case s.read <- struct{}{}:
+	default:
+	}
+	return r, err
+}
+
+// dueOnRead advances clock by d at the first NextPayload: the hook a run waits on times out
+// between the wait's look at its payloads and its read of the run.
+type dueOnRead struct {
+	signalledReads
+	clock *clock
+	d     time.Duration
+	once  sync.Once
+}
+
+func (s *dueOnRead) NextPayload(ctx context.Context, runID, env, token string) (*runner.Payload, error) {
+	s.once.Do(func() { s.clock.Advance(s.d) })
+	return s.Store.NextPayload(ctx, runID, env, token)
+}
+
+// TestWaitFromHookTimingOutMeanwhile: a wait that finds no payload queued for the hook a
+// run waits on, and then reads the run still on that hook but with its timeout come, does
+// not answer with the hook wait it is past: it goes on until a worker moves the run on.
+func TestWaitFromHookTimingOutMeanwhile(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	h := newHarness(t)
+	first := h.engine(runner.Config{})
+	name := h.define(`
+name: patient
+input: {type: object}
+steps:
+  - {id: confirm, hook: {token: "t:${{ run.id }}", timeout: 1h}}
+`)
+	r := h.run(first, name, `{}`, runner.StatusWaiting)
+	require.NoError(t, first.Stop(ctx))
+
+	store := &dueOnRead{signalledReads: signalledReads{h.store, make(chan struct{}, 1)}, clock: h.clock, d: time.Hour}
+	waiter := h.newEngine(runner.Config{}, store) // works no run
+	type answer struct {
+		r   *runner.Run
+		err error
+	}
+	answered := make(chan answer, 1)
+	go func() {
+		got, err := waiter.WaitFrom(ctx, r, time.Minute)
+		answered <- answer{got, err}
+	}()
+	<-store.read // the wait read the run, its hook timed out: it answers now if it answers with it
+	h.engine(runner.Config{})
+	a := <-answered
+	require.NoError(t, a.err)
+	require.Equal(t, runner.StatusFailed, a.r.Status, "waiting on %+v", a.r.WaitingOn)
+	require.Equal(t, runner.CodeHookTimeout, a.r.Error.Code)
+}
+
+// TestWaitFromBeforeResumeOnASlowerClock: a wait from a state read before a resume was
+// accepted, in a process whose clock is behind the resumer's (so the run's wake-up is not
+// yet due there), finds the payload queued and goes on until a worker has taken it, rather
+// than answer with the hook wait that payload ends.
+func TestWaitFromBeforeResumeOnASlowerClock(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	h := newHarness(t)
+	first := h.engine(runner.Config{})
+	name := h.define(`
+name: inbox
+input: {type: object}
+steps:
+  - {id: wait, hook: {token: "in:${{ run.id }}"}}
+  - {id: done, set: "${{ steps.wait.output }}"}
+`)
+	r := h.run(first, name, `{}`, runner.StatusWaiting)
+	require.NoError(t, first.Stop(ctx))
+	_, err := h.newEngine(runner.Config{}).Resume(ctx, runner.EnvProduction, "in:"+r.ID, json.RawMessage(`{"ok": true}`))
+	require.NoError(t, err)
+
+	store := signalledReads{h.store, make(chan struct{}, 1)}
+	behind := func() time.Time { return h.clock.Now().Add(-time.Hour) }
+	waiter := h.newEngine(runner.Config{Now: behind}, store) // works no run
+	type answer struct {
+		r   *runner.Run
+		err error
+	}
+	answered := make(chan answer, 1)
+	go func() {
+		got, err := waiter.WaitFrom(ctx, r, time.Minute)
+		answered <- answer{got, err}
+	}()
+	<-store.read // the wait read the run, its payload still queued: it answers now if it answers with the hook
+	h.engine(runner.Config{})
+	a := <-answered
+	require.NoError(t, a.err)
+	require.Equal(t, runner.StatusCompleted, a.r.Status, "waiting on %+v", a.r.WaitingOn)
+	require.JSONEq(t, `{"ok": true}`, string(a.r.Output))
+}
