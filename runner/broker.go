@@ -345,11 +345,11 @@ func (e *Engine) resting(ctx context.Context, r *Run) (*Run, bool, error) {
 			return r, false, nil
 		}
 		if !errors.Is(err, ErrNotFound) {
-			return waitFailed(ctx, r, fmt.Errorf("reading the payloads queued for run %s: %w", r.ID, err))
+			return e.waitFailed(ctx, r, fmt.Errorf("reading the payloads queued for run %s: %w", r.ID, err))
 		}
 		now, err := e.Get(ctx, r.ID)
 		if err != nil {
-			return waitFailed(ctx, r, err)
+			return e.waitFailed(ctx, r, err)
 		}
 		if hookOf(now) == token && !e.due(now) {
 			return now, true, nil
@@ -358,13 +358,16 @@ func (e *Engine) resting(ctx context.Context, r *Run) (*Run, bool, error) {
 	}
 }
 
-// waitFailed is resting's answer to err: when ctx ended, the last state seen and ctx's
-// error, as Wait gives.
-func waitFailed(ctx context.Context, r *Run, err error) (*Run, bool, error) {
+// waitFailed is resting's answer to err, a store read that failed: when ctx ended, the
+// last state seen and ctx's error, as Wait gives; else r as it stands, logged, as every
+// wait answered a hook wait before it looked at the queue, so that one failed read does
+// not fail a wait the feed's reads (readAttempts) would have outlasted.
+func (e *Engine) waitFailed(ctx context.Context, r *Run, err error) (*Run, bool, error) {
 	if ctx.Err() != nil {
 		return r, false, ctx.Err()
 	}
-	return nil, false, err
+	e.log.Warn("waiting on a run: answering with its state as read", "run", r.ID, "err", err)
+	return r, true, nil
 }
 
 // due reports whether r waits for a time that has come (its sleep is over, its hook or

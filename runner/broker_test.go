@@ -331,3 +331,37 @@ steps:
 	require.Equal(t, runner.StatusCompleted, a.r.Status, "waiting on %+v", a.r.WaitingOn)
 	require.JSONEq(t, `{"ok": true}`, string(a.r.Output))
 }
+
+// TestWaitOnAHookOutlastsAFailedRead: a wait on a run waiting on its hook answers the run as
+// it stands when the look at the hook's queued payloads fails, as a wait answered a hook
+// wait before it looked, rather than fail for one read the feed's own reads would retry.
+func TestWaitOnAHookOutlastsAFailedRead(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	h := newHarness(t)
+	e := h.engine(runner.Config{})
+	name := h.define(`
+name: inbox
+input: {type: object}
+steps:
+  - {id: wait, hook: {token: "in:${{ run.id }}"}}
+`)
+	r := h.run(e, name, `{}`, runner.StatusWaiting)
+	waiter := h.newEngine(runner.Config{}, failingPayloads{h.store})
+	for _, wait := range []func() (*runner.Run, error){
+		func() (*runner.Run, error) { return waiter.Wait(ctx, r.ID, time.Minute) },
+		func() (*runner.Run, error) { return waiter.WaitFrom(ctx, r, time.Minute) },
+	} {
+		got, err := wait()
+		require.NoError(t, err)
+		require.Equal(t, runner.StatusWaiting, got.Status)
+		require.Equal(t, "in:"+r.ID, got.WaitingOn.Hook)
+	}
+}
+
+// failingPayloads fails every look at a hook's queued payloads.
+type failingPayloads struct{ runner.Store }
+
+func (failingPayloads) NextPayload(context.Context, string, string, string) (*runner.Payload, error) {
+	return nil, errors.New("the store is unreachable")
+}
