@@ -263,12 +263,7 @@ func TestWaitFromHookTimingOutMeanwhile(t *testing.T) {
 	ctx := context.Background()
 	h := newHarness(t)
 	first := h.engine(runner.Config{})
-	name := h.define(`
-name: patient
-input: {type: object}
-steps:
-  - {id: confirm, hook: {token: "t:${{ run.id }}", timeout: 1h}}
-`)
+	name := h.define(patientDef)
 	r := h.run(first, name, `{}`, runner.StatusWaiting)
 	require.NoError(t, first.Stop(ctx))
 
@@ -291,6 +286,15 @@ steps:
 	require.Equal(t, runner.CodeHookTimeout, a.r.Error.Code)
 }
 
+// inboxDef waits for one payload on its run's hook "in:<run ID>" and ends with it.
+const inboxDef = `
+name: inbox
+input: {type: object}
+steps:
+  - {id: wait, hook: {token: "in:${{ run.id }}"}}
+  - {id: done, set: "${{ steps.wait.output }}"}
+`
+
 // TestWaitFromBeforeResumeOnASlowerClock: a wait from a state read before a resume was
 // accepted, in a process whose clock is behind the resumer's (so the run's wake-up is not
 // yet due there), finds the payload queued and goes on until a worker has taken it, rather
@@ -300,13 +304,7 @@ func TestWaitFromBeforeResumeOnASlowerClock(t *testing.T) {
 	ctx := context.Background()
 	h := newHarness(t)
 	first := h.engine(runner.Config{})
-	name := h.define(`
-name: inbox
-input: {type: object}
-steps:
-  - {id: wait, hook: {token: "in:${{ run.id }}"}}
-  - {id: done, set: "${{ steps.wait.output }}"}
-`)
+	name := h.define(inboxDef)
 	r := h.run(first, name, `{}`, runner.StatusWaiting)
 	require.NoError(t, first.Stop(ctx))
 	_, err := h.newEngine(runner.Config{}).Resume(ctx, runner.EnvProduction, "in:"+r.ID, json.RawMessage(`{"ok": true}`))
@@ -340,12 +338,7 @@ func TestWaitOnAHookOutlastsAFailedRead(t *testing.T) {
 	ctx := context.Background()
 	h := newHarness(t)
 	e := h.engine(runner.Config{})
-	name := h.define(`
-name: inbox
-input: {type: object}
-steps:
-  - {id: wait, hook: {token: "in:${{ run.id }}"}}
-`)
+	name := h.define(inboxDef)
 	r := h.run(e, name, `{}`, runner.StatusWaiting)
 	waiter := h.newEngine(runner.Config{}, failingPayloads{h.store})
 	for _, wait := range []func() (*runner.Run, error){

@@ -59,15 +59,18 @@ result: ["${{ steps.first.output }}", "${{ steps.second.output }}", "${{ steps.t
 	require.ErrorIs(t, err, runner.ErrNotFound, "the token is released when the run ends")
 }
 
-func TestHookTimeout(t *testing.T) {
-	h := newHarness(t)
-	e := h.engine(runner.Config{})
-	name := h.define(`
+// patientDef waits on its run's hook "t:<run ID>" for an hour at most.
+const patientDef = `
 name: patient
 input: {type: object}
 steps:
   - {id: confirm, hook: {token: "t:${{ run.id }}", timeout: 1h}}
-`)
+`
+
+func TestHookTimeout(t *testing.T) {
+	h := newHarness(t)
+	e := h.engine(runner.Config{})
+	name := h.define(patientDef)
 	r := h.run(e, name, `{}`, runner.StatusWaiting)
 	h.clock.Advance(time.Hour)
 	r = h.await(e, r.ID, runner.StatusFailed)
