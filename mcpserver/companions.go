@@ -208,14 +208,8 @@ func (s *Server) resumeHook(ctx context.Context, env string, c *tools.Call) (*mc
 // that neither its existence nor its workflow is revealed (SPEC §9: over MCP, what a token
 // may not touch is not there).
 func (s *Server) ownHook(ctx context.Context, p auth.Principal, env, token string) error {
-	if p.Scopes.AllowsAll(auth.RunsWrite) {
-		return nil
-	}
-	h, err := s.deps.Engine.Hook(ctx, env, token)
-	if err == nil {
-		_, err = s.ownRun(ctx, p, auth.RunsWrite, h.RunID)
-	}
-	if errors.Is(err, runner.ErrNotFound) {
+	err := s.access.Hook(ctx, p, auth.RunsWrite, env, token)
+	if errors.Is(err, runner.ErrNotFound) || errors.Is(err, auth.ErrForbidden) {
 		return fmt.Errorf("resuming hook %q: %w", token, runner.ErrNotFound)
 	}
 	return err

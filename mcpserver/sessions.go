@@ -88,10 +88,8 @@ func (h *sessionsHeld) excess(env, principal string) []string {
 func (s *Server) endExcessSessions(r *http.Request, env *environment, p auth.Principal) {
 	ctx := r.Context()
 	for _, id := range s.held.excess(env.name, p.ID) {
-		req, err := http.NewRequestWithContext(auth.WithPrincipal(context.WithoutCancel(ctx), p), http.MethodDelete, "/mcp", nil)
-		if err != nil {
-			return
-		}
+		// Cannot fail: the method, the URL and the context are all valid.
+		req, _ := http.NewRequestWithContext(auth.WithPrincipal(context.WithoutCancel(ctx), p), http.MethodDelete, "/mcp", nil)
 		req.Header.Set(sessionHeader, id)
 		req.Host = r.Host // mcp-go checks it (DNS rebinding)
 		env.http.ServeHTTP(discardResponse{header: http.Header{}}, req)

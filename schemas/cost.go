@@ -18,8 +18,10 @@ import (
 // schema costs only as much as its input is large.
 const MaxSchemaApplications = 1000
 
-// MaxSchemaPaths bounds the paths cycleCost follows from a subschema referred back to
-// (a recursion) back to it.
+// MaxSchemaPaths bounds the paths cycleCost follows from the subschemas referred back to
+// (recursions) back to them, all of one schema's together: each follows the paths through
+// all it reaches, so that a budget each would let a schema of many recursions through one
+// hub cost their number times this.
 const MaxSchemaPaths = 10_000
 
 // errSchemaCost refuses a schema whose validation could take exponential time.
@@ -45,8 +47,9 @@ func checkSchemaCost(root *jsonschema.Schema) error {
 		return fmt.Errorf("%w applies more than %d subschemas to one value (allOf, anyOf, oneOf, $ref… nested in one another): "+
 			"validating an input would take too long; share fewer subschemas", errSchemaCost, MaxSchemaApplications)
 	}
+	budget := MaxSchemaPaths
 	for head := range c.heads {
-		if err := cycleCost(head); err != nil {
+		if err := cycleCost(head, &budget); err != nil {
 			return err
 		}
 	}
@@ -139,15 +142,15 @@ func (c *costWalk) inPlace(s *jsonschema.Schema, ways int, here map[*jsonschema.
 
 // cycleCost follows the paths from head back to head and refuses two whose steps into the
 // value can be the same (the recursion then applies head twice to one value, four times a
-// level down, and so on), and one that takes no step into the value.
-func cycleCost(head *jsonschema.Schema) error {
+// level down, and so on), and one that takes no step into the value. Each edge it follows
+// spends one of budget, shared with the other heads.
+func cycleCost(head *jsonschema.Schema, budget *int) error {
 	var loops [][]string
 	onPath := map[*jsonschema.Schema]bool{head: true}
-	budget := MaxSchemaPaths
 	var walk func(s *jsonschema.Schema, labels []string) error
 	walk = func(s *jsonschema.Schema, labels []string) error {
 		for _, e := range edgesOf(s) {
-			if budget--; budget < 0 {
+			if *budget--; *budget < 0 {
 				return fmt.Errorf("%w refers back to %s along more than %d paths: validating an input would take too long",
 					errSchemaCost, where(head), MaxSchemaPaths)
 			}

@@ -48,6 +48,18 @@ func reusedDefsSchema(levels int) string {
 	return `{"type":"object","$defs":{` + strings.Join(defs, ",") + `},"$ref":"#/$defs/l0"}`
 }
 
+// hubSchema has n definitions, each a property of the root, that refer back to themselves
+// and to the root: n recursions, each of whose paths back runs through all n. With a
+// MaxSchemaPaths budget each, 1,000 of them (100 KB) took over a second to compile.
+func hubSchema(n int) string {
+	var props, defs []string
+	for i := range n {
+		props = append(props, fmt.Sprintf(`"p%d":{"$ref":"#/$defs/d%d"}`, i, i))
+		defs = append(defs, fmt.Sprintf(`"d%d":{"properties":{"a":{"$ref":"#/$defs/d%d"},"b":{"$ref":"#"}}}`, i, i))
+	}
+	return `{"type":"object","properties":{` + strings.Join(props, ",") + `},"$defs":{` + strings.Join(defs, ",") + `}}`
+}
+
 // doublingSchema applies t twice to each value it nests into: 200 bytes, and before the
 // cycle check an input {"a":{"a":…}} 20 levels deep took 7 s of CPU to validate, each
 // level more doubling it.
@@ -70,6 +82,7 @@ func TestSecuritySchemaCost(t *testing.T) {
 			"in two ways that apply to one value"},
 		{"reference cycle", `{"type":"object","$defs":{"a":{"$ref":"#/$defs/b"},"b":{"allOf":[{"$ref":"#/$defs/a"}]}},"$ref":"#/$defs/a"}`,
 			"without a step into the value"},
+		{"many recursions through one hub", hubSchema(300), "along more than 10000 paths"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
