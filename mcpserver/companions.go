@@ -169,10 +169,12 @@ func (s *Server) cancelRun(ctx context.Context, _ string, c *tools.Call) (*mcp.C
 	if err := json.Unmarshal(c.Input, &a); err != nil {
 		return nil, err
 	}
-	if p := principal(ctx); !p.Scopes.AllowsAll(auth.RunsWrite) {
-		if _, err := s.ownRun(ctx, p, auth.RunsWrite, a.RunID); err != nil {
-			return nil, err
-		}
+	err := s.access.Run(ctx, principal(ctx), auth.RunsWrite, a.RunID)
+	if errors.Is(err, runner.ErrNotFound) || errors.Is(err, auth.ErrForbidden) {
+		return nil, fmt.Errorf("reading run %s: %w", a.RunID, runner.ErrNotFound) // as ownRun answers
+	}
+	if err != nil {
+		return nil, err
 	}
 	run, err := s.deps.Engine.Cancel(context.WithoutCancel(ctx), a.RunID)
 	if err != nil {
