@@ -181,20 +181,16 @@ func (s *Service) withinCreator(ctx context.Context, id string, lifetime time.Du
 	if id == Local().ID {
 		return lifetime, nil
 	}
-	t, err := s.store.TokenByID(ctx, id)
+	t, err := s.Lookup(ctx, id) // after now was read: a token it finds ends after now
 	switch {
-	case errors.Is(err, ErrNotFound):
+	case errors.Is(err, ErrNotFound) || errors.Is(err, ErrUnauthorized):
 		return 0, ErrUnauthorized
 	case err != nil:
-		return 0, fmt.Errorf("looking up the minting token: %w", err)
+		return 0, fmt.Errorf("the minting token: %w", err)
 	case t.ExpiresAt == nil:
 		return lifetime, nil
 	}
-	left := t.ExpiresAt.Sub(now)
-	if left <= 0 {
-		return 0, ErrUnauthorized
-	}
-	if lifetime == 0 || lifetime > left {
+	if left := t.ExpiresAt.Sub(now); lifetime == 0 || lifetime > left {
 		return left, nil
 	}
 	return lifetime, nil

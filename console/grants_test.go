@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+	"strings"
 	"testing"
 	"time"
 
@@ -163,4 +164,36 @@ func TestGrantsPage(t *testing.T) {
 	require.Equal(t, http.StatusSeeOther, p.Status)
 	require.True(t, e.grantGone("g-bob-2"), "revoking a token revokes the grants it approved")
 	require.False(t, e.grantGone("g-admin"))
+}
+
+// TestOAuthAccessTokenCannotSignIn performs the attack of an assistant holding an OAuth
+// access token (audience /mcp): signing in to the console with it, then, were that let in,
+// minting itself an ordinary admin token that works everywhere and outlives the grant.
+// The console refuses it as it refuses an unknown token.
+func TestOAuthAccessTokenCannotSignIn(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, "")
+	_, access, err := e.auth.Issue(context.Background(), auth.IssueParams{Name: "oauth access",
+		Scopes: auth.Scopes{{Permission: auth.Admin}}, Audience: auth.AudienceMCP})
+	require.NoError(t, err)
+
+	b := e.browser()
+	p := b.signIn(access)
+	require.Equal(t, http.StatusUnauthorized, p.Status, p.Body)
+	require.Contains(t, p.Body, "That token is not valid")
+	u, err := url.Parse(e.srv.URL)
+	require.NoError(t, err)
+	require.Empty(t, b.client.Jar.Cookies(u), "no session cookie")
+
+	p = b.get("/console/tokens")
+	require.Equal(t, http.StatusSeeOther, p.Status, "not signed in")
+	require.True(t, strings.HasPrefix(p.Location, "/console/signin"), p.Location)
+	p = b.post("/console/tokens", url.Values{"name": {"escaped"}, "scopes": {"admin"}})
+	require.Equal(t, http.StatusSeeOther, p.Status)
+	require.Nil(t, e.tokenNamed("escaped"), "no token minted")
+
+	// The admin's own token still signs in.
+	a := e.browser()
+	require.Equal(t, http.StatusSeeOther, a.signIn(e.token).Status)
+	require.Equal(t, http.StatusOK, a.get("/console/tokens").Status)
 }

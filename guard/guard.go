@@ -107,12 +107,12 @@ func (g *Guard) ReadableRuns(ctx context.Context, p auth.Principal) (*runner.Rea
 	return f, err
 }
 
-// NoWorkflow is an ID no workflow has (IDs are UUIDv7): runs filtered to it are none.
-const NoWorkflow = "00000000-0000-0000-0000-000000000000"
+// noWorkflow is an ID no workflow has (IDs are UUIDv7): runs filtered to it are none.
+const noWorkflow = "00000000-0000-0000-0000-000000000000"
 
 // ListedWorkflow is the ID of the workflow idOrName that a run list for p is filtered to
 // (REST ?workflow=, gorunner_list_runs' workflow). A principal that reads every run is told
-// that no workflow has that name or ID (catalog.ErrNotFound). Any other gets NoWorkflow and
+// that no workflow has that name or ID (catalog.ErrNotFound). Any other gets noWorkflow and
 // so, like for a workflow whose runs it may not read and started none of, a list with
 // nothing in it: the same answer, so the list does not tell which workflows exist. The
 // store is still asked, so a bad cursor is refused alike.
@@ -122,7 +122,7 @@ func (g *Guard) ListedWorkflow(ctx context.Context, p auth.Principal, idOrName s
 	case err == nil:
 		return w.ID, nil
 	case errors.Is(err, catalog.ErrNotFound) && !p.Scopes.AllowsAll(auth.RunsRead):
-		return NoWorkflow, nil
+		return noWorkflow, nil
 	}
 	return "", err
 }

@@ -11,9 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/gorunner/gorunner/auth"
 )
@@ -315,7 +313,7 @@ func (s *Server) clientFailure(w http.ResponseWriter, r *http.Request, err error
 		s.fatal(w, http.StatusBadRequest, ce.msg)
 		return
 	case errors.Is(err, errFetchesBusy):
-		w.Header().Set("Retry-After", strconv.Itoa(int(fetchBusyRetry/time.Second)))
+		setRetryAfter(w, fetchBusyRetry)
 		s.fatal(w, http.StatusServiceUnavailable, err.Error())
 		return
 	}

@@ -16,8 +16,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
-	"unicode"
 
+	"github.com/gorunner/gorunner/internal/safetext"
 	"github.com/gorunner/gorunner/runner"
 )
 
@@ -262,7 +262,7 @@ func (s *Server) checkMetadata(doc clientDocument, fallbackName string, defaultG
 	if len(name) > MaxClientNameBytes {
 		return nil, clientErrorf("client_name is longer than %d bytes", MaxClientNameBytes)
 	}
-	if strings.ContainsFunc(name, badNameRune) {
+	if strings.ContainsFunc(name, safetext.Unsafe) {
 		return nil, clientErrorf("client_name must not contain control or bidirectional formatting characters")
 	}
 	if name == "" {
@@ -321,12 +321,6 @@ func checkRedirectURI(r string) error {
 // international host is written in its xn-- form, which the page then shows.
 func asciiURI(s string) bool {
 	return !strings.ContainsFunc(s, func(r rune) bool { return r <= ' ' || r >= 0x7f })
-}
-
-// badNameRune reports a control character or a bidirectional formatting character, which
-// in a client's name shown on the consent page could hide or reorder the text around it.
-func badNameRune(r rune) bool {
-	return unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r)
 }
 
 // errEgressDenied is a metadata document fetch to an address that is not public.

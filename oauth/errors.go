@@ -73,7 +73,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, e *oauthErro
 		w.Header().Set("Allow", http.MethodPost)
 	}
 	if e.retryAfter > 0 {
-		w.Header().Set("Retry-After", strconv.Itoa(int(max(time.Second, e.retryAfter).Round(time.Second)/time.Second)))
+		setRetryAfter(w, e.retryAfter)
 	}
 	if e.Code == errServerError { // temporarily_unavailable says what it was written to say
 		s.log.ErrorContext(r.Context(), "oauth endpoint failed", "path", r.URL.Path, "error", e.Description)
@@ -102,4 +102,9 @@ func withQuery(u string, params url.Values) string {
 	}
 	p.RawQuery = q.Encode()
 	return p.String()
+}
+
+// setRetryAfter says, in whole seconds and at least one, when to try again.
+func setRetryAfter(w http.ResponseWriter, d time.Duration) {
+	w.Header().Set("Retry-After", strconv.Itoa(int(max(time.Second, d).Round(time.Second)/time.Second)))
 }

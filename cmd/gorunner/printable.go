@@ -3,7 +3,8 @@ package main
 import (
 	"fmt"
 	"strings"
-	"unicode"
+
+	"github.com/gorunner/gorunner/internal/safetext"
 )
 
 // printable is text from the server (a run's error message, a hook token, an output, a
@@ -13,22 +14,18 @@ import (
 // unauthenticated OAuth registrations; written raw it could rewrite the screen, retitle
 // the window or set the clipboard (OSC 52) of the person reading it.
 func printable(s string) string {
-	if !strings.ContainsFunc(s, unsafeRune) {
+	if !strings.ContainsFunc(s, safetext.Unsafe) {
 		return s
 	}
 	var b strings.Builder
 	for _, r := range s {
-		if unsafeRune(r) {
+		if safetext.Unsafe(r) {
 			fmt.Fprintf(&b, `\u%04x`, r)
 			continue
 		}
 		b.WriteRune(r)
 	}
 	return b.String()
-}
-
-func unsafeRune(r rune) bool {
-	return unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r)
 }
 
 // errorText is err's text for the terminal: it may quote the server, so each line is

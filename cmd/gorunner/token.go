@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -23,16 +22,16 @@ func newTokenCommand(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "ID\tNAME\tSCOPES\tEXPIRES\tCREATED")
-			for _, t := range list {
+			rows := make([][]string, len(list))
+			for i, t := range list {
 				expires := "never"
 				if t.ExpiresAt != nil {
 					expires = t.ExpiresAt.Format(time.RFC3339)
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", t.ID, printable(t.Name), t.Scopes, expires, t.CreatedAt.Format(time.RFC3339))
+				rows[i] = []string{t.ID, t.Name, t.Scopes.String(), expires, t.CreatedAt.Format(time.RFC3339)}
 			}
-			return tw.Flush()
+			p := &printer{out: cmd.OutOrStdout()}
+			return p.table([]string{"ID", "NAME", "SCOPES", "EXPIRES", "CREATED"}, rows)
 		}),
 	}, &cobra.Command{
 		Use:   "revoke ID",
