@@ -17,6 +17,7 @@ import (
 
 	"github.com/gorunner/gorunner/events"
 	"github.com/gorunner/gorunner/runner"
+	"github.com/gorunner/gorunner/runner/runnertest"
 )
 
 // flakyReads is a store whose next run reads fail, or all of them when always.
@@ -226,25 +227,10 @@ func TestWaitOnAnEndedRunReadsNothing(t *testing.T) {
 	require.Zero(t, store.reads.Load(), "no read")
 }
 
-// signalledReads tells read each time a run is read, once the read has answered.
-type signalledReads struct {
-	runner.Store
-	read chan struct{}
-}
-
-func (s signalledReads) GetRun(ctx context.Context, id string) (*runner.Run, error) {
-	r, err := s.Store.GetRun(ctx, id)
-	select {
-	case s.read <- struct{}{}:
-	default:
-	}
-	return r, err
-}
-
 // dueOnRead advances clock by d at the first NextPayload: the hook a run waits on times out
 // between the wait's look at its payloads and its read of the run.
 type dueOnRead struct {
-	signalledReads
+	runnertest.SignalledReads
 	clock *clock
 	d     time.Duration
 	once  sync.Once
@@ -253,6 +239,22 @@ type dueOnRead struct {
 func (s *dueOnRead) NextPayload(ctx context.Context, runID, env, token string) (*runner.Payload, error) {
 	s.once.Do(func() { s.clock.Advance(s.d) })
 	return s.Store.NextPayload(ctx, runID, env, token)
+}
+
+// waitAnswer is what a wait answered.
+type waitAnswer struct {
+	r   *runner.Run
+	err error
+}
+
+// waitFromAsync starts e.WaitFrom(ctx, r, time.Minute) and returns where it answers.
+func waitFromAsync(ctx context.Context, e *runner.Engine, r *runner.Run) <-chan waitAnswer {
+	answered := make(chan waitAnswer, 1)
+	go func() {
+		got, err := e.WaitFrom(ctx, r, time.Minute)
+		answered <- waitAnswer{got, err}
+	}()
+	return answered
 }
 
 // TestWaitFromHookTimingOutMeanwhile: a wait that finds no payload queued for the hook a
@@ -267,18 +269,11 @@ func TestWaitFromHookTimingOutMeanwhile(t *testing.T) {
 	r := h.run(first, name, `{}`, runner.StatusWaiting)
 	require.NoError(t, first.Stop(ctx))
 
-	store := &dueOnRead{signalledReads: signalledReads{h.store, make(chan struct{}, 1)}, clock: h.clock, d: time.Hour}
+	read := make(chan struct{}, 1)
+	store := &dueOnRead{SignalledReads: runnertest.SignalledReads{Store: h.store, Read: read}, clock: h.clock, d: time.Hour}
 	waiter := h.newEngine(runner.Config{}, store) // works no run
-	type answer struct {
-		r   *runner.Run
-		err error
-	}
-	answered := make(chan answer, 1)
-	go func() {
-		got, err := waiter.WaitFrom(ctx, r, time.Minute)
-		answered <- answer{got, err}
-	}()
-	<-store.read // the wait read the run, its hook timed out: it answers now if it answers with it
+	answered := waitFromAsync(ctx, waiter, r)
+	<-read // the wait read the run, its hook timed out: it answers now if it answers with it
 	h.engine(runner.Config{})
 	a := <-answered
 	require.NoError(t, a.err)
@@ -310,19 +305,12 @@ func TestWaitFromBeforeResumeOnASlowerClock(t *testing.T) {
 	_, err := h.newEngine(runner.Config{}).Resume(ctx, runner.EnvProduction, "in:"+r.ID, json.RawMessage(`{"ok": true}`))
 	require.NoError(t, err)
 
-	store := signalledReads{h.store, make(chan struct{}, 1)}
+	read := make(chan struct{}, 1)
+	store := runnertest.SignalledReads{Store: h.store, Read: read}
 	behind := func() time.Time { return h.clock.Now().Add(-time.Hour) }
 	waiter := h.newEngine(runner.Config{Now: behind}, store) // works no run
-	type answer struct {
-		r   *runner.Run
-		err error
-	}
-	answered := make(chan answer, 1)
-	go func() {
-		got, err := waiter.WaitFrom(ctx, r, time.Minute)
-		answered <- answer{got, err}
-	}()
-	<-store.read // the wait read the run, its payload still queued: it answers now if it answers with the hook
+	answered := waitFromAsync(ctx, waiter, r)
+	<-read // the wait read the run, its payload still queued: it answers now if it answers with the hook
 	h.engine(runner.Config{})
 	a := <-answered
 	require.NoError(t, a.err)

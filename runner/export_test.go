@@ -8,3 +8,6 @@ func SetMaxHTTPTimeout(c *Config, d time.Duration) { c.maxHTTPTimeout = d }
 
 // HTTPTimeout is httpTimeout, for tests of the timeout an attempt gets.
 var HTTPTimeout = httpTimeout
+
+// NestsDeeper is nestsDeeper, for tests of the JSON bodies kept as text.
+var NestsDeeper = nestsDeeper

@@ -298,3 +298,27 @@ func TestHTTPDeepBody(t *testing.T) {
 	}
 	require.Equal(t, []any{"]]["}, body)
 }
+
+// TestNestsDeeper: brackets count only outside strings, where an escaped quote does not
+// end one, and closing ones bring the depth back down.
+func TestNestsDeeper(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		body string
+		want bool
+	}{
+		{`[[]]`, false},
+		{`[[[]]]`, true},
+		{`[[],[],[]]`, false},
+		{`{"a":{"b":1}}`, false},
+		{`{"a":{"b":[1]}}`, true},
+		{`["[[[", "{{{"]`, false},
+		{`["\"[[[", 1]`, false},
+		{`["\\", [[1]]]`, true},
+		{`"\\\"[[["`, false},
+		{strings.Repeat("[", 10<<20), true},
+	}
+	for _, tt := range tests {
+		require.Equal(t, tt.want, runner.NestsDeeper([]byte(tt.body), 2), "%.40s", tt.body)
+	}
+}

@@ -146,7 +146,7 @@ func waitOutlasts(t *testing.T, open func(tb testing.TB) (a, b Process), def str
 	require.NoError(t, a.Stop(ctx))
 
 	read := make(chan struct{}, 1)
-	b, _ := crossEngine(t, Process{Store: runReads{pb.Store, read}, Events: pb.Events}, flows, runner.Config{Now: now}, false)
+	b, _ := crossEngine(t, Process{Store: SignalledReads{pb.Store, read}, Events: pb.Events}, flows, runner.Config{Now: now}, false)
 	act(b, id)
 	select {
 	case <-read: // act's own read, not the wait's
@@ -170,16 +170,18 @@ func waitOutlasts(t *testing.T, open func(tb testing.TB) (a, b Process), def str
 	require.JSONEq(t, output, string(got.r.Output))
 }
 
-// runReads tells read each time a run is read, once the read has answered.
-type runReads struct {
+// SignalledReads is a store that tells Read each time a run is read, once the read has
+// answered, without blocking: a test that holds a run's state as read waits on Read.
+type SignalledReads struct {
 	runner.Store
-	read chan<- struct{}
+	Read chan<- struct{}
 }
 
-func (s runReads) GetRun(ctx context.Context, id string) (*runner.Run, error) {
+// GetRun reads the run from the wrapped store, then signals Read if it has room.
+func (s SignalledReads) GetRun(ctx context.Context, id string) (*runner.Run, error) {
 	r, err := s.Store.GetRun(ctx, id)
 	select {
-	case s.read <- struct{}{}:
+	case s.Read <- struct{}{}:
 	default:
 	}
 	return r, err

@@ -43,7 +43,7 @@ func testListBoundedWalk(t *testing.T, s runner.Store) {
 	}
 	for _, tc := range tests {
 		tc.p.Limit, tc.p.Examine = 5, bound
-		got, sizes := listAll(t, s, tc.p)
+		got, sizes := ListAll(t, s, tc.p)
 		require.Equal(t, []string{"old"}, got, tc.name)
 		if tc.served && slices.Equal(sizes, []int{1}) {
 			continue
@@ -116,7 +116,7 @@ func testListFilteredCursors(t *testing.T, s runner.Store) {
 		for _, examine := range []int{1, 4, 7, 100} {
 			p := tc.p
 			p.Limit, p.Examine = 3, examine
-			got, sizes := listAll(t, s, p)
+			got, sizes := ListAll(t, s, p)
 			require.Equal(t, want, got, "%s, examining %d", tc.name, examine)
 			// each page but the last ends full or having examined its bound
 			require.LessOrEqual(t, len(sizes), len(all)/examine+len(want)/3+1, "%s, examining %d: %v", tc.name, examine, sizes)
@@ -145,14 +145,14 @@ func testListManyReadableWorkflows(t *testing.T, s runner.Store) {
 			want = append([]string{r.ID}, want...)
 		}
 	}
-	got, _ := listAll(t, s, runner.ListRunsParams{Readable: readable, Limit: 2})
+	got, _ := ListAll(t, s, runner.ListRunsParams{Readable: readable, Limit: 2})
 	require.Equal(t, []string{"run-4", "run-3", "run-2", "run-0"}, want)
 	require.Equal(t, want, got)
 }
 
 // listAll follows p's cursors to the last page and returns the IDs listed and the size of
 // each page; a page is at most p.Limit runs.
-func listAll(t *testing.T, s runner.Store, p runner.ListRunsParams) ([]string, []int) {
+func ListAll(t *testing.T, s runner.Store, p runner.ListRunsParams) ([]string, []int) {
 	t.Helper()
 	got, sizes := []string{}, []int{}
 	for {

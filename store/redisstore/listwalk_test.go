@@ -87,18 +87,7 @@ func TestListPastMalformedIndexEntries(t *testing.T) {
 		require.NoError(t, rdb.ZAdd(ctx, prefix+"runs:created", redis.Z{Member: member}).Err())
 	}
 	for _, limit := range []int{1, 2, 10} {
-		var ids []string
-		cursor := ""
-		for range 10 {
-			runs, next, err := s.ListRuns(ctx, runner.ListRunsParams{Limit: limit, Cursor: cursor})
-			require.NoError(t, err)
-			for _, r := range runs {
-				ids = append(ids, r.ID)
-			}
-			if cursor = next; cursor == "" {
-				break
-			}
-		}
+		ids, _ := runnertest.ListAll(t, s, runner.ListRunsParams{Limit: limit})
 		require.Equal(t, []string{"newer", "older"}, ids, "limit %d", limit)
 	}
 }
@@ -188,17 +177,7 @@ func TestListBoundAtMalformedIndexEntry(t *testing.T) {
 				if !served {
 					p.Environment = runner.EnvProduction
 				}
-				var ids []string
-				for range 20 {
-					runs, next, err := s.ListRuns(ctx, p)
-					require.NoError(t, err, "served %t, examine %d, limit %d", served, examine, limit)
-					for _, r := range runs {
-						ids = append(ids, r.ID)
-					}
-					if p.Cursor = next; next == "" {
-						break
-					}
-				}
+				ids, _ := runnertest.ListAll(t, s, p)
 				require.Equal(t, want, ids, "served %t, examine %d, limit %d", served, examine, limit)
 			}
 		}

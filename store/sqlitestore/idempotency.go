@@ -144,18 +144,16 @@ func takeKeyAtCap(ctx context.Context, q querier, p idempotency.ClaimParams, rec
 	return idempotency.ClaimResult{Outcome: idempotency.Claimed, Record: rec}, nil
 }
 
-// makeRoom enforces p.Limit for one new key. A scope storing fewer keys than the limit has
-// room. Else its expired keys are purged, and its live keys are the stored ones less its
+// makeRoom enforces p.Limit for one new key in a scope storing its cap of keys or more. Its
+// expired keys are purged first, and its live keys are the stored ones less its
 // abandoned claims, both counted in idempotency_scopes (kept by triggers): the claims whose
 // lock ended since the last check are marked abandoned first, each once, so no call reads
 // the scope's keys or its abandoned claims, not even one refused at the cap. With
 // EvictOldest the live keys that expire first are deleted until there is room; otherwise
 // it reports full and when the oldest live key expires. stored and abandoned are the
-// scope's scopeCounts, read by the caller in the same transaction.
+// scope's scopeCounts, read by the caller in the same transaction, stored at p.Limit or
+// more (takeKeyAtCap).
 func makeRoom(ctx context.Context, q querier, p idempotency.ClaimParams, stored, abandoned int) (oldest time.Time, full bool, err error) {
-	if stored < p.Limit {
-		return time.Time{}, false, nil
-	}
 	now := nanos(p.Now)
 	purged, err := affected(q.ExecContext(ctx, purgeExpired, now, p.Scope))
 	if err != nil {
