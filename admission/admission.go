@@ -40,7 +40,7 @@ type Request struct {
 	// REST answer: the answer then has Status and RunID, and no body is encoded.
 	RunOnly bool
 
-	// Keyed says the request carries an idempotency key: Key (1 to 255 characters, else
+	// Keyed says the request carries an idempotency key: Key (1 to 255 characters of valid UTF-8, else
 	// idempotency.ErrInvalidKey).
 	Keyed bool
 	Key   string

@@ -7,8 +7,6 @@ import (
 	"net/http"
 	"time"
 	"unicode/utf8"
-
-	"github.com/gorunner/gorunner/idempotency"
 )
 
 // Limits of the HTTP server NewHTTPServer builds (documented in README, "Limits").
@@ -71,17 +69,6 @@ func bufferBody(r *http.Request) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// validKeyHeader reports whether every Idempotency-Key value is valid UTF-8 (HTTP lets a
-// header carry any byte from 0x80 up).
-func validKeyHeader(keys []string) bool {
-	for _, k := range keys {
-		if !utf8.ValidString(k) {
-			return false
-		}
-	}
-	return true
-}
-
 type readCloser struct{ *bytes.Reader }
 
 func (readCloser) Close() error { return nil }
@@ -97,19 +84,6 @@ func (s *Server) checkBody(next http.Handler) http.Handler {
 		}
 		if err != nil {
 			s.writeError(w, r, err)
-			return
-		}
-		next.ServeHTTP(w, r)
-	})
-}
-
-// checkKey refuses with 400 an Idempotency-Key that is not valid UTF-8, on a keyed route,
-// before any lookup (two keys differing only in bad bytes would be listed as one key that
-// no GET finds). Other routes ignore the header (SPEC §4), whatever its bytes.
-func (s *Server) checkKey(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !validKeyHeader(r.Header[idempotency.HeaderKey]) {
-			s.writeError(w, r, badRequest("", "the Idempotency-Key header is not valid UTF-8"))
 			return
 		}
 		next.ServeHTTP(w, r)

@@ -332,9 +332,6 @@ func (s *Server) routes() chi.Router {
 			mw = append(mw, s.authenticate)
 		}
 		mw = append(mw, s.checkBody) // a malformed body is a 400 before any lookup
-		if rt.keyed != notKeyed {
-			mw = append(mw, s.checkKey)
-		}
 		if !rt.public {
 			mw = append(mw, s.authorize(rt.access))
 		}

@@ -9,7 +9,7 @@ import (
 // Errors Do returns; the api package maps them to the SPEC envelope.
 var (
 	// ErrInvalidKey: the key is empty or longer than 255 characters (400 VALIDATION_ERROR).
-	ErrInvalidKey = errors.New("idempotency key must be 1 to 255 characters")
+	ErrInvalidKey = errors.New("the Idempotency-Key must be 1 to 255 characters of valid UTF-8")
 	// ErrKeyMismatch: the key was used for another request (422 VALIDATION_ERROR).
 	ErrKeyMismatch = errors.New("idempotency key was already used for a different request")
 	// ErrInProgress: the first request with the key is still being answered (409 CONFLICT).

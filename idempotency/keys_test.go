@@ -79,11 +79,13 @@ func TestAbandoned(t *testing.T) {
 	}
 }
 
-// TestValidKey: a key is 1 to MaxKeyLength characters, counted as runes, not bytes.
+// TestValidKey: a key is 1 to MaxKeyLength characters of valid UTF-8, counted as runes,
+// not bytes.
 func TestValidKey(t *testing.T) {
 	t.Parallel()
 	require.False(t, idempotency.ValidKey(""))
 	require.True(t, idempotency.ValidKey("k"))
 	require.True(t, idempotency.ValidKey(strings.Repeat("é", idempotency.MaxKeyLength)))
 	require.False(t, idempotency.ValidKey(strings.Repeat("k", idempotency.MaxKeyLength+1)))
+	require.False(t, idempotency.ValidKey("k\xff\xfe"))
 }

@@ -20,11 +20,12 @@ import (
 // MaxKeyLength is the longest key accepted, in characters.
 const MaxKeyLength = 255
 
-// ValidKey reports whether key is a key Admit accepts: 1 to MaxKeyLength characters. The
-// MCP tools' idempotencyKey argument follows the same rule (package tools).
+// ValidKey reports whether key is a key Admit accepts: valid UTF-8, 1 to MaxKeyLength
+// characters (two keys differing only in bad bytes would be listed as one key that no GET
+// finds). The MCP tools' idempotencyKey argument follows the same rule (package tools).
 func ValidKey(key string) bool {
 	n := utf8.RuneCountInString(key)
-	return n >= 1 && n <= MaxKeyLength
+	return utf8.ValidString(key) && n >= 1 && n <= MaxKeyLength
 }
 
 // Config tunes a Service; a nil *Config means the defaults.
