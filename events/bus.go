@@ -100,7 +100,7 @@ func (b *Bus) Publish(topic Topic) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.fireLocked(topic)
-	if b.loops == nil {
+	if b.loops == nil || b.alone() {
 		return
 	}
 	if _, ok := b.pending[topic]; !ok && len(b.pending) >= MaxPending {
@@ -112,6 +112,12 @@ func (b *Bus) Publish(topic Topic) {
 	case b.kick <- struct{}{}:
 	default:
 	}
+}
+
+// alone reports whether the transport knows that no other process listens.
+func (b *Bus) alone() bool {
+	l, ok := b.transport.(Lone)
+	return ok && l.Alone()
 }
 
 func (b *Bus) fireLocked(topic Topic) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -295,4 +296,37 @@ func TestStopWaitsForTheSubscription(t *testing.T) {
 	defer cancel()
 	require.ErrorIs(t, b.Stop(ctx), context.DeadlineExceeded, "Stop returned while the subscription still ran")
 	close(l.release)
+}
+
+// loneHub is a hub that can tell when nobody else listens, as the SQLite change log does.
+type loneHub struct {
+	*hub
+	alone atomic.Bool
+}
+
+func (h *loneHub) Alone() bool { return h.alone.Load() }
+
+// TestAloneQueuesNothing: while the transport says no other process listens, a notice
+// reaches this process's subscribers and is not queued for the others; once another
+// listens, notices go out again.
+func TestAloneQueuesNothing(t *testing.T) {
+	t.Parallel()
+	h := &loneHub{hub: newHub()}
+	h.alone.Store(true)
+	a := startBus(t, h)
+	heard, err := h.Subscribe(t.Context())
+	require.NoError(t, err)
+	s := a.Subscribe(Run("alone"))
+	defer s.Close()
+	a.Publish(Run("alone"))
+	fired(t, s)
+
+	h.alone.Store(false)
+	a.Publish(Run("heard"))
+	select {
+	case m := <-heard:
+		require.Equal(t, []Topic{Run("heard")}, m.Topics, "the notice published alone never went out")
+	case <-time.After(waitFor):
+		t.Fatal("a notice published once another process listens did not go out")
+	}
 }

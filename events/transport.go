@@ -18,6 +18,15 @@ type Transport interface {
 	Subscribe(ctx context.Context) (<-chan Message, error)
 }
 
+// Lone is a Transport that can tell when no other process listens, so that its Publish
+// would send nothing: the bus then queues no notice for it, which spares waking its sending
+// goroutine on every Publish. A notice published while Alone is lost to processes that
+// start listening afterwards, as it would be in Publish.
+type Lone interface {
+	Transport
+	Alone() bool
+}
+
 // Resubscribe backoff after a transport's subscription broke.
 const (
 	resubscribeMin = 100 * time.Millisecond

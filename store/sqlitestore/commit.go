@@ -6,6 +6,7 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"slices"
 )
 
 // maxBatch is the most write requests one group commit holds. Requests that arrive while
@@ -31,59 +32,107 @@ type writeReq struct {
 
 // write runs fn as one atomic change: its statements commit together, or not at all when
 // fn returns an error (which write returns). Writes of concurrent callers share a
-// transaction (group commit, see commitLoop), each in its own savepoint, and write returns
-// only once that transaction has committed. fn runs on the store's committer goroutine and
-// may run more than once (again, from the start, when another request of its batch lost
-// the transaction), so it must only set its results, not add to them, and it must not call
-// write (it would wait for itself). A ctx done before fn runs skips it; fn's statements heed
-// ctx themselves. An error that says SQLite could not serve now (the lock held by another
+// transaction (group commit), each in its own savepoint, and write returns only once that
+// transaction has committed.
+//
+// A write that finds no transaction under way runs its own batch on its caller's
+// goroutine, with the writes queued by then; the writes that arrive meanwhile queue, and
+// the caller leaves them to a goroutine that runs their batches until none waits. So a
+// lone write costs no hand-off between goroutines, and a caller never runs batches past
+// its own.
+//
+// fn may run on another caller's goroutine, and more than once (again, from the start,
+// when another request of its batch lost the transaction), so it must only set its
+// results, not add to them, and it must not call write (it would wait for itself). A ctx
+// done before fn runs skips it, and write returns at once; fn's statements heed ctx
+// themselves. An error that says SQLite could not serve now (the lock held by another
 // process past the busy timeout, an I/O error) is marked store.ErrUnreachable.
 func (s *Store) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	req := &writeReq{ctx: ctx, fn: fn, done: make(chan struct{})}
-	select {
-	case s.writes <- req:
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-s.closing:
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
 		return ErrClosed
 	}
-	<-req.done
+	s.queue = append(s.queue, req)
+	lead := !s.leading
+	s.leading = true
+	s.mu.Unlock()
+	if lead {
+		s.commit(s.next())
+		s.handOff()
+	} else {
+		select {
+		case <-req.done:
+		case <-ctx.Done():
+			if s.unqueue(req) {
+				return ctx.Err()
+			}
+			<-req.done
+		}
+	}
 	if req.panicked != nil {
 		panic(req.panicked)
 	}
 	return unavailable(req.err)
 }
 
-// commitLoop is the committer: it takes the requests waiting to write, up to maxBatch, runs
-// them in one transaction and answers them, until the store closes; then it hands its
-// connection back.
-func (s *Store) commitLoop() {
-	defer close(s.stopped)
-	defer func() {
-		if s.conn != nil {
-			_ = s.conn.Close()
-		}
-	}()
-	batch := make([]*writeReq, 0, maxBatch)
-	for {
-		select {
-		case req := <-s.writes:
-			batch = append(batch[:0], req)
-		case <-s.closing:
-			return
-		}
-	fill:
-		for len(batch) < maxBatch {
-			select {
-			case req := <-s.writes:
-				batch = append(batch, req)
-			default:
-				break fill
-			}
-		}
-		s.commit(batch)
-		clear(batch)
+// next takes the next batch, up to maxBatch requests, off the queue. With none waiting it
+// ends the lead and returns nil.
+func (s *Store) next() []*writeReq {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.waitingLocked() {
+		return nil
 	}
+	batch := slices.Clone(s.queue[:min(len(s.queue), maxBatch)])
+	rest := copy(s.queue, s.queue[len(batch):])
+	clear(s.queue[rest:])
+	s.queue = s.queue[:rest]
+	return batch
+}
+
+// handOff leaves the writes still queued to a goroutine of their own, or ends the lead.
+func (s *Store) handOff() {
+	s.mu.Lock()
+	more := s.waitingLocked()
+	s.mu.Unlock()
+	if more {
+		go s.drain()
+	}
+}
+
+// drain runs batches until none waits.
+func (s *Store) drain() {
+	for batch := s.next(); batch != nil; batch = s.next() {
+		s.commit(batch)
+	}
+}
+
+// waitingLocked reports whether writes are queued; when none are, it ends the lead (and
+// tells a Close waiting for it). s.mu is held, by the goroutine that leads.
+func (s *Store) waitingLocked() bool {
+	if len(s.queue) > 0 {
+		return true
+	}
+	s.leading = false
+	if s.closed {
+		close(s.idle)
+	}
+	return false
+}
+
+// unqueue takes req off the queue, and reports whether it was still there (not yet in a
+// batch).
+func (s *Store) unqueue(req *writeReq) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	i := slices.Index(s.queue, req)
+	if i < 0 {
+		return false
+	}
+	s.queue = slices.Delete(s.queue, i, i+1)
+	return true
 }
 
 // commit runs a batch, again without any request that lost the transaction for the others.

@@ -13,7 +13,7 @@ import (
 	"github.com/gorunner/gorunner/events"
 )
 
-var _ events.Transport = (*Events)(nil)
+var _ events.Lone = (*Events)(nil)
 
 // EventsPollInterval is how often a subscribed process reads the change log: one small
 // indexed query per interval for the whole process, however many waiters it has. It bounds
@@ -46,6 +46,10 @@ type Events struct {
 
 // Events returns the store's events.Transport.
 func (s *Store) Events() *Events { return &Events{s: s} }
+
+// Alone reports whether this process's subscription sees no other process listening, so
+// that Publish writes nothing.
+func (e *Events) Alone() bool { return e.alone.Load() }
 
 // Publish appends m's topics to the change log and prunes rows beyond eventsKept.
 func (e *Events) Publish(ctx context.Context, m events.Message) error {

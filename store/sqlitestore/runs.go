@@ -128,7 +128,7 @@ func (s *Store) CreateRun(ctx context.Context, p runner.CreateRunParams) (runner
 	res := idempotency.ClaimResult{Outcome: idempotency.Claimed}
 	err = s.write(ctx, func(tx *sql.Tx) error {
 		if p.Key != nil {
-			// err is fn's own: the caller's err is not written from the committer goroutine.
+			// err is fn's own: fn may run on another goroutine than the caller's.
 			var err error
 			if res, err = admitKey(ctx, s.in(tx), p.Key); err != nil || res.Outcome != idempotency.Claimed {
 				return err

@@ -24,9 +24,9 @@
 //   - synchronous(NORMAL): the usual WAL pairing; a commit survives a process crash, and
 //     only an OS crash or power loss may roll back the last transactions.
 //
-// Within one process, writes go through one committer goroutine (see write in commit.go):
-// the writes that arrive while a transaction commits share the next one (group commit, at
-// most maxBatch), each in its own savepoint, so one COMMIT (one WAL write) answers many callers
+// Within one process, writes commit one transaction at a time, on the goroutine of the
+// write that found none under way (see write in commit.go): the writes that arrive while a
+// transaction commits share the next one (group commit, at most maxBatch), each in its own savepoint, so one COMMIT (one WAL write) answers many callers
 // and one caller's error undoes only its own changes. Across processes the busy timeout
 // rules. Every statement is kept prepared (see stmtCache), and a run is read with its step
 // records in one statement, so a read needs no transaction of its own.
@@ -80,18 +80,20 @@ const idleConns = 16
 const busyTimeout = 10 * time.Second
 
 // dsnParams are the DSN's parameters after the busy timeout (see the package doc).
-const dsnParams = "&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)&_txlock=immediate"
+const dsnParams = "&vfs=" + walVFSName + "&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)&_txlock=immediate"
 
 // Store is a SQLite-backed store. It is safe for concurrent use, also by several processes
 // sharing one file.
 type Store struct {
 	db        *sql.DB
-	conn      *sql.Conn // the committer's connection, see begin
+	conn      *sql.Conn // the committer's connection, used by the goroutine that leads (see begin)
 	stmts     *stmtCache
-	writes    chan *writeReq
-	closing   chan struct{}
+	mu        sync.Mutex
+	queue     []*writeReq   // writes waiting for a batch, oldest first
+	leading   bool          // a goroutine runs batches; false only with nothing queued
+	closed    bool          // Close was called: no write is queued any more
+	idle      chan struct{} // closed when the lead ends after Close
 	closeOnce sync.Once
-	stopped   chan struct{}
 }
 
 // Open opens (creating if needed) the SQLite database at path and brings its schema up to
@@ -105,26 +107,41 @@ func open(ctx context.Context, path string, busy time.Duration) (*Store, error) 
 	if err := privateFiles(path); err != nil {
 		return nil, err
 	}
+	if err := registerWALVFS(); err != nil {
+		return nil, err
+	}
 	dsn := fmt.Sprintf("file:%s?_pragma=busy_timeout(%d)%s", (&url.URL{Path: path}).EscapedPath(), busy.Milliseconds(), dsnParams)
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("opening sqlite %q: %w", path, err)
 	}
 	db.SetMaxIdleConns(idleConns)
-	s := &Store{db: db, stmts: &stmtCache{db: db}, writes: make(chan *writeReq),
-		closing: make(chan struct{}), stopped: make(chan struct{})}
-	go s.commitLoop()
+	s := &Store{db: db, stmts: &stmtCache{db: db}, idle: make(chan struct{})}
 	if err := s.migrate(ctx); err != nil {
 		return nil, errors.Join(fmt.Errorf("migrating sqlite %q: %w", path, err), s.Close())
 	}
 	return s, nil
 }
 
-// Close stops the committer, after the batch it is running, and closes the database.
-// Writes waiting for a batch, and any later, fail with ErrClosed.
+// Close waits for the batch under way, if any, and closes the database. Writes waiting for
+// a batch, and any later, fail with ErrClosed.
 func (s *Store) Close() error {
-	s.closeOnce.Do(func() { close(s.closing) })
-	<-s.stopped
+	s.closeOnce.Do(func() {
+		s.mu.Lock()
+		s.closed = true
+		waiting, leading := s.queue, s.leading
+		s.queue = nil
+		s.mu.Unlock()
+		for _, req := range waiting {
+			req.answer(ErrClosed)
+		}
+		if leading {
+			<-s.idle
+		}
+		if s.conn != nil {
+			_ = s.conn.Close()
+		}
+	})
 	return s.db.Close()
 }
 
