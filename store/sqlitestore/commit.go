@@ -59,8 +59,10 @@ func (s *Store) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	s.leading = true
 	s.mu.Unlock()
 	if lead {
-		s.commit(s.next())
-		s.handOff()
+		func() {
+			defer s.handOff()
+			s.commit(s.next())
+		}()
 	} else {
 		select {
 		case <-req.done:
@@ -136,7 +138,24 @@ func (s *Store) unqueue(req *writeReq) bool {
 }
 
 // commit runs a batch, again without any request that lost the transaction for the others.
+//
+// A panic outside the requests' own fns (a bug of the store or the driver) answers every
+// request of the batch still waiting with an error, drops the connection (it may be inside
+// the transaction), and goes on up the goroutine that leads; the lead passes on.
 func (s *Store) commit(batch []*writeReq) {
+	defer func() {
+		if p := recover(); p != nil {
+			s.dropConn()
+			for _, req := range batch {
+				select {
+				case <-req.done:
+				default:
+					req.answer(fmt.Errorf("write failed: %v", p))
+				}
+			}
+			panic(p)
+		}
+	}()
 	live := make([]*writeReq, 0, len(batch))
 	for _, req := range batch {
 		if err := req.ctx.Err(); err != nil {

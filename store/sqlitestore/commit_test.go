@@ -476,3 +476,28 @@ func TestInterruptedWrite(t *testing.T) {
 		})
 	}
 }
+
+// panicky is a context whose Err panics, so that the store's own code panics while it runs
+// a batch, outside the requests' fns.
+type panicky struct{ context.Context }
+
+func (panicky) Err() error { panic("store bug") }
+
+// TestLeaderPanics: a panic in the store's own code while a caller leads a batch reaches
+// that caller; the batch's other requests are answered with an error instead of waiting
+// for ever, and the store goes on writing.
+func TestLeaderPanics(t *testing.T) {
+	t.Parallel()
+	s, _ := openT(t)
+	ctx := context.Background()
+	other := request(ctx, insertKey(ctx, s, "other"))
+	require.PanicsWithValue(t, "store bug", func() {
+		s.commit([]*writeReq{other, request(panicky{ctx}, insertKey(ctx, s, "never"))})
+	})
+	require.ErrorContains(t, answered(t, other), "write failed: store bug")
+
+	require.PanicsWithValue(t, "store bug", func() { _ = s.write(panicky{ctx}, insertKey(ctx, s, "never")) })
+	require.NoError(t, s.write(ctx, insertKey(ctx, s, "after")), "the lead passed on")
+	require.False(t, committed(t, s, "other"))
+	require.True(t, committed(t, s, "after"))
+}
