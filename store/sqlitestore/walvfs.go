@@ -27,6 +27,11 @@ import (
 //     writes, and that xWrite writes them all before it returns, its error SQLite's to
 //     handle as before. Readers, of this process or another, therefore find every frame
 //     the header names in the file.
+//   - Once the commit frame is written, writes go straight through until the write lock
+//     goes: SQLite may then rewrite the transaction's frame headers in place (their
+//     checksums, walRewriteChecksums) before it publishes the frames.
+//   - Nothing is held for a WAL file whose database file is not known, as then the end of
+//     the write lock (below) would not be seen.
 //   - Any other call on the WAL file (read, sync, size, truncate, file control) writes
 //     what is held first, so SQLite's own reads (checkpoint, recovery, checksums
 //     rewritten) see its writes in order; a write that does not continue the held bytes
@@ -63,6 +68,10 @@ type fileExt struct {
 	start  int64   // the file offset of the first held byte
 	held   int64   // how many bytes are held
 	commit bool    // the last frame header held is a commit's: its page ends the commit
+	// through: the commit frame is written, so every write goes straight through until the
+	// write lock goes (SQLite may rewrite frame headers of the transaction in place, with
+	// their checksums, before it publishes the frames: see walVFSName)
+	through bool
 }
 
 var (
@@ -215,6 +224,9 @@ func flush(tls *libc.TLS, f uintptr) int32 {
 // with the commit frame's page (see walVFSName).
 func walWrite(tls *libc.TLS, f, buf uintptr, n int32, off int64) int32 {
 	e := ext(f)
+	if e.db == 0 || e.through {
+		return baseWrite(tls, f, buf, n, off)
+	}
 	ends := e.commit // this is the commit frame's page
 	e.commit = false
 	if e.held > 0 && (off != e.start+e.held || !e.reserve(tls, int64(n))) {
@@ -223,6 +235,7 @@ func walWrite(tls *libc.TLS, f, buf uintptr, n int32, off int64) int32 {
 		}
 	}
 	if e.held == 0 && (ends || !e.reserve(tls, int64(n))) {
+		e.through = ends
 		return baseWrite(tls, f, buf, n, off)
 	}
 	if e.held == 0 {
@@ -231,6 +244,7 @@ func walWrite(tls *libc.TLS, f, buf uintptr, n int32, off int64) int32 {
 	libc.Xmemcpy(tls, e.buf+uintptr(e.held), buf, types.Size_t(n))
 	e.held += int64(n)
 	if ends {
+		e.through = true
 		return flush(tls, f)
 	}
 	if n == walFrameHeader {
@@ -312,7 +326,7 @@ func dbClose(tls *libc.TLS, f uintptr) int32 {
 func dbShmLock(tls *libc.TLS, f uintptr, offset, n, flags int32) int32 {
 	if w := ext(f).wal; w != 0 && flags&sqlite3.SQLITE_SHM_UNLOCK != 0 && offset <= walWriteLock && walWriteLock < offset+n {
 		e := ext(w)
-		e.held, e.commit = 0, false
+		e.held, e.commit, e.through = 0, false, false
 	}
 	return (*(*func(*libc.TLS, uintptr, int32, int32, int32) int32)(unsafe.Pointer(&dbFiles.baseOf().FxShmLock)))(tls, f, offset, n, flags)
 }
