@@ -38,9 +38,9 @@ import (
 //     (a frame rewritten in place) writes them first too.
 //   - Frames held when the connection lets go of the WAL write lock, or closes the WAL,
 //     belong to a transaction that did not commit (a page cache spill, then a rollback;
-//     SQLite's rollback reads the pages back, which writes them, but this does not rely on
-//     that). They are dropped there: once the lock is gone another connection may write at those offsets,
-//     and SQLite would ignore them anyway.
+//     SQLite's rollback reads the pages back, which writes them, but this does not rely
+//     on that). They are dropped there: once the lock is gone another connection may
+//     write at those offsets, and SQLite would ignore them anyway.
 //
 // A process killed while frames are held loses only a transaction that had not committed,
 // which SQLite's recovery drops in any case; the database and WAL formats and the locking
