@@ -70,12 +70,31 @@ func (v *liveView) draw(r *wire.Run) {
 // lines are the header and one line per step.
 func (v *liveView) lines(r *wire.Run) []string {
 	out := []string{fmt.Sprintf("%s %s %s· run %s · %s%s", v.runMark(r.Status), printable(r.Workflow), ansiDim, printable(r.ID), printable(r.Environment), ansiReset)}
-	idWidth := 0
-	for _, s := range r.Steps {
-		idWidth = max(idWidth, len(s.ID))
+	ids := make([]string, len(r.Steps))
+	for i, s := range r.Steps {
+		ids[i] = s.ID
 	}
-	for _, s := range r.Steps {
-		out = append(out, fmt.Sprintf("  %s %-*s  %s", v.stepMark(s.Status), idWidth, printable(s.ID), v.stepDetail(r, s)))
+	ids = printableColumn(ids)
+	for i, s := range r.Steps {
+		out = append(out, fmt.Sprintf("  %s %s  %s", v.stepMark(s.Status), ids[i], v.stepDetail(r, s)))
+	}
+	return out
+}
+
+// printableColumn is cells from the server made printable and padded to one width. The
+// width is measured on the text as printed, escapes spelled out, and as clip counts it:
+// measured on the raw text, a cell holding a control or bidi character (longer once
+// spelled out) or a multi-byte one (shorter in runes than in bytes) would push the
+// column out of line.
+func printableColumn(cells []string) []string {
+	out := make([]string, len(cells))
+	width := 0
+	for i, c := range cells {
+		out[i] = printable(c)
+		width = max(width, columns(out[i]))
+	}
+	for i, c := range out {
+		out[i] = c + strings.Repeat(" ", width-columns(c))
 	}
 	return out
 }
@@ -180,11 +199,39 @@ func compactJSON(raw json.RawMessage) string {
 	return b.String()
 }
 
-// clip cuts a line to the terminal's width (counting runes, not escape codes), so that it
-// never wraps and the view can move back over it.
+// clip cuts a line to the terminal's width, as columns counts it, so that it never wraps
+// and the view can move back over it.
 func clip(s string, width int) string {
 	var b strings.Builder
-	visible := 0
+	shown := 0
+	eachRune(s, func(r rune, visible bool) {
+		if visible {
+			if shown >= width-1 {
+				return
+			}
+			shown++
+		}
+		b.WriteRune(r)
+	})
+	return b.String()
+}
+
+// columns is how many terminal columns s takes: one per rune, none for the ANSI sequences
+// the CLI writes itself. (Server text never holds one raw: printable spells it out.) Wide
+// glyphs count one column, as text/tabwriter counts them in tables.
+func columns(s string) int {
+	n := 0
+	eachRune(s, func(_ rune, visible bool) {
+		if visible {
+			n++
+		}
+	})
+	return n
+}
+
+// eachRune calls f with each rune of s and whether it is shown, rather than part of an
+// ANSI escape sequence: the one place clip and columns tell the two apart.
+func eachRune(s string, f func(r rune, visible bool)) {
 	const (
 		text = iota
 		escape
@@ -201,12 +248,10 @@ func clip(s string, width int) string {
 			if r >= '@' && r <= '~' {
 				state = text
 			}
-		case visible >= width-1:
-			continue
 		default:
-			visible++
+			f(r, true)
+			continue
 		}
-		b.WriteRune(r)
+		f(r, false)
 	}
-	return b.String()
 }
