@@ -118,7 +118,8 @@ type IssueParams struct {
 	// Audience, when set, restricts the token to one resource (AudienceMCP).
 	Audience string
 	// By, when set, is the principal minting the token: it must hold every scope given,
-	// and the token's life is cut to what is left of By's token's (see withinCreator).
+	// and the token's life is cut to what is left of By's token's (see WithinToken):
+	// a creator whose token is gone or expired is ErrUnauthorized.
 	By *Principal
 }
 
@@ -150,7 +151,10 @@ func (s *Service) Issue(ctx context.Context, p IssueParams) (*Token, string, err
 	now := s.now().UTC()
 	if p.By != nil {
 		var err error
-		if p.ExpiresIn, err = s.withinCreator(ctx, p.By.ID, p.ExpiresIn, now); err != nil {
+		if p.ExpiresIn, err = WithinToken(ctx, s, p.By.ID, p.ExpiresIn, now); err != nil {
+			if !errors.Is(err, ErrUnauthorized) {
+				err = fmt.Errorf("the minting token: %w", err)
+			}
 			return nil, "", err
 		}
 	}
@@ -172,25 +176,38 @@ func (s *Service) Issue(ctx context.Context, p IssueParams) (*Token, string, err
 	return t, secret, nil
 }
 
-// withinCreator cuts a lifetime (0: none) to what is left of the life of the token with ID
-// id, the minting principal's: a token never outlives the token that minted it, as an
-// OAuth grant never outlives its approver's. Else an expiring token could mint itself one
-// that never expires. The local principal has no token and no end; a creator whose token
-// is gone or expired is ErrUnauthorized.
-func (s *Service) withinCreator(ctx context.Context, id string, lifetime time.Duration, now time.Time) (time.Duration, error) {
+// TokenLookup finds a live token by ID as Service.Lookup does: unknown or revoked →
+// ErrNotFound, expired → ErrUnauthorized.
+type TokenLookup interface {
+	Lookup(ctx context.Context, id string) (*Token, error)
+}
+
+// WithinToken cuts lifetime (0: none) to what is left at now of the life of the token
+// with ID id, found through tokens; with lifetime 0 it is what is left of that life, 0
+// when the token never expires. Nothing made with a token outlives it: a token minted by
+// its holder (Issue with By), an OAuth grant approved with it. Else an expiring token
+// could mint itself one that never expires. The local principal has no token and no end:
+// lifetime is answered as is. A token that is unknown, revoked, expired or ends by now is
+// ErrUnauthorized; any other failure is Lookup's error, as is. Read now before calling:
+// Lookup checks expiry after it.
+func WithinToken(ctx context.Context, tokens TokenLookup, id string, lifetime time.Duration, now time.Time) (time.Duration, error) {
 	if id == Local().ID {
 		return lifetime, nil
 	}
-	t, err := s.Lookup(ctx, id) // after now was read: a token it finds ends after now
+	t, err := tokens.Lookup(ctx, id)
 	switch {
 	case errors.Is(err, ErrNotFound) || errors.Is(err, ErrUnauthorized):
 		return 0, ErrUnauthorized
 	case err != nil:
-		return 0, fmt.Errorf("the minting token: %w", err)
+		return 0, err
 	case t.ExpiresAt == nil:
 		return lifetime, nil
 	}
-	if left := t.ExpiresAt.Sub(now); lifetime == 0 || lifetime > left {
+	left := t.ExpiresAt.Sub(now)
+	switch {
+	case left <= 0: // a clock behind now: Lookup found it live, but it ends by now
+		return 0, ErrUnauthorized
+	case lifetime == 0 || lifetime > left:
 		return left, nil
 	}
 	return lifetime, nil

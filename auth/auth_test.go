@@ -149,3 +149,70 @@ func TestLookup(t *testing.T) {
 	_, err = s.Lookup(ctx, tok.ID)
 	require.ErrorIs(t, err, auth.ErrNotFound, "revoked")
 }
+
+// lookupDown is a store whose lookups by ID fail.
+type lookupDown struct{ auth.Store }
+
+func (lookupDown) TokenByID(context.Context, string) (*auth.Token, error) { return nil, errDown }
+
+func TestWithinToken(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, f, now := newService(t)
+	start := *now
+	issue := func(life time.Duration) string {
+		tok, _, err := s.Issue(ctx, auth.IssueParams{Name: "t", Scopes: auth.AdminScopes(), ExpiresIn: life})
+		require.NoError(t, err)
+		return tok.ID
+	}
+	forever, daily, expired, revoked := issue(0), issue(24*time.Hour), issue(time.Hour), issue(0)
+	require.NoError(t, s.Revoke(ctx, revoked))
+	*now = start.Add(time.Hour) // expired ends now; daily has 23h left
+	down, err := auth.New(lookupDown{f}, &auth.Config{Now: func() time.Time { return *now }})
+	require.NoError(t, err)
+
+	for _, tc := range []struct {
+		name     string
+		tokens   auth.TokenLookup
+		id       string
+		lifetime time.Duration
+		at       time.Time // default *now
+		want     time.Duration
+		wantErr  error
+	}{
+		{name: "local principal, no lifetime", id: auth.Local().ID, want: 0},
+		{name: "local principal keeps its lifetime", id: auth.Local().ID, lifetime: time.Hour, want: time.Hour},
+		{name: "no expiry, no lifetime", id: forever, want: 0},
+		{name: "no expiry keeps the lifetime", id: forever, lifetime: time.Hour, want: time.Hour},
+		{name: "expiring, no lifetime: what is left", id: daily, want: 23 * time.Hour},
+		{name: "expiring cuts a longer lifetime", id: daily, lifetime: 720 * time.Hour, want: 23 * time.Hour},
+		{name: "expiring keeps a shorter lifetime", id: daily, lifetime: time.Hour, want: time.Hour},
+		{name: "expiring, left at a later now", id: daily, at: start.Add(2 * time.Hour), want: 22 * time.Hour},
+		{name: "ends by now on the caller's clock", id: daily, lifetime: time.Hour, at: start.Add(24 * time.Hour), wantErr: auth.ErrUnauthorized},
+		{name: "expired", id: expired, lifetime: time.Hour, wantErr: auth.ErrUnauthorized},
+		{name: "revoked", id: revoked, wantErr: auth.ErrUnauthorized},
+		{name: "missing", id: "no-such-token", wantErr: auth.ErrUnauthorized},
+		{name: "store down", tokens: down, id: daily, wantErr: errDown},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tokens, at := tc.tokens, tc.at
+			if tokens == nil {
+				tokens = s
+			}
+			if at.IsZero() {
+				at = *now
+			}
+			got, err := auth.WithinToken(ctx, tokens, tc.id, tc.lifetime, at)
+			if tc.wantErr != nil {
+				require.ErrorIs(t, err, tc.wantErr)
+				if tc.wantErr != auth.ErrUnauthorized {
+					require.NotErrorIs(t, err, auth.ErrUnauthorized)
+				}
+				require.Zero(t, got)
+				return
+			}
+			require.NoError(t, err)
+			require.Equal(t, tc.want, got)
+		})
+	}
+}

@@ -142,16 +142,9 @@ func (s *Server) grant(w http.ResponseWriter, r *http.Request) (*tokenResponse, 
 // grant outlives neither the revocation nor the expiry of its approver's token. Grants
 // approved with a one-time sign-in code belong to the local principal, which has no token.
 func (s *Server) approverTTL(ctx context.Context, principalID string) (time.Duration, *oauthError) {
-	if principalID == auth.Local().ID {
-		return AccessTTL, nil
-	}
-	t, err := s.tokens.Lookup(ctx, principalID)
-	ttl := AccessTTL
-	if err == nil && t.ExpiresAt != nil {
-		ttl = min(ttl, t.ExpiresAt.Sub(s.cfg.Now()))
-	}
+	ttl, err := auth.WithinToken(ctx, s.tokens, principalID, AccessTTL, s.cfg.Now())
 	switch {
-	case errors.Is(err, auth.ErrNotFound) || errors.Is(err, auth.ErrUnauthorized) || (err == nil && ttl <= 0):
+	case errors.Is(err, auth.ErrUnauthorized):
 		return 0, newError(errInvalidGrant, "the token that approved the grant was revoked or has expired")
 	case err != nil:
 		return 0, internal(err)
