@@ -8,6 +8,7 @@ import (
 	"github.com/go-chi/chi/v5/middleware"
 
 	"github.com/gorunner/gorunner/auth"
+	"github.com/gorunner/gorunner/internal/nostore"
 	"github.com/gorunner/gorunner/problem"
 	"github.com/gorunner/gorunner/wire"
 )
@@ -291,15 +292,15 @@ func (s *Server) table() []route {
 func (s *Server) routes() chi.Router {
 	r := chi.NewRouter()
 	r.Use(middleware.RequestID, s.requestLogger, middleware.Recoverer, s.limitBody)
-	// Unmatched requests skip the table's middleware, noStore included; a 405 on
+	// Unmatched requests skip the table's middleware, nostore included; a 405 on
 	// /webhooks/{token} repeats the token in its message.
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
-		setNoStore(w)
+		nostore.Set(w)
 		s.writeError(w, r, problem.New(http.StatusNotFound, problem.CodeNotFound, "no such endpoint: "+r.Method+" "+r.URL.Path))
 	})
 	r.MethodNotAllowed(func(w http.ResponseWriter, req *http.Request) {
 		allow := strings.Join(allowedMethods(r, req), ", ")
-		setNoStore(w)
+		nostore.Set(w)
 		w.Header().Set("Allow", allow)
 		s.writeError(w, req, problem.New(http.StatusMethodNotAllowed, problem.CodeMethodNotAllowed, "method "+req.Method+" is not allowed on "+req.URL.Path+"; allowed: "+allow))
 	})
@@ -324,10 +325,10 @@ func (s *Server) routes() chi.Router {
 		}
 	}
 	if s.cfg.MCP != nil {
-		r.With(s.authenticate, s.streaming).Handle("/mcp", s.cfg.MCP)
+		r.With(nostore.Handler, s.authenticate, s.streaming).Handle("/mcp", s.cfg.MCP)
 	}
 	for _, rt := range s.table() {
-		mw := []func(http.Handler) http.Handler{noStore}
+		mw := []func(http.Handler) http.Handler{nostore.Handler}
 		if !rt.public {
 			mw = append(mw, s.authenticate)
 		}
