@@ -68,7 +68,8 @@ func TestMCPAnswersAreNotStored(t *testing.T) {
 	}
 }
 
-// rawAt is raw at path (with its query) instead of /mcp.
+// rawAt sends one request to path (with its query) with token (none when empty); header
+// pairs are added.
 func (f *fixture) rawAt(path, token, method, body string, header ...string) *http.Response {
 	f.t.Helper()
 	var rd io.Reader

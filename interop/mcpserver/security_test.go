@@ -21,25 +21,7 @@ const initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"pro
 // raw sends one request to /mcp with token (none when empty); header pairs are added.
 func (f *fixture) raw(token, method, body string, header ...string) *http.Response {
 	f.t.Helper()
-	var rd io.Reader
-	if body != "" {
-		rd = strings.NewReader(body)
-	}
-	req, err := http.NewRequest(method, f.srv.URL+"/mcp", rd)
-	require.NoError(f.t, err)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	for i := 0; i+1 < len(header); i += 2 {
-		req.Header.Set(header[i], header[i+1])
-	}
-	res, err := f.srv.Client().Do(req)
-	require.NoError(f.t, err)
-	f.t.Cleanup(func() { res.Body.Close() })
-	return res
+	return f.rawAt("/mcp", token, method, body, header...)
 }
 
 // open initializes a session as token and returns its ID.
