@@ -1,10 +1,12 @@
 package sqlitestore
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -130,4 +132,50 @@ func TestCrashAfterRewrittenFrames(t *testing.T) {
 	var n int
 	require.NoError(t, recovered.QueryRow(`SELECT count(*) FROM test_keys WHERE k LIKE 'v2-%'`).Scan(&n))
 	require.Equal(t, 8, n, "the committed transaction is in the WAL as a crash leaves it")
+}
+
+// TestWritersInTwoProcesses: this process writes through the store (and its VFS) all the
+// while another process writes to the same file through SQLite's own VFS, each commit a
+// few pages; every commit of both is there, and the file is whole.
+func TestWritersInTwoProcesses(t *testing.T) {
+	const rows = 200
+	if path := os.Getenv("GORUNNER_TEST_PLAIN_WRITER"); path != "" {
+		db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(20000)&_txlock=immediate")
+		require.NoError(t, err)
+		defer db.Close()
+		for i := range rows {
+			_, err := db.Exec(`INSERT INTO test_keys (k) VALUES (?)`, fmt.Sprint("plain-", i, strings.Repeat("p", 2000)))
+			require.NoError(t, err)
+		}
+		return
+	}
+	t.Parallel()
+	s, path := openT(t)
+	ctx := context.Background()
+	other := exec.Command(os.Args[0], "-test.run=^TestWritersInTwoProcesses$", "-test.count=1")
+	other.Env = append(os.Environ(), "GORUNNER_TEST_PLAIN_WRITER="+path)
+	out := &bytes.Buffer{}
+	other.Stdout, other.Stderr = out, out
+	require.NoError(t, other.Start())
+	done := make(chan error, 1)
+	go func() { done <- other.Wait() }()
+	// This process writes all along, until the other has written all its rows.
+	written := 0
+	for running := true; running || written < rows; written++ {
+		require.NoError(t, s.write(ctx, insertKey(ctx, s, fmt.Sprint("store-", written, strings.Repeat("s", 2000)))))
+		select {
+		case err := <-done:
+			require.NoError(t, err, "%s", out)
+			running = false
+		default:
+		}
+	}
+
+	check := plainConn(t, path)
+	integrityOK(t, check)
+	for prefix, want := range map[string]int{"plain-": rows, "store-": written} {
+		var n int
+		require.NoError(t, check.QueryRow(`SELECT count(*) FROM test_keys WHERE k LIKE ?`, prefix+"%").Scan(&n))
+		require.Equal(t, want, n, prefix)
+	}
 }
