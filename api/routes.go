@@ -325,6 +325,10 @@ func (s *Server) routes() chi.Router {
 		}
 	}
 	if s.cfg.MCP != nil {
+		// No cache may keep an /mcp answer either: tool results and resources hold run data,
+		// and session IDs are credentials of a kind. An event stream (a GET listening stream,
+		// or a POST answer upgraded to one) replaces Cache-Control with no-cache when it
+		// starts: a stream is not stored by caches, so that is left as mcp-go sends it.
 		r.With(nostore.Handler, s.authenticate, s.streaming).Handle("/mcp", s.cfg.MCP)
 	}
 	for _, rt := range s.table() {

@@ -14,7 +14,6 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/gorunner/gorunner/auth"
-	"github.com/gorunner/gorunner/internal/nostore"
 	"github.com/gorunner/gorunner/problem"
 	"github.com/gorunner/gorunner/tools"
 )
@@ -22,15 +21,8 @@ import (
 // guard checks what mcp-go does not before a request reaches it: the Origin (403 unless
 // it is the public URL's or an allowed one), the session (another principal's
 // Mcp-Session-Id is unknown: 404). taskHTTP, which reads the body, refuses invalid UTF-8.
-// Every answer it passes on or gives first says that no cache may keep it (nostore): tool
-// results and resources hold run data, and session IDs are credentials of a kind. So
-// errors (400, 403, 404, JSON-RPC errors) and DELETE carry it too. An event stream (a GET
-// listening stream, or a POST answer upgraded to one, by mcp-go or by httpAnswer) replaces
-// Cache-Control with no-cache when it starts: a stream is not stored by caches, so that is
-// left as mcp-go sends it; Pragma: no-cache stays.
 func (s *Server) guard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		nostore.Set(w)
 		if o := r.Header.Get("Origin"); o != "" && !s.origins[normalOrigin(o)] {
 			http.Error(w, "Forbidden: origin "+o+" is not allowed (see --allowed-origins)", http.StatusForbidden)
 			return
