@@ -20,6 +20,7 @@ type Config struct {
 type Bus struct {
 	origin    string
 	transport Transport
+	lone      Lone // transport, when it can tell that no other process listens
 	log       *slog.Logger
 	resync    time.Duration // ResyncInterval; tests shorten it
 
@@ -39,7 +40,8 @@ func New(transport Transport, cfg *Config) *Bus {
 	}
 	b := make([]byte, 8)
 	_, _ = rand.Read(b)
-	return &Bus{
+	lone, _ := transport.(Lone)
+	return &Bus{lone: lone,
 		origin: hex.EncodeToString(b), transport: transport, log: log, resync: ResyncInterval,
 		subs: map[Topic]map[*Subscription]struct{}{}, pending: map[Topic]struct{}{},
 		kick: make(chan struct{}, 1),
@@ -100,7 +102,7 @@ func (b *Bus) Publish(topic Topic) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.fireLocked(topic)
-	if b.loops == nil || b.alone() {
+	if b.loops == nil || b.lone != nil && b.lone.Alone() {
 		return
 	}
 	if _, ok := b.pending[topic]; !ok && len(b.pending) >= MaxPending {
@@ -112,12 +114,6 @@ func (b *Bus) Publish(topic Topic) {
 	case b.kick <- struct{}{}:
 	default:
 	}
-}
-
-// alone reports whether the transport knows that no other process listens.
-func (b *Bus) alone() bool {
-	l, ok := b.transport.(Lone)
-	return ok && l.Alone()
 }
 
 func (b *Bus) fireLocked(topic Topic) {
