@@ -45,7 +45,8 @@ type writeReq struct {
 // when another request of its batch lost the transaction), so it must only set its
 // results, not add to them, and it must not call write (it would wait for itself). A ctx
 // done before fn runs skips it, and a write still queued then returns at once (one that
-// leads still runs the batch it took for the others); fn's statements heed ctx themselves. An error that says SQLite could not serve now (the lock held by another
+// leads still runs the batch it took for the others); fn's statements heed ctx
+// themselves. An error that says SQLite could not serve now (the lock held by another
 // process past the busy timeout, an I/O error) is marked store.ErrUnreachable.
 func (s *Store) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	req := &writeReq{ctx: ctx, fn: fn, done: make(chan struct{})}

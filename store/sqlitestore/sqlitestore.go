@@ -26,8 +26,9 @@
 //
 // Within one process, writes commit one transaction at a time, on the goroutine of the
 // write that found none under way (see write in commit.go): the writes that arrive while a
-// transaction commits share the next one (group commit, at most maxBatch), each in its own savepoint, so one COMMIT (one WAL write) answers many callers
-// and one caller's error undoes only its own changes. Across processes the busy timeout
+// transaction commits share the next one (group commit, at most maxBatch), each in its own
+// savepoint, so one COMMIT (one WAL write, see walVFSName) answers many callers and one
+// caller's error undoes only its own changes. Across processes the busy timeout
 // rules. Every statement is kept prepared (see stmtCache), and a run is read with its step
 // records in one statement, so a read needs no transaction of its own.
 //

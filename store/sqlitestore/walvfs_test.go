@@ -26,6 +26,22 @@ func plainConn(t *testing.T, path string) *sql.DB {
 	return db
 }
 
+// crashCopy copies the file at path and its WAL, as a process killed now would leave them
+// (no -shm: SQLite recovers the WAL from its frames), opens the copy through SQLite's own
+// VFS and checks that it is whole.
+func crashCopy(t *testing.T, path string) *sql.DB {
+	t.Helper()
+	crashed := filepath.Join(t.TempDir(), "crashed.db")
+	for _, suffix := range []string{"", "-wal"} {
+		b, err := os.ReadFile(path + suffix)
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(crashed+suffix, b, 0o600))
+	}
+	db := plainConn(t, crashed)
+	integrityOK(t, db)
+	return db
+}
+
 // integrityOK checks the whole file through db.
 func integrityOK(t *testing.T, db *sql.DB) {
 	t.Helper()
@@ -122,14 +138,7 @@ func TestCrashAfterRewrittenFrames(t *testing.T) {
 		return err
 	}))
 
-	crashed := filepath.Join(t.TempDir(), "crashed.db")
-	for _, suffix := range []string{"", "-wal"} {
-		b, err := os.ReadFile(path + suffix)
-		require.NoError(t, err)
-		require.NoError(t, os.WriteFile(crashed+suffix, b, 0o600))
-	}
-	recovered := plainConn(t, crashed)
-	integrityOK(t, recovered)
+	recovered := crashCopy(t, path)
 	var n int
 	require.NoError(t, recovered.QueryRow(`SELECT count(*) FROM test_keys WHERE k LIKE 'v2-%'`).Scan(&n))
 	require.Equal(t, 8, n, "the committed transaction is in the WAL as a crash leaves it")
@@ -232,14 +241,7 @@ func TestCrashCopiesHoldWhatCommitted(t *testing.T) {
 			}
 		}
 
-		crashed := filepath.Join(t.TempDir(), "crashed.db")
-		for _, suffix := range []string{"", "-wal"} {
-			b, err := os.ReadFile(path + suffix)
-			require.NoError(t, err)
-			require.NoError(t, os.WriteFile(crashed+suffix, b, 0o600))
-		}
-		recovered := plainConn(t, crashed)
-		integrityOK(t, recovered)
+		recovered := crashCopy(t, path)
 		got := map[string]bool{}
 		rs, err := recovered.Query(`SELECT k FROM test_keys`)
 		require.NoError(t, err)
