@@ -28,22 +28,20 @@ const crossWait = events.ResyncInterval * 9 / 10
 // RunCrossProcess checks that engines on two processes sharing a store hear each other
 // through their buses. open returns two processes sharing one fresh store.
 func RunCrossProcess(t *testing.T, open func(tb testing.TB) (a, b Process)) {
-	t.Run("NoticesWakeWaiters", func(t *testing.T) {
-		t.Parallel()
-		noticesWakeWaiters(t, open)
-	})
-	t.Run("NoticeAtAdmission", func(t *testing.T) {
-		t.Parallel()
-		noticeAtAdmission(t, open)
-	})
-	t.Run("WaitOutlastsDueSleep", func(t *testing.T) {
-		t.Parallel()
-		waitOutlastsDueSleep(t, open)
-	})
-	t.Run("WaitOutlastsResume", func(t *testing.T) {
-		t.Parallel()
-		waitOutlastsResume(t, open)
-	})
+	for _, c := range []struct {
+		name string
+		run  func(*testing.T, func(testing.TB) (Process, Process))
+	}{
+		{"NoticesWakeWaiters", noticesWakeWaiters},
+		{"NoticeAtAdmission", noticeAtAdmission},
+		{"WaitOutlastsDueSleep", waitOutlastsDueSleep},
+		{"WaitOutlastsResume", waitOutlastsResume},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			c.run(t, open)
+		})
+	}
 }
 
 // noticesWakeWaiters: a run admitted on B is claimed at once by A (whose claim loop polls
