@@ -264,10 +264,7 @@ func TestWaitFromHookTimingOutMeanwhile(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	h := newHarness(t)
-	first := h.engine(runner.Config{})
-	name := h.define(patientDef)
-	r := h.run(first, name, `{}`, runner.StatusWaiting)
-	require.NoError(t, first.Stop(ctx))
+	r := h.waitingRun(patientDef)
 
 	read := make(chan struct{}, 1)
 	store := &dueOnRead{SignalledReads: runnertest.SignalledReads{Store: h.store, Read: read}, clock: h.clock, d: time.Hour}
@@ -298,10 +295,7 @@ func TestWaitFromBeforeResumeOnASlowerClock(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	h := newHarness(t)
-	first := h.engine(runner.Config{})
-	name := h.define(inboxDef)
-	r := h.run(first, name, `{}`, runner.StatusWaiting)
-	require.NoError(t, first.Stop(ctx))
+	r := h.waitingRun(inboxDef)
 	_, err := h.newEngine(runner.Config{}).Resume(ctx, runner.EnvProduction, "in:"+r.ID, json.RawMessage(`{"ok": true}`))
 	require.NoError(t, err)
 

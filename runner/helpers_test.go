@@ -165,6 +165,15 @@ func (h *harness) await(e *runner.Engine, id string, status runner.Status) *runn
 	return r
 }
 
+// waitingRun runs def until it waits, on an engine then stopped, so that no engine of the
+// test works the run until the test starts one.
+func (h *harness) waitingRun(def string) *runner.Run {
+	first := h.engine(runner.Config{})
+	r := h.run(first, h.define(def), `{}`, runner.StatusWaiting)
+	require.NoError(h.t, first.Stop(context.Background()))
+	return r
+}
+
 // run submits a run and waits for it to reach status.
 func (h *harness) run(e *runner.Engine, name, input string, status runner.Status) *runner.Run {
 	return h.await(e, h.submit(e, name, input).ID, status)
