@@ -9,18 +9,11 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
-	"github.com/gorunner/gorunner/auth"
-	"github.com/gorunner/gorunner/auth/authtest"
-	"github.com/gorunner/gorunner/catalog"
-	"github.com/gorunner/gorunner/catalog/catalogtest"
-	"github.com/gorunner/gorunner/idempotency"
-	"github.com/gorunner/gorunner/idempotency/idemtest"
-	"github.com/gorunner/gorunner/oauth"
-	"github.com/gorunner/gorunner/oauth/oauthtest"
 	"github.com/gorunner/gorunner/runner"
 	"github.com/gorunner/gorunner/runner/runnertest"
 	"github.com/gorunner/gorunner/store/redisstore"
 	"github.com/gorunner/gorunner/store/redisstore/redistest"
+	"github.com/gorunner/gorunner/store/storetest"
 )
 
 // The helpers of every test here, shared with the interop module's benchmarks.
@@ -40,47 +33,18 @@ func fresh(t testing.TB) *redisstore.Store {
 	return s
 }
 
+// TestContracts runs every store contract's conformance suite on this backend.
+func TestContracts(t *testing.T) {
+	t.Parallel()
+	storetest.Run(t, func(t *testing.T) storetest.Backend { return fresh(t) })
+}
+
 // freshRaw is freshAt with a client of its own on the same Redis, for tests that read or
 // write the store's keys (under prefix) directly.
 func freshRaw(t testing.TB) (s *redisstore.Store, rdb *redis.Client, prefix string) {
 	t.Helper()
 	s, url, prefix := freshAt(t)
 	return s, redisClient(t, url), prefix
-}
-
-func TestCatalogStore(t *testing.T) {
-	t.Parallel()
-	catalogtest.Run(t, func(t *testing.T) catalog.Store { return fresh(t) })
-}
-
-func TestAuthStore(t *testing.T) {
-	t.Parallel()
-	authtest.Run(t, func(t *testing.T) auth.Store { return fresh(t) })
-}
-
-func TestIdempotencyStore(t *testing.T) {
-	t.Parallel()
-	idemtest.Run(t, func(t *testing.T) idempotency.Store { return fresh(t) })
-}
-
-func TestRunnerStore(t *testing.T) {
-	t.Parallel()
-	runnertest.Run(t, func(t *testing.T) runner.Store { return fresh(t) })
-}
-
-func TestCatalogVersionAdmission(t *testing.T) {
-	t.Parallel()
-	runnertest.RunCatalogVersion(t, func(t *testing.T) runnertest.CatalogStore { return fresh(t) })
-}
-
-func TestAdmission(t *testing.T) {
-	t.Parallel()
-	runnertest.RunAdmission(t, func(t *testing.T) runnertest.AdmissionStore { return fresh(t) })
-}
-
-func TestOAuthStore(t *testing.T) {
-	t.Parallel()
-	oauthtest.Run(t, func(t *testing.T) oauth.Store { return fresh(t) })
 }
 
 // TestLegacyStepsField reads a run stored before steps had a hash field each (one 'steps'

@@ -12,16 +12,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gorunner/gorunner/auth"
-	"github.com/gorunner/gorunner/auth/authtest"
-	"github.com/gorunner/gorunner/catalog"
-	"github.com/gorunner/gorunner/catalog/catalogtest"
-	"github.com/gorunner/gorunner/idempotency"
-	"github.com/gorunner/gorunner/idempotency/idemtest"
-	"github.com/gorunner/gorunner/oauth"
-	"github.com/gorunner/gorunner/oauth/oauthtest"
 	"github.com/gorunner/gorunner/runner"
 	"github.com/gorunner/gorunner/runner/runnertest"
 	"github.com/gorunner/gorunner/store/sqlitestore"
+	"github.com/gorunner/gorunner/store/storetest"
 )
 
 func open(t testing.TB, path string) *sqlitestore.Store {
@@ -36,34 +30,10 @@ func fresh(t testing.TB) *sqlitestore.Store {
 	return open(t, filepath.Join(t.TempDir(), "gorunner.db"))
 }
 
-func TestCatalogStore(t *testing.T) {
+// TestContracts runs every store contract's conformance suite on this backend.
+func TestContracts(t *testing.T) {
 	t.Parallel()
-	catalogtest.Run(t, func(t *testing.T) catalog.Store { return fresh(t) })
-}
-
-func TestAuthStore(t *testing.T) {
-	t.Parallel()
-	authtest.Run(t, func(t *testing.T) auth.Store { return fresh(t) })
-}
-
-func TestIdempotencyStore(t *testing.T) {
-	t.Parallel()
-	idemtest.Run(t, func(t *testing.T) idempotency.Store { return fresh(t) })
-}
-
-func TestRunnerStore(t *testing.T) {
-	t.Parallel()
-	runnertest.Run(t, func(t *testing.T) runner.Store { return fresh(t) })
-}
-
-func TestCatalogVersionAdmission(t *testing.T) {
-	t.Parallel()
-	runnertest.RunCatalogVersion(t, func(t *testing.T) runnertest.CatalogStore { return fresh(t) })
-}
-
-func TestAdmission(t *testing.T) {
-	t.Parallel()
-	runnertest.RunAdmission(t, func(t *testing.T) runnertest.AdmissionStore { return fresh(t) })
+	storetest.Run(t, func(t *testing.T) storetest.Backend { return fresh(t) })
 }
 
 // TestTwoProcessesClaim opens one file twice, as two processes would, and has both claim
@@ -165,11 +135,6 @@ func TestConcurrentFirstOpen(t *testing.T) {
 	v, err := open(t, path).CatalogVersion(ctx)
 	require.NoError(t, err)
 	require.Zero(t, v, "the schema was created once")
-}
-
-func TestOAuthStore(t *testing.T) {
-	t.Parallel()
-	oauthtest.Run(t, func(t *testing.T) oauth.Store { return fresh(t) })
 }
 
 // TestConnectionsBeforeHostsAreBoundToNoHost rolls a file back to the schema before
