@@ -119,9 +119,14 @@ var allowLoopback = func() *runner.EgressPolicy {
 // engine starts an engine on store (default the harness's) and stops it at cleanup.
 func (h *harness) engine(cfg runner.Config, store ...runner.Store) *runner.Engine {
 	e := h.newEngine(cfg, store...)
+	h.start(e)
+	return e
+}
+
+// start starts e and stops it when the test ends.
+func (h *harness) start(e *runner.Engine) {
 	require.NoError(h.t, e.Start(context.Background()))
 	h.t.Cleanup(func() { require.NoError(h.t, e.Stop(context.Background())) })
-	return e
 }
 
 func (h *harness) newEngine(cfg runner.Config, store ...runner.Store) *runner.Engine {

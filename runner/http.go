@@ -173,19 +173,35 @@ func encodeBody(v any) (io.Reader, string, error) {
 
 func requestError(ctx context.Context, req *http.Request, err error, timeout time.Duration) error {
 	var denied *EgressError
-	switch {
-	case errors.As(err, &denied):
+	if errors.As(err, &denied) {
 		return permanent(CodeEgressDenied, "%s %s: %v", req.Method, req.URL.Redacted(), denied)
-	case strings.Contains(err.Error(), "server response headers exceeded"): // net/http has no error value for it
-		return permanent(CodeResponseTooLarge, "%s %s: response headers over %d bytes", req.Method, req.URL.Redacted(), MaxResponseHeaderBytes)
-	case errors.Is(ctx.Err(), context.DeadlineExceeded):
-		return retryable(CodeTimeout, "%s %s: no answer within %s", req.Method, req.URL.Redacted(), timeout)
 	}
 	var ue *url.Error
 	if errors.As(err, &ue) {
 		err = ue.Err
 	}
+	switch {
+	case headersTooLarge(err):
+		return permanent(CodeResponseTooLarge, "%s %s: response headers over %d bytes (%v)", req.Method, req.URL.Redacted(), MaxResponseHeaderBytes, err)
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		return retryable(CodeTimeout, "%s %s: no answer within %s", req.Method, req.URL.Redacted(), timeout)
+	}
 	return retryable(CodeNetwork, "%s %s: %v", req.Method, req.URL.Redacted(), err)
+}
+
+// headersTooLarge reports whether err, the cause of a failed request, is the client refusing
+// response headers over MaxResponseHeaderBytes, which a retry would only get again.
+// net/http has no error value for it, so its texts are matched here, and tested against real
+// servers so that a Go release that rewords them fails a test rather than retrying bombs:
+// over HTTP/1.1 one text; over HTTP/2 (where the limit is the SETTINGS_MAX_HEADER_LIST_SIZE
+// the client announces) another when the headers end soon after the limit, and a bare
+// connection PROTOCOL_ERROR when they go on well past it. That last one is also all a
+// server breaking HTTP/2 otherwise gets, which a retry does not mend either.
+func headersTooLarge(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, "server response headers exceeded") ||
+		strings.Contains(msg, "http2: response header list larger than advertised limit") ||
+		msg == "connection error: PROTOCOL_ERROR"
 }
 
 func statusError(req *http.Request, resp *http.Response, body []byte, now time.Time) error {
