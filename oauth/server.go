@@ -46,13 +46,8 @@ const (
 	RegisterPath  = "/oauth/register"
 )
 
-// Sentinels of the grant API.
-var (
-	// ErrForbidden means a grant that belongs to another principal.
-	ErrForbidden = errors.New("the grant belongs to another principal")
-	// ErrInvalidPublicURL means a public URL that is not an absolute http(s) origin.
-	ErrInvalidPublicURL = errors.New("the public URL must be an absolute http or https URL without query or fragment")
-)
+// ErrInvalidPublicURL means a public URL that is not an absolute http(s) origin.
+var ErrInvalidPublicURL = errors.New("the public URL must be an absolute http or https URL without query or fragment")
 
 // Tokens is what oauth needs from auth: signing people in with their token, checking that
 // the token that approved a grant still lives, and issuing and revoking the access tokens
