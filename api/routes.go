@@ -260,7 +260,7 @@ func (s *Server) table() []route {
 		},
 		{
 			method: "DELETE", pattern: "/api/oauth/grants/{id}", id: "revokeGrant",
-			summary: "Revoke an OAuth grant and every token issued under it (admin or the approving principal)",
+			summary: "Revoke an OAuth grant and every token issued under it: an admin any, others their own (another's answers 404 NOT_FOUND, as an unknown ID does)",
 			access:  authenticated,
 			status:  204,
 			handler: s.revokeGrant,

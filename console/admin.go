@@ -134,7 +134,7 @@ func (c *Console) listGrants(w http.ResponseWriter, r *http.Request) {
 }
 
 // revokeGrant revokes a grant and its tokens as DELETE /api/oauth/grants/{id} does: an
-// admin, or the principal that approved it.
+// admin, or the principal that approved it; another's grant answers as an unknown one.
 func (c *Console) revokeGrant(w http.ResponseWriter, r *http.Request) {
 	if c.deps.OAuth == nil {
 		c.fail(w, r, api.ErrOAuthOff)

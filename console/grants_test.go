@@ -102,7 +102,8 @@ func (e *env) grantGone(id string) bool {
 }
 
 // TestGrantsPage: an admin sees every grant, others their own; the revoke form needs the
-// session's CSRF token and the right to the grant, and revokes its access tokens; revoking
+// session's CSRF token and the right to the grant (another's reads as unknown: 404), and
+// revokes its access tokens; revoking
 // a token from the tokens page revokes the grants it approved, as the API does.
 func TestGrantsPage(t *testing.T) {
 	t.Parallel()
@@ -144,16 +145,17 @@ func TestGrantsPage(t *testing.T) {
 		grant  string
 		form   url.Values
 		status int
+		gone   bool
 	}{
-		{"no CSRF token", "g-bob", url.Values{}, http.StatusForbidden},
-		{"another session's CSRF token", "g-bob", url.Values{"csrf": {ab.csrf("/console/grants")}}, http.StatusForbidden},
-		{"another principal's grant", "g-admin", url.Values{"csrf": {csrf}}, http.StatusForbidden},
-		{"unknown grant", "g-none", url.Values{"csrf": {csrf}}, http.StatusNotFound},
-		{"own grant", "g-bob", url.Values{"csrf": {csrf}}, http.StatusSeeOther},
+		{"no CSRF token", "g-bob", url.Values{}, http.StatusForbidden, false},
+		{"another session's CSRF token", "g-bob", url.Values{"csrf": {ab.csrf("/console/grants")}}, http.StatusForbidden, false},
+		{"another principal's grant", "g-admin", url.Values{"csrf": {csrf}}, http.StatusNotFound, false},
+		{"unknown grant", "g-none", url.Values{"csrf": {csrf}}, http.StatusNotFound, true},
+		{"own grant", "g-bob", url.Values{"csrf": {csrf}}, http.StatusSeeOther, true},
 	}
 	for _, tc := range tests {
 		require.Equal(t, tc.status, bb.post("/console/grants/"+tc.grant+"/revoke", tc.form).Status, tc.name)
-		require.Equal(t, tc.status != http.StatusForbidden, e.grantGone(tc.grant), tc.name)
+		require.Equal(t, tc.gone, e.grantGone(tc.grant), tc.name)
 	}
 	_, err = e.auth.Authenticate(ctx, bobAccess)
 	require.ErrorIs(t, err, auth.ErrUnauthorized, "the grant's access tokens are revoked with it")
@@ -196,4 +198,30 @@ func TestOAuthAccessTokenCannotSignIn(t *testing.T) {
 	a := e.browser()
 	require.Equal(t, http.StatusSeeOther, a.signIn(e.token).Status)
 	require.Equal(t, http.StatusOK, a.get("/console/tokens").Status)
+}
+
+// TestRevokeGrantPageHidesWhichGrantsExist performs the probe through the console: a
+// non-admin revokes another principal's grant and an unknown ID. The answers are the same
+// bytes, and the other principal's grant and its access token live on.
+func TestRevokeGrantPageHidesWhichGrantsExist(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e := newOAuthEnv(t)
+	admin, err := e.auth.Authenticate(ctx, e.token)
+	require.NoError(t, err)
+	_, adminAccess := e.grant("g-admin", admin)
+	_, bobSecret, err := e.auth.Issue(ctx, auth.IssueParams{Name: "bob", Scopes: auth.Scopes{{Permission: auth.RunsRead}}})
+	require.NoError(t, err)
+	b := e.browser()
+	b.signIn(bobSecret)
+	form := url.Values{"csrf": {b.csrf("/console/grants")}}
+
+	others, unknown := b.post("/console/grants/g-admin/revoke", form), b.post("/console/grants/g-none/revoke", form)
+	require.Equal(t, http.StatusNotFound, unknown.Status)
+	require.Equal(t, unknown.Status, others.Status)
+	require.Equal(t, unknown.Header.Get("Content-Type"), others.Header.Get("Content-Type"))
+	require.Equal(t, unknown.Body, others.Body)
+	require.False(t, e.grantGone("g-admin"))
+	_, err = e.auth.Authenticate(ctx, adminAccess)
+	require.NoError(t, err, "the probed grant's access token still works")
 }

@@ -308,12 +308,13 @@ func (s *Server) requestFailure(w http.ResponseWriter, e *oauthError) {
 // clientFailure shows why the client or its redirect URI cannot be used.
 func (s *Server) clientFailure(w http.ResponseWriter, r *http.Request, err error) {
 	var ce *errClient
+	var busy *fetchesBusyError
 	switch {
 	case errors.As(err, &ce):
 		s.fatal(w, http.StatusBadRequest, ce.msg)
 		return
-	case errors.Is(err, errFetchesBusy):
-		setRetryAfter(w, fetchBusyRetry)
+	case errors.As(err, &busy):
+		setRetryAfter(w, busy.retryAfter)
 		s.fatal(w, http.StatusServiceUnavailable, err.Error())
 		return
 	}

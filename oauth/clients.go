@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"mime"
 	"net"
 	"net/http"
@@ -30,6 +31,16 @@ const (
 	// with 503 and Retry-After. A few clients connect at a time; eight leaves room for
 	// them while bounding what unauthenticated requests can make GoRunner fetch.
 	DefaultMaxClientDocumentFetches = 8
+	// DefaultClientDocumentFetchesPerSecond bounds how fast one server starts fetching
+	// Client ID Metadata Documents it has not cached (a cached document or failure costs
+	// nothing); past it an authorize or token request needing another fetch is refused
+	// with 503 and Retry-After. The bound on fetches at once alone lets anyone make
+	// GoRunner GET as many distinct URLs a second as answer quickly; people connecting
+	// assistants need a handful.
+	DefaultClientDocumentFetchesPerSecond = 10
+	// DefaultClientDocumentFetchBurst is how many uncached fetches may start back to back
+	// after a quiet spell, before DefaultClientDocumentFetchesPerSecond paces them.
+	DefaultClientDocumentFetchBurst = 20
 	// MaxClientDocumentBytes bounds a Client ID Metadata Document.
 	MaxClientDocumentBytes = 64 << 10
 	// MaxRegistrationBytes bounds a dynamic registration request.
@@ -137,19 +148,24 @@ type clientDocument struct {
 	TokenEndpointAuthMethod string   `json:"token_endpoint_auth_method"`
 }
 
-// errFetchesBusy refuses a client_id URL while MaxClientDocumentFetches documents are
-// being fetched: anyone may send authorize requests, and each uncached URL would cost a
-// fetch held up to ClientDocumentTimeout, so past the bound a request is refused at once
-// rather than queued.
-var errFetchesBusy = errors.New("the server is fetching too many client metadata documents right now; try again in a moment")
+// fetchesBusyError refuses a client_id URL while MaxClientDocumentFetches documents are
+// being fetched, or while ClientDocumentFetchesPerSecond are spent: anyone may send
+// authorize requests, and each uncached URL would cost a fetch held up to
+// ClientDocumentTimeout, so past either bound a request is refused at once rather than
+// queued. retryAfter is when to try again.
+type fetchesBusyError struct{ retryAfter time.Duration }
 
-// fetchBusyRetry is the Retry-After of a request refused with errFetchesBusy: a slot
-// frees as soon as any fetch ends.
-const fetchBusyRetry = time.Second
+func (e *fetchesBusyError) Error() string {
+	return "the server is fetching too many client metadata documents right now; try again in a moment"
+}
+
+// errFetchesBusy refuses a request past MaxClientDocumentFetches: a slot frees as soon as
+// any fetch ends.
+var errFetchesBusy = &fetchesBusyError{retryAfter: time.Second}
 
 // fetchClientDocument fetches and checks the metadata document a client_id URL names, or
 // takes it, or the failure fetching it ended in, from the cache (see documentTTL and
-// FailedClientDocumentTTL).
+// FailedClientDocumentTTL). Only a fetch takes a slot and a token of the rate bound.
 func (s *Server) fetchClientDocument(ctx context.Context, id string) (*clientInfo, error) {
 	u, err := s.checkDocumentID(id)
 	if err != nil {
@@ -166,6 +182,9 @@ func (s *Server) fetchClientDocument(ctx context.Context, id string) (*clientInf
 		defer func() { <-s.fetching }()
 	default:
 		return nil, errFetchesBusy
+	}
+	if ok, wait := s.pace.take(s.cfg.Now()); !ok {
+		return nil, &fetchesBusyError{retryAfter: time.Duration(math.Ceil(wait.Seconds())) * time.Second}
 	}
 	ci, ttl, err := s.loadClientDocument(ctx, u, id)
 	if err != nil {

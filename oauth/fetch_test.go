@@ -169,3 +169,55 @@ func listenTCP(t *testing.T, banner string) string {
 	}()
 	return ln.Addr().String()
 }
+
+// TestClientDocumentFetchesPaced performs the fetch flood: authorize requests naming
+// ever new client_id URLs on a document server that answers at once, so the bound on
+// fetches at once never bites. Past DefaultClientDocumentFetchBurst (the clock stands
+// still) each is refused with 503 and Retry-After without a fetch, while a cached
+// document and a cached failure still answer as before; a second later,
+// DefaultClientDocumentFetchesPerSecond more are fetched.
+func TestClientDocumentFetchesPaced(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	cached := e.documentClient("Cached")
+	require.Equal(t, http.StatusOK, e.open(e.browser(), e.authURL(cached)).Status)
+	flood := func(i int) string { return fmt.Sprintf("%s/flood%d.json", e.clients.URL, i) }
+	fetched := func() int {
+		e.docsMu.Lock()
+		defer e.docsMu.Unlock()
+		n := 0
+		for _, c := range e.fetches {
+			n += c
+		}
+		return n
+	}
+
+	for i := range oauth.DefaultClientDocumentFetchBurst - 1 {
+		page := e.open(e.browser(), e.authURL(flood(i)))
+		require.Equal(t, http.StatusBadRequest, page.Status, "within the burst: fetched, and missing")
+		require.Contains(t, page.Body, couldNotFetch)
+	}
+	require.Equal(t, oauth.DefaultClientDocumentFetchBurst, fetched())
+	for i := range 10 {
+		page := e.open(e.browser(), e.authURL(flood(100+i)))
+		require.Equal(t, http.StatusServiceUnavailable, page.Status, "past the burst")
+		require.Contains(t, page.Body, "too many client metadata documents")
+		require.Equal(t, "1", page.Header.Get("Retry-After"))
+		st, body := e.tokenWith(flood(200 + i))
+		require.Equal(t, http.StatusServiceUnavailable, st)
+		require.Equal(t, "temporarily_unavailable", body["error"])
+
+		require.Equal(t, http.StatusOK, e.open(e.browser(), e.authURL(cached)).Status, "a cached document costs nothing")
+		page = e.open(e.browser(), e.authURL(flood(0)))
+		require.Equal(t, http.StatusBadRequest, page.Status, "a cached failure costs nothing")
+		require.Contains(t, page.Body, couldNotFetch)
+	}
+	require.Equal(t, oauth.DefaultClientDocumentFetchBurst, fetched(), "no fetch past the budget")
+
+	e.clock.Advance(time.Second)
+	for i := range oauth.DefaultClientDocumentFetchesPerSecond {
+		require.Equal(t, http.StatusBadRequest, e.open(e.browser(), e.authURL(flood(100+i))).Status, "fetched once paced")
+	}
+	require.Equal(t, http.StatusServiceUnavailable, e.open(e.browser(), e.authURL(flood(300))).Status)
+	require.Equal(t, oauth.DefaultClientDocumentFetchBurst+oauth.DefaultClientDocumentFetchesPerSecond, fetched())
+}

@@ -178,7 +178,7 @@ func TestFlowWithDynamicRegistration(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, e.grants(other), "another principal sees none")
 	grantURL := e.url + "/api/oauth/grants/" + mine[0]["id"].(string)
-	require.Equal(t, http.StatusForbidden, status(t, "DELETE", grantURL, other))
+	require.Equal(t, http.StatusNotFound, status(t, "DELETE", grantURL, other), "another's grant reads as unknown")
 	require.Equal(t, http.StatusNoContent, status(t, "DELETE", grantURL, person), "the approving principal revokes it")
 	require.Equal(t, http.StatusNotFound, status(t, "DELETE", grantURL, person))
 	require.Equal(t, http.StatusUnauthorized, status(t, "POST", e.url+"/mcp", tok.AccessToken))

@@ -78,17 +78,25 @@ func (s *Server) ListGrants(ctx context.Context, p auth.Principal) ([]*Grant, er
 	return gs, nil
 }
 
+// errNoGrant answers revoking a grant that does not exist or, for anyone but an admin,
+// belongs to another principal: both read the same and name no ID, so that revoking
+// cannot tell which grant IDs exist.
+var errNoGrant = fmt.Errorf("revoking a grant: no such grant: %w", ErrNotFound)
+
 // RevokeGrant revokes a grant and its tokens for p: an admin, or the principal that
-// approved it (ErrForbidden otherwise; unknown → ErrNotFound).
+// approved it. Another principal's grant is errNoGrant (an ErrNotFound), as an unknown
+// one is, and stays.
 func (s *Server) RevokeGrant(ctx context.Context, p auth.Principal, id string) error {
 	g, err := s.store.GrantByID(ctx, id)
+	if errors.Is(err, ErrNotFound) || (err == nil && !p.Scopes.Admin() && g.PrincipalID != p.ID) {
+		return errNoGrant
+	}
 	if err != nil {
 		return fmt.Errorf("revoking grant %q: %w", id, err)
 	}
-	if !p.Scopes.Admin() && g.PrincipalID != p.ID {
-		return fmt.Errorf("revoking grant %q: %w", id, ErrForbidden)
-	}
-	if err := s.revokeGrant(ctx, id); err != nil {
+	if err := s.revokeGrant(ctx, id); errors.Is(err, ErrNotFound) {
+		return errNoGrant // revoked meanwhile
+	} else if err != nil {
 		return fmt.Errorf("revoking grant %q: %w", id, err)
 	}
 	return nil

@@ -46,13 +46,8 @@ const (
 	RegisterPath  = "/oauth/register"
 )
 
-// Sentinels of the grant API.
-var (
-	// ErrForbidden means a grant that belongs to another principal.
-	ErrForbidden = errors.New("the grant belongs to another principal")
-	// ErrInvalidPublicURL means a public URL that is not an absolute http(s) origin.
-	ErrInvalidPublicURL = errors.New("the public URL must be an absolute http or https URL without query or fragment")
-)
+// ErrInvalidPublicURL means a public URL that is not an absolute http(s) origin.
+var ErrInvalidPublicURL = errors.New("the public URL must be an absolute http or https URL without query or fragment")
 
 // Tokens is what oauth needs from auth: signing people in with their token, checking that
 // the token that approved a grant still lives, and issuing and revoking the access tokens
@@ -82,6 +77,12 @@ type Config struct {
 	// MaxClientDocumentFetches bounds the metadata documents fetched at once; default
 	// DefaultMaxClientDocumentFetches.
 	MaxClientDocumentFetches int
+	// ClientDocumentFetchesPerSecond bounds how fast uncached metadata documents are
+	// fetched; default DefaultClientDocumentFetchesPerSecond.
+	ClientDocumentFetchesPerSecond float64
+	// ClientDocumentFetchBurst is how many uncached fetches may start back to back;
+	// default DefaultClientDocumentFetchBurst.
+	ClientDocumentFetchBurst int
 }
 
 func (c *Config) withDefaults() Config {
@@ -103,6 +104,12 @@ func (c *Config) withDefaults() Config {
 	}
 	if out.MaxClientDocumentFetches <= 0 {
 		out.MaxClientDocumentFetches = DefaultMaxClientDocumentFetches
+	}
+	if out.ClientDocumentFetchesPerSecond <= 0 {
+		out.ClientDocumentFetchesPerSecond = DefaultClientDocumentFetchesPerSecond
+	}
+	if out.ClientDocumentFetchBurst <= 0 {
+		out.ClientDocumentFetchBurst = DefaultClientDocumentFetchBurst
 	}
 	return out
 }
@@ -130,6 +137,7 @@ type Server struct {
 	docs     *docCache
 	failed   *docCache     // client_id URLs whose document could not be fetched or used
 	fetching chan struct{} // a slot per document being fetched
+	pace     *bucket       // paces document fetches: ClientDocumentFetchesPerSecond
 	sweeper  sweeper
 }
 
@@ -143,7 +151,8 @@ func New(store Store, tokens Tokens, cfg *Config) (*Server, error) {
 	s := &Server{store: store, tokens: tokens, cfg: c, log: c.Logger, issuer: u.String(),
 		resource: u.String() + "/mcp", loopback: isLoopbackHost(u.Hostname()),
 		register: newLimiter(c.RegistrationsPerMinute, time.Minute), page: pageTemplate, docs: newDocCache(),
-		failed: newDocCache(), fetching: make(chan struct{}, c.MaxClientDocumentFetches)}
+		failed: newDocCache(), fetching: make(chan struct{}, c.MaxClientDocumentFetches),
+		pace: newBucket(c.ClientDocumentFetchesPerSecond, c.ClientDocumentFetchBurst, c.Now())}
 	s.fetch = newFetchClient(s.loopback)
 	return s, nil
 }

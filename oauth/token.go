@@ -77,6 +77,7 @@ func clientOf(r *http.Request, form url.Values) (string, *oauthError) {
 func (s *Server) tokenClient(ctx context.Context, r *http.Request, id string) (*clientInfo, *oauthError) {
 	c, err := s.resolveClient(ctx, id)
 	var ce *errClient
+	var busy *fetchesBusyError
 	switch {
 	case errors.As(err, &ce):
 		e := newError(errInvalidClient, ce.msg)
@@ -84,9 +85,9 @@ func (s *Server) tokenClient(ctx context.Context, r *http.Request, id string) (*
 			e.status = http.StatusUnauthorized
 		}
 		return nil, e
-	case errors.Is(err, errFetchesBusy):
+	case errors.As(err, &busy):
 		e := newError(errTemporarilyUnavailable, err.Error())
-		e.retryAfter = fetchBusyRetry
+		e.retryAfter = busy.retryAfter
 		return nil, e
 	case err != nil:
 		return nil, internal(err)

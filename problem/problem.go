@@ -110,7 +110,6 @@ var rules = []struct {
 }{
 	{auth.ErrUnauthorized, http.StatusUnauthorized, CodeUnauthorized},
 	{auth.ErrForbidden, http.StatusForbidden, CodeForbidden},
-	{oauth.ErrForbidden, http.StatusForbidden, CodeForbidden},
 	{oauth.ErrNotFound, http.StatusNotFound, CodeNotFound},
 	{auth.ErrScopeNotHeld, http.StatusForbidden, CodeForbidden},
 	{auth.ErrInvalidName, http.StatusBadRequest, CodeValidation},
