@@ -183,7 +183,10 @@ func (s *Server) fetchClientDocument(ctx context.Context, id string) (*clientInf
 	default:
 		return nil, errFetchesBusy
 	}
-	if ok, wait := s.pace.take(s.cfg.Now()); !ok {
+	now := s.cfg.Now()
+	if r := s.pace.ReserveN(now, 1); r.DelayFrom(now) > 0 {
+		wait := r.DelayFrom(now)
+		r.CancelAt(now)
 		return nil, &fetchesBusyError{retryAfter: time.Duration(math.Ceil(wait.Seconds())) * time.Second}
 	}
 	ci, ttl, err := s.loadClientDocument(ctx, u, id)

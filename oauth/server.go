@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"golang.org/x/time/rate"
 
 	"github.com/gorunner/gorunner/auth"
 )
@@ -137,7 +138,7 @@ type Server struct {
 	docs     *docCache
 	failed   *docCache     // client_id URLs whose document could not be fetched or used
 	fetching chan struct{} // a slot per document being fetched
-	pace     *bucket       // paces document fetches: ClientDocumentFetchesPerSecond
+	pace     *rate.Limiter // paces document fetches: ClientDocumentFetchesPerSecond
 	sweeper  sweeper
 }
 
@@ -152,7 +153,7 @@ func New(store Store, tokens Tokens, cfg *Config) (*Server, error) {
 		resource: u.String() + "/mcp", loopback: isLoopbackHost(u.Hostname()),
 		register: newLimiter(c.RegistrationsPerMinute, time.Minute), page: pageTemplate, docs: newDocCache(),
 		failed: newDocCache(), fetching: make(chan struct{}, c.MaxClientDocumentFetches),
-		pace: newBucket(c.ClientDocumentFetchesPerSecond, c.ClientDocumentFetchBurst, c.Now())}
+		pace: rate.NewLimiter(rate.Limit(c.ClientDocumentFetchesPerSecond), c.ClientDocumentFetchBurst)}
 	s.fetch = newFetchClient(s.loopback)
 	return s, nil
 }
