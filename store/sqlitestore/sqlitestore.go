@@ -90,7 +90,8 @@ type Store struct {
 	conn      *sql.Conn // the committer's connection, used by the goroutine that leads (see begin)
 	stmts     *stmtCache
 	mu        sync.Mutex
-	queue     []*writeReq   // writes waiting for a batch, oldest first
+	queue     []*writeReq   // writes waiting for a batch, oldest first, and unqueued ones (see unqueue)
+	waiting   int           // how many of queue are still queued
 	leading   bool          // a goroutine runs batches; false only with nothing queued
 	closed    bool          // Close was called: no write is queued any more
 	idle      chan struct{} // closed when the lead ends after Close
@@ -130,8 +131,15 @@ func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
 		s.mu.Lock()
 		s.closed = true
-		waiting, leading := s.queue, s.leading
-		s.queue = nil
+		var waiting []*writeReq
+		for _, req := range s.queue {
+			if req.queued {
+				req.queued = false
+				waiting = append(waiting, req)
+			}
+		}
+		leading := s.leading
+		s.queue, s.waiting = nil, 0
 		s.mu.Unlock()
 		for _, req := range waiting {
 			req.answer(ErrClosed)
