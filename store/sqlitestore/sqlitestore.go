@@ -96,6 +96,8 @@ type Store struct {
 	closed    bool          // Close was called: no write is queued any more
 	idle      chan struct{} // closed when the lead ends after Close
 	closeOnce sync.Once
+	stopSweep context.CancelFunc // ends the sweeps of expired keys (see startSweeping)
+	swept     chan struct{}      // closed when they have ended
 }
 
 // Open opens (creating if needed) the SQLite database at path and brings its schema up to
@@ -122,13 +124,16 @@ func open(ctx context.Context, path string, busy time.Duration) (*Store, error) 
 	if err := s.migrate(ctx); err != nil {
 		return nil, errors.Join(fmt.Errorf("migrating sqlite %q: %w", path, err), s.Close())
 	}
+	s.startSweeping()
 	return s, nil
 }
 
-// Close waits for the batch under way, if any, and closes the database. Writes waiting for
+// Close ends the sweeps of expired keys, waits for the batch under way, if any, and closes
+// the database. Writes waiting for
 // a batch, and any later, fail with ErrClosed.
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
+		s.stopSweeping()
 		s.mu.Lock()
 		s.closed = true
 		var waiting []*writeReq
