@@ -88,13 +88,15 @@ func (v *liveView) lines(r *wire.Run) []string {
 // column out of line.
 func printableColumn(cells []string) []string {
 	out := make([]string, len(cells))
+	widths := make([]int, len(cells))
 	width := 0
 	for i, c := range cells {
 		out[i] = printable(c)
-		width = max(width, columns(out[i]))
+		widths[i] = columns(out[i])
+		width = max(width, widths[i])
 	}
 	for i, c := range out {
-		out[i] = c + strings.Repeat(" ", width-columns(c))
+		out[i] = c + strings.Repeat(" ", width-widths[i])
 	}
 	return out
 }

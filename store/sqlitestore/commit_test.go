@@ -282,6 +282,53 @@ func TestWaiterCancelled(t *testing.T) {
 	require.False(t, committed(t, s, "cancelled"))
 }
 
+// TestWaitersCancelledAmongOthers: of many writes queued behind the committer, those whose
+// context ends return at once and never run, wherever they stand in the queue; the others
+// all commit, and the queue keeps none of them once the lead ends.
+func TestWaitersCancelledAmongOthers(t *testing.T) {
+	t.Parallel()
+	s, _ := openT(t)
+	ctx := context.Background()
+	release := blockCommitter(t, s)
+
+	const writers = 2 * maxBatch
+	cancelled, cancel := context.WithCancel(ctx)
+	errs := make([]error, writers)
+	var gone, wg sync.WaitGroup
+	for i := range writers {
+		k, wctx, done := fmt.Sprint("k", i), ctx, &wg
+		if i%2 == 1 {
+			wctx, done = cancelled, &gone
+		}
+		done.Go(func() { errs[i] = s.write(wctx, insertKey(ctx, s, k)) })
+	}
+	require.Eventually(t, func() bool {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return len(s.queue) == writers
+	}, time.Minute, time.Millisecond, "every write queued")
+	cancel()
+	gone.Wait()
+
+	require.NoError(t, release())
+	wg.Wait()
+	for i, err := range errs {
+		k := fmt.Sprint("k", i)
+		if i%2 == 1 {
+			require.ErrorIs(t, err, context.Canceled, k)
+			require.False(t, committed(t, s, k), k)
+			continue
+		}
+		require.NoError(t, err, k)
+		require.True(t, committed(t, s, k), k)
+	}
+	require.Eventually(t, func() bool {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return !s.leading && len(s.queue) == 0
+	}, time.Minute, time.Millisecond, "the queue is left empty")
+}
+
 // TestClosedStore: Close lets the batch in progress commit, fails the writes waiting for
 // the next one, and every later write, with ErrClosed.
 func TestClosedStore(t *testing.T) {

@@ -22,14 +22,9 @@ const inProgressExpiry = 24 * time.Hour
 
 const keyCols = `scope, key, fingerprint, method, path, run_id, state, status, header, body, created_at, locked_until, expires_at`
 
-// liveKeyAt is the SQL condition for a key that counts against a scope's limit: not
-// expired, and not an abandoned in-progress claim. now is the parameter that binds now.
-func liveKeyAt(now string) string {
-	return `expires_at > ` + now + ` AND (state != 'in_progress' OR locked_until > ` + now + `)`
-}
-
-// liveKey is liveKeyAt ?1.
-var liveKey = liveKeyAt("?1")
+// liveKey is the SQL condition for a key that counts against a scope's limit at ?1 (now):
+// not expired, and not an abandoned in-progress claim. freeUpsertKey states its negation.
+const liveKey = `expires_at > ?1 AND (state != 'in_progress' OR locked_until > ?1)`
 
 func scanRecord(row scanner) (*idempotency.Record, error) {
 	var r idempotency.Record
@@ -196,7 +191,7 @@ func scopeCounts(ctx context.Context, q querier, scope string) (stored, abandone
 // (TestCapQueriesReadNoScope). oldestLiveKeys runs after the purge and markAbandoned, which
 // leave every key not marked live (liveKey only restates it), so it reads no abandoned
 // claim however many expire before its live keys.
-var (
+const (
 	purgeExpired  = `DELETE FROM idempotency_keys WHERE scope = ?2 AND abandoned IN (0, 1) AND expires_at <= ?1`
 	markAbandoned = `UPDATE idempotency_keys SET abandoned = 1
 		WHERE scope = ?2 AND state = 'in_progress' AND abandoned = 0 AND locked_until <= ?1`
@@ -253,9 +248,10 @@ const upsertKey = `INSERT INTO idempotency_keys (` + keyCols + `)
 			body = excluded.body, created_at = excluded.created_at,
 			locked_until = excluded.locked_until, expires_at = excluded.expires_at, abandoned = 0`
 
-// freeUpsertKey is upsertKey unless the key is live at ?14: the unqualified columns of a DO
-// UPDATE's WHERE are the existing row's.
-var freeUpsertKey = upsertKey + ` WHERE NOT (` + liveKeyAt("?14") + `) RETURNING 1`
+// freeUpsertKey is upsertKey unless the key is live at ?14 (liveKey), that is where it is
+// expired or an abandoned claim: the unqualified columns of a DO UPDATE's WHERE are the
+// existing row's, all NOT NULL.
+const freeUpsertKey = upsertKey + ` WHERE expires_at <= ?14 OR (state = 'in_progress' AND locked_until <= ?14) RETURNING 1`
 
 // recordArgs are upsertKey's arguments for r.
 func recordArgs(r *idempotency.Record) ([]any, error) {

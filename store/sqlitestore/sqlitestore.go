@@ -90,11 +90,14 @@ type Store struct {
 	conn      *sql.Conn // the committer's connection, used by the goroutine that leads (see begin)
 	stmts     *stmtCache
 	mu        sync.Mutex
-	queue     []*writeReq   // writes waiting for a batch, oldest first
+	queue     []*writeReq   // writes waiting for a batch, oldest first, and unqueued ones (see unqueue)
+	waiting   int           // how many of queue are still queued
 	leading   bool          // a goroutine runs batches; false only with nothing queued
 	closed    bool          // Close was called: no write is queued any more
 	idle      chan struct{} // closed when the lead ends after Close
 	closeOnce sync.Once
+	stopSweep context.CancelFunc // ends the sweeps of expired keys (see startSweeping)
+	swept     chan struct{}      // closed when they have ended
 }
 
 // Open opens (creating if needed) the SQLite database at path and brings its schema up to
@@ -121,17 +124,27 @@ func open(ctx context.Context, path string, busy time.Duration) (*Store, error) 
 	if err := s.migrate(ctx); err != nil {
 		return nil, errors.Join(fmt.Errorf("migrating sqlite %q: %w", path, err), s.Close())
 	}
+	s.startSweeping()
 	return s, nil
 }
 
-// Close waits for the batch under way, if any, and closes the database. Writes waiting for
+// Close ends the sweeps of expired keys, waits for the batch under way, if any, and closes
+// the database. Writes waiting for
 // a batch, and any later, fail with ErrClosed.
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
+		s.stopSweeping()
 		s.mu.Lock()
 		s.closed = true
-		waiting, leading := s.queue, s.leading
-		s.queue = nil
+		var waiting []*writeReq
+		for _, req := range s.queue {
+			if req.queued {
+				req.queued = false
+				waiting = append(waiting, req)
+			}
+		}
+		leading := s.leading
+		s.queue, s.waiting = nil, 0
 		s.mu.Unlock()
 		for _, req := range waiting {
 			req.answer(ErrClosed)

@@ -10,7 +10,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"unsafe"
+
+	"modernc.org/libc"
 
 	"github.com/stretchr/testify/require"
 )
@@ -50,6 +54,26 @@ func integrityOK(t *testing.T, db *sql.DB) {
 	require.Equal(t, "ok", check)
 }
 
+// countWALWrites counts the writes this VFS makes to WAL files until the test ends. It
+// wraps the base VFS's xWrite, which baseWrite reads on each call; other files the base
+// serves are not counted. The base's methods are the process's, so a test that counts is
+// never parallel.
+func countWALWrites(t *testing.T) *atomic.Int64 {
+	t.Helper()
+	var n atomic.Int64
+	base := walFiles.baseOf()
+	orig := base.FxWrite
+	write := func(tls *libc.TLS, f, buf uintptr, amount int32, off int64) int32 {
+		if walFiles.serves(f) {
+			n.Add(1)
+		}
+		return (*(*func(*libc.TLS, uintptr, uintptr, int32, int64) int32)(unsafe.Pointer(&orig)))(tls, f, buf, amount, off)
+	}
+	*(*func(*libc.TLS, uintptr, uintptr, int32, int64) int32)(unsafe.Pointer(&base.FxWrite)) = write
+	t.Cleanup(func() { base.FxWrite = orig })
+	return &n
+}
+
 // TestCommitWritesWALOnce: a commit of several pages reaches the WAL in one write, and
 // a reader through SQLite's own VFS (another program) sees each commit as soon as it is
 // answered.
@@ -63,6 +87,7 @@ func TestCommitWritesWALOnce(t *testing.T) {
 		_, err := tx.Exec(`CREATE INDEX test_keys_rev ON test_keys (substr(k, 3), k)`)
 		return err
 	}))
+	walWrites := countWALWrites(t)
 	for i := range 20 {
 		before := walWrites.Load()
 		require.NoError(t, s.write(ctx, insertKey(ctx, s, fmt.Sprint("k-", i))))
