@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/stretchr/testify/require"
 )
 
@@ -130,5 +131,43 @@ func TestSchemaCostAllowsRecursion(t *testing.T) {
 		s, err := CompileInput(json.RawMessage(schema))
 		require.NoError(t, err, name)
 		require.Empty(t, s.Validate(map[string]any{}), name)
+	}
+}
+
+// largeSchema is n definitions of about 350 bytes, each an object on a shared base with a
+// conditional, properties that refer to earlier definitions, an array of them and a tree,
+// all properties of the root: some 350 KB for n = 1,000, the size of the schemas a large
+// OpenAPI document makes.
+func largeSchema(n int) string {
+	props := []string{`"base":{"$ref":"#/$defs/base"}`}
+	defs := []string{`"base":{"type":"object","properties":{"kind":{"type":"string"},"id":{"type":"string","minLength":1}},"required":["kind"]}`,
+		`"tree":{"type":"object","properties":{"l":{"$ref":"#/$defs/tree"},"r":{"$ref":"#/$defs/tree"}}}`}
+	for i := range n {
+		prev, half := "base", "base"
+		if i > 0 {
+			prev, half = fmt.Sprintf("d%d", i-1), fmt.Sprintf("d%d", i/2)
+		}
+		props = append(props, fmt.Sprintf(`"d%d":{"$ref":"#/$defs/d%d"}`, i, i))
+		defs = append(defs, fmt.Sprintf(`"d%d":{"type":"object","allOf":[{"$ref":"#/$defs/base"}],`+
+			`"properties":{"a":{"$ref":"#/$defs/%s"},"b":{"type":"array","items":{"$ref":"#/$defs/%s"}},`+
+			`"tree":{"$ref":"#/$defs/tree"},"s":{"type":"string","maxLength":10}},`+
+			`"if":{"required":["a"]},"then":{"required":["b"]},"else":{"properties":{"c":{"$ref":"#/$defs/%s"}}}}`,
+			i, prev, half, prev))
+	}
+	return `{"type":"object","properties":{` + strings.Join(props, ",") + `},"$defs":{` + strings.Join(defs, ",") + `}}`
+}
+
+// BenchmarkSchemaCost times checkSchemaCost alone on largeSchema(1000).
+func BenchmarkSchemaCost(b *testing.B) {
+	raw := largeSchema(1000)
+	doc, err := jsonschema.UnmarshalJSON(strings.NewReader(raw))
+	require.NoError(b, err)
+	c := jsonschema.NewCompiler()
+	require.NoError(b, c.AddResource(schemaURL, doc))
+	s, err := c.Compile(schemaURL)
+	require.NoError(b, err)
+	b.SetBytes(int64(len(raw)))
+	for b.Loop() {
+		require.NoError(b, checkSchemaCost(s))
 	}
 }
