@@ -55,7 +55,7 @@ type costNode struct {
 	s          *jsonschema.Schema
 	inPlace    []*costNode
 	then, els  *costNode
-	steps      [kinds]stepsOf
+	steps      allSteps
 	closure    []weighted // the schemas applied in place, s first, each with its ways
 	total      int        // their ways together, capped
 	apps       int        // the most subschemas applied to one value, at or inside s's, capped
@@ -64,6 +64,9 @@ type costNode struct {
 	onStack    bool
 	closing    bool // its closure is being worked out: met again, it is a reference cycle
 	queued     bool
+	// stepper is the one schema of its closure that applies anything inside its value,
+	// when there is one and it is not s itself, with its ways: s's apps follow from its.
+	stepper    *weighted
 	dependents []*costNode // the nodes of its component that apply it inside their value
 }
 
@@ -86,6 +89,19 @@ type stepsOf struct {
 	all    []*costNode
 	rest   *costNode
 	uneval *costNode
+}
+
+// allSteps is what a schema applies inside its value, by kind.
+type allSteps [kinds]stepsOf
+
+// any reports whether there is anything.
+func (a *allSteps) any() bool {
+	for _, st := range a {
+		if len(st.named)+len(st.all) > 0 || st.other() != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // namedStep is what a schema applies to the value of one name inside its value.
@@ -242,7 +258,25 @@ func (g *costGraph) closure(n *costNode) ([]weighted, error) {
 			"validating an input would take too long; share fewer subschemas", errSchemaCost, MaxSchemaApplications)
 	}
 	n.closure, n.total = mergeClosures(n, n.inPlace, branches), total
+	n.stepper = soleStepper(n)
 	return n.closure, nil
+}
+
+// soleStepper is the one schema of n's closure, other than n, that applies anything
+// inside the value, if it is the only one: a schema that only refers to another, or only
+// adds in-place keywords to it, then costs no more to look at than a reference.
+func soleStepper(n *costNode) *weighted {
+	var sole *weighted
+	for i, c := range n.closure {
+		if !c.n.steps.any() {
+			continue
+		}
+		if sole != nil || c.n == n {
+			return nil
+		}
+		sole = &n.closure[i]
+	}
+	return sole
 }
 
 // mergeClosures is n's closure from those of the schemas it applies in place, all of
@@ -273,8 +307,13 @@ func mergeClosures(n *costNode, inPlace, branches []*costNode) []weighted {
 	return out
 }
 
-// successors calls f with each node n's closure applies inside n's value.
+// successors calls f with each node n's closure applies inside n's value, or with its
+// stepper alone.
 func (n *costNode) successors(f func(*costNode)) {
+	if n.stepper != nil {
+		f(n.stepper.n)
+		return
+	}
 	for _, c := range n.closure {
 		for kind := range kinds {
 			st := &c.n.steps[kind]
@@ -387,6 +426,9 @@ func (g *costGraph) tooMany(m *costNode, recursive bool) error {
 // without the other of the schema that names it. Ways and apps are capped, so that no
 // sum comes near overflowing.
 func (m *costNode) appsNow() int {
+	if m.stepper != nil {
+		return capped(max(m.total, m.stepper.ways*m.stepper.n.apps))
+	}
 	var wild [kinds]int
 	namers := 0
 	for _, c := range m.closure {
