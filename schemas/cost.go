@@ -3,6 +3,7 @@ package schemas
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -15,249 +16,465 @@ import (
 // values inside it. A 1 KB schema of twenty "allOf": [{"$ref": next}, {"$ref": next}]
 // levels applies a million schemas to each input; it took seconds of CPU a call, and
 // thirty levels hours. Properties and items apply theirs to other values, so that a wide
-// schema costs only as much as its input is large.
+// schema costs only as much as its input is large. A recursion counts at every depth an
+// input can nest to: one that applies a subschema twice to one value, or more often the
+// deeper the value, passes the bound at some depth and is refused.
 const MaxSchemaApplications = 1000
-
-// MaxSchemaPaths bounds the paths cycleCost follows from the subschemas referred back to
-// (recursions) back to them, all of one schema's together: each follows the paths through
-// all it reaches, so that a budget each would let a schema of many recursions through one
-// hub cost their number times this.
-const MaxSchemaPaths = 10_000
 
 // errSchemaCost refuses a schema whose validation could take exponential time.
 var errSchemaCost = errors.New("the schema")
 
-// edge is one subschema an applicator applies, and where: label is "" for the value the
-// schema applies to (allOf, $ref, not, if…), else the step down into it ("p:name" a
-// property, "p:*" any property, "i:3" an item, "i:*" any item, "n" property names, "c"
-// the decoded content).
-type edge struct {
-	to    *jsonschema.Schema
-	label string
-}
-
 // checkSchemaCost refuses a schema the validator could spend exponential time on: one that
-// applies more than MaxSchemaApplications subschemas to some value, or one that reaches a
-// schema again along a cycle in two ways that can apply to one value (a recursion that
-// doubles at each level the value nests), or without stepping into the value at all (a
-// reference cycle, which no value passes).
+// applies more than MaxSchemaApplications subschemas to some value, at any depth the input
+// nests to, or one that reaches a schema again without stepping into the value (a
+// reference cycle, which no value passes). It takes time about linear in the schema's size.
 func checkSchemaCost(root *jsonschema.Schema) error {
-	c := costWalk{worst: map[*jsonschema.Schema]int{}, active: map[*jsonschema.Schema]bool{}, heads: map[*jsonschema.Schema]bool{}}
-	if c.applications(root) > MaxSchemaApplications {
-		return fmt.Errorf("%w applies more than %d subschemas to one value (allOf, anyOf, oneOf, $ref… nested in one another): "+
-			"validating an input would take too long; share fewer subschemas", errSchemaCost, MaxSchemaApplications)
-	}
-	budget := MaxSchemaPaths
-	for head := range c.heads {
-		if err := cycleCost(head, &budget); err != nil {
+	g := costGraph{nodes: map[*jsonschema.Schema]*costNode{}}
+	start := g.node(root)
+	for _, n := range g.order {
+		if _, err := g.closure(n); err != nil {
 			return err
 		}
 	}
-	return nil
+	return g.components(start)
 }
 
-// costWalk bounds the subschemas applied to one value and finds the schemas references
-// lead back to.
-type costWalk struct {
-	worst  map[*jsonschema.Schema]int  // applications of each schema done, capped
-	active map[*jsonschema.Schema]bool // the schemas being looked at: one met again is a head
-	heads  map[*jsonschema.Schema]bool
+// costGraph is a schema's subschemas and what each applies, and where.
+type costGraph struct {
+	nodes map[*jsonschema.Schema]*costNode
+	order []*costNode // every node, in the order first met
+	// Tarjan's walk: its stack, its counter, and how many components it closed.
+	stack       []*costNode
+	index, sccs int
+}
+
+// costNode is one subschema: what it applies to the value it applies to (inPlace, and one
+// of then and else), what it applies to the values inside (steps), and what the check
+// worked out about it.
+type costNode struct {
+	s          *jsonschema.Schema
+	inPlace    []*costNode
+	then, els  *costNode
+	steps      allSteps
+	closure    []weighted // the schemas applied in place, s first, each with its ways
+	total      int        // their ways together, capped
+	apps       int        // the most subschemas applied to one value, at or inside s's, capped
+	index, low int        // Tarjan's
+	scc        int        // the component it is in, once closed; 0 before
+	onStack    bool
+	closing    bool // its closure is being worked out: met again, it is a reference cycle
+	queued     bool
+	// stepper is the one schema of its closure that applies anything inside its value,
+	// when there is one and it is not s itself, with its ways: s's apps follow from its.
+	stepper    *weighted
+	dependents []*costNode // the nodes of its component that apply it inside their value
+}
+
+// Kinds of steps into a value.
+const (
+	kindProperty = iota // a property's value
+	kindItem            // an item
+	kindName            // a property's name (propertyNames)
+	kindContent         // the decoded content (contentSchema)
+	kinds
+)
+
+// stepsOf is what one schema applies to the values of one kind inside its value, split by
+// which values: named (properties, prefixItems) to the value of that name only, all
+// (patternProperties, contains, propertyNames…) maybe to any, rest (additionalProperties,
+// items after prefixItems) to those it does not name, uneval (unevaluatedProperties and
+// Items) to those it does not name either when it has no rest.
+type stepsOf struct {
+	named  []namedStep
+	all    []*costNode
+	rest   *costNode
+	uneval *costNode
+}
+
+// allSteps is what a schema applies inside its value, by kind.
+type allSteps [kinds]stepsOf
+
+// any reports whether there is anything.
+func (a *allSteps) any() bool {
+	for _, st := range a {
+		if len(st.named)+len(st.all) > 0 || st.other() != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// namedStep is what a schema applies to the value of one name inside its value.
+type namedStep struct {
+	name string
+	to   *costNode
+}
+
+// weighted is a node applied in ways ways.
+type weighted struct {
+	n    *costNode
+	ways int
+}
+
+// label is a named value inside a value: a property or an item.
+type label struct {
+	kind int
+	name string
 }
 
 // capped is n, or MaxSchemaApplications+1 past it, so that sums and products stay small.
 func capped(n int) int { return min(n, MaxSchemaApplications+1) }
 
-// applications is the most subschemas s applied once applies to any one value, at the
-// value s applies to or inside it, capped (see capped). At that value it is the schemas
-// applied in place, each as often as the ways to it (here). At a value one step inside,
-// it is at most the sum, over those schemas' edges that can take that step, of the most
-// their subschemas apply: a named property's edges and the edges of any property, or of
-// any item. A schema met again along the way (a recursion) counts once there:
-// cycleCost bounds recursions.
-func (c *costWalk) applications(s *jsonschema.Schema) int {
-	if n, ok := c.worst[s]; ok {
-		return n
-	}
-	if c.active[s] {
-		c.heads[s] = true
-		return 1
-	}
-	c.active[s] = true
-	defer delete(c.active, s)
-	here := map[*jsonschema.Schema]int{}
-	most := c.inPlace(s, 1, here)
-	named, wild := map[string]int{}, map[string]int{}
-	for t, ways := range here {
-		for _, e := range edgesOf(t) {
-			if e.label == "" {
-				continue
-			}
-			n := capped(ways * c.applications(e.to))
-			if kind, rest, _ := strings.Cut(e.label, ":"); rest == "*" {
-				wild[kind] = capped(wild[kind] + n)
-			} else {
-				named[e.label] = capped(named[e.label] + n)
-			}
-		}
-	}
-	for _, n := range wild {
-		most = max(most, n)
-	}
-	for label, n := range named {
-		kind, _, _ := strings.Cut(label, ":")
-		most = max(most, capped(n+wild[kind]))
-	}
-	c.worst[s] = most
-	return most
-}
-
-// inPlace adds s, applied in ways ways, and the schemas it applies in place (allOf, $ref…)
-// to here, each with its ways, and returns how many applications that makes, capped: the
-// walk stops once past MaxSchemaApplications, so that a fan-out costs no more than that.
-// A schema met again in place (a reference cycle) is a head: cycleCost refuses it.
-func (c *costWalk) inPlace(s *jsonschema.Schema, ways int, here map[*jsonschema.Schema]int) int {
-	here[s] = capped(here[s] + ways)
-	total := ways
-	onPath := c.active[s]
-	c.active[s] = true
-	defer func() {
-		if !onPath {
-			delete(c.active, s)
-		}
-	}()
-	for _, e := range edgesOf(s) {
-		if e.label != "" {
-			continue
-		}
-		if c.active[e.to] {
-			c.heads[e.to] = true
-			continue
-		}
-		if total = capped(total + c.inPlace(e.to, ways, here)); total > MaxSchemaApplications {
-			break
-		}
-	}
-	return total
-}
-
-// cycleCost follows the paths from head back to head and refuses two whose steps into the
-// value can be the same (the recursion then applies head twice to one value, four times a
-// level down, and so on), and one that takes no step into the value. Each edge it follows
-// spends one of budget, shared with the other heads.
-func cycleCost(head *jsonschema.Schema, budget *int) error {
-	var loops [][]string
-	onPath := map[*jsonschema.Schema]bool{head: true}
-	var walk func(s *jsonschema.Schema, labels []string) error
-	walk = func(s *jsonschema.Schema, labels []string) error {
-		for _, e := range edgesOf(s) {
-			if *budget--; *budget < 0 {
-				return fmt.Errorf("%w refers back to %s along more than %d paths: validating an input would take too long",
-					errSchemaCost, where(head), MaxSchemaPaths)
-			}
-			next := labels
-			if e.label != "" {
-				next = append(labels[:len(labels):len(labels)], e.label)
-			}
-			switch {
-			case e.to == head:
-				if len(next) == 0 {
-					return fmt.Errorf("%w refers back to %s without a step into the value (a reference cycle no input can pass)",
-						errSchemaCost, where(head))
-				}
-				for _, other := range loops {
-					if overlap(other, next) {
-						return fmt.Errorf("%w refers back to %s in two ways that apply to one value, so that each level of "+
-							"nesting doubles the work of validating an input; refer back once", errSchemaCost, where(head))
-					}
-				}
-				loops = append(loops, next)
-			case !onPath[e.to]:
-				onPath[e.to] = true
-				err := walk(e.to, next)
-				delete(onPath, e.to)
-				if err != nil {
-					return err
-				}
-			}
-		}
+// node returns s's node, making it and the nodes of all s applies the first time.
+func (g *costGraph) node(s *jsonschema.Schema) *costNode {
+	if s == nil {
 		return nil
 	}
-	return walk(head, nil)
+	if n, ok := g.nodes[s]; ok {
+		return n
+	}
+	n := &costNode{s: s}
+	g.nodes[s] = n
+	g.order = append(g.order, n)
+	if s.Ref != nil && s.DraftVersion < 2019 {
+		// Before 2019-09, the validator applies $ref alone, ignoring the keywords beside it.
+		n.inPlace = []*costNode{g.node(s.Ref)}
+		return n
+	}
+	g.link(n)
+	return n
 }
 
-// overlap reports whether two sequences of steps into a value can reach one value: their
-// common length step by step equal, or one of the two steps any property or item.
-func overlap(a, b []string) bool {
-	for i := range min(len(a), len(b)) {
-		if a[i] != b[i] && !wildMatch(a[i], b[i]) && !wildMatch(b[i], a[i]) {
-			return false
-		}
+// link fills in what n's schema applies.
+func (g *costGraph) link(n *costNode) {
+	s := n.s
+	for _, sub := range []*jsonschema.Schema{s.Ref, s.RecursiveRef, s.Not, s.If} {
+		n.addInPlace(g.node(sub))
 	}
-	return true
-}
-
-// wildMatch reports whether step w, "p:*" or "i:*", covers step s of the same kind.
-func wildMatch(w, s string) bool {
-	return len(w) > 2 && len(s) > 2 && w[2:] == "*" && w[:2] == s[:2]
-}
-
-// edgesOf lists the subschemas s applies.
-func edgesOf(s *jsonschema.Schema) []edge {
-	var out []edge
-	add := func(to *jsonschema.Schema, label string) {
-		if to != nil {
-			out = append(out, edge{to, label})
-		}
-	}
-	addAny := func(v any, label string) {
-		switch x := v.(type) {
-		case *jsonschema.Schema:
-			add(x, label)
-		case []*jsonschema.Schema:
-			for i, sub := range x {
-				add(sub, "i:"+strconv.Itoa(i))
-			}
-		}
-	}
-	add(s.Ref, "")
-	add(s.RecursiveRef, "")
 	if s.DynamicRef != nil {
-		add(s.DynamicRef.Ref, "")
+		n.addInPlace(g.node(s.DynamicRef.Ref))
 	}
-	add(s.Not, "")
-	add(s.If, "")
-	add(s.Then, "")
-	add(s.Else, "")
+	n.then, n.els = g.node(s.Then), g.node(s.Else)
 	for _, list := range [][]*jsonschema.Schema{s.AllOf, s.AnyOf, s.OneOf} {
 		for _, sub := range list {
-			add(sub, "")
+			n.addInPlace(g.node(sub))
 		}
 	}
 	for _, sub := range s.DependentSchemas {
-		add(sub, "")
+		n.addInPlace(g.node(sub))
 	}
 	for _, dep := range s.Dependencies {
-		addAny(dep, "")
+		if sub, ok := dep.(*jsonschema.Schema); ok {
+			n.addInPlace(g.node(sub))
+		}
 	}
+	props := &n.steps[kindProperty]
 	for name, sub := range s.Properties {
-		add(sub, "p:"+name)
+		props.name(name, g.node(sub))
 	}
 	for _, sub := range s.PatternProperties {
-		add(sub, "p:*")
+		props.addAll(g.node(sub))
 	}
-	addAny(s.AdditionalProperties, "p:*")
-	add(s.UnevaluatedProperties, "p:*")
-	add(s.PropertyNames, "n")
-	addAny(s.Items, "i:*")
-	addAny(s.AdditionalItems, "i:*")
+	if sub, ok := s.AdditionalProperties.(*jsonschema.Schema); ok {
+		props.rest = g.node(sub)
+	}
+	props.uneval = g.node(s.UnevaluatedProperties)
+	g.linkItems(n)
+	n.steps[kindName].addAll(g.node(s.PropertyNames))
+	n.steps[kindContent].addAll(g.node(s.ContentSchema))
+}
+
+// linkItems fills in what n's schema applies to its items.
+func (g *costGraph) linkItems(n *costNode) {
+	s, items := n.s, &n.steps[kindItem]
+	switch x := s.Items.(type) {
+	case *jsonschema.Schema:
+		items.rest = g.node(x)
+	case []*jsonschema.Schema:
+		for i, sub := range x {
+			items.name(strconv.Itoa(i), g.node(sub))
+		}
+	}
+	if sub, ok := s.AdditionalItems.(*jsonschema.Schema); ok && items.rest == nil {
+		items.rest = g.node(sub)
+	}
 	for i, sub := range s.PrefixItems {
-		add(sub, "i:"+strconv.Itoa(i))
+		items.name(strconv.Itoa(i), g.node(sub))
 	}
-	add(s.Items2020, "i:*")
-	add(s.Contains, "i:*")
-	add(s.UnevaluatedItems, "i:*")
-	add(s.ContentSchema, "c")
+	if s.Items2020 != nil {
+		items.rest = g.node(s.Items2020)
+	}
+	items.addAll(g.node(s.Contains))
+	items.uneval = g.node(s.UnevaluatedItems)
+}
+
+func (n *costNode) addInPlace(to *costNode) {
+	if to != nil {
+		n.inPlace = append(n.inPlace, to)
+	}
+}
+
+func (st *stepsOf) addAll(to *costNode) {
+	if to != nil {
+		st.all = append(st.all, to)
+	}
+}
+
+func (st *stepsOf) name(name string, to *costNode) {
+	st.named = append(st.named, namedStep{name, to})
+}
+
+// closure works out the schemas n applies in place, each with the ways it is applied,
+// what then or else apply counted as the more of the two for each, and their total, the
+// applications of then or else counted as the more of the two (the validator applies if,
+// then one of them). It refuses more than MaxSchemaApplications in all, or a reference
+// cycle.
+func (g *costGraph) closure(n *costNode) ([]weighted, error) {
+	if n.closure != nil {
+		return n.closure, nil
+	}
+	if n.closing {
+		return nil, fmt.Errorf("%w refers back to %s without a step into the value (a reference cycle no input can pass)",
+			errSchemaCost, where(n.s))
+	}
+	n.closing = true
+	defer func() { n.closing = false }()
+	total, branch := 1, 0
+	for _, sub := range n.inPlace {
+		if _, err := g.closure(sub); err != nil {
+			return nil, err
+		}
+		total = capped(total + sub.total)
+	}
+	branches := slices.DeleteFunc([]*costNode{n.then, n.els}, func(b *costNode) bool { return b == nil })
+	for _, b := range branches {
+		if _, err := g.closure(b); err != nil {
+			return nil, err
+		}
+		branch = max(branch, b.total)
+	}
+	if total = capped(total + branch); total > MaxSchemaApplications {
+		return nil, fmt.Errorf("%w applies more than %d subschemas to one value (allOf, anyOf, oneOf, $ref… nested in one another): "+
+			"validating an input would take too long; share fewer subschemas", errSchemaCost, MaxSchemaApplications)
+	}
+	n.closure, n.total = mergeClosures(n, n.inPlace, branches), total
+	n.stepper = soleStepper(n)
+	return n.closure, nil
+}
+
+// soleStepper is the one schema of n's closure, other than n, that applies anything
+// inside the value, if it is the only one: a schema that only refers to another, or only
+// adds in-place keywords to it, then costs no more to look at than a reference.
+func soleStepper(n *costNode) *weighted {
+	var sole *weighted
+	for i, c := range n.closure {
+		if !c.n.steps.any() {
+			continue
+		}
+		if sole != nil || c.n == n {
+			return nil
+		}
+		sole = &n.closure[i]
+	}
+	return sole
+}
+
+// mergeClosures is n's closure from those of the schemas it applies in place, all of
+// inPlace's and the more of branches' for each schema.
+func mergeClosures(n *costNode, inPlace, branches []*costNode) []weighted {
+	if len(inPlace)+len(branches) == 0 {
+		return []weighted{{n, 1}}
+	}
+	ways := map[*costNode]int{n: 1}
+	for _, sub := range inPlace {
+		for _, w := range sub.closure {
+			ways[w.n] = capped(ways[w.n] + w.ways)
+		}
+	}
+	branch := map[*costNode]int{}
+	for _, b := range branches {
+		for _, w := range b.closure {
+			branch[w.n] = max(branch[w.n], w.ways)
+		}
+	}
+	for m, w := range branch {
+		ways[m] = capped(ways[m] + w)
+	}
+	out := make([]weighted, 0, len(ways))
+	for m, w := range ways {
+		out = append(out, weighted{m, w})
+	}
 	return out
+}
+
+// successors calls f with each node n's closure applies inside n's value, or with its
+// stepper alone.
+func (n *costNode) successors(f func(*costNode)) {
+	if n.stepper != nil {
+		f(n.stepper.n)
+		return
+	}
+	for _, c := range n.closure {
+		for kind := range kinds {
+			st := &c.n.steps[kind]
+			for _, to := range st.all {
+				f(to)
+			}
+			if other := st.other(); other != nil {
+				f(other)
+			}
+			for _, ns := range st.named {
+				f(ns.to)
+			}
+		}
+	}
+}
+
+// other is what st applies to the values it does not name.
+func (st *stepsOf) other() *costNode {
+	if st.rest != nil {
+		return st.rest
+	}
+	return st.uneval
+}
+
+// components walks the graph by Tarjan's algorithm and works out apps for the nodes of each
+// strongly connected component as it closes, the components they lead to being done.
+func (g *costGraph) components(n *costNode) error {
+	g.index++
+	n.index, n.low = g.index, g.index
+	g.stack = append(g.stack, n)
+	n.onStack = true
+	var err error
+	n.successors(func(m *costNode) {
+		switch {
+		case err != nil:
+		case m.index == 0:
+			err = g.components(m)
+			n.low = min(n.low, m.low)
+		case m.onStack:
+			n.low = min(n.low, m.index)
+		}
+	})
+	if err != nil || n.low != n.index {
+		return err
+	}
+	g.sccs++
+	var members []*costNode
+	for {
+		m := g.stack[len(g.stack)-1]
+		g.stack = g.stack[:len(g.stack)-1]
+		m.onStack, m.scc = false, g.sccs
+		members = append(members, m)
+		if m == n {
+			break
+		}
+	}
+	return g.settle(members)
+}
+
+// settle works out apps for the members of one component: the least values that agree
+// with appsNow, found by raising them from total until none rises. In a recursion that
+// applies a subschema more often the deeper the value, they rise without end: past
+// MaxSchemaApplications, the schema is refused.
+func (g *costGraph) settle(members []*costNode) error {
+	for _, m := range members {
+		m.apps, m.queued = m.total, true
+		m.successors(func(to *costNode) {
+			if to.scc == m.scc {
+				to.dependents = append(to.dependents, m)
+			}
+		})
+	}
+	queue := slices.Clone(members)
+	for len(queue) > 0 {
+		m := queue[0]
+		queue = queue[1:]
+		m.queued = false
+		n := m.appsNow()
+		if n <= m.apps {
+			continue
+		}
+		if m.apps = n; n > MaxSchemaApplications {
+			return g.tooMany(m, len(m.dependents) > 0)
+		}
+		for _, d := range m.dependents {
+			if !d.queued {
+				d.queued = true
+				queue = append(queue, d)
+			}
+		}
+	}
+	return nil
+}
+
+// tooMany refuses m, which applies more than MaxSchemaApplications subschemas to some
+// value inside its own, within a recursion or not.
+func (g *costGraph) tooMany(m *costNode, recursive bool) error {
+	if recursive {
+		return fmt.Errorf("%w refers back to %s in two ways that apply to one value, so that each level of "+
+			"nesting adds to the work of validating an input; refer back once", errSchemaCost, where(m.s))
+	}
+	return fmt.Errorf("%w applies more than %d subschemas to one value (allOf, anyOf, oneOf, $ref… nested in one another): "+
+		"validating an input would take too long; share fewer subschemas", errSchemaCost, MaxSchemaApplications)
+}
+
+// appsNow is the most subschemas m applies to one value, at m's value or inside it, from
+// the apps of the nodes its closure applies inside: at its value, its total; at a value
+// inside, the sum of what applies there, ways times apps. To any value of a kind apply
+// the closure's all and other (see stepsOf); to a named one, what names it besides,
+// without the other of the schema that names it. Ways and apps are capped, so that no
+// sum comes near overflowing.
+func (m *costNode) appsNow() int {
+	if m.stepper != nil {
+		return capped(max(m.total, m.stepper.ways*m.stepper.n.apps))
+	}
+	var wild [kinds]int
+	namers := 0
+	for _, c := range m.closure {
+		named := false
+		for kind := range kinds {
+			st := &c.n.steps[kind]
+			for _, to := range st.all {
+				wild[kind] += c.ways * to.apps
+			}
+			wild[kind] += c.ways * st.other().appsOrZero()
+			named = named || len(st.named) > 0
+		}
+		if named {
+			namers++
+		}
+	}
+	most := max(m.total, slices.Max(wild[:]))
+	var sums map[label]int // by name, when two schemas of the closure may name one value
+	if namers > 1 {
+		sums = map[label]int{}
+	}
+	for _, c := range m.closure {
+		for kind := range kinds {
+			st := &c.n.steps[kind]
+			for _, ns := range st.named {
+				n := c.ways * (ns.to.apps - st.other().appsOrZero())
+				if sums == nil {
+					most = max(most, wild[kind]+n)
+					continue
+				}
+				sums[label{kind, ns.name}] += n
+			}
+		}
+	}
+	for l, n := range sums {
+		most = max(most, wild[l.kind]+n)
+	}
+	return capped(most)
+}
+
+// appsOrZero is n's apps, 0 for no node.
+func (n *costNode) appsOrZero() int {
+	if n == nil {
+		return 0
+	}
+	return n.apps
 }
 
 // where names s by its JSON pointer in the schema ("#" for the root).

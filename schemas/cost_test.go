@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/stretchr/testify/require"
 )
 
@@ -60,6 +61,43 @@ func hubSchema(n int) string {
 	return `{"type":"object","properties":{` + strings.Join(props, ",") + `},"$defs":{` + strings.Join(defs, ",") + `}}`
 }
 
+// chainedRecursionsSchema is levels definitions, each applying itself and the next to its
+// property a: one recursion each, but at a value n levels deep the first applies to it once,
+// the second n times, the third about n²/2 times… 2^n in all. The old check, which looked
+// at each recursion alone, let 22 levels (2 KB) through, and an input 22 levels deep took
+// 26 s of CPU to validate.
+func chainedRecursionsSchema(levels int) string {
+	var defs []string
+	for i := range levels {
+		defs = append(defs, fmt.Sprintf(`"x%d":{"type":"object","properties":{"a":{"allOf":[{"$ref":"#/$defs/x%d"},{"$ref":"#/$defs/x%d"}]}}}`, i, i, i+1))
+	}
+	defs = append(defs, fmt.Sprintf(`"x%d":{"type":"object"}`, levels))
+	return `{"$defs":{` + strings.Join(defs, ",") + `},"$ref":"#/$defs/x0"}`
+}
+
+// allOfSchema applies n schemas to its input besides itself.
+func allOfSchema(n int) string {
+	return `{"allOf":[` + strings.Repeat(`{"type":"object"},`, n-1) + `{"type":"object"}]}`
+}
+
+// conditionalSchema applies if, then then or else, each of which applies n schemas
+// besides itself: n+3 applications in all.
+func conditionalSchema(n int) string {
+	return `{"if":{"required":["a"]},"then":` + allOfSchema(n) + `,"else":` + allOfSchema(n) + `}`
+}
+
+// recursiveDAGSchema is n definitions, each with two properties of the one before and a
+// property of itself: no value gets a schema twice, but the paths from each back to
+// itself are 2^n, more than the old check followed.
+func recursiveDAGSchema(n int) string {
+	defs := []string{`"d0":{"type":"string"}`}
+	for i := 1; i <= n; i++ {
+		defs = append(defs, fmt.Sprintf(`"d%d":{"type":"object","properties":{"a":{"$ref":"#/$defs/d%d"},`+
+			`"b":{"$ref":"#/$defs/d%d"},"self":{"$ref":"#/$defs/d%d"}}}`, i, i-1, i-1, i))
+	}
+	return fmt.Sprintf(`{"$defs":{%s},"$ref":"#/$defs/d%d"}`, strings.Join(defs, ","), n)
+}
+
 // doublingSchema applies t twice to each value it nests into: 200 bytes, and before the
 // cycle check an input {"a":{"a":…}} 20 levels deep took 7 s of CPU to validate, each
 // level more doubling it.
@@ -82,7 +120,14 @@ func TestSecuritySchemaCost(t *testing.T) {
 			"in two ways that apply to one value"},
 		{"reference cycle", `{"type":"object","$defs":{"a":{"$ref":"#/$defs/b"},"b":{"allOf":[{"$ref":"#/$defs/a"}]}},"$ref":"#/$defs/a"}`,
 			"without a step into the value"},
-		{"many recursions through one hub", hubSchema(300), "along more than 10000 paths"},
+		{"recursions chained so that each level adds to the next", chainedRecursionsSchema(30), "in two ways that apply to one value"},
+		{"chained recursions, two levels", chainedRecursionsSchema(2), "in two ways that apply to one value"},
+		{"recursion through prefixItems and contains", `{"type":"array","prefixItems":[{"$ref":"#"}],"contains":{"$ref":"#"}}`,
+			"in two ways that apply to one value"},
+		{"recursion through a property and unevaluatedProperties of another schema",
+			`{"type":"object","properties":{"a":{"$ref":"#"}},"allOf":[{"unevaluatedProperties":{"$ref":"#"}}]}`, "in two ways that apply to one value"},
+		{"fan-out one past the bound", allOfSchema(MaxSchemaApplications), "more than 1000 subschemas to one value"},
+		{"if, then or else one past the bound", conditionalSchema(MaxSchemaApplications - 2), "more than 1000 subschemas to one value"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -126,9 +171,59 @@ func TestSchemaCostAllowsRecursion(t *testing.T) {
 			`"bank":{"allOf":[{"$ref":"#/$defs/base"},{"properties":{"iban":{"type":"string"}}}]}},` +
 			`"properties":{"payment":{"oneOf":[{"$ref":"#/$defs/card"},{"$ref":"#/$defs/bank"}]}}}`,
 		"wide": string(wideSchema),
+		// The old check refused these, counting more than validation applies.
+		"fan-out at the bound":                     allOfSchema(MaxSchemaApplications - 1),
+		"if, then or else at the bound":            conditionalSchema(MaxSchemaApplications - 3),
+		"if, then or else, the two over the bound": conditionalSchema(600),
+		"many recursions through one hub":          hubSchema(300),
+		"recursions over a deep DAG":               recursiveDAGSchema(40),
+		"a property and additionalProperties recurse": `{"type":"object","properties":{"a":{"$ref":"#"}},` +
+			`"additionalProperties":{"$ref":"#"}}`,
+		"prefixItems and items recurse": `{"prefixItems":[{"$ref":"#"}],"items":{"$ref":"#"}}`,
 	} {
-		s, err := CompileInput(json.RawMessage(schema))
-		require.NoError(t, err, name)
-		require.Empty(t, s.Validate(map[string]any{}), name)
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			s, err := CompileInput(json.RawMessage(schema))
+			require.NoError(t, err)
+			require.Empty(t, s.Validate(map[string]any{}))
+		})
+	}
+}
+
+// largeSchema is n definitions of about 350 bytes, each an object on a shared base with a
+// conditional, properties that refer to earlier definitions, an array of them and a tree,
+// all properties of the root: some 350 KB for n = 1,000, the size of the schemas a large
+// OpenAPI document makes.
+func largeSchema(n int) string {
+	props := []string{`"base":{"$ref":"#/$defs/base"}`}
+	defs := []string{`"base":{"type":"object","properties":{"kind":{"type":"string"},"id":{"type":"string","minLength":1}},"required":["kind"]}`,
+		`"tree":{"type":"object","properties":{"l":{"$ref":"#/$defs/tree"},"r":{"$ref":"#/$defs/tree"}}}`}
+	for i := range n {
+		prev, half := "base", "base"
+		if i > 0 {
+			prev, half = fmt.Sprintf("d%d", i-1), fmt.Sprintf("d%d", i/2)
+		}
+		props = append(props, fmt.Sprintf(`"d%d":{"$ref":"#/$defs/d%d"}`, i, i))
+		defs = append(defs, fmt.Sprintf(`"d%d":{"type":"object","allOf":[{"$ref":"#/$defs/base"}],`+
+			`"properties":{"a":{"$ref":"#/$defs/%s"},"b":{"type":"array","items":{"$ref":"#/$defs/%s"}},`+
+			`"tree":{"$ref":"#/$defs/tree"},"s":{"type":"string","maxLength":10}},`+
+			`"if":{"required":["a"]},"then":{"required":["b"]},"else":{"properties":{"c":{"$ref":"#/$defs/%s"}}}}`,
+			i, prev, half, prev))
+	}
+	return `{"type":"object","properties":{` + strings.Join(props, ",") + `},"$defs":{` + strings.Join(defs, ",") + `}}`
+}
+
+// BenchmarkSchemaCost times checkSchemaCost alone on largeSchema(1000).
+func BenchmarkSchemaCost(b *testing.B) {
+	raw := largeSchema(1000)
+	doc, err := jsonschema.UnmarshalJSON(strings.NewReader(raw))
+	require.NoError(b, err)
+	c := jsonschema.NewCompiler()
+	require.NoError(b, c.AddResource(schemaURL, doc))
+	s, err := c.Compile(schemaURL)
+	require.NoError(b, err)
+	b.SetBytes(int64(len(raw)))
+	for b.Loop() {
+		require.NoError(b, checkSchemaCost(s))
 	}
 }

@@ -24,8 +24,8 @@ type InputSchema struct {
 
 // CompileInput compiles a workflow's input schema (JSON Schema 2020-12 unless it says
 // otherwise in $schema). References to other documents are not loaded; a schema whose
-// validation could take exponential time is refused (see MaxSchemaApplications and
-// MaxSchemaPaths). Formats (email, date-time, uuid…) are asserted, not only annotations.
+// validation could take exponential time is refused (see MaxSchemaApplications).
+// Formats (email, date-time, uuid…) are asserted, not only annotations.
 // An invalid schema is a *ValidationError whose problem paths point into the schema.
 func CompileInput(schema json.RawMessage) (*InputSchema, error) {
 	s, err := compileSchema(schema)

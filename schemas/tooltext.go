@@ -5,7 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-	"unicode"
+
+	"github.com/gorunner/gorunner/internal/safetext"
 )
 
 // What a definition shows an agent as an MCP tool — its title, description, the titles and
@@ -13,13 +14,11 @@ import (
 // no control characters that hide text from a person reviewing it, no hint less cautious
 // than its steps.
 
-// badTextRune returns the first control character (C0 or C1 other than \n and \t, or DEL) or
-// bidirectional control (U+202A–U+202E, U+2066–U+2069) in s, and whether there is one.
+// badTextRune returns the first character of s that safetext.Unsafe refuses, other than the
+// line breaks and tabs a description is laid out with, and whether there is one.
 func badTextRune(s string) (rune, bool) {
 	for _, r := range s {
-		switch {
-		case r == '\n' || r == '\t':
-		case unicode.IsControl(r), r >= 0x202A && r <= 0x202E, r >= 0x2066 && r <= 0x2069:
+		if r != '\n' && r != '\t' && safetext.Unsafe(r) {
 			return r, true
 		}
 	}

@@ -100,7 +100,6 @@ var named = map[string]int64{
 	"schemas.MaxAttempts":               schemas.MaxAttempts,
 	"schemas.MaxDepth":                  schemas.MaxDepth,
 	"schemas.MaxSchemaApplications":     schemas.MaxSchemaApplications,
-	"schemas.MaxSchemaPaths":            schemas.MaxSchemaPaths,
 	"schemas.MaxDuration":               int64(schemas.MaxDuration),
 	"schemas.MaxHTTPTimeout":            int64(schemas.MaxHTTPTimeout),
 	"expression.MaxExpressionLength":    expression.MaxExpressionLength,
