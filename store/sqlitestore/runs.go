@@ -253,11 +253,11 @@ func getRun(ctx context.Context, q querier, id string) (*runner.Run, error) {
 
 // ListRuns lists runs newest first (created_at, then ID, descending), filtered by workflow,
 // status, environment, task and readability. It walks the index that serves the most of
-// the filter (runFilterOf); what that index leaves it checks on each run, examining at most
-// limits.MaxRunsExamined (p.Examine) of them.
+// the filter (runFilterOf) once; what that index leaves it checks on each run, examining at
+// most limits.MaxRunsExamined (p.Examine) of them.
 func (s *Store) ListRuns(ctx context.Context, p runner.ListRunsParams) ([]*runner.Run, string, error) {
-	limit := limits.Page(p.Limit)
-	query, args, err := listRunsQuery(p, limit, limits.Examined(p.Examine))
+	limit, examine := limits.Page(p.Limit), limits.Examined(p.Examine)
+	query, args, err := listRunsQuery(p, limit, examine)
 	if err != nil {
 		return nil, "", err
 	}
@@ -265,7 +265,7 @@ func (s *Store) ListRuns(ctx context.Context, p runner.ListRunsParams) ([]*runne
 	var runs []*runner.Run
 	var stop *storecodec.RunCursor
 	if err == nil {
-		runs, stop, err = collectListed(rows)
+		runs, stop, err = collectListed(rows, limit, examine)
 	}
 	if err != nil {
 		return nil, "", fmt.Errorf("listing runs: %w", unavailable(err))
@@ -273,47 +273,56 @@ func (s *Store) ListRuns(ctx context.Context, p runner.ListRunsParams) ([]*runne
 	return storecodec.RunPage(runs, limit, stop)
 }
 
-// collectListed reads the rows of listRunsQuery: the runs found, then the last run the walk
-// examined if its bound stopped it first (marked by the last column), as a cursor.
-func collectListed(rows *sql.Rows) ([]*runner.Run, *storecodec.RunCursor, error) {
+// collectListed reads the rows of listRunsQuery, each a run, its place in the walk and
+// whether it passes the filter, until limit+1 runs pass: the runs that pass, and when the
+// bound (examine) stopped the walk first with an entry still past it, the last run the
+// walk examined, as a cursor. Rows are read no further than the page needs, so the walk
+// (a co-routine) goes no further either.
+func collectListed(rows *sql.Rows, limit, examine int) ([]*runner.Run, *storecodec.RunCursor, error) {
 	defer rows.Close()
 	var runs []*runner.Run
-	var stop *storecodec.RunCursor
-	for rows.Next() {
-		var last bool
-		r, err := scanRun(markedRow{rows, &last})
+	var last *storecodec.RunCursor
+	for len(runs) <= limit && rows.Next() {
+		var at int
+		var pass bool
+		r, err := scanRun(markedRow{rows, []any{&at, &pass}})
 		if err != nil {
 			return nil, nil, err
 		}
-		if last {
-			c := storecodec.RunCursorOf(r)
-			stop = &c
-			continue
+		if at > examine {
+			return runs, last, rows.Err()
 		}
-		runs = append(runs, r)
+		if pass {
+			runs = append(runs, r)
+		}
+		if at == examine {
+			c := storecodec.RunCursorOf(r)
+			last = &c
+		}
 	}
-	return runs, stop, rows.Err()
+	return runs, nil, rows.Err()
 }
 
-// markedRow is a row of runSelect and one more column, scanned into mark.
+// markedRow is a row of runSelect and more columns, scanned into marks.
 type markedRow struct {
-	row  scanner
-	mark *bool
+	row   scanner
+	marks []any
 }
 
-func (m markedRow) Scan(dest ...any) error { return m.row.Scan(append(dest, m.mark)...) }
+func (m markedRow) Scan(dest ...any) error { return m.row.Scan(append(dest, m.marks...)...) }
 
 // runOrder is the order of every list of runs, which each of its indexes holds.
 const runOrder = ` ORDER BY created_at DESC, id DESC`
 
 // listRunsQuery is ListRuns's query for a page of limit examining at most examine runs, and
-// its arguments. A filter its index serves whole reads limit+1 runs off that index. Else
-// the index's entries are walked, at most examine of them (w, a co-routine that reads the
-// index alone, in its order), and each run they lead to is checked: CROSS JOIN keeps w the
-// outer loop, so runs come in its order and the walk goes no further than the page needs.
-// When fewer than limit+1 pass, the second part of the UNION ALL (which the outer LIMIT
-// skips otherwise) adds the run at the last entry of a full walk, marked: the next page
-// begins after it.
+// its arguments; each row is a run, its place in the walk (from 1) and whether it passes
+// the filter. A filter its index serves whole reads limit+1 runs off that index, each
+// passing. Else the index's entries are walked once, at most examine+1 of them (w, a
+// co-routine that reads the index alone, in its order, numbering its entries), and each run
+// they lead to is checked: CROSS JOIN keeps w the outer loop, so runs come in its order and
+// the walk goes no further than collectListed reads. The rows are the runs that pass, and
+// the entries at the bound and one past it whatever they hold: the one tells where the
+// next page begins, the other that there is one.
 func listRunsQuery(p runner.ListRunsParams, limit, examine int) (string, []any, error) {
 	f := runFilterOf(p)
 	if p.Cursor != "" {
@@ -324,15 +333,13 @@ func listRunsQuery(p runner.ListRunsParams, limit, examine int) (string, []any, 
 		f.add(true, "(created_at, id) < (?, ?)", c.CreatedAt, c.ID)
 	}
 	if len(f.rest) == 0 {
-		return `SELECT ` + runSelect + `, 0 FROM runs` + where(f.served) + runOrder + ` LIMIT ?`,
+		return `SELECT ` + runSelect + `, 0, 1 FROM runs` + where(f.served) + runOrder + ` LIMIT ?`,
 			append(f.servedArgs, limit+1), nil
 	}
-	walk := `(SELECT rowid AS rid FROM runs` + where(f.served) + runOrder + ` LIMIT ?) AS w CROSS JOIN runs ON runs.rowid = w.rid`
-	query := `SELECT ` + runSelect + `, 0 FROM ` + walk + where(f.rest) +
-		` UNION ALL SELECT ` + runSelect + `, 1 FROM ` + strings.Replace(walk, `LIMIT ?`, `LIMIT 1 OFFSET ?`, 1) +
-		` LIMIT ?`
-	args := slices.Concat(f.servedArgs, []any{examine}, f.restArgs, f.servedArgs, []any{examine - 1, limit + 1})
-	return query, args, nil
+	query := `SELECT ` + runSelect + `, w.at, (` + strings.Join(f.rest, " AND ") + `) AS pass
+		FROM (SELECT rowid AS rid, row_number() OVER (` + runOrder + `) AS at FROM runs` + where(f.served) + runOrder + ` LIMIT ?) AS w
+		CROSS JOIN runs ON runs.rowid = w.rid WHERE pass OR w.at >= ?`
+	return query, slices.Concat(f.restArgs, f.servedArgs, []any{examine + 1, examine}), nil
 }
 
 // where is the WHERE clause of conds, all of them; none → "".
