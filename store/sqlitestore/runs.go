@@ -253,8 +253,8 @@ func getRun(ctx context.Context, q querier, id string) (*runner.Run, error) {
 
 // ListRuns lists runs newest first (created_at, then ID, descending), filtered by workflow,
 // status, environment, task and readability. It walks the index that serves the most of
-// the filter (runFilterOf) once; what that index leaves it checks on each run, examining at
-// most limits.MaxRunsExamined (p.Examine) of them.
+// the filter (runFilterOf); what that index leaves it checks on each run, examining at most
+// limits.MaxRunsExamined (p.Examine) of them.
 func (s *Store) ListRuns(ctx context.Context, p runner.ListRunsParams) ([]*runner.Run, string, error) {
 	limit, examine := limits.Page(p.Limit), limits.Examined(p.Examine)
 	query, args, err := listRunsQuery(p, limit, examine)
@@ -265,7 +265,7 @@ func (s *Store) ListRuns(ctx context.Context, p runner.ListRunsParams) ([]*runne
 	var runs []*runner.Run
 	var stop *storecodec.RunCursor
 	if err == nil {
-		runs, stop, err = collectListed(rows, limit, examine)
+		runs, stop, err = collectListed(rows, limit)
 	}
 	if err != nil {
 		return nil, "", fmt.Errorf("listing runs: %w", unavailable(err))
@@ -273,56 +273,53 @@ func (s *Store) ListRuns(ctx context.Context, p runner.ListRunsParams) ([]*runne
 	return storecodec.RunPage(runs, limit, stop)
 }
 
-// collectListed reads the rows of listRunsQuery, each a run, its place in the walk and
-// whether it passes the filter, until limit+1 runs pass: the runs that pass, and when the
-// bound (examine) stopped the walk first with an entry still past it, the last run the
-// walk examined, as a cursor. Rows are read no further than the page needs, so the walk
-// (a co-routine) goes no further either.
-func collectListed(rows *sql.Rows, limit, examine int) ([]*runner.Run, *storecodec.RunCursor, error) {
+// collectListed reads the rows of listRunsQuery, until limit+1 runs are found: the runs
+// found, then (marked by the last column) the entries at the walk's bound and one past it.
+// When both come, the bound stopped the walk first and a run follows: the last run the walk
+// examined is returned as a cursor. Rows are read no further than the page needs, so the
+// walk (a co-routine) goes no further either.
+func collectListed(rows *sql.Rows, limit int) ([]*runner.Run, *storecodec.RunCursor, error) {
 	defer rows.Close()
 	var runs []*runner.Run
 	var last *storecodec.RunCursor
 	for len(runs) <= limit && rows.Next() {
-		var at int
-		var pass bool
-		r, err := scanRun(markedRow{rows, []any{&at, &pass}})
+		var mark bool
+		r, err := scanRun(markedRow{rows, &mark})
 		if err != nil {
 			return nil, nil, err
 		}
-		if at > examine {
-			return runs, last, rows.Err()
-		}
-		if pass {
+		switch {
+		case !mark:
 			runs = append(runs, r)
-		}
-		if at == examine {
+		case last == nil:
 			c := storecodec.RunCursorOf(r)
 			last = &c
+		default:
+			return runs, last, rows.Err()
 		}
 	}
 	return runs, nil, rows.Err()
 }
 
-// markedRow is a row of runSelect and more columns, scanned into marks.
+// markedRow is a row of runSelect and one more column, scanned into mark.
 type markedRow struct {
-	row   scanner
-	marks []any
+	row  scanner
+	mark *bool
 }
 
-func (m markedRow) Scan(dest ...any) error { return m.row.Scan(append(dest, m.marks...)...) }
+func (m markedRow) Scan(dest ...any) error { return m.row.Scan(append(dest, m.mark)...) }
 
 // runOrder is the order of every list of runs, which each of its indexes holds.
 const runOrder = ` ORDER BY created_at DESC, id DESC`
 
 // listRunsQuery is ListRuns's query for a page of limit examining at most examine runs, and
-// its arguments; each row is a run, its place in the walk (from 1) and whether it passes
-// the filter. A filter its index serves whole reads limit+1 runs off that index, each
-// passing. Else the index's entries are walked once, at most examine+1 of them (w, a
-// co-routine that reads the index alone, in its order, numbering its entries), and each run
-// they lead to is checked: CROSS JOIN keeps w the outer loop, so runs come in its order and
-// the walk goes no further than collectListed reads. The rows are the runs that pass, and
-// the entries at the bound and one past it whatever they hold: the one tells where the
-// next page begins, the other that there is one.
+// its arguments. A filter its index serves whole reads limit+1 runs off that index. Else
+// the index's entries are walked, at most examine of them (w, a co-routine that reads the
+// index alone, in its order), and each run they lead to is checked: CROSS JOIN keeps w the
+// outer loop, so runs come in its order and the walk goes no further than collectListed
+// reads. When fewer than limit+1 pass, the second part of the UNION ALL (which
+// collectListed does not reach otherwise) adds the runs at the last entry of a full walk
+// and one past it, marked: the next page begins after the one, if the other is there.
 func listRunsQuery(p runner.ListRunsParams, limit, examine int) (string, []any, error) {
 	f := runFilterOf(p)
 	if p.Cursor != "" {
@@ -333,13 +330,14 @@ func listRunsQuery(p runner.ListRunsParams, limit, examine int) (string, []any, 
 		f.add(true, "(created_at, id) < (?, ?)", c.CreatedAt, c.ID)
 	}
 	if len(f.rest) == 0 {
-		return `SELECT ` + runSelect + `, 0, 1 FROM runs` + where(f.served) + runOrder + ` LIMIT ?`,
+		return `SELECT ` + runSelect + `, 0 FROM runs` + where(f.served) + runOrder + ` LIMIT ?`,
 			append(f.servedArgs, limit+1), nil
 	}
-	query := `SELECT ` + runSelect + `, w.at, (` + strings.Join(f.rest, " AND ") + `) AS pass
-		FROM (SELECT rowid AS rid, row_number() OVER (` + runOrder + `) AS at FROM runs` + where(f.served) + runOrder + ` LIMIT ?) AS w
-		CROSS JOIN runs ON runs.rowid = w.rid WHERE pass OR w.at >= ?`
-	return query, slices.Concat(f.restArgs, f.servedArgs, []any{examine + 1, examine}), nil
+	walk := `(SELECT rowid AS rid FROM runs` + where(f.served) + runOrder + ` LIMIT ?) AS w CROSS JOIN runs ON runs.rowid = w.rid`
+	query := `SELECT ` + runSelect + `, 0 FROM ` + walk + where(f.rest) +
+		` UNION ALL SELECT ` + runSelect + `, 1 FROM ` + strings.Replace(walk, `LIMIT ?`, `LIMIT 2 OFFSET ?`, 1)
+	args := slices.Concat(f.servedArgs, []any{examine}, f.restArgs, f.servedArgs, []any{examine - 1})
+	return query, args, nil
 }
 
 // where is the WHERE clause of conds, all of them; none → "".
