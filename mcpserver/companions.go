@@ -136,7 +136,7 @@ func (s *Server) listRuns(ctx context.Context, _ string, c *tools.Call) (*mcp.Ca
 	if err := json.Unmarshal(c.Input, &a); err != nil {
 		return nil, err
 	}
-	p := runner.ListRunsParams{Status: runner.Status(a.Status), Limit: cmp.Or(a.Limit, tools.DefaultListLimit)}
+	p := runner.ListRunsParams{Status: runner.Status(a.Status), Limit: cmp.Or(a.Limit, tools.DefaultListLimit), Cursor: a.Cursor}
 	if a.Workflow != "" {
 		id, err := s.access.ListedWorkflow(ctx, principal(ctx), a.Workflow)
 		if err != nil {
@@ -149,15 +149,12 @@ func (s *Server) listRuns(ctx context.Context, _ string, c *tools.Call) (*mcp.Ca
 		return nil, err
 	}
 	p.Readable = readable
-	// the newest runs that match, through pages that end short (runner.Collect bounds them)
-	runs, _, err := runner.Collect(p.Limit, "", func(n int, cursor string) ([]*runner.Run, string, error) {
-		p.Limit, p.Cursor = n, cursor
-		return s.deps.Engine.List(ctx, p)
-	})
+	// one page, which examines what a REST page does: the agent follows its cursor
+	runs, next, err := s.deps.Engine.List(ctx, p)
 	if err != nil {
 		return nil, err
 	}
-	list := tools.RunList{Runs: make([]tools.Result, len(runs))}
+	list := tools.RunList{Runs: make([]tools.Result, len(runs)), NextCursor: next}
 	for i, r := range runs {
 		list.Runs[i] = tools.ResultOf(r.Listed())
 	}

@@ -3,8 +3,8 @@ package runner
 import "github.com/gorunner/gorunner/internal/limits"
 
 // MaxListExamined bounds the runs looked through by a caller that gathers runs across list
-// pages (RerunMany by workflow and status, gorunner_list_runs, `gorunner runs list`): it
-// reads at most MaxListExamined/limits.MaxRunsExamined pages, each examining at most
+// pages (RerunMany by workflow and status, `gorunner runs list`): it reads at most
+// MaxListExamined/limits.MaxRunsExamined pages, each examining at most
 // limits.MaxRunsExamined runs.
 const MaxListExamined = 100_000
 

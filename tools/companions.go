@@ -55,6 +55,7 @@ type ListRunsArgs struct {
 	Workflow string `json:"workflow,omitempty"`
 	Status   string `json:"status,omitempty"`
 	Limit    int    `json:"limit,omitempty"`
+	Cursor   string `json:"cursor,omitempty"`
 }
 
 // CancelRunArgs are gorunner_cancel_run's arguments.
@@ -86,9 +87,11 @@ type MissArgs struct {
 	Name string `json:"name"`
 }
 
-// RunList is gorunner_list_runs' structuredContent.
+// RunList is gorunner_list_runs' structuredContent: a page of runs, and the cursor of the
+// next one (absent on the last).
 type RunList struct {
-	Runs []Result `json:"runs"`
+	Runs       []Result `json:"runs"`
+	NextCursor string   `json:"nextCursor,omitempty"`
 }
 
 var runIDProperty = map[string]any{"type": "string", "minLength": 1}
@@ -106,13 +109,19 @@ func Companions() []mcp.Tool {
 			}, "runId"),
 			envelope, readOnlyHints),
 		companion(ListRuns, "List runs",
-			"Runs, newest first, optionally of one workflow and with one status.",
+			"Runs, newest first, optionally of one workflow and with one status, a page at a time. "+
+				"A call looks through a bounded number of runs, so a page may hold fewer runs than limit, even none, "+
+				"and still have nextCursor: pass it as cursor to go on. No nextCursor: no more runs match.",
 			object(map[string]any{
 				"workflow": map[string]any{"type": "string", "minLength": 1},
 				"status":   map[string]any{"type": "string", "enum": runner.Statuses()},
 				"limit":    map[string]any{"type": "integer", "minimum": 1, "maximum": MaxListLimit, "description": "default 20"},
+				"cursor":   map[string]any{"type": "string", "minLength": 1, "description": "nextCursor of the previous page"},
 			}),
-			mustJSON(map[string]any{"type": "object", "properties": map[string]any{"runs": map[string]any{"type": "array", "items": json.RawMessage(envelope)}}}),
+			mustJSON(map[string]any{"type": "object", "properties": map[string]any{
+				"runs":       map[string]any{"type": "array", "items": json.RawMessage(envelope)},
+				"nextCursor": map[string]any{"type": "string"},
+			}}),
 			readOnlyHints),
 		companion(CancelRun, "Cancel a run",
 			"Cancels a run that has not finished: the step running is interrupted, the rest cancelled.",

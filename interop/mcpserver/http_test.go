@@ -265,9 +265,10 @@ func TestUnauthenticated(t *testing.T) {
 	require.Equal(t, []any{"header"}, meta["bearer_methods_supported"])
 }
 
-// TestListRunsFollowsShortPages: gorunner_list_runs finds the completed runs asked for
-// under newer waiting runs, though each list page that walks them examines only 2 runs
-// and comes back empty: it follows the pages' cursors.
+// TestListRunsFollowsShortPages: gorunner_list_runs examines what one REST page does (here
+// 2 runs a page): a call that finds no completed run among them answers an empty page with
+// nextCursor, and the agent, following the cursors, finds the completed run under the
+// newer waiting ones, on a last page with no cursor.
 func TestListRunsFollowsShortPages(t *testing.T) {
 	f := newFixtureWith(t, &mcpserver.Config{PageSize: 2}, &fixture{wrap: func(st *sqlitestore.Store) servedStore {
 		return struct {
@@ -283,8 +284,20 @@ func TestListRunsFollowsShortPages(t *testing.T) {
 		_, waiting := call(t, s, "approve", map[string]any{"orderId": strconv.Itoa(i)})
 		require.Equal(t, "waiting", waiting["status"])
 	}
-	_, list := call(t, s, "gorunner_list_runs", map[string]any{"status": "completed", "limit": 5})
-	runs := list["runs"].([]any)
-	require.Len(t, runs, 1)
+	args := map[string]any{"status": "completed", "limit": 5}
+	var sizes []int
+	var runs []any
+	for {
+		_, list := call(t, s, "gorunner_list_runs", args)
+		page := list["runs"].([]any)
+		runs, sizes = append(runs, page...), append(sizes, len(page))
+		next, ok := list["nextCursor"].(string)
+		if !ok {
+			break
+		}
+		require.Less(t, len(sizes), 5, "pagination must end")
+		args["cursor"] = next
+	}
+	require.Equal(t, []int{0, 0, 1}, sizes)
 	require.Equal(t, done["runId"], runs[0].(map[string]any)["runId"])
 }

@@ -180,3 +180,34 @@ func (s *Examining) ListRuns(ctx context.Context, p runner.ListRunsParams) ([]*r
 	p.Examine = s.N
 	return s.Store.ListRuns(ctx, p)
 }
+
+// testListEndsAtBound: a walk whose bound falls on the index's last entry has nothing after
+// it, and its page says so (no cursor), rather than sending the caller on to an empty last
+// page. The one matching run is the oldest of bound runs; a filter an index serves whole
+// (all runs, a status) ends there too.
+func testListEndsAtBound(t *testing.T, s runner.Store) {
+	const bound = 40
+	for i, id := range runIDs("run", bound) {
+		r := newRun(id, time.Duration(i)*time.Second, -1)
+		if i == 0 {
+			r.Environment = runner.EnvTest
+		}
+		create(t, s, r)
+	}
+	tests := []struct {
+		name string
+		p    runner.ListRunsParams
+		want int
+	}{
+		{"environment", runner.ListRunsParams{Environment: runner.EnvTest}, 1},
+		{"all", runner.ListRunsParams{}, bound},
+		{"status", runner.ListRunsParams{Status: runner.StatusPending}, bound},
+	}
+	for _, tc := range tests {
+		tc.p.Limit, tc.p.Examine = 100, bound
+		runs, next, err := s.ListRuns(context.Background(), tc.p)
+		require.NoError(t, err, tc.name)
+		require.Len(t, runs, tc.want, tc.name)
+		require.Empty(t, next, tc.name)
+	}
+}

@@ -30,6 +30,7 @@ func Run(t *testing.T, newStore func(t *testing.T) runner.Store) {
 		{"ListPagination", testListPagination},
 		{"ListFilteredPages", testListFilteredPages},
 		{"ListBoundedWalk", testListBoundedWalk},
+		{"ListEndsAtBound", testListEndsAtBound},
 		{"ListFilteredCursors", testListFilteredCursors},
 		{"ListManyReadableWorkflows", testListManyReadableWorkflows},
 		{"ClaimDueOnly", testClaimDueOnly},

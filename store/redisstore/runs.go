@@ -250,8 +250,8 @@ func stored(runs []*runner.Run) []*runner.Run {
 }
 
 // ListRuns lists runs newest first (created_at, then ID, descending), filtered by workflow,
-// status, environment, task and readability. It walks the narrowest index (workflow, else
-// status, else all) backwards and filters the rest while it reads, examining at most
+// status, environment, task and readability. It walks the narrowest index (listIndex)
+// backwards and filters the rest while it reads, examining at most
 // limits.MaxRunsExamined (p.Examine) of the runs it names (collectRuns).
 func (s *Store) ListRuns(ctx context.Context, p runner.ListRunsParams) ([]*runner.Run, string, error) {
 	upper := "+"
@@ -262,18 +262,9 @@ func (s *Store) ListRuns(ctx context.Context, p runner.ListRunsParams) ([]*runne
 		}
 		upper = "(" + sortKey(time.Unix(0, c.CreatedAt), c.ID)
 	}
-	index := s.k.runsCreated()
-	switch {
-	case p.WorkflowID != "":
-		index = s.k.runsByWorkflow(p.WorkflowID)
-	case p.Status != "":
-		index = s.k.runsByStatus(string(p.Status))
-	}
+	index, served := s.listIndex(p)
 	limit := limits.Page(p.Limit)
 	readable := p.Readable.Admitter()
-	// The index walked serves the whole filter: every run it names is kept (but one changed
-	// since), so the walk reads them whole at once, with no sift first.
-	served := p.Environment == "" && !p.Task && p.Readable == nil && (p.Status == "" || p.WorkflowID == "")
 	runs, stop, err := s.collectRuns(ctx, index, upper, limit+1, limits.Examined(p.Examine), served, func(r *runner.Run) bool {
 		return (p.Status == "" || r.Status == p.Status) && (p.Environment == "" || r.Environment == p.Environment) &&
 			(!p.Task || r.Task) && readable(r)
@@ -284,12 +275,28 @@ func (s *Store) ListRuns(ctx context.Context, p runner.ListRunsParams) ([]*runne
 	return storecodec.RunPage(runs, limit, stop)
 }
 
+// listIndex is the index a list of p walks, the narrowest (workflow, else status, else
+// all), and whether it serves the whole filter: every run it names is kept (but one
+// changed since), so the walk reads them whole at once, with no sift first.
+func (s *Store) listIndex(p runner.ListRunsParams) (string, bool) {
+	rest := p.Environment != "" || p.Task || p.Readable != nil
+	switch {
+	case p.WorkflowID != "":
+		return s.k.runsByWorkflow(p.WorkflowID), !rest && p.Status == ""
+	case p.Status != "":
+		return s.k.runsByStatus(string(p.Status)), !rest
+	}
+	return s.k.runsCreated(), !rest
+}
+
 // collectRuns walks index from upper down, examining at most examine of its runs, and
-// returns up to n runs that keep accepts; when the bound stops it first, also the sort key
-// of the last run it examined. It reads n entries first, what a filter the index serves
-// whole needs, then twice as many each time up to maxWalkBatch, as entries it passes over
-// cost little (sift). When the index serves the whole filter (served), it reads whole the
-// runs it still needs, with no sift first: each page then costs one round trip less.
+// returns up to n runs that keep accepts; when the bound stops it first and a run follows,
+// also the sort key of the last run it examined. It reads n entries first, what a filter
+// the index serves whole needs, then twice as many each time up to maxWalkBatch, as entries
+// it passes over cost little (sift), and never more than one past the bound: that one
+// tells whether anything follows, without examining it. When the index serves the whole
+// filter (served), it reads whole the runs it still needs, with no sift first: each page
+// then costs one round trip less.
 //
 // An entry sortKey did not write (a hand edit) names no run: it is passed over unread and
 // not counted, so that a page never stops at one, whose sort key no cursor can hold.
@@ -298,18 +305,18 @@ func (s *Store) collectRuns(ctx context.Context, index, upper string, n, examine
 	batch := n
 	var last storecodec.RunCursor // the last run examined: set once examine has moved
 	for len(out) < n {
-		count := min(batch, examine)
+		count := batch
 		if served {
-			count = min(n-len(out), examine)
+			count = n - len(out)
 		}
-		if count == 0 {
-			return out, &last, nil
-		}
+		count = min(count, examine+1)
 		members, err := s.rdb.ZRevRangeByLex(ctx, index, &redis.ZRangeBy{Max: upper, Min: "-", Count: int64(count)}).Result()
 		if err != nil {
 			return nil, nil, err
 		}
 		at := runEntries(members)
+		past := len(at) > examine // the walk stops before that entry, and a page follows
+		at = at[:min(len(at), examine)]
 		ids := make([]string, len(at))
 		for i, c := range at {
 			ids[i] = c.ID
@@ -337,8 +344,11 @@ func (s *Store) collectRuns(ctx context.Context, index, upper string, n, examine
 		if through > 0 {
 			last = at[through-1]
 		}
-		if through < len(ids) {
+		switch {
+		case through < len(ids):
 			upper = "(" + sortKey(time.Unix(0, last.CreatedAt), last.ID)
+		case past && len(out) < n:
+			return out, &last, nil
 		}
 		batch = min(2*batch, max(n, maxWalkBatch))
 	}

@@ -256,8 +256,8 @@ func getRun(ctx context.Context, q querier, id string) (*runner.Run, error) {
 // the filter (runFilterOf); what that index leaves it checks on each run, examining at most
 // limits.MaxRunsExamined (p.Examine) of them.
 func (s *Store) ListRuns(ctx context.Context, p runner.ListRunsParams) ([]*runner.Run, string, error) {
-	limit := limits.Page(p.Limit)
-	query, args, err := listRunsQuery(p, limit, limits.Examined(p.Examine))
+	limit, examine := limits.Page(p.Limit), limits.Examined(p.Examine)
+	query, args, err := listRunsQuery(p, limit, examine)
 	if err != nil {
 		return nil, "", err
 	}
@@ -265,7 +265,7 @@ func (s *Store) ListRuns(ctx context.Context, p runner.ListRunsParams) ([]*runne
 	var runs []*runner.Run
 	var stop *storecodec.RunCursor
 	if err == nil {
-		runs, stop, err = collectListed(rows)
+		runs, stop, err = collectListed(rows, limit)
 	}
 	if err != nil {
 		return nil, "", fmt.Errorf("listing runs: %w", unavailable(err))
@@ -273,26 +273,32 @@ func (s *Store) ListRuns(ctx context.Context, p runner.ListRunsParams) ([]*runne
 	return storecodec.RunPage(runs, limit, stop)
 }
 
-// collectListed reads the rows of listRunsQuery: the runs found, then the last run the walk
-// examined if its bound stopped it first (marked by the last column), as a cursor.
-func collectListed(rows *sql.Rows) ([]*runner.Run, *storecodec.RunCursor, error) {
+// collectListed reads the rows of listRunsQuery, until limit+1 runs are found: the runs
+// found, then (marked by the last column) the entries at the walk's bound and one past it.
+// When both come, the bound stopped the walk first and a run follows: the last run the walk
+// examined is returned as a cursor. Rows are read no further than the page needs, so the
+// walk (a co-routine) goes no further either.
+func collectListed(rows *sql.Rows, limit int) ([]*runner.Run, *storecodec.RunCursor, error) {
 	defer rows.Close()
 	var runs []*runner.Run
-	var stop *storecodec.RunCursor
-	for rows.Next() {
-		var last bool
-		r, err := scanRun(markedRow{rows, &last})
+	var last *storecodec.RunCursor
+	for len(runs) <= limit && rows.Next() {
+		var mark bool
+		r, err := scanRun(markedRow{rows, &mark})
 		if err != nil {
 			return nil, nil, err
 		}
-		if last {
+		switch {
+		case !mark:
+			runs = append(runs, r)
+		case last == nil:
 			c := storecodec.RunCursorOf(r)
-			stop = &c
-			continue
+			last = &c
+		default:
+			return runs, last, rows.Err()
 		}
-		runs = append(runs, r)
 	}
-	return runs, stop, rows.Err()
+	return runs, nil, rows.Err()
 }
 
 // markedRow is a row of runSelect and one more column, scanned into mark.
@@ -310,10 +316,10 @@ const runOrder = ` ORDER BY created_at DESC, id DESC`
 // its arguments. A filter its index serves whole reads limit+1 runs off that index. Else
 // the index's entries are walked, at most examine of them (w, a co-routine that reads the
 // index alone, in its order), and each run they lead to is checked: CROSS JOIN keeps w the
-// outer loop, so runs come in its order and the walk goes no further than the page needs.
-// When fewer than limit+1 pass, the second part of the UNION ALL (which the outer LIMIT
-// skips otherwise) adds the run at the last entry of a full walk, marked: the next page
-// begins after it.
+// outer loop, so runs come in its order and the walk goes no further than collectListed
+// reads. When fewer than limit+1 pass, the second part of the UNION ALL (which
+// collectListed does not reach otherwise) adds the runs at the last entry of a full walk
+// and one past it, marked: the next page begins after the one, if the other is there.
 func listRunsQuery(p runner.ListRunsParams, limit, examine int) (string, []any, error) {
 	f := runFilterOf(p)
 	if p.Cursor != "" {
@@ -329,9 +335,8 @@ func listRunsQuery(p runner.ListRunsParams, limit, examine int) (string, []any, 
 	}
 	walk := `(SELECT rowid AS rid FROM runs` + where(f.served) + runOrder + ` LIMIT ?) AS w CROSS JOIN runs ON runs.rowid = w.rid`
 	query := `SELECT ` + runSelect + `, 0 FROM ` + walk + where(f.rest) +
-		` UNION ALL SELECT ` + runSelect + `, 1 FROM ` + strings.Replace(walk, `LIMIT ?`, `LIMIT 1 OFFSET ?`, 1) +
-		` LIMIT ?`
-	args := slices.Concat(f.servedArgs, []any{examine}, f.restArgs, f.servedArgs, []any{examine - 1, limit + 1})
+		` UNION ALL SELECT ` + runSelect + `, 1 FROM ` + strings.Replace(walk, `LIMIT ?`, `LIMIT 2 OFFSET ?`, 1)
+	args := slices.Concat(f.servedArgs, []any{examine}, f.restArgs, f.servedArgs, []any{examine - 1})
 	return query, args, nil
 }
 
