@@ -294,8 +294,11 @@ func (e *Engine) freeSlots() int {
 // freeLocked is how many worker slots a claim or an admission may take: those no held run
 // has, less those promised to runs waiting to take one again. e.mu is held.
 func (e *Engine) freeLocked() int {
-	return max(e.cfg.Concurrency-(len(e.held)-len(e.slotless))-len(e.slotWait), 0)
+	return max(e.cfg.Concurrency-e.takenLocked()-len(e.slotWait), 0)
 }
+
+// takenLocked is how many worker slots held runs have. e.mu is held.
+func (e *Engine) takenLocked() int { return len(e.held) - len(e.slotless) }
 
 // slotWaiter is a held run waiting to take a worker slot again; granted is closed once it
 // has one.
@@ -327,17 +330,14 @@ func (e *Engine) withoutSlot(ctx context.Context, runID string, wait func()) {
 	e.retakeSlot(ctx, runID)
 }
 
-// retakeSlot gives held run runID, which gave its slot back, a slot again: at once when
-// one is free and no other run waits for one, else when its turn comes or ctx ends.
+// retakeSlot gives held run runID, which gave its slot back, a slot again when its turn
+// among the runs waiting for one comes (at once when none waits and one is free), or
+// gives up when ctx ends.
 func (e *Engine) retakeSlot(ctx context.Context, runID string) {
-	e.mu.Lock()
-	if len(e.slotWait) == 0 && len(e.held)-len(e.slotless) < e.cfg.Concurrency {
-		delete(e.slotless, runID)
-		e.mu.Unlock()
-		return
-	}
 	w := slotWaiter{runID: runID, granted: make(chan struct{})}
+	e.mu.Lock()
 	e.slotWait = append(e.slotWait, w)
+	e.grantLocked()
 	e.mu.Unlock()
 	select {
 	case <-w.granted:
@@ -351,7 +351,7 @@ func (e *Engine) retakeSlot(ctx context.Context, runID string) {
 // grantLocked hands the slots free to the runs waiting to take one again, in turn. e.mu is
 // held.
 func (e *Engine) grantLocked() {
-	for len(e.slotWait) > 0 && len(e.held)-len(e.slotless) < e.cfg.Concurrency {
+	for len(e.slotWait) > 0 && e.takenLocked() < e.cfg.Concurrency {
 		w := e.slotWait[0]
 		e.slotWait = e.slotWait[1:]
 		delete(e.slotless, w.runID)
