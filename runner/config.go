@@ -19,8 +19,19 @@ import (
 type Config struct {
 	// Owner names this worker in leases; default hostname-pid-random.
 	Owner string
-	// Concurrency is how many runs this engine works at once; default 8.
+	// Concurrency is how many runs this engine works at once; default 8. An http step's
+	// attempt gives its run's slot back while it waits on the network (HTTPConcurrency
+	// bounds those instead), so that slow hosts do not keep other runs waiting.
 	Concurrency int
+	// HTTPConcurrency is how many http step attempts this engine has in flight at once, of
+	// all workflows; default DefaultHTTPConcurrency. An attempt that would go over it does
+	// not start (nor count as an attempt): its run is handed back, due again after
+	// HTTPBusyDelay.
+	HTTPConcurrency int
+	// HTTPPerWorkflow is how many of those may be attempts of runs of one workflow, so that
+	// the runs of one workflow calling a slow host cannot take them all; default
+	// DefaultHTTPPerWorkflow, at most HTTPConcurrency.
+	HTTPPerWorkflow int
 	// LeaseTTL is how long a claim lasts unless renewed (every LeaseTTL/3); default 30s.
 	LeaseTTL time.Duration
 	// PollInterval is how often the engine looks for runs whose wake-up time has come
@@ -65,11 +76,15 @@ type Config struct {
 
 // Defaults of Config.
 const (
-	DefaultConcurrency  = 8
-	DefaultLeaseTTL     = 30 * time.Second
-	DefaultPollInterval = 250 * time.Millisecond
-	DefaultMaxWait      = 5 * time.Minute
-	DefaultMaxDepth     = 16
+	DefaultConcurrency = 8
+	// DefaultHTTPConcurrency bounds the http attempts in flight in a process.
+	DefaultHTTPConcurrency = 64
+	// DefaultHTTPPerWorkflow bounds the http attempts in flight in a process of one workflow.
+	DefaultHTTPPerWorkflow = 16
+	DefaultLeaseTTL        = 30 * time.Second
+	DefaultPollInterval    = 250 * time.Millisecond
+	DefaultMaxWait         = 5 * time.Minute
+	DefaultMaxDepth        = 16
 	// DefaultAdmissionWork keeps an admission's answer prompt, whatever its first steps
 	// compute.
 	DefaultAdmissionWork = 10 * time.Millisecond
@@ -85,6 +100,12 @@ func (c *Config) withDefaults() Config {
 	}
 	if out.Concurrency == 0 {
 		out.Concurrency = DefaultConcurrency
+	}
+	if out.HTTPConcurrency == 0 {
+		out.HTTPConcurrency = DefaultHTTPConcurrency
+	}
+	if out.HTTPPerWorkflow == 0 {
+		out.HTTPPerWorkflow = min(DefaultHTTPPerWorkflow, out.HTTPConcurrency)
 	}
 	if out.LeaseTTL == 0 {
 		out.LeaseTTL = DefaultLeaseTTL
@@ -120,6 +141,10 @@ func (c *Config) validate() error {
 	switch {
 	case c.Concurrency < 0:
 		return errors.New("runner config: Concurrency must not be negative")
+	case c.HTTPConcurrency < 0 || c.HTTPPerWorkflow < 0:
+		return errors.New("runner config: HTTPConcurrency and HTTPPerWorkflow must not be negative")
+	case c.HTTPPerWorkflow > c.HTTPConcurrency:
+		return fmt.Errorf("runner config: HTTPPerWorkflow (%d) must not be above HTTPConcurrency (%d)", c.HTTPPerWorkflow, c.HTTPConcurrency)
 	case c.LeaseTTL < 3*time.Millisecond:
 		return errors.New("runner config: LeaseTTL must be at least 3ms")
 	case c.PollInterval < 0 || c.MaxWait < 0 || c.AdmissionWork < 0:

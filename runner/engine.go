@@ -86,6 +86,12 @@ type Engine struct {
 	mu     sync.Mutex
 	held   map[string]context.CancelCauseFunc // runs this engine works, by ID
 	leases map[string]Lease                   // leases of held runs, once the store wrote them
+	// slotless are the held runs whose worker gave its slot back while it waits on the
+	// network (withoutSlot); slotWait are those of them waiting to take one again, first
+	// come first served, before any claim.
+	slotless  map[string]bool
+	slotWait  []slotWaiter
+	httpBound httpBounds
 	// backlog says runs may be due that no slot here took: a claim or a notice of due runs
 	// found every slot taken, a claim filled every free slot, or an admission found none
 	// free. Only then does a slot coming free start a claim.
@@ -127,6 +133,8 @@ func New(store Store, workflows Workflows, creds Credentials, cfg *Config) (*Eng
 		poke:      make(chan struct{}, 1),
 		held:      map[string]context.CancelCauseFunc{},
 		leases:    map[string]Lease{},
+		slotless:  map[string]bool{},
+		httpBound: newHTTPBounds(c.HTTPConcurrency, c.HTTPPerWorkflow),
 		awaiters:  map[string]map[string]bool{},
 	}
 	e.broker = newBroker(e.getRun, c.Events)
@@ -280,7 +288,75 @@ func (e *Engine) setBacklog(b bool) {
 func (e *Engine) freeSlots() int {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return max(e.cfg.Concurrency-len(e.held), 0)
+	return e.freeLocked()
+}
+
+// freeLocked is how many worker slots a claim or an admission may take: those no held run
+// has, less those promised to runs waiting to take one again. e.mu is held.
+func (e *Engine) freeLocked() int {
+	return max(e.cfg.Concurrency-e.takenLocked()-len(e.slotWait), 0)
+}
+
+// takenLocked is how many worker slots held runs have. e.mu is held.
+func (e *Engine) takenLocked() int { return len(e.held) - len(e.slotless) }
+
+// slotWaiter is a held run waiting to take a worker slot again; granted is closed once it
+// has one.
+type slotWaiter struct {
+	runID   string
+	granted chan struct{}
+}
+
+// withoutSlot runs wait, which waits on the network for held run runID, with the run's
+// worker slot given back meanwhile, so that runs waiting on slow hosts do not keep the
+// others from being worked; the run stays held (its lease renewed, interruptible). Then it
+// takes a slot again, waiting for one if needed, unless ctx ends first (the worker then
+// ends its pass without one).
+func (e *Engine) withoutSlot(ctx context.Context, runID string, wait func()) {
+	e.mu.Lock()
+	if _, ok := e.held[runID]; !ok {
+		e.mu.Unlock()
+		wait()
+		return
+	}
+	e.slotless[runID] = true
+	e.grantLocked()
+	backlog := e.backlog
+	e.mu.Unlock()
+	if backlog {
+		e.pokeLocal()
+	}
+	wait()
+	e.retakeSlot(ctx, runID)
+}
+
+// retakeSlot gives held run runID, which gave its slot back, a slot again when its turn
+// among the runs waiting for one comes (at once when none waits and one is free), or
+// gives up when ctx ends.
+func (e *Engine) retakeSlot(ctx context.Context, runID string) {
+	w := slotWaiter{runID: runID, granted: make(chan struct{})}
+	e.mu.Lock()
+	e.slotWait = append(e.slotWait, w)
+	e.grantLocked()
+	e.mu.Unlock()
+	select {
+	case <-w.granted:
+	case <-ctx.Done():
+		e.mu.Lock()
+		e.slotWait = slices.DeleteFunc(e.slotWait, func(o slotWaiter) bool { return o.granted == w.granted })
+		e.mu.Unlock()
+	}
+}
+
+// grantLocked hands the slots free to the runs waiting to take one again, in turn. e.mu is
+// held.
+func (e *Engine) grantLocked() {
+	for len(e.slotWait) > 0 && e.takenLocked() < e.cfg.Concurrency {
+		w := e.slotWait[0]
+		e.slotWait = e.slotWait[1:]
+		delete(e.slotless, w.runID)
+		close(w.granted)
+	}
 }
 
 // launch starts a worker on a claimed run. A run already worked here (claimed again because
@@ -303,7 +379,7 @@ func (e *Engine) reserve(runID string) (context.Context, bool) {
 	if e.workCtx == nil {
 		return nil, false
 	}
-	if len(e.held) >= e.cfg.Concurrency {
+	if e.freeLocked() == 0 {
 		e.backlog = true
 		return nil, false
 	}
@@ -347,6 +423,8 @@ func (e *Engine) endPass(lease Lease, runID string, keep bool) {
 	cancel := e.held[runID]
 	delete(e.held, runID)
 	delete(e.leases, runID)
+	delete(e.slotless, runID)
+	e.grantLocked()
 	backlog := e.backlog
 	e.mu.Unlock()
 	cancel(nil)

@@ -265,15 +265,35 @@ func (x *execution) enter(ctx context.Context, i int) (*stepExec, flow) {
 		}
 	}
 	if rec.Status != StepWaiting {
+		if k.outbound {
+			if s.inFlight = x.e.httpBound.take(x.r.WorkflowID); !s.inFlight {
+				return nil, x.outboundBusy(ctx, i)
+			}
+		}
 		rec.Attempts++
 		rec.Status = StepRunning
 		if k.saveStart {
 			if f := x.save(ctx, SaveOptions{AttemptStart: true}); f != flowNext {
+				s.leave()
 				return nil, f
 			}
 		}
 	}
 	return s, flowNext
+}
+
+// outboundBusy hands the run back, due again after HTTPBusyDelay, when the attempt of its
+// step i would go over Config.HTTPConcurrency or Config.HTTPPerWorkflow: the attempt is
+// neither made nor counted, and the runs already due are claimed first.
+func (x *execution) outboundBusy(ctx context.Context, i int) flow {
+	x.e.log.Debug("http attempts in flight at their bound; run handed back",
+		"run", x.r.ID, "workflow", x.r.Workflow, "step", x.r.Steps[i].ID, "delay", HTTPBusyDelay)
+	x.r.WakeAt = x.e.now().Add(HTTPBusyDelay)
+	if f := x.saveAndRelease(ctx); f != flowRelease {
+		return f
+	}
+	x.e.wakeAt(x.r.WakeAt)
+	return flowRelease
 }
 
 func (x *execution) skipped(ctx context.Context, i int, err error) flow {
@@ -292,6 +312,7 @@ func (x *execution) attempt(ctx context.Context, s *stepExec) flow {
 	var saved []byte
 	for pass := 0; pass < maxPasses; pass++ {
 		out, err := s.kind.run(ctx, s)
+		s.leave()
 		if ctx.Err() != nil && s.kind.Effects {
 			return x.interrupted(ctx)
 		}

@@ -31,3 +31,14 @@ func HTTPClient(e *Engine) *http.Client { return e.client }
 func TrustTLS(c *http.Client, pool *x509.CertPool) {
 	c.Transport.(*http.Transport).TLSClientConfig = &tls.Config{RootCAs: pool}
 }
+
+// Slots reports the worker slots of e taken, the runs waiting to take one again after their
+// http attempt, and the http attempts it has in flight.
+func Slots(e *Engine) (taken, waiting, httpInFlight int) {
+	e.mu.Lock()
+	taken, waiting = len(e.held)-len(e.slotless), len(e.slotWait)
+	e.mu.Unlock()
+	e.httpBound.mu.Lock()
+	defer e.httpBound.mu.Unlock()
+	return taken, waiting, e.httpBound.inFlight
+}

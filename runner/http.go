@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/gorunner/gorunner/expression"
@@ -27,7 +28,48 @@ const (
 	MaxResponseHeaderBytes = 64 << 10
 	// defaultHTTPTimeout bounds an http step attempt without a timeout.
 	defaultHTTPTimeout = 30 * time.Second
+	// HTTPBusyDelay is how long a run whose http attempt found Config.HTTPConcurrency or
+	// Config.HTTPPerWorkflow full waits before it is due again; runs already due are
+	// claimed before it.
+	HTTPBusyDelay = time.Second
 )
+
+// httpBounds counts the http attempts in flight in an engine, in all and by workflow,
+// within Config.HTTPConcurrency and Config.HTTPPerWorkflow.
+type httpBounds struct {
+	total, perWorkflow int
+
+	mu         sync.Mutex
+	inFlight   int
+	byWorkflow map[string]int
+}
+
+func newHTTPBounds(total, perWorkflow int) httpBounds {
+	return httpBounds{total: total, perWorkflow: perWorkflow, byWorkflow: map[string]int{}}
+}
+
+// take counts an attempt of a run of workflow in flight, unless either bound is full
+// (false: nothing counted).
+func (b *httpBounds) take(workflow string) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.inFlight >= b.total || b.byWorkflow[workflow] >= b.perWorkflow {
+		return false
+	}
+	b.inFlight++
+	b.byWorkflow[workflow]++
+	return true
+}
+
+// done counts an attempt take counted as no longer in flight.
+func (b *httpBounds) done(workflow string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.inFlight--
+	if b.byWorkflow[workflow]--; b.byWorkflow[workflow] == 0 {
+		delete(b.byWorkflow, workflow)
+	}
+}
 
 // runHTTP makes one request. Network errors, timeouts, 429 and 5xx are retryable; another
 // 4xx, an address the egress policy refuses, an unknown connection or one not bound to the
@@ -38,18 +80,18 @@ func runHTTP(ctx context.Context, s *stepExec) (outcome, error) {
 		return outcome{}, err
 	}
 	timeout := httpTimeout(s.st.Timeout.Std(), s.engine().cfg.maxHTTPTimeout)
+	runCtx := ctx // the timeout bounds the request, not the wait for a slot after it
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	req, err := s.newRequest(ctx, &hs)
 	if err != nil {
 		return outcome{}, err
 	}
-	resp, err := s.engine().client.Do(req)
-	if err != nil {
-		return outcome{}, requestError(ctx, req, err, timeout)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, MaxResponseBody+1))
+	var (
+		resp *http.Response
+		body []byte
+	)
+	s.engine().withoutSlot(runCtx, s.run().ID, func() { resp, body, err = send(s.engine().client, req) })
 	switch {
 	case err != nil:
 		return outcome{}, requestError(ctx, req, err, timeout)
@@ -64,6 +106,17 @@ func runHTTP(ctx context.Context, s *stepExec) (outcome, error) {
 		"headers": headerMap(resp.Header),
 		"body":    decodeBody(resp.Header.Get("Content-Type"), body),
 	}}, nil
+}
+
+// send makes req and reads its response's body, up to one byte over MaxResponseBody.
+func send(client *http.Client, req *http.Request) (*http.Response, []byte, error) {
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, MaxResponseBody+1))
+	return resp, body, err
 }
 
 // httpTimeout is how long one attempt of an http step whose timeout is asked may take:

@@ -50,6 +50,9 @@ type stepKind struct {
 	saveStart bool
 	// attempts is the default retry.maxAttempts.
 	attempts int
+	// outbound says an attempt waits on the network: Config.HTTPConcurrency and
+	// Config.HTTPPerWorkflow bound how many are in flight.
+	outbound bool
 	// handler runs a custom kind.
 	handler StepHandler
 }
@@ -62,7 +65,7 @@ type kindTable map[string]*stepKind
 // schemas.BuiltinKinds, the one list of built-in kinds.
 var builtinRuns = map[string]stepKind{
 	schemas.KindSet:      {run: runSet, attempts: 1},
-	schemas.KindHTTP:     {run: runHTTP, saveStart: true, attempts: 3},
+	schemas.KindHTTP:     {run: runHTTP, saveStart: true, attempts: 3, outbound: true},
 	schemas.KindHook:     {run: runHook, attempts: 1},
 	schemas.KindSleep:    {run: runSleep, attempts: 1},
 	schemas.KindRun:      {run: runRun, saveStart: true, attempts: 1},

@@ -46,10 +46,20 @@ type stepExec struct {
 	rec  *StepRecord
 	st   *schemas.Step
 	kind *stepKind
+	// inFlight says the attempt counts in the engine's http bounds until leave.
+	inFlight bool
 }
 
 func (s *stepExec) engine() *Engine { return s.x.e }
 func (s *stepExec) run() *Run       { return s.x.r }
+
+// leave counts the step's attempt as no longer in flight, if it was.
+func (s *stepExec) leave() {
+	if s.inFlight {
+		s.inFlight = false
+		s.engine().httpBound.done(s.run().WorkflowID)
+	}
+}
 
 // skip evaluates the step's if; a falsy value skips the step.
 func (s *stepExec) skip() (bool, error) {
