@@ -3,6 +3,7 @@ package schemas
 import (
 	"errors"
 	"fmt"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -28,9 +29,20 @@ var errSchemaCost = errors.New("the schema")
 // applies more than MaxSchemaApplications subschemas to some value, at any depth the input
 // nests to, or one that reaches a schema again without stepping into the value (a
 // reference cycle, which no value passes). It takes time about linear in the schema's size.
-func checkSchemaCost(root *jsonschema.Schema) error {
+//
+// A $dynamicRef applies one of the schemas with its $dynamicAnchor, whichever the dynamic
+// scope picks, so it is counted as the costliest of all of doc's; c compiles them.
+func checkSchemaCost(c *jsonschema.Compiler, doc any, root *jsonschema.Schema) error {
 	g := costGraph{nodes: map[*jsonschema.Schema]*costNode{}}
+	anchors, err := dynamicAnchors(c, doc)
+	if err != nil {
+		return err
+	}
+	g.anchors = anchors
 	start := g.node(root)
+	if g.err != nil {
+		return g.err
+	}
 	for _, n := range g.order {
 		if _, err := g.closure(n); err != nil {
 			return err
@@ -43,18 +55,21 @@ func checkSchemaCost(root *jsonschema.Schema) error {
 type costGraph struct {
 	nodes map[*jsonschema.Schema]*costNode
 	order []*costNode // every node, in the order first met
+	// anchors are the schemas of each $dynamicAnchor name.
+	anchors map[string][]*jsonschema.Schema
+	err     error // a $recursiveRef the check cannot follow
 	// Tarjan's walk: its stack, its counter, and how many components it closed.
 	stack       []*costNode
 	index, sccs int
 }
 
 // costNode is one subschema: what it applies to the value it applies to (inPlace, and one
-// of then and else), what it applies to the values inside (steps), and what the check
-// worked out about it.
+// of each of choices: then or else, the targets a $dynamicRef may resolve to), what it
+// applies to the values inside (steps), and what the check worked out about it.
 type costNode struct {
 	s          *jsonschema.Schema
 	inPlace    []*costNode
-	then, els  *costNode
+	choices    [][]*costNode
 	steps      allSteps
 	closure    []weighted // the schemas applied in place, s first, each with its ways
 	total      int        // their ways together, capped
@@ -151,10 +166,18 @@ func (g *costGraph) link(n *costNode) {
 	for _, sub := range []*jsonschema.Schema{s.Ref, s.RecursiveRef, s.Not, s.If} {
 		n.addInPlace(g.node(sub))
 	}
-	if s.DynamicRef != nil {
-		n.addInPlace(g.node(s.DynamicRef.Ref))
+	if s.RecursiveRef != nil && s.RecursiveRef.RecursiveAnchor && s.RecursiveRef.Location != schemaURL+"#" && g.err == nil {
+		g.err = fmt.Errorf("%w has a $recursiveRef to %s, whose $recursiveAnchor the validator may resolve "+
+			"to other schemas than the check can count; put $recursiveAnchor at the root only", errSchemaCost, where(s.RecursiveRef))
 	}
-	n.then, n.els = g.node(s.Then), g.node(s.Else)
+	if d := s.DynamicRef; d != nil {
+		targets := []*jsonschema.Schema{d.Ref}
+		if d.Anchor != "" && d.Ref.DynamicAnchor == d.Anchor {
+			targets = g.anchors[d.Anchor]
+		}
+		n.addChoice(g, targets...)
+	}
+	n.addChoice(g, s.Then, s.Else)
 	for _, list := range [][]*jsonschema.Schema{s.AllOf, s.AnyOf, s.OneOf} {
 		for _, sub := range list {
 			n.addInPlace(g.node(sub))
@@ -214,6 +237,19 @@ func (n *costNode) addInPlace(to *costNode) {
 	}
 }
 
+// addChoice adds the schemas of subs, of which the validator applies one at most.
+func (n *costNode) addChoice(g *costGraph, subs ...*jsonschema.Schema) {
+	var choice []*costNode
+	for _, sub := range subs {
+		if to := g.node(sub); to != nil {
+			choice = append(choice, to)
+		}
+	}
+	if len(choice) > 0 {
+		n.choices = append(n.choices, choice)
+	}
+}
+
 func (st *stepsOf) addAll(to *costNode) {
 	if to != nil {
 		st.all = append(st.all, to)
@@ -225,9 +261,9 @@ func (st *stepsOf) name(name string, to *costNode) {
 }
 
 // closure works out the schemas n applies in place, each with the ways it is applied,
-// what then or else apply counted as the more of the two for each, and their total, the
-// applications of then or else counted as the more of the two (the validator applies if,
-// then one of them). It refuses more than MaxSchemaApplications in all, or a reference
+// what one of a choice applies counted as the most of them for each, and their total,
+// the applications of a choice counted as the most of its schemas' (the validator applies
+// if, then then or else; a $dynamicRef, one of its targets). It refuses more than MaxSchemaApplications in all, or a reference
 // cycle.
 func (g *costGraph) closure(n *costNode) ([]weighted, error) {
 	if n.closure != nil {
@@ -239,25 +275,28 @@ func (g *costGraph) closure(n *costNode) ([]weighted, error) {
 	}
 	n.closing = true
 	defer func() { n.closing = false }()
-	total, branch := 1, 0
+	total := 1
 	for _, sub := range n.inPlace {
 		if _, err := g.closure(sub); err != nil {
 			return nil, err
 		}
 		total = capped(total + sub.total)
 	}
-	branches := slices.DeleteFunc([]*costNode{n.then, n.els}, func(b *costNode) bool { return b == nil })
-	for _, b := range branches {
-		if _, err := g.closure(b); err != nil {
-			return nil, err
+	for _, choice := range n.choices {
+		most := 0
+		for _, b := range choice {
+			if _, err := g.closure(b); err != nil {
+				return nil, err
+			}
+			most = max(most, b.total)
 		}
-		branch = max(branch, b.total)
+		total = capped(total + most)
 	}
-	if total = capped(total + branch); total > MaxSchemaApplications {
+	if total > MaxSchemaApplications {
 		return nil, fmt.Errorf("%w applies more than %d subschemas to one value (allOf, anyOf, oneOf, $ref… nested in one another): "+
 			"validating an input would take too long; share fewer subschemas", errSchemaCost, MaxSchemaApplications)
 	}
-	n.closure, n.total = mergeClosures(n, n.inPlace, branches), total
+	n.closure, n.total = mergeClosures(n), total
 	n.stepper = soleStepper(n)
 	return n.closure, nil
 }
@@ -280,25 +319,27 @@ func soleStepper(n *costNode) *weighted {
 }
 
 // mergeClosures is n's closure from those of the schemas it applies in place, all of
-// inPlace's and the more of branches' for each schema.
-func mergeClosures(n *costNode, inPlace, branches []*costNode) []weighted {
-	if len(inPlace)+len(branches) == 0 {
+// all of inPlace's and, for each choice, the most of its schemas' for each schema.
+func mergeClosures(n *costNode) []weighted {
+	if len(n.inPlace)+len(n.choices) == 0 {
 		return []weighted{{n, 1}}
 	}
 	ways := map[*costNode]int{n: 1}
-	for _, sub := range inPlace {
+	for _, sub := range n.inPlace {
 		for _, w := range sub.closure {
 			ways[w.n] = capped(ways[w.n] + w.ways)
 		}
 	}
-	branch := map[*costNode]int{}
-	for _, b := range branches {
-		for _, w := range b.closure {
-			branch[w.n] = max(branch[w.n], w.ways)
+	for _, choice := range n.choices {
+		most := map[*costNode]int{}
+		for _, b := range choice {
+			for _, w := range b.closure {
+				most[w.n] = max(most[w.n], w.ways)
+			}
 		}
-	}
-	for m, w := range branch {
-		ways[m] = capped(ways[m] + w)
+		for m, w := range most {
+			ways[m] = capped(ways[m] + w)
+		}
 	}
 	out := make([]weighted, 0, len(ways))
 	for m, w := range ways {
@@ -475,6 +516,40 @@ func (n *costNode) appsOrZero() int {
 		return 0
 	}
 	return n.apps
+}
+
+// dynamicAnchors finds the schemas of each $dynamicAnchor name in doc, wherever in it the
+// validator may look one up, compiled by c (the same schemas it compiled). Every object of
+// doc with a $dynamicAnchor is taken, even one that is not a schema: counting it too only
+// counts more.
+func dynamicAnchors(c *jsonschema.Compiler, doc any) (map[string][]*jsonschema.Schema, error) {
+	out := map[string][]*jsonschema.Schema{}
+	var walk func(v any, ptr string) error
+	walk = func(v any, ptr string) error {
+		switch v := v.(type) {
+		case map[string]any:
+			if name, ok := v["$dynamicAnchor"].(string); ok {
+				s, err := c.Compile(schemaURL + "#" + ptr)
+				if err != nil {
+					return fmt.Errorf("%w has a $dynamicAnchor at %s the check cannot follow: %w", errSchemaCost, ptr, err)
+				}
+				out[name] = append(out[name], s)
+			}
+			for k, sub := range v {
+				if err := walk(sub, ptr+"/"+url.PathEscape(escapePointer(k))); err != nil {
+					return err
+				}
+			}
+		case []any:
+			for i, sub := range v {
+				if err := walk(sub, ptr+"/"+strconv.Itoa(i)); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	return out, walk(doc, "")
 }
 
 // where names s by its JSON pointer in the schema ("#" for the root).

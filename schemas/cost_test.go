@@ -104,6 +104,20 @@ func recursiveDAGSchema(n int) string {
 const doublingSchema = `{"$defs":{"t":{"type":"object","allOf":[{"$ref":"#/$defs/u"},{"$ref":"#/$defs/u"}]},` +
 	`"u":{"properties":{"a":{"$ref":"#/$defs/t"}}}},"$ref":"#/$defs/t"}`
 
+// dynamicDoublingSchema applies a twice, whose property a has a $dynamicRef to its own
+// $dynamicAnchor n: the validator resolves it to the outermost schema of the dynamic scope
+// with that anchor, the root, which applies a twice again. The old check followed the
+// $dynamicRef to a alone and let it through; an input 22 levels deep took 58 s of CPU.
+const dynamicDoublingSchema = `{"$dynamicAnchor":"n","$defs":{"a":{"$id":"a","$dynamicAnchor":"n","type":"object",` +
+	`"properties":{"a":{"$dynamicRef":"#n"}}}},"allOf":[{"$ref":"a"},{"$ref":"a"}]}`
+
+// strictTreeSchema is the JSON Schema specification's example of $dynamicRef: a tree whose
+// children are of the schema that extends it (with maxProperties for its unevaluatedProperties,
+// which the check counts at every depth, and refuses, as it does with a $ref).
+const strictTreeSchema = `{"$id":"strict-tree","$dynamicAnchor":"node","$ref":"tree","maxProperties":2,` +
+	`"$defs":{"tree":{"$id":"tree","$dynamicAnchor":"node","type":"object","properties":{"data":true,` +
+	`"children":{"type":"array","items":{"$dynamicRef":"#node"}}}}}}`
+
 // TestSecuritySchemaCost publishes, for real through Validate and CompileInput (the input
 // schema of a tool call, an ask's schema, an output schema), JSON Schemas whose validation
 // takes exponential time: each is refused at once, with the problem at /input.
@@ -128,6 +142,9 @@ func TestSecuritySchemaCost(t *testing.T) {
 			`{"type":"object","properties":{"a":{"$ref":"#"}},"allOf":[{"unevaluatedProperties":{"$ref":"#"}}]}`, "in two ways that apply to one value"},
 		{"fan-out one past the bound", allOfSchema(MaxSchemaApplications), "more than 1000 subschemas to one value"},
 		{"if, then or else one past the bound", conditionalSchema(MaxSchemaApplications - 2), "more than 1000 subschemas to one value"},
+		{"recursion doubling through a $dynamicRef", dynamicDoublingSchema, "in two ways that apply to one value"},
+		{"$recursiveAnchor below the root", `{"$schema":"https://json-schema.org/draft/2019-09/schema","$defs":{"t":{"$id":"t",` +
+			`"$recursiveAnchor":true,"properties":{"a":{"$recursiveRef":"#"}}}},"$ref":"t"}`, "put $recursiveAnchor at the root only"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -179,7 +196,11 @@ func TestSchemaCostAllowsRecursion(t *testing.T) {
 		"recursions over a deep DAG":               recursiveDAGSchema(40),
 		"a property and additionalProperties recurse": `{"type":"object","properties":{"a":{"$ref":"#"}},` +
 			`"additionalProperties":{"$ref":"#"}}`,
-		"prefixItems and items recurse": `{"prefixItems":[{"$ref":"#"}],"items":{"$ref":"#"}}`,
+		"prefixItems and items recurse":       `{"prefixItems":[{"$ref":"#"}],"items":{"$ref":"#"}}`,
+		"the specification's extensible tree": strictTreeSchema,
+		"a $dynamicRef to one anchor":         `{"$dynamicAnchor":"n","type":"object","properties":{"a":{"$dynamicRef":"#n"},"b":{"$dynamicRef":"#n"}}}`,
+		"a $recursiveRef to the root": `{"$schema":"https://json-schema.org/draft/2019-09/schema","$recursiveAnchor":true,` +
+			`"type":"object","properties":{"children":{"type":"array","items":{"$recursiveRef":"#"}}}}`,
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
@@ -224,6 +245,6 @@ func BenchmarkSchemaCost(b *testing.B) {
 	require.NoError(b, err)
 	b.SetBytes(int64(len(raw)))
 	for b.Loop() {
-		require.NoError(b, checkSchemaCost(s))
+		require.NoError(b, checkSchemaCost(c, doc, s))
 	}
 }

@@ -68,7 +68,7 @@ func compileSchema(raw json.RawMessage) (*jsonschema.Schema, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := checkSchemaCost(s); err != nil {
+	if err := checkSchemaCost(c, doc, s); err != nil {
 		return nil, err
 	}
 	return s, nil
