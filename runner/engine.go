@@ -129,7 +129,7 @@ func New(store Store, workflows Workflows, creds Credentials, cfg *Config) (*Eng
 		leases:    map[string]Lease{},
 		awaiters:  map[string]map[string]bool{},
 	}
-	e.broker = newBroker(e.getRun, c.Events)
+	e.broker = newBroker(e.store, e.getRun, e.log, c.Events)
 	return e, nil
 }
 
