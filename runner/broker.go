@@ -207,15 +207,18 @@ func (f *feed) noticed() (n uint64, foreign bool) {
 // func leaves it, and the last to leave stops it. A new feed subscribes to the run's
 // notices, then reads the run: no change is missed.
 func (b *broker) follow(runID string) (*feed, func()) {
-	return b.followFrom(runID, nil)
+	f, _, leave := b.followFrom(runID, nil)
+	return f, leave
 }
 
 // followFrom is follow for a caller that holds hint, a state of the run: a feed it starts
-// begins with a check of the hook hint waits on, if any.
-func (b *broker) followFrom(runID string, hint *Run) (*feed, func()) {
+// begins with a check of the hook hint waits on, if any. since is the number of checks
+// begun when it joined (see feed.rests).
+func (b *broker) followFrom(runID string, hint *Run) (f *feed, since uint64, leave func()) {
 	f, start, leave := b.join(runID, hint)
+	since = f.since()
 	start(false)
-	return f, leave
+	return f, since, leave
 }
 
 // expect joins the feed of a run this process is about to admit and go on running, before
@@ -410,9 +413,8 @@ func (e *Engine) wait(ctx context.Context, id string, hint *Run, maxWait time.Du
 	if r, ok := e.finished.get(id); ok {
 		return r, nil // ended: nothing to follow
 	}
-	f, leave := e.broker.followFrom(id, hint)
+	f, since, leave := e.broker.followFrom(id, hint)
 	defer leave()
-	since := f.since()
 	timer := time.NewTimer(min(maxWait, e.cfg.MaxWait))
 	defer timer.Stop()
 	expired := false
