@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -30,19 +31,21 @@ const (
 // each watched run has one feed, which reads the run once when it starts and once per
 // events.Run notice (published after every save, here or in another process) and hands
 // the state it read to all its followers. N waiters on one run cost one read per change,
-// but for a run waiting on a hook, which each waiter looks at itself (Engine.resting: the
-// hook's queue, then the run, unshared and not retried).
+// a run waiting on a hook included: the feed looks at the hook's queue before it reads the
+// run (feed.begin), and its waiters share that look (feed.rests).
 type broker struct {
-	get func(ctx context.Context, id string) (*Run, error)
-	bus *events.Bus
+	get  func(ctx context.Context, id string) (*Run, error)
+	next func(ctx context.Context, runID, env, token string) (*Payload, error)
+	log  *slog.Logger
+	bus  *events.Bus
 
 	mu    sync.Mutex
 	feeds map[string]*feed
 	waits map[string]int // open waits by principal
 }
 
-func newBroker(get func(ctx context.Context, id string) (*Run, error), bus *events.Bus) *broker {
-	return &broker{get: get, bus: bus, feeds: map[string]*feed{}, waits: map[string]int{}}
+func newBroker(s Store, get func(ctx context.Context, id string) (*Run, error), log *slog.Logger, bus *events.Bus) *broker {
+	return &broker{get: get, next: s.NextPayload, log: log, bus: bus, feeds: map[string]*feed{}, waits: map[string]int{}}
 }
 
 // feed is the one reader of a run that its followers share.
@@ -60,6 +63,17 @@ type feed struct {
 	// when a push found a notice pending that came after that and before the push's own.
 	listened uint64
 	foreign  bool
+
+	// A check is a read that looks at the queue of the hook the run last waited on (or hint
+	// waits on, before the first read), then reads the run: when the run still waits on
+	// that hook, the state read rests there (no payload queued) or is about to move on
+	// (queued), for every waiter that joined before the check began (feed.rests).
+	hint    *Run          // a state the first follower held, for the first check
+	reading bool          // a read is under way: it wakes the waiters when it ends
+	checks  uint64        // checks begun
+	checked uint64        // the check that state comes from, 0 when none
+	queued  bool          // that check found a payload queued
+	wanted  chan struct{} // a waiter asks for a check (1 slot)
 }
 
 // latest returns the last state read (nil before the first read), the error of that read,
@@ -71,19 +85,83 @@ func (f *feed) latest() (*Run, error, <-chan struct{}) {
 }
 
 func (f *feed) set(r *Run, err error) {
-	f.state, f.err = r, err
+	f.state, f.err, f.checked, f.queued = r, err, 0, false
+	f.wake()
+}
+
+func (f *feed) wake() {
 	close(f.changed)
 	f.changed = make(chan struct{})
 }
 
-// setRead keeps a state read from the store, unless a push came after the read began
-// (pushes moved from seen): the pushed state is then as new as the read or newer.
-func (f *feed) setRead(r *Run, err error, seen uint64) {
+// begin starts a read: it returns how many states were pushed so far, and for a check
+// (the run last seen waiting on a hook) that state and the check's number. It takes the
+// waiters' request for a check: one asked for after this is served by the next read.
+func (f *feed) begin() (seen uint64, last *Run, check uint64) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.pushes == seen {
-		f.set(r, err)
+	select {
+	case <-f.wanted:
+	default:
 	}
+	f.reading = true
+	last = f.state
+	if last == nil {
+		last = f.hint
+	}
+	if last == nil || hookOf(last) == "" {
+		return f.pushes, nil, 0
+	}
+	f.checks++
+	return f.pushes, last, f.checks
+}
+
+// setRead keeps a state read from the store, unless a push came after the read began
+// (pushes moved from seen): the pushed state is then as new as the read or newer. A read
+// that was check number check of the hook on which last waited, finding a payload queued
+// or not, vouches for the state read when it still waits there.
+func (f *feed) setRead(r *Run, err error, seen uint64, last *Run, check uint64, queued bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.reading = false
+	if f.pushes != seen {
+		f.wake() // the waiters who left a check to this read look again
+		return
+	}
+	f.set(r, err)
+	if check != 0 && err == nil && hookOf(r) == hookOf(last) {
+		f.checked, f.queued = check, queued
+	}
+}
+
+// since is the number of checks begun so far: a waiter that notes it when it joins takes
+// the word of later checks only (see rests).
+func (f *feed) since() uint64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.checks
+}
+
+// rests reports whether r, the latest state, waiting on a hook and not due, is what a wait
+// that joined when since checks had begun answers: yes when a later check found no payload
+// queued. A payload queued then is about to move the run on; a run no later check vouches
+// for gets one, asked of the reader unless a read under way or a newer state will wake
+// the waiter anyway.
+func (f *feed) rests(r *Run, since uint64) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	switch {
+	case f.state != r:
+		return false
+	case f.checked > since:
+		return !f.queued
+	case !f.reading:
+		select {
+		case f.wanted <- struct{}{}:
+		default:
+		}
+	}
+	return false
 }
 
 // push hands over the state this process's worker just committed. Its own notice is
@@ -129,9 +207,18 @@ func (f *feed) noticed() (n uint64, foreign bool) {
 // func leaves it, and the last to leave stops it. A new feed subscribes to the run's
 // notices, then reads the run: no change is missed.
 func (b *broker) follow(runID string) (*feed, func()) {
-	f, start, leave := b.join(runID)
-	start(false)
+	f, _, leave := b.followFrom(runID, nil)
 	return f, leave
+}
+
+// followFrom is follow for a caller that holds hint, a state of the run: a feed it starts
+// begins with a check of the hook hint waits on, if any. since is the number of checks
+// begun when it joined (see feed.rests).
+func (b *broker) followFrom(runID string, hint *Run) (f *feed, since uint64, leave func()) {
+	f, start, leave := b.join(runID, hint)
+	since = f.since()
+	start(false)
+	return f, since, leave
 }
 
 // expect joins the feed of a run this process is about to admit and go on running, before
@@ -140,14 +227,14 @@ func (b *broker) follow(runID string) (*feed, func()) {
 // state (broker.saved); start, called after it, starts the feed's reader from that state
 // (reading nothing unless a notice calls for it). leave is follow's.
 func (b *broker) expect(runID string) (start, leave func()) {
-	_, begin, leave := b.join(runID)
+	_, begin, leave := b.join(runID, nil)
 	return func() { begin(true) }, leave
 }
 
-// join joins the feed of runID, making it (subscribed, not yet reading) if nobody follows
-// the run yet; start starts the reader of a feed made here (seeded: from a pushed state)
-// and does nothing for one joined.
-func (b *broker) join(runID string) (f *feed, start func(seeded bool), leave func()) {
+// join joins the feed of runID, making it (subscribed, not yet reading, with hint) if
+// nobody follows the run yet; start starts the reader of a feed made here (seeded: from a
+// pushed state) and does nothing for one joined.
+func (b *broker) join(runID string, hint *Run) (f *feed, start func(seeded bool), leave func()) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	f = b.feeds[runID]
@@ -155,7 +242,7 @@ func (b *broker) join(runID string) (f *feed, start func(seeded bool), leave fun
 	if f == nil {
 		ctx, cancel := context.WithCancel(context.Background())
 		sub := b.bus.Subscribe(events.Run(runID)) // before any read: no change is missed
-		f = &feed{changed: make(chan struct{}), sub: sub, stop: func() { cancel(); sub.Close() }}
+		f = &feed{changed: make(chan struct{}), wanted: make(chan struct{}, 1), hint: hint, sub: sub, stop: func() { cancel(); sub.Close() }}
 		b.feeds[runID] = f
 		start = func(seeded bool) { go b.read(ctx, runID, f, seeded) }
 	}
@@ -171,8 +258,8 @@ func (b *broker) join(runID string) (f *feed, start func(seeded bool), leave fun
 }
 
 // read reads run id into f once at start (unless f is seeded: its state was pushed), then
-// once per notice of the run that no push explains, until the run is finished (it changes
-// no more) or nobody follows it. A notice that follows a push is taken for that save's own:
+// once per notice of the run that no push explains and once per check its waiters ask for,
+// until the run is finished (it changes no more) or nobody follows it. A notice that follows a push is taken for that save's own:
 // this process's worker handed its state over already (saved), unless the push found
 // another process's notice pending (feed.push). A notice from another process that
 // arrives between a push and its own notice is taken for that push's; events.ResyncInterval
@@ -182,12 +269,9 @@ func (b *broker) read(ctx context.Context, id string, f *feed, seeded bool) {
 	final := false
 	for {
 		if !seeded {
-			seen, _ := f.pushed()
-			r, err := b.load(ctx, id)
-			if ctx.Err() != nil {
+			if !b.readOnce(ctx, id, f) {
 				return
 			}
-			f.setRead(r, err, seen)
 			n, final = f.listen()
 		}
 		seeded = false
@@ -197,12 +281,40 @@ func (b *broker) read(ctx context.Context, id string, f *feed, seeded bool) {
 	}
 }
 
-// awaitForeign waits, from n pushes on, for a notice of f's run that no push explains,
-// reporting false when the run is final or nobody follows it any more.
+// readOnce reads run id into f, as a check when f's run was last seen waiting on a hook
+// (feed.begin): that hook's queue first, then the run. It reports false when nobody
+// follows the run any more.
+func (b *broker) readOnce(ctx context.Context, id string, f *feed) bool {
+	seen, last, check := f.begin()
+	queued := check != 0 && b.queued(ctx, last)
+	r, err := b.load(ctx, id)
+	if ctx.Err() != nil {
+		return false
+	}
+	f.setRead(r, err, seen, last, check, queued)
+	return true
+}
+
+// queued reports whether a payload is queued for the hook r waits on. A look that fails is
+// logged and taken for none, so that r as read next is the answer, as a wait answered a
+// hook wait before it looked at the queue: one failed look does not fail its waits.
+func (b *broker) queued(ctx context.Context, r *Run) bool {
+	_, err := b.next(ctx, r.ID, r.Environment, hookOf(r))
+	if err != nil && !errors.Is(err, ErrNotFound) && ctx.Err() == nil {
+		b.log.Warn("waiting on a run: looking at the payloads queued for it", "run", r.ID, "err", err)
+	}
+	return err == nil
+}
+
+// awaitForeign waits, from n pushes on, for a notice of f's run that no push explains or
+// a waiter's request for a check, reporting false when the run is final or nobody follows
+// it any more.
 func (b *broker) awaitForeign(ctx context.Context, f *feed, n uint64, final bool) bool {
 	for !final {
 		select {
 		case <-f.sub.C:
+		case <-f.wanted:
+			return true
 		case <-ctx.Done():
 			return false
 		}
@@ -272,15 +384,36 @@ func (b *broker) takeWait(principal string) (release func(), err error) {
 // A run waiting on a hook for which a payload is queued, or for a time that has come (a
 // sleep over), has not settled: a worker is about to move it on. So a wait that follows an
 // accepted resume (Resume answered) never answers with the wait that payload ends, nor a
-// wait on an overdue run with the wait it is past (see resting).
+// wait on an overdue run with the wait it is past: a hook wait is answered only once a
+// look at its queue, begun after the wait did, found it empty, and the run read after that
+// look still waits there (feed.rests). A payload accepted before the look is taken by then,
+// and a save that takes a payload takes it in the same write (SaveOptions.ConsumePayload),
+// so a run read afterwards shows it taken.
 func (e *Engine) Wait(ctx context.Context, id string, maxWait time.Duration) (*Run, error) {
+	return e.wait(ctx, id, nil, maxWait)
+}
+
+// WaitFrom is Wait for a caller that holds r, a state of the run it read or admitted: when
+// r has ended or waits, not on a hook, for a time that has not come, it is the answer, with
+// nothing read or followed; when it waits on a hook, the run's feed, if it starts here,
+// looks at that hook's queue before its first read, so that a run resting there costs one
+// read.
+func (e *Engine) WaitFrom(ctx context.Context, r *Run, maxWait time.Duration) (*Run, error) {
+	if r.Status.Settled() && !e.due(r) && hookOf(r) == "" {
+		return r, nil
+	}
+	return e.wait(ctx, r.ID, r, maxWait)
+}
+
+// wait is Wait, with hint (nil: none) for the run's feed (broker.followFrom).
+func (e *Engine) wait(ctx context.Context, id string, hint *Run, maxWait time.Duration) (*Run, error) {
 	if maxWait <= 0 {
 		return e.Get(ctx, id)
 	}
 	if r, ok := e.finished.get(id); ok {
 		return r, nil // ended: nothing to follow
 	}
-	f, leave := e.broker.follow(id)
+	f, since, leave := e.broker.followFrom(id, hint)
 	defer leave()
 	timer := time.NewTimer(min(maxWait, e.cfg.MaxWait))
 	defer timer.Stop()
@@ -292,10 +425,8 @@ func (e *Engine) Wait(ctx context.Context, id string, maxWait time.Duration) (*R
 			return nil, err
 		case r != nil && expired:
 			return r, nil
-		case r != nil && r.Status.Settled():
-			if r, ok, err := e.resting(ctx, r); err != nil || ok {
-				return r, err
-			}
+		case r != nil && r.Status.Settled() && !e.due(r) && (hookOf(r) == "" || f.rests(r, since)):
+			return r, nil
 		}
 		select {
 		case <-changed:
@@ -305,69 +436,6 @@ func (e *Engine) Wait(ctx context.Context, id string, maxWait time.Duration) (*R
 			return r, ctx.Err()
 		}
 	}
-}
-
-// WaitFrom is Wait for a caller that holds r, a state of the run it read or admitted: when
-// r has ended or waits, not on a hook, for a time that has not come, it is the answer, with
-// nothing read or followed; when it waits on a hook with no payload queued and its time has
-// not come, the answer is the run read once more (see resting), still with nothing followed.
-func (e *Engine) WaitFrom(ctx context.Context, r *Run, maxWait time.Duration) (*Run, error) {
-	if r.Status.Settled() {
-		if r, ok, err := e.resting(ctx, r); err != nil || ok {
-			return r, err
-		}
-	}
-	return e.Wait(ctx, r.ID, maxWait)
-}
-
-// resting reports whether settled state r of a run is what a wait answers, and with which
-// state: an end, or a wait whose time has not come, yes, r itself; a wait that is due (see
-// due), no; a wait on a hook, only when no payload is queued for it (a queued one is about
-// to move the run on), and then with the run as read after the queue was found empty.
-//
-// That read is what makes the answer exact on every store: r may be older than a save that
-// took a payload (a feed's state lags its notices), but a payload accepted before the queue
-// was read is taken by then, and a save that takes a payload takes it in the same write
-// (SaveOptions.ConsumePayload), so a run read afterwards shows it taken. When that read
-// shows the run moved on to another hook, that hook's queue is looked at in turn; when it
-// shows it pending or running, the wait goes on.
-func (e *Engine) resting(ctx context.Context, r *Run) (*Run, bool, error) {
-	for {
-		if e.due(r) {
-			return r, false, nil
-		}
-		token := hookOf(r)
-		if token == "" {
-			return r, r.Status.Settled(), nil
-		}
-		_, err := e.store.NextPayload(ctx, r.ID, r.Environment, token)
-		if err == nil {
-			return r, false, nil
-		}
-		if !errors.Is(err, ErrNotFound) {
-			return e.waitFailed(ctx, r, fmt.Errorf("reading the payloads queued for run %s: %w", r.ID, err))
-		}
-		now, err := e.Get(ctx, r.ID)
-		if err != nil {
-			return e.waitFailed(ctx, r, err)
-		}
-		if hookOf(now) == token && !e.due(now) {
-			return now, true, nil
-		}
-		r = now // moved on, or its hook timed out since r was read
-	}
-}
-
-// waitFailed is resting's answer to err, a store read that failed: when ctx ended, the
-// last state seen and ctx's error, as Wait gives; else r as it stands, logged, as every
-// wait answered a hook wait before it looked at the queue, so that one failed read does
-// not fail a wait the feed's reads (readAttempts) would have outlasted.
-func (e *Engine) waitFailed(ctx context.Context, r *Run, err error) (*Run, bool, error) {
-	if ctx.Err() != nil {
-		return r, false, ctx.Err()
-	}
-	e.log.Warn("waiting on a run: answering with its state as read", "run", r.ID, "err", err)
-	return r, true, nil
 }
 
 // due reports whether r waits for a time that has come (its sleep is over, its hook or

@@ -340,3 +340,59 @@ type failingPayloads struct{ runner.Store }
 func (failingPayloads) NextPayload(context.Context, string, string, string) (*runner.Payload, error) {
 	return nil, errors.New("the store is unreachable")
 }
+
+// heldPayloads is a counted store whose looks at a hook's queue wait until open is closed.
+type heldPayloads struct {
+	*runnertest.CountedStore
+	open chan struct{}
+}
+
+func (s heldPayloads) NextPayload(ctx context.Context, runID, env, token string) (*runner.Payload, error) {
+	<-s.open
+	return s.CountedStore.NextPayload(ctx, runID, env, token)
+}
+
+// TestWaitersOfAHookWaitShareItsReads: waits from a state of a run waiting on a hook (as
+// a caller that read it holds) read it once, the read after the look at the hook's queue;
+// 20 of them at once, all following the run before the first look answers, share two
+// looks and reads at most (the first look may have begun before most of them), not one
+// each.
+func TestWaitersOfAHookWaitShareItsReads(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		waiters  int
+		maxReads int64
+	}{
+		{1, 1},
+		{20, 2},
+	}
+	h := newHarness(t)
+	r := h.waitingRun(inboxDef)
+	for _, tt := range tests {
+		t.Run(fmt.Sprint(tt.waiters), func(t *testing.T) {
+			store := heldPayloads{&runnertest.CountedStore{Store: h.store}, make(chan struct{})}
+			e := h.newEngine(runner.Config{}, store) // works no run
+			waiting := make(chan struct{}, tt.waiters)
+			answers := make([]waitAnswer, tt.waiters)
+			var wg sync.WaitGroup
+			for i := range answers {
+				wg.Go(func() {
+					got, err := e.WaitFrom(runnertest.Joined(context.Background(), waiting), r, time.Minute)
+					answers[i] = waitAnswer{got, err}
+				})
+			}
+			for range tt.waiters {
+				<-waiting
+			}
+			close(store.open)
+			wg.Wait()
+			for _, a := range answers {
+				require.NoError(t, a.err)
+				require.Equal(t, runner.StatusWaiting, a.r.Status)
+				require.Equal(t, "in:"+r.ID, a.r.WaitingOn.Hook)
+			}
+			require.NotZero(t, store.Reads.Load())
+			require.LessOrEqual(t, store.Reads.Load(), tt.maxReads)
+		})
+	}
+}

@@ -137,7 +137,7 @@ func New(store Store, workflows Workflows, creds Credentials, cfg *Config) (*Eng
 		httpBound: newHTTPBounds(c.HTTPConcurrency, c.HTTPPerWorkflow),
 		awaiters:  map[string]map[string]bool{},
 	}
-	e.broker = newBroker(e.getRun, c.Events)
+	e.broker = newBroker(e.store, e.getRun, e.log, c.Events)
 	return e, nil
 }
 

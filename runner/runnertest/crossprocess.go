@@ -36,6 +36,7 @@ func RunCrossProcess(t *testing.T, open func(tb testing.TB) (a, b Process)) {
 		{"NoticeAtAdmission", noticeAtAdmission},
 		{"WaitOutlastsDueSleep", waitOutlastsDueSleep},
 		{"WaitOutlastsResume", waitOutlastsResume},
+		{"WaitersShareReads", waitersShareReads},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
