@@ -1,46 +1,38 @@
 package catalog
 
 import (
-	"crypto/aes"
-	"crypto/cipher"
-	"crypto/rand"
-	"errors"
 	"fmt"
+
+	"github.com/gorunner/gorunner/internal/seal"
 )
 
-// sealer encrypts connection secrets with AES-256-GCM; the nonce is stored before the
-// ciphertext. The connection ID is the additional data, so a sealed secret cannot be moved
-// to another connection.
+// sealer seals connection secrets (seal.Box: AES-256-GCM, the nonce before the ciphertext)
+// under the secret key itself, as they always were, so the secrets stored stay readable.
+// The connection ID is the associated data, so a sealed secret cannot be moved to another
+// connection; no other use seals under the secret key itself (they derive keys of their
+// own), so no other sealed value opens as a secret.
 type sealer struct {
-	aead cipher.AEAD
+	box *seal.Box
 }
 
 func newSealer(key []byte) (*sealer, error) {
-	block, err := aes.NewCipher(key)
+	box, err := seal.New(key)
 	if err != nil {
 		return nil, fmt.Errorf("catalog: secret key: %w", err)
 	}
-	aead, err := cipher.NewGCM(block)
-	if err != nil {
-		return nil, fmt.Errorf("catalog: secret key: %w", err)
-	}
-	return &sealer{aead: aead}, nil
+	return &sealer{box: box}, nil
 }
 
 func (s *sealer) seal(plain []byte, id string) ([]byte, error) {
-	nonce := make([]byte, s.aead.NonceSize(), s.aead.NonceSize()+len(plain)+s.aead.Overhead())
-	if _, err := rand.Read(nonce); err != nil {
-		return nil, fmt.Errorf("sealing secret: %w", err)
+	sealed, err := s.box.Seal(plain, []byte(id))
+	if err != nil {
+		return nil, fmt.Errorf("sealing secret of connection %s: %w", id, err)
 	}
-	return s.aead.Seal(nonce, nonce, plain, []byte(id)), nil
+	return sealed, nil
 }
 
 func (s *sealer) open(sealed []byte, id string) ([]byte, error) {
-	n := s.aead.NonceSize()
-	if len(sealed) < n {
-		return nil, errors.New("opening secret: sealed value too short")
-	}
-	plain, err := s.aead.Open(nil, sealed[:n], sealed[n:], []byte(id))
+	plain, err := s.box.Open(sealed, []byte(id))
 	if err != nil {
 		return nil, fmt.Errorf("opening secret of connection %s: %w", id, err)
 	}

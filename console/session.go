@@ -1,8 +1,6 @@
 package console
 
 import (
-	"crypto/aes"
-	"crypto/cipher"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
@@ -13,6 +11,8 @@ import (
 	"fmt"
 	"net/http"
 	"time"
+
+	"github.com/gorunner/gorunner/internal/seal"
 )
 
 // SessionTTL is how long a console sign-in lasts; the token's own revocation ends it sooner.
@@ -33,34 +33,29 @@ type session struct {
 	Expires int64  `json:"e"`
 }
 
-// sessions seals sessions into cookies with AES-256-GCM and derives their CSRF tokens with
-// HMAC-SHA256, both keyed from the data directory's secret key, so every process sharing
-// it accepts the same cookies and no session table is needed.
+// sessions seals sessions into cookies with AES-256-GCM (seal.Box) and derives their CSRF
+// tokens with HMAC-SHA256, both keyed from the data directory's secret key, so every
+// process sharing it accepts the same cookies and no session table is needed.
 type sessions struct {
-	aead   cipher.AEAD
+	box    *seal.Box
 	csrf   []byte
 	secure bool
 	now    func() time.Time
 }
 
+// Purposes of the keys the sessions derive from the secret key (seal.Derive).
+const (
+	sessionPurpose = "gorunner console session v1"
+	csrfPurpose    = "gorunner console csrf v1"
+)
+
 // newSessions keys the sessions with secret, at least 32 bytes (Config.validate checks it).
 func newSessions(secret []byte, secure bool, now func() time.Time) (*sessions, error) {
-	block, err := aes.NewCipher(derive(secret, "gorunner console session v1"))
+	box, err := seal.For(secret, sessionPurpose)
 	if err != nil {
 		return nil, fmt.Errorf("console: session key: %w", err)
 	}
-	aead, err := cipher.NewGCM(block)
-	if err != nil {
-		return nil, fmt.Errorf("console: session key: %w", err)
-	}
-	return &sessions{aead: aead, csrf: derive(secret, "gorunner console csrf v1"), secure: secure, now: now}, nil
-}
-
-// derive makes a key for one purpose from the secret key.
-func derive(secret []byte, purpose string) []byte {
-	m := hmac.New(sha256.New, secret)
-	m.Write([]byte(purpose))
-	return m.Sum(nil)
+	return &sessions{box: box, csrf: seal.Derive(secret, csrfPurpose), secure: secure, now: now}, nil
 }
 
 // start makes a new session for token and sets its cookie.
@@ -86,18 +81,18 @@ func (s *sessions) setCookie(w http.ResponseWriter, name, path, value string, ma
 		HttpOnly: true, Secure: s.secure, SameSite: http.SameSiteStrictMode})
 }
 
-// seal encrypts v for the cookie named name. The name is the AEAD's additional data, so
-// one cookie's value is never accepted as another's.
+// seal encrypts v for the cookie named name. The name is the associated data, so one
+// cookie's value is never accepted as another's.
 func (s *sessions) seal(name string, v any) (string, error) {
 	plain, err := json.Marshal(v)
 	if err != nil {
 		return "", fmt.Errorf("encoding cookie %s: %w", name, err)
 	}
-	nonce := make([]byte, s.aead.NonceSize())
-	if _, err := rand.Read(nonce); err != nil {
+	sealed, err := s.box.SealText(plain, []byte(name))
+	if err != nil {
 		return "", fmt.Errorf("sealing cookie %s: %w", name, err)
 	}
-	return base64.RawURLEncoding.EncodeToString(s.aead.Seal(nonce, nonce, plain, []byte(name))), nil
+	return sealed, nil
 }
 
 // open decodes the request's cookie named name into v; false when it is missing or was
@@ -107,12 +102,7 @@ func (s *sessions) open(r *http.Request, name string, v any) bool {
 	if err != nil {
 		return false
 	}
-	sealed, err := base64.RawURLEncoding.DecodeString(c.Value)
-	n := s.aead.NonceSize()
-	if err != nil || len(sealed) < n {
-		return false
-	}
-	plain, err := s.aead.Open(nil, sealed[:n], sealed[n:], []byte(name))
+	plain, err := s.box.OpenText(c.Value, []byte(name))
 	return err == nil && json.Unmarshal(plain, v) == nil
 }
 

@@ -3,10 +3,13 @@ package runner
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/gorunner/gorunner/internal/seal"
 )
 
 // cancelWait is how long Cancel waits for the worker holding a run to end it.
@@ -19,9 +22,47 @@ func (e *Engine) Get(ctx context.Context, id string) (*Run, error) {
 }
 
 // List lists runs newest first; the string is the cursor of the next page, empty on the
-// last.
+// last. The store's cursor names the last run its page examined, which the caller may not
+// be allowed to see (Readable), so List hands it out sealed (Config.SecretKey): opaque,
+// unforgeable, and usable only as a run list cursor. A cursor List did not seal →
+// ErrInvalidCursor.
 func (e *Engine) List(ctx context.Context, p ListRunsParams) ([]*Run, string, error) {
-	return e.store.ListRuns(ctx, p)
+	if p.Cursor != "" {
+		plain, err := e.cursors.OpenText(p.Cursor, cursorPurpose)
+		if err != nil { // the store's answer to a cursor it never gave out
+			return nil, "", fmt.Errorf("cursor %q: %w", p.Cursor, ErrInvalidCursor)
+		}
+		p.Cursor = string(plain)
+	}
+	runs, next, err := e.store.ListRuns(ctx, p)
+	if err != nil || next == "" {
+		return runs, next, err
+	}
+	sealed, err := e.cursors.SealText([]byte(next), cursorPurpose)
+	if err != nil {
+		return nil, "", fmt.Errorf("listing runs: %w", err)
+	}
+	return runs, sealed, nil
+}
+
+// cursorPurpose names the run list cursors: the purpose their key is derived for and their
+// associated data, so no other value sealed under the secret key passes for a cursor.
+var cursorPurpose = []byte("gorunner run cursor v1")
+
+// newCursorBox makes the box sealing List's cursors from the secret key, or from a random
+// key of the engine's own without one.
+func newCursorBox(secret []byte) (*seal.Box, error) {
+	if secret == nil {
+		secret = make([]byte, seal.KeySize)
+		if _, err := rand.Read(secret); err != nil {
+			return nil, fmt.Errorf("runner: making a cursor key: %w", err)
+		}
+	}
+	box, err := seal.For(secret, string(cursorPurpose))
+	if err != nil {
+		return nil, fmt.Errorf("runner: cursor key: %w", err)
+	}
+	return box, nil
 }
 
 // Cancel cancels run id: the step running is interrupted, the steps left are cancelled and

@@ -68,6 +68,12 @@ type Config struct {
 	// a process, so that other processes' changes reach them. Nil means a bus of the
 	// engine's own, which hears only this engine.
 	Events *events.Bus
+	// SecretKey (at least 32 bytes) keys the sealing of the cursors List hands out, with a
+	// key derived from it for that use alone: a cursor hides the run it points after and
+	// opens only where it was sealed. Processes sharing a store share it (the data
+	// directory's secret.key), so that a cursor from one works on any. Nil means a random
+	// key of the engine's own: its cursors then work with this engine only.
+	SecretKey []byte
 
 	// maxHTTPTimeout bounds one http attempt whatever its definition asks:
 	// schemas.MaxHTTPTimeout, except in tests, which cannot wait that long.
@@ -151,6 +157,8 @@ func (c *Config) validate() error {
 		return errors.New("runner config: PollInterval, MaxWait and AdmissionWork must not be negative")
 	case c.MaxDepth < 0:
 		return errors.New("runner config: MaxDepth must not be negative")
+	case c.SecretKey != nil && len(c.SecretKey) < 32:
+		return fmt.Errorf("runner config: SecretKey must be at least 32 bytes, got %d", len(c.SecretKey))
 	}
 	for name, h := range c.Kinds {
 		if h == nil || schemas.ReservedStepKey(name) {

@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/gorunner/gorunner/events"
+	"github.com/gorunner/gorunner/internal/seal"
 )
 
 // Workflows resolves a workflow to the definition a new run executes.
@@ -81,6 +82,7 @@ type Engine struct {
 	broker    *broker
 	finished  endedRuns // the ended runs Get answers from memory
 	metrics   *metrics
+	cursors   *seal.Box     // seals the cursors List hands out
 	poke      chan struct{} // a worker slot came free while runs may be due; coalesced
 
 	mu     sync.Mutex
@@ -119,6 +121,10 @@ func New(store Store, workflows Workflows, creds Credentials, cfg *Config) (*Eng
 	if err != nil {
 		return nil, err
 	}
+	cursors, err := newCursorBox(c.SecretKey)
+	if err != nil {
+		return nil, err
+	}
 	e := &Engine{
 		store:     store,
 		workflows: workflows,
@@ -130,6 +136,7 @@ func New(store Store, workflows Workflows, creds Credentials, cfg *Config) (*Eng
 		hosts:     newHostCache(),
 		kinds:     newKindTable(c.Kinds),
 		metrics:   m,
+		cursors:   cursors,
 		poke:      make(chan struct{}, 1),
 		held:      map[string]context.CancelCauseFunc{},
 		leases:    map[string]Lease{},

@@ -31,7 +31,8 @@ type app struct {
 	store   store
 	catalog *catalog.Service
 	auth    *auth.Service
-	// secretKey is <data-dir>/secret.key: it seals connection secrets and console sessions.
+	// secretKey is <data-dir>/secret.key: it seals connection secrets, console sessions and
+	// run list cursors.
 	secretKey []byte
 	// transport carries the events of the processes sharing the store (run, key,
 	// catalog, due): Redis pub/sub, or the SQLite file's change log.
@@ -185,8 +186,8 @@ func sqlitePath(g *globals) (string, error) {
 	}
 }
 
-// secretKey reads <data-dir>/secret.key, the AES-256 key sealing connection secrets,
-// creating it (mode 0600) on first use.
+// secretKey reads <data-dir>/secret.key, the key sealing connection secrets, console
+// sessions and run list cursors, creating it (mode 0600) on first use.
 func secretKey(dataDir string) ([]byte, error) {
 	path := filepath.Join(dataDir, "secret.key")
 	key, err := os.ReadFile(path)

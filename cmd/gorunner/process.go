@@ -124,7 +124,7 @@ func (p *process) wire(egress *runner.EgressPolicy, f *processFlags, mcp mcpserv
 		return err
 	}
 	p.engine, err = runner.New(timer.Runs(p.store), p.catalog, p.catalog, &runner.Config{Logger: p.log, Egress: egress,
-		LeaseTTL: f.leaseTTL, MaxDepth: f.maxDepth, Registerer: p.metrics, Events: p.bus})
+		LeaseTTL: f.leaseTTL, MaxDepth: f.maxDepth, Registerer: p.metrics, Events: p.bus, SecretKey: p.secretKey})
 	if err != nil {
 		return err
 	}

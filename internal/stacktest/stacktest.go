@@ -78,6 +78,9 @@ func New(t testing.TB, cfg Config) *Stack {
 	if cfg.Runner.Events == nil {
 		cfg.Runner.Events = bus
 	}
+	if cfg.Runner.SecretKey == nil { // as a process's: the data directory's secret.key
+		cfg.Runner.SecretKey = cfg.Catalog.SecretKey
+	}
 	s.Idempotency, err = idempotency.New(st, &idempotency.Config{Events: bus})
 	require.NoError(t, err)
 	var runs runner.Store = st
