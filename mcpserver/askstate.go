@@ -9,6 +9,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/gorunner/gorunner/internal/seal"
 )
 
 // The requestState of a question (askState) travels through the client and comes back
@@ -40,9 +42,7 @@ func newStateSigner(secret []byte) (stateSigner, error) {
 	if len(secret) < MinStateKeyBytes {
 		return stateSigner{}, fmt.Errorf("mcpserver config: StateKey must be at least %d bytes", MinStateKeyBytes)
 	}
-	m := hmac.New(sha256.New, secret)
-	m.Write([]byte("gorunner mcp requestState v1"))
-	return stateSigner{key: m.Sum(nil)}, nil
+	return stateSigner{key: seal.Derive(secret, "gorunner mcp requestState v1")}, nil
 }
 
 func (g stateSigner) mac(payload []byte) []byte {
