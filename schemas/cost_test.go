@@ -111,11 +111,10 @@ const doublingSchema = `{"$defs":{"t":{"type":"object","allOf":[{"$ref":"#/$defs
 const dynamicDoublingSchema = `{"$dynamicAnchor":"n","$defs":{"a":{"$id":"a","$dynamicAnchor":"n","type":"object",` +
 	`"properties":{"a":{"$dynamicRef":"#n"}}}},"allOf":[{"$ref":"a"},{"$ref":"a"}]}`
 
-// strictTreeSchema is the JSON Schema specification's example of $dynamicRef: a tree whose
-// children are of the schema that extends it (with maxProperties for its unevaluatedProperties,
-// which the check counts at every depth, and refuses, as it does with a $ref).
-const strictTreeSchema = `{"$id":"strict-tree","$dynamicAnchor":"node","$ref":"tree","maxProperties":2,` +
-	`"$defs":{"tree":{"$id":"tree","$dynamicAnchor":"node","type":"object","properties":{"data":true,` +
+// strictTreeSchema is the JSON Schema specification's example of $dynamicRef, its two
+// resources in one document: a tree whose children are of the schema that extends it.
+const strictTreeSchema = `{"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"strict-tree",` +
+	`"$dynamicAnchor":"node","$ref":"tree","unevaluatedProperties":false,"$defs":{"tree":{"$id":"tree","$dynamicAnchor":"node","type":"object","properties":{"data":true,` +
 	`"children":{"type":"array","items":{"$dynamicRef":"#node"}}}}}}`
 
 // TestSecuritySchemaCost publishes, for real through Validate and CompileInput (the input
@@ -143,6 +142,11 @@ func TestSecuritySchemaCost(t *testing.T) {
 		{"fan-out one past the bound", allOfSchema(MaxSchemaApplications), "more than 1000 subschemas to one value"},
 		{"if, then or else one past the bound", conditionalSchema(MaxSchemaApplications - 2), "more than 1000 subschemas to one value"},
 		{"recursion doubling through a $dynamicRef", dynamicDoublingSchema, "in two ways that apply to one value"},
+		{"recursion through a $ref's property and unevaluatedProperties, which a failing $ref leaves unevaluated",
+			`{"$defs":{"t":{"properties":{"a":{"$ref":"#"}}}},"$ref":"#/$defs/t","unevaluatedProperties":{"$ref":"#"}}`,
+			"in two ways that apply to one value"},
+		{"recursion through a property and then", `{"properties":{"a":{"$ref":"#"}},"if":{"required":["x"]},` +
+			`"then":{"properties":{"a":{"$ref":"#"}}}}`, "in two ways that apply to one value"},
 		{"$recursiveAnchor below the root", `{"$schema":"https://json-schema.org/draft/2019-09/schema","$defs":{"t":{"$id":"t",` +
 			`"$recursiveAnchor":true,"properties":{"a":{"$recursiveRef":"#"}}}},"$ref":"t"}`, "put $recursiveAnchor at the root only"},
 	}
@@ -198,7 +202,11 @@ func TestSchemaCostAllowsRecursion(t *testing.T) {
 			`"additionalProperties":{"$ref":"#"}}`,
 		"prefixItems and items recurse":       `{"prefixItems":[{"$ref":"#"}],"items":{"$ref":"#"}}`,
 		"the specification's extensible tree": strictTreeSchema,
-		"a $dynamicRef to one anchor":         `{"$dynamicAnchor":"n","type":"object","properties":{"a":{"$dynamicRef":"#n"},"b":{"$dynamicRef":"#n"}}}`,
+		"a strict tree through a $ref": `{"$schema":"https://json-schema.org/draft/2020-12/schema","$defs":{"tree":{"type":"object",` +
+			`"properties":{"data":true,"children":{"type":"array","items":{"$ref":"#"}}}}},"$ref":"#/$defs/tree","unevaluatedProperties":false}`,
+		"then and else each recurse": `{"type":"object","if":{"required":["x"]},"then":{"properties":{"a":{"$ref":"#"}}},` +
+			`"else":{"properties":{"a":{"$ref":"#"}}}}`,
+		"a $dynamicRef to one anchor": `{"$dynamicAnchor":"n","type":"object","properties":{"a":{"$dynamicRef":"#n"},"b":{"$dynamicRef":"#n"}}}`,
 		"a $recursiveRef to the root": `{"$schema":"https://json-schema.org/draft/2019-09/schema","$recursiveAnchor":true,` +
 			`"type":"object","properties":{"children":{"type":"array","items":{"$recursiveRef":"#"}}}}`,
 	} {
