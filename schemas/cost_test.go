@@ -142,9 +142,12 @@ func TestSecuritySchemaCost(t *testing.T) {
 		{"fan-out one past the bound", allOfSchema(MaxSchemaApplications), "more than 1000 subschemas to one value"},
 		{"if, then or else one past the bound", conditionalSchema(MaxSchemaApplications - 2), "more than 1000 subschemas to one value"},
 		{"recursion doubling through a $dynamicRef", dynamicDoublingSchema, "in two ways that apply to one value"},
-		{"recursion through a $ref's property and unevaluatedProperties, which a failing $ref leaves unevaluated",
-			`{"$defs":{"t":{"properties":{"a":{"$ref":"#"}}}},"$ref":"#/$defs/t","unevaluatedProperties":{"$ref":"#"}}`,
+		// A failing $ref leaves its properties unevaluated: an input 18 levels deep whose
+		// innermost a is not an object took 11 s of CPU to validate.
+		{"recursion through a $ref's property and unevaluatedProperties",
+			`{"type":"object","$defs":{"t":{"properties":{"a":{"$ref":"#"}}}},"$ref":"#/$defs/t","unevaluatedProperties":{"$ref":"#"}}`,
 			"in two ways that apply to one value"},
+		// An input 18 levels deep, each with an x, took 2 s of CPU.
 		{"recursion through a property and then", `{"properties":{"a":{"$ref":"#"}},"if":{"required":["x"]},` +
 			`"then":{"properties":{"a":{"$ref":"#"}}}}`, "in two ways that apply to one value"},
 		{"$recursiveAnchor below the root", `{"$schema":"https://json-schema.org/draft/2019-09/schema","$defs":{"t":{"$id":"t",` +
