@@ -469,7 +469,7 @@ func (m *costNode) deepNow() int {
 	if m.stepper != nil {
 		return capped(m.stepper.ways * m.stepper.n.deep)
 	}
-	p := m.profile(map[*costNode]profile{})
+	p := m.profile(nil)
 	most := 0
 	for _, r := range p.wild {
 		most = max(most, r.now, r.deep)
@@ -512,7 +512,7 @@ func (p profile) at(l label) reach {
 	return p.wild[l.kind]
 }
 
-// profile works out n's profile, memoised in done: its own keywords', plus the profiles
+// profile works out n's profile, memoised in done (made when nil): its own keywords', plus the profiles
 // of what it applies in place, and for each choice the most of its schemas' at each value
 // (the validator applies one of then and else, one target of a $dynamicRef).
 func (n *costNode) profile(done map[*costNode]profile) profile {
@@ -522,15 +522,19 @@ func (n *costNode) profile(done map[*costNode]profile) profile {
 	if p, ok := done[n]; ok {
 		return p
 	}
-	parts := make([]profile, 0, 1+len(n.inPlace)+len(n.choices))
-	parts = append(parts, n.ownProfile())
+	if done == nil {
+		done = map[*costNode]profile{}
+	}
+	var buf [4]profile // most schemas apply few in place: no allocation for them
+	parts := append(buf[:0], n.ownProfile())
 	for _, sub := range n.inPlace {
 		parts = append(parts, sub.profile(done))
 	}
 	for _, choice := range n.choices {
-		branches := make([]profile, len(choice))
-		for i, b := range choice {
-			branches[i] = b.profile(done)
+		var buf [2]profile
+		branches := buf[:0]
+		for _, b := range choice {
+			branches = append(branches, b.profile(done))
 		}
 		parts = append(parts, eitherOf(branches))
 	}
@@ -552,7 +556,7 @@ func (n *costNode) ownProfile() profile {
 		p.wild[kind] = all.plus(st.other().reach())
 		for _, ns := range st.named {
 			if p.named == nil {
-				p.named = map[label]reach{}
+				p.named = make(map[label]reach, len(st.named))
 			}
 			l := label{kind, ns.name}
 			r, ok := p.named[l]
@@ -583,7 +587,7 @@ func sum(parts []profile) profile {
 	for _, p := range parts {
 		for l, r := range p.named {
 			if out.named == nil {
-				out.named = map[label]reach{}
+				out.named = make(map[label]reach, len(p.named))
 			}
 			at, ok := out.named[l]
 			if !ok {

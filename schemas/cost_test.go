@@ -114,7 +114,8 @@ const dynamicDoublingSchema = `{"$dynamicAnchor":"n","$defs":{"a":{"$id":"a","$d
 // strictTreeSchema is the JSON Schema specification's example of $dynamicRef, its two
 // resources in one document: a tree whose children are of the schema that extends it.
 const strictTreeSchema = `{"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"strict-tree",` +
-	`"$dynamicAnchor":"node","$ref":"tree","unevaluatedProperties":false,"$defs":{"tree":{"$id":"tree","$dynamicAnchor":"node","type":"object","properties":{"data":true,` +
+	`"$dynamicAnchor":"node","$ref":"tree","unevaluatedProperties":false,` +
+	`"$defs":{"tree":{"$id":"tree","$dynamicAnchor":"node","type":"object","properties":{"data":true,` +
 	`"children":{"type":"array","items":{"$dynamicRef":"#node"}}}}}}`
 
 // TestSecuritySchemaCost publishes, for real through Validate and CompileInput (the input
