@@ -512,9 +512,11 @@ func (p profile) at(l label) reach {
 	return p.wild[l.kind]
 }
 
-// profile works out n's profile, memoised in done (made when nil): its own keywords', plus the profiles
-// of what it applies in place, and for each choice the most of its schemas' at each value
-// (the validator applies one of then and else, one target of a $dynamicRef).
+// profile works out n's profile, memoised in done (made when nil): its own keywords',
+// plus the profiles of what it applies in place, and for each choice the most of its
+// schemas' at each value (the validator applies one of then and else, one target of a
+// $dynamicRef). What another schema in place names, n's unevaluatedProperties is still
+// counted at: the validator applies it there when that schema fails.
 func (n *costNode) profile(done map[*costNode]profile) profile {
 	if len(n.inPlace)+len(n.choices) == 0 {
 		return n.ownProfile()
