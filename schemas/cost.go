@@ -22,6 +22,12 @@ import (
 // deeper the value, passes the bound at some depth and is refused.
 const MaxSchemaApplications = 1000
 
+// maxCostWork bounds the values the check works out profiles for, about a million a second:
+// thirteen times what largeSchema(1000) in the tests (355 KB) needs, so that a schema made
+// to keep the check busy (many schemas that apply in place others naming many properties)
+// is refused within a second or so.
+const maxCostWork = 1_000_000
+
 // errSchemaCost refuses a schema whose validation could take exponential time.
 var errSchemaCost = errors.New("the schema")
 
@@ -58,6 +64,7 @@ type costGraph struct {
 	// anchors are the schemas of each $dynamicAnchor name.
 	anchors map[string][]*jsonschema.Schema
 	err     error // a $recursiveRef the check cannot follow
+	work    int   // the values of profiles worked out so far, bounded by maxCostWork
 	// Tarjan's walk: its stack, its counter, and how many components it closed.
 	stack       []*costNode
 	index, sccs int
@@ -432,7 +439,11 @@ func (g *costGraph) settle(members []*costNode) error {
 		m := queue[0]
 		queue = queue[1:]
 		m.queued = false
-		n := m.deepNow()
+		n := m.deepNow(&g.work)
+		if g.work > maxCostWork {
+			return fmt.Errorf("%w is too intricate for the check of its cost (in-place schemas that name "+
+				"many properties, applied under many others); share fewer subschemas", errSchemaCost)
+		}
 		if n <= m.deep {
 			continue
 		}
@@ -465,11 +476,12 @@ func (g *costGraph) tooMany(m *costNode, recursive bool) error {
 // of what the schemas there apply to it (their totals) and, apart, of what they apply
 // inside it (their deeps). Summing deeps that schemas reach at different depths counts
 // more than validation applies, never less.
-func (m *costNode) deepNow() int {
+// It adds to work the values of the profiles it works out.
+func (m *costNode) deepNow(work *int) int {
 	if m.stepper != nil {
 		return capped(m.stepper.ways * m.stepper.n.deep)
 	}
-	p := m.profile(nil)
+	p := m.profile(nil, work)
 	most := 0
 	for _, r := range p.wild {
 		most = max(most, r.now, r.deep)
@@ -517,9 +529,11 @@ func (p profile) at(l label) reach {
 // schemas' at each value (the validator applies one of then and else, one target of a
 // $dynamicRef). What another schema in place names, n's unevaluatedProperties is still
 // counted at: the validator applies it there when that schema fails.
-func (n *costNode) profile(done map[*costNode]profile) profile {
+func (n *costNode) profile(done map[*costNode]profile, work *int) profile {
 	if len(n.inPlace)+len(n.choices) == 0 {
-		return n.ownProfile()
+		p := n.ownProfile()
+		*work += len(p.named)
+		return p
 	}
 	if p, ok := done[n]; ok {
 		return p
@@ -530,17 +544,20 @@ func (n *costNode) profile(done map[*costNode]profile) profile {
 	var buf [4]profile // most schemas apply few in place: no allocation for them
 	parts := append(buf[:0], n.ownProfile())
 	for _, sub := range n.inPlace {
-		parts = append(parts, sub.profile(done))
+		parts = append(parts, sub.profile(done, work))
 	}
 	for _, choice := range n.choices {
 		var buf [2]profile
 		branches := buf[:0]
 		for _, b := range choice {
-			branches = append(branches, b.profile(done))
+			branches = append(branches, b.profile(done, work))
 		}
 		parts = append(parts, eitherOf(branches))
 	}
 	p := sum(parts)
+	for _, part := range parts {
+		*work += len(part.named)
+	}
 	done[n] = p
 	return p
 }
