@@ -22,6 +22,12 @@ import (
 // deeper the value, passes the bound at some depth and is refused.
 const MaxSchemaApplications = 1000
 
+// maxCostWork bounds the values the check works out profiles for, about a million a second:
+// thirteen times what largeSchema(1000) in the tests (355 KB) needs, so that a schema made
+// to keep the check busy (many schemas that apply in place others naming many properties)
+// is refused within a second or so.
+const maxCostWork = 1_000_000
+
 // errSchemaCost refuses a schema whose validation could take exponential time.
 var errSchemaCost = errors.New("the schema")
 
@@ -58,6 +64,7 @@ type costGraph struct {
 	// anchors are the schemas of each $dynamicAnchor name.
 	anchors map[string][]*jsonschema.Schema
 	err     error // a $recursiveRef the check cannot follow
+	work    int   // the values of profiles worked out so far, bounded by maxCostWork
 	// Tarjan's walk: its stack, its counter, and how many components it closed.
 	stack       []*costNode
 	index, sccs int
@@ -73,14 +80,14 @@ type costNode struct {
 	steps      allSteps
 	closure    []weighted // the schemas applied in place, s first, each with its ways
 	total      int        // their ways together, capped
-	apps       int        // the most subschemas applied to one value, at or inside s's, capped
+	deep       int        // the most subschemas applied to one value inside s's, capped
 	index, low int        // Tarjan's
 	scc        int        // the component it is in, once closed; 0 before
 	onStack    bool
 	closing    bool // its closure is being worked out: met again, it is a reference cycle
 	queued     bool
 	// stepper is the one schema of its closure that applies anything inside its value,
-	// when there is one and it is not s itself, with its ways: s's apps follow from its.
+	// when there is one and it is not s itself, with its ways: s's deep follows from its.
 	stepper    *weighted
 	dependents []*costNode // the nodes of its component that apply it inside their value
 }
@@ -379,7 +386,7 @@ func (st *stepsOf) other() *costNode {
 	return st.uneval
 }
 
-// components walks the graph by Tarjan's algorithm and works out apps for the nodes of each
+// components walks the graph by Tarjan's algorithm and works out deep for the nodes of each
 // strongly connected component as it closes, the components they lead to being done.
 func (g *costGraph) components(n *costNode) error {
 	g.index++
@@ -414,13 +421,13 @@ func (g *costGraph) components(n *costNode) error {
 	return g.settle(members)
 }
 
-// settle works out apps for the members of one component: the least values that agree
-// with appsNow, found by raising them from total until none rises. In a recursion that
+// settle works out deep for the members of one component: the least values that agree
+// with deepNow, found by raising them from 0 until none rises. In a recursion that
 // applies a subschema more often the deeper the value, they rise without end: past
 // MaxSchemaApplications, the schema is refused.
 func (g *costGraph) settle(members []*costNode) error {
 	for _, m := range members {
-		m.apps, m.queued = m.total, true
+		m.deep, m.queued = 0, true
 		m.successors(func(to *costNode) {
 			if to.scc == m.scc {
 				to.dependents = append(to.dependents, m)
@@ -432,11 +439,15 @@ func (g *costGraph) settle(members []*costNode) error {
 		m := queue[0]
 		queue = queue[1:]
 		m.queued = false
-		n := m.appsNow()
-		if n <= m.apps {
+		n := m.deepNow(&g.work)
+		if g.work > maxCostWork {
+			return fmt.Errorf("%w is too intricate for the check of its cost (in-place schemas that name "+
+				"many properties, applied under many others); share fewer subschemas", errSchemaCost)
+		}
+		if n <= m.deep {
 			continue
 		}
-		if m.apps = n; n > MaxSchemaApplications {
+		if m.deep = n; n > MaxSchemaApplications {
 			return g.tooMany(m, len(m.dependents) > 0)
 		}
 		for _, d := range m.dependents {
@@ -460,62 +471,188 @@ func (g *costGraph) tooMany(m *costNode, recursive bool) error {
 		"validating an input would take too long; share fewer subschemas", errSchemaCost, MaxSchemaApplications)
 }
 
-// appsNow is the most subschemas m applies to one value, at m's value or inside it, from
-// the apps of the nodes its closure applies inside: at its value, its total; at a value
-// inside, the sum of what applies there, ways times apps. To any value of a kind apply
-// the closure's all and other (see stepsOf); to a named one, what names it besides,
-// without the other of the schema that names it. Ways and apps are capped, so that no
-// sum comes near overflowing.
-func (m *costNode) appsNow() int {
+// deepNow is the most subschemas m applies to one value inside its own, from what the
+// nodes its closure applies inside apply: m's profile, each value inside getting the sum
+// of what the schemas there apply to it (their totals) and, apart, of what they apply
+// inside it (their deeps). Summing deeps that schemas reach at different depths counts
+// more than validation applies, never less.
+// It adds to work the values of the profiles it works out.
+func (m *costNode) deepNow(work *int) int {
 	if m.stepper != nil {
-		return capped(max(m.total, m.stepper.ways*m.stepper.n.apps))
+		return capped(m.stepper.ways * m.stepper.n.deep)
 	}
-	var wild [kinds]int
-	namers := 0
-	for _, c := range m.closure {
-		named := false
-		for kind := range kinds {
-			st := &c.n.steps[kind]
-			for _, to := range st.all {
-				wild[kind] += c.ways * to.apps
-			}
-			wild[kind] += c.ways * st.other().appsOrZero()
-			named = named || len(st.named) > 0
-		}
-		if named {
-			namers++
-		}
+	p := m.profile(nil, work)
+	most := 0
+	for _, r := range p.wild {
+		most = max(most, r.now, r.deep)
 	}
-	most := max(m.total, slices.Max(wild[:]))
-	var sums map[label]int // by name, when two schemas of the closure may name one value
-	if namers > 1 {
-		sums = map[label]int{}
-	}
-	for _, c := range m.closure {
-		for kind := range kinds {
-			st := &c.n.steps[kind]
-			for _, ns := range st.named {
-				n := c.ways * (ns.to.apps - st.other().appsOrZero())
-				if sums == nil {
-					most = max(most, wild[kind]+n)
-					continue
-				}
-				sums[label{kind, ns.name}] += n
-			}
-		}
-	}
-	for l, n := range sums {
-		most = max(most, wild[l.kind]+n)
+	for _, r := range p.named {
+		most = max(most, r.now, r.deep)
 	}
 	return capped(most)
 }
 
-// appsOrZero is n's apps, 0 for no node.
-func (n *costNode) appsOrZero() int {
+// reach is what applies to one value: the applications at it, and the most inside it.
+type reach struct{ now, deep int }
+
+func (r reach) plus(o reach) reach { return reach{r.now + o.now, r.deep + o.deep}.capped() }
+
+func (r reach) capped() reach { return reach{capped(r.now), capped(r.deep)} }
+
+func (r reach) most(o reach) reach { return reach{max(r.now, o.now), max(r.deep, o.deep)} }
+
+// reach is what n applies at its value and inside it; nothing for no node.
+func (n *costNode) reach() reach {
 	if n == nil {
-		return 0
+		return reach{}
 	}
-	return n.apps
+	return reach{n.total, n.deep}
+}
+
+// profile is what a schema and those it applies in place apply to the values inside its
+// value: to each one named, and to any other of each kind.
+type profile struct {
+	wild  [kinds]reach
+	named map[label]reach
+}
+
+// at is what p applies to the value l.
+func (p profile) at(l label) reach {
+	if r, ok := p.named[l]; ok {
+		return r
+	}
+	return p.wild[l.kind]
+}
+
+// profile works out n's profile, memoised in done (made when nil): its own keywords',
+// plus the profiles of what it applies in place, and for each choice the most of its
+// schemas' at each value (the validator applies one of then and else, one target of a
+// $dynamicRef). What another schema in place names, n's unevaluatedProperties is still
+// counted at: the validator applies it there when that schema fails.
+func (n *costNode) profile(done map[*costNode]profile, work *int) profile {
+	if len(n.inPlace)+len(n.choices) == 0 {
+		p := n.ownProfile()
+		*work += len(p.named)
+		return p
+	}
+	if p, ok := done[n]; ok {
+		return p
+	}
+	if done == nil {
+		done = map[*costNode]profile{}
+	}
+	var buf [4]profile // most schemas apply few in place: no allocation for them
+	parts := append(buf[:0], n.ownProfile())
+	for _, sub := range n.inPlace {
+		parts = append(parts, sub.profile(done, work))
+	}
+	for _, choice := range n.choices {
+		var buf [2]profile
+		branches := buf[:0]
+		for _, b := range choice {
+			branches = append(branches, b.profile(done, work))
+		}
+		parts = append(parts, eitherOf(branches))
+	}
+	p := sum(parts)
+	for _, part := range parts {
+		*work += len(part.named)
+	}
+	done[n] = p
+	return p
+}
+
+// ownProfile is what n's own keywords apply inside its value: to any value of a kind, all
+// and other (see stepsOf); to a named one, what names it and all, without the other.
+func (n *costNode) ownProfile() profile {
+	var p profile
+	for kind := range kinds {
+		st := &n.steps[kind]
+		var all reach
+		for _, to := range st.all {
+			all = all.plus(to.reach())
+		}
+		p.wild[kind] = all.plus(st.other().reach())
+		for _, ns := range st.named {
+			if p.named == nil {
+				p.named = make(map[label]reach, len(st.named))
+			}
+			l := label{kind, ns.name}
+			r, ok := p.named[l]
+			if !ok {
+				r = all
+			}
+			p.named[l] = r.plus(ns.to.reach())
+		}
+	}
+	return p
+}
+
+// sum is the profile of parts applied together: at each value, the sum of what they
+// apply to it, worked out from the differences of each part's named values to its others
+// so that it takes time linear in the values they name.
+func sum(parts []profile) profile {
+	parts = slices.DeleteFunc(parts, profile.empty)
+	if len(parts) == 1 {
+		return parts[0]
+	}
+	var wild [kinds]reach // not capped until the end, for the differences to be exact
+	for _, p := range parts {
+		for kind, r := range p.wild {
+			wild[kind] = reach{wild[kind].now + r.now, wild[kind].deep + r.deep}
+		}
+	}
+	var out profile
+	for _, p := range parts {
+		for l, r := range p.named {
+			if out.named == nil {
+				out.named = make(map[label]reach, len(p.named))
+			}
+			at, ok := out.named[l]
+			if !ok {
+				at = wild[l.kind]
+			}
+			other := p.wild[l.kind]
+			out.named[l] = reach{at.now + r.now - other.now, at.deep + r.deep - other.deep}
+		}
+	}
+	for l, r := range out.named {
+		out.named[l] = r.capped()
+	}
+	for kind, r := range wild {
+		out.wild[kind] = r.capped()
+	}
+	return out
+}
+
+// eitherOf is the profile of one of branches applied: at each value, the most of what they
+// apply to it.
+func eitherOf(branches []profile) profile {
+	out := profile{}
+	for _, p := range branches {
+		for kind, r := range p.wild {
+			out.wild[kind] = out.wild[kind].most(r)
+		}
+		for l := range p.named {
+			if _, ok := out.named[l]; ok {
+				continue
+			}
+			if out.named == nil {
+				out.named = map[label]reach{}
+			}
+			var at reach
+			for _, q := range branches {
+				at = at.most(q.at(l))
+			}
+			out.named[l] = at
+		}
+	}
+	return out
+}
+
+// empty reports whether p applies nothing.
+func (p profile) empty() bool {
+	return len(p.named) == 0 && p.wild == [kinds]reach{}
 }
 
 // dynamicAnchors finds the schemas of each $dynamicAnchor name in doc, wherever in it the
