@@ -30,32 +30,26 @@ type Backend interface {
 // Run runs the conformance suite of every contract, each on fresh stores from fresh, so
 // that each backend states once that it serves them all.
 func Run(t *testing.T, fresh func(t *testing.T) Backend) {
-	t.Run("Catalog", func(t *testing.T) {
-		t.Parallel()
-		catalogtest.Run(t, func(t *testing.T) catalog.Store { return fresh(t) })
-	})
-	t.Run("Auth", func(t *testing.T) {
-		t.Parallel()
-		authtest.Run(t, func(t *testing.T) auth.Store { return fresh(t) })
-	})
-	t.Run("Idempotency", func(t *testing.T) {
-		t.Parallel()
-		idemtest.Run(t, func(t *testing.T) idempotency.Store { return fresh(t) })
-	})
-	t.Run("Runner", func(t *testing.T) {
-		t.Parallel()
-		runnertest.Run(t, func(t *testing.T) runner.Store { return fresh(t) })
-	})
-	t.Run("CatalogVersionAdmission", func(t *testing.T) {
-		t.Parallel()
-		runnertest.RunCatalogVersion(t, func(t *testing.T) runnertest.CatalogStore { return fresh(t) })
-	})
-	t.Run("Admission", func(t *testing.T) {
-		t.Parallel()
-		runnertest.RunAdmission(t, func(t *testing.T) runnertest.AdmissionStore { return fresh(t) })
-	})
-	t.Run("OAuth", func(t *testing.T) {
-		t.Parallel()
-		oauthtest.Run(t, func(t *testing.T) oauth.Store { return fresh(t) })
-	})
+	suites := []struct {
+		name string
+		run  func(t *testing.T)
+	}{
+		{"Catalog", func(t *testing.T) { catalogtest.Run(t, func(t *testing.T) catalog.Store { return fresh(t) }) }},
+		{"Auth", func(t *testing.T) { authtest.Run(t, func(t *testing.T) auth.Store { return fresh(t) }) }},
+		{"Idempotency", func(t *testing.T) { idemtest.Run(t, func(t *testing.T) idempotency.Store { return fresh(t) }) }},
+		{"Runner", func(t *testing.T) { runnertest.Run(t, func(t *testing.T) runner.Store { return fresh(t) }) }},
+		{"CatalogVersionAdmission", func(t *testing.T) {
+			runnertest.RunCatalogVersion(t, func(t *testing.T) runnertest.CatalogStore { return fresh(t) })
+		}},
+		{"Admission", func(t *testing.T) {
+			runnertest.RunAdmission(t, func(t *testing.T) runnertest.AdmissionStore { return fresh(t) })
+		}},
+		{"OAuth", func(t *testing.T) { oauthtest.Run(t, func(t *testing.T) oauth.Store { return fresh(t) }) }},
+	}
+	for _, s := range suites {
+		t.Run(s.name, func(t *testing.T) {
+			t.Parallel()
+			s.run(t)
+		})
+	}
 }
