@@ -165,18 +165,49 @@ var errFetchesBusy = &fetchesBusyError{retryAfter: time.Second}
 
 // fetchClientDocument fetches and checks the metadata document a client_id URL names, or
 // takes it, or the failure fetching it ended in, from the cache (see documentTTL and
-// FailedClientDocumentTTL). Only a fetch takes a slot and a token of the rate bound.
+// FailedClientDocumentTTL). Requests for one document at once share one fetch, which ends
+// on its own time (the fetch client's timeout) whichever of them leave; only a fetch takes
+// a slot and a token of the rate bound.
 func (s *Server) fetchClientDocument(ctx context.Context, id string) (*clientInfo, error) {
 	u, err := s.checkDocumentID(id)
 	if err != nil {
 		return nil, err
 	}
+	if ci, err, ok := s.cachedClientDocument(id); ok {
+		return ci, err
+	}
+	s.sharing.Add(1)
+	defer s.sharing.Add(-1)
+	ch := s.flight.DoChan(id, func() (any, error) {
+		if ci, err, ok := s.cachedClientDocument(id); ok {
+			return ci, err
+		}
+		return s.fetchUncached(context.WithoutCancel(ctx), u, id)
+	})
+	select {
+	case res := <-ch:
+		ci, _ := res.Val.(*clientInfo)
+		return ci, res.Err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// cachedClientDocument is the document id names, or the failure fetching it ended in, when
+// either is cached (ok).
+func (s *Server) cachedClientDocument(id string) (*clientInfo, error, bool) {
 	if e, ok := s.docs.get(id, s.cfg.Now()); ok {
-		return &e.client, nil
+		return &e.client, nil, true
 	}
 	if e, ok := s.failed.get(id, s.cfg.Now()); ok {
-		return nil, e.err
+		return nil, e.err, true
 	}
+	return nil, nil, false
+}
+
+// fetchUncached fetches the document id names within MaxClientDocumentFetches and the rate
+// bound, and caches what it ends in (a refusal by either bound is not cached).
+func (s *Server) fetchUncached(ctx context.Context, u *url.URL, id string) (*clientInfo, error) {
 	select {
 	case s.fetching <- struct{}{}:
 		defer func() { <-s.fetching }()

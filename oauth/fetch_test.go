@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -115,6 +116,47 @@ func TestClientDocumentFetchesBounded(t *testing.T) {
 	}
 	require.Equal(t, http.StatusOK, e.open(e.browser(), e.authURL(id)).Status, "a refusal is not cached")
 	require.Equal(t, 1, e.fetchesOf("/waiting.json"))
+}
+
+// TestClientDocumentFetchesShared asks for one uncached document five times at once, with
+// one fetch allowed at a time: the requests share the first one's fetch (the document
+// server sees one request) and all get its answer, instead of four refusals for a slot.
+func TestClientDocumentFetchesShared(t *testing.T) {
+	t.Parallel()
+	const asking = 5
+	e := newEnvWith(t, func(c *oauth.Config) { c.MaxClientDocumentFetches = 1 })
+	var served atomic.Int32
+	arrived, release := make(chan struct{}, asking), make(chan struct{})
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		served.Add(1)
+		arrived <- struct{}{}
+		<-release
+		http.NotFound(w, r)
+	}))
+	t.Cleanup(slow.Close)
+	free := sync.OnceFunc(func() { close(release) })
+	t.Cleanup(free) // before slow.Close, which waits for its handlers
+
+	answers := make(chan int, asking)
+	for range asking {
+		go func() {
+			resp, err := http.Get(e.authURL(slow.URL + "/shared.json"))
+			if err != nil {
+				answers <- 0
+				return
+			}
+			resp.Body.Close()
+			answers <- resp.StatusCode
+		}()
+	}
+	<-arrived
+	require.Eventually(t, func() bool { return e.oauth.SharingFetches() == asking }, 10*time.Second, time.Millisecond,
+		"every request joins the fetch under way")
+	free()
+	for range asking {
+		require.Equal(t, http.StatusBadRequest, <-answers, "the shared fetch's answer: no such document")
+	}
+	require.EqualValues(t, 1, served.Load())
 }
 
 // TestClientDocumentErrorsHidePorts performs a port scan of the loopback interface through

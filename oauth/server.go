@@ -13,9 +13,11 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
+	"golang.org/x/sync/singleflight"
 	"golang.org/x/time/rate"
 
 	"github.com/gorunner/gorunner/auth"
@@ -136,9 +138,11 @@ type Server struct {
 	register *limiter
 	page     *template.Template
 	docs     *docCache
-	failed   *docCache     // client_id URLs whose document could not be fetched or used
-	fetching chan struct{} // a slot per document being fetched
-	pace     *rate.Limiter // paces document fetches: ClientDocumentFetchesPerSecond
+	failed   *docCache          // client_id URLs whose document could not be fetched or used
+	fetching chan struct{}      // a slot per document being fetched
+	pace     *rate.Limiter      // paces document fetches: ClientDocumentFetchesPerSecond
+	flight   singleflight.Group // one fetch per document, however many ask for it at once
+	sharing  atomic.Int32       // requests for an uncached document, at a fetch or waiting on one
 	sweeper  sweeper
 }
 
