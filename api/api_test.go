@@ -24,12 +24,13 @@ import (
 
 // env is one running API over a fresh SQLite store, with an admin token.
 type env struct {
-	t     testing.TB
-	srv   *httptest.Server
-	token string
-	store *sqlitestore.Store
-	auth  *auth.Service
-	stop  func() // stops the server, its engine and its store, as a process exit would
+	t       testing.TB
+	srv     *httptest.Server
+	token   string
+	store   *sqlitestore.Store
+	auth    *auth.Service
+	catalog *catalog.Service
+	stop    func() // stops the server, its engine and its store, as a process exit would
 }
 
 func newEnv(t testing.TB) *env {
@@ -82,7 +83,7 @@ func newEnvConfig(t testing.TB, c envConfig) *env {
 		st.Stop()
 	})
 	t.Cleanup(stop)
-	return &env{t: t, srv: srv, token: st.AdminToken, store: st.Store, auth: st.Auth, stop: stop}
+	return &env{t: t, srv: srv, token: st.AdminToken, store: st.Store, auth: st.Auth, catalog: st.Catalog, stop: stop}
 }
 
 // answer is one HTTP answer, decoded.

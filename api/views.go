@@ -74,11 +74,26 @@ func WebhookURL(origin, token string) string {
 	return origin + "/webhooks/" + token
 }
 
-// workflowView is w as r's principal sees it: the webhook address only if it may use it.
-func (s *Server) workflowView(r *http.Request, w *catalog.Workflow) wire.Workflow {
+// workflowView is w as r's principal sees it: the webhook address only if it may use it,
+// its token unsealed only then.
+func (s *Server) workflowView(r *http.Request, w *catalog.Workflow) (wire.Workflow, error) {
 	hook := ""
 	if guard.WebhookVisible(principalOf(r), w) {
-		hook = WebhookURL(s.cfg.PublicURL, w.WebhookToken)
+		token, err := s.deps.Catalog.WebhookToken(w)
+		if err != nil {
+			return wire.Workflow{}, err
+		}
+		hook = WebhookURL(s.cfg.PublicURL, token)
 	}
-	return wire.WorkflowOf(w, hook)
+	return wire.WorkflowOf(w, hook), nil
+}
+
+// writeWorkflow answers with status and the view of w.
+func (s *Server) writeWorkflow(w http.ResponseWriter, r *http.Request, status int, wf *catalog.Workflow) {
+	view, err := s.workflowView(r, wf)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeData(w, status, view)
 }

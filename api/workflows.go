@@ -34,7 +34,7 @@ func (s *Server) created(w http.ResponseWriter, r *http.Request) func(*catalog.W
 			s.writeError(w, r, err)
 			return
 		}
-		writeData(w, http.StatusCreated, s.workflowView(r, wf))
+		s.writeWorkflow(w, r, http.StatusCreated, wf)
 	}
 }
 
@@ -48,11 +48,16 @@ func (s *Server) listWorkflows(w http.ResponseWriter, r *http.Request) {
 		page.Limit = limit
 		list, next, err := s.deps.Catalog.List(r.Context(), catalog.ListWorkflowsParams{Page: page})
 		list = guard.ReadableWorkflows(principalOf(r), list)
+		if err != nil {
+			return nil, "", err
+		}
 		views := make([]wire.Workflow, len(list))
 		for i, wf := range list {
-			views[i] = s.workflowView(r, wf)
+			if views[i], err = s.workflowView(r, wf); err != nil {
+				return nil, "", err
+			}
 		}
-		return views, next, err
+		return views, next, nil
 	})
 	if err != nil {
 		s.writeError(w, r, err)
@@ -67,7 +72,7 @@ func (s *Server) getWorkflow(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	writeData(w, http.StatusOK, s.workflowView(r, wf))
+	s.writeWorkflow(w, r, http.StatusOK, wf)
 }
 
 func (s *Server) exportWorkflow(w http.ResponseWriter, r *http.Request) {
@@ -110,7 +115,7 @@ func (s *Server) updateWorkflow(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	writeData(w, http.StatusOK, s.workflowView(r, wf))
+	s.writeWorkflow(w, r, http.StatusOK, wf)
 }
 
 // splitExpectedRev takes the optional top-level expectedRev out of a JSON definition.
@@ -168,7 +173,7 @@ func (s *Server) unpublishWorkflow(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	writeData(w, http.StatusOK, s.workflowView(r, wf))
+	s.writeWorkflow(w, r, http.StatusOK, wf)
 }
 
 func (s *Server) listVersions(w http.ResponseWriter, r *http.Request) {
@@ -185,12 +190,12 @@ func (s *Server) listVersions(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) rotateWebhook(w http.ResponseWriter, r *http.Request) {
-	wf, err := s.deps.Catalog.RotateWebhook(r.Context(), chi.URLParam(r, "id"))
+	token, err := s.deps.Catalog.RotateWebhook(r.Context(), chi.URLParam(r, "id"))
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	writeData(w, http.StatusCreated, wire.Webhook{URL: WebhookURL(s.cfg.PublicURL, wf.WebhookToken), Token: wf.WebhookToken})
+	writeData(w, http.StatusCreated, wire.Webhook{URL: WebhookURL(s.cfg.PublicURL, token), Token: token})
 }
 
 // pageOf reads ?limit= (1 to limits.MaxPage, default limits.DefaultPage) and ?cursor=.

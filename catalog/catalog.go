@@ -7,7 +7,6 @@ package catalog
 import (
 	"context"
 	"crypto/rand"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/gorunner/gorunner/internal/seal"
 	"github.com/gorunner/gorunner/schemas"
 )
 
@@ -23,8 +23,12 @@ import (
 type Config struct {
 	// Now is the clock; default time.Now.
 	Now func() time.Time
-	// SecretKey is the 32-byte AES-256 key sealing connection secrets. Required for
-	// connections; without it creating a connection fails.
+	// SecretKey is the 32-byte secret key (a process's <data-dir>/secret.key). Connection
+	// secrets are sealed under it, and webhook tokens under keys derived from it: the store
+	// keeps a keyed digest of each token and the token sealed, never the token itself.
+	// Without it creating a connection fails, and the webhook keys derive from a random key
+	// of this Service's own: its webhooks work while it lives, but tokens it made are found
+	// and shown by no other Service, nor it by theirs.
 	SecretKey []byte
 	// CustomKinds are step kinds an embedder registered with the runner.
 	CustomKinds map[string]bool
@@ -55,6 +59,8 @@ type Service struct {
 	store  Store
 	cfg    *Config
 	sealer *sealer
+	// webhooks digests and seals webhook tokens.
+	webhooks *webhookKeys
 	// targets keeps Resolve's production answers while the catalog version stands.
 	targets targets
 
@@ -108,13 +114,24 @@ func New(store Store, cfg *Config) (*Service, error) {
 		return nil, err
 	}
 	s := &Service{store: store, cfg: cfg}
+	webhookSecret := cfg.SecretKey
 	if cfg.SecretKey != nil {
 		sl, err := newSealer(cfg.SecretKey)
 		if err != nil {
 			return nil, err
 		}
 		s.sealer = sl
+	} else {
+		webhookSecret = make([]byte, seal.KeySize)
+		if _, err := rand.Read(webhookSecret); err != nil {
+			return nil, fmt.Errorf("catalog: making a webhook key: %w", err)
+		}
 	}
+	wk, err := newWebhookKeys(webhookSecret)
+	if err != nil {
+		return nil, err
+	}
+	s.webhooks = wk
 	return s, nil
 }
 
@@ -161,17 +178,23 @@ func (s *Service) create(ctx context.Context, def *schemas.Definition) (*Workflo
 	if err != nil {
 		return nil, err
 	}
+	id := uuid.Must(uuid.NewV7()).String()
+	digest, sealed, err := s.webhooks.keep(token, id)
+	if err != nil {
+		return nil, err
+	}
 	now := s.now()
 	w := &Workflow{
-		ID:           uuid.Must(uuid.NewV7()).String(),
-		Name:         def.Name,
-		Title:        def.Title,
-		Description:  def.Description,
-		Rev:          1,
-		Definition:   canon,
-		WebhookToken: token,
-		CreatedAt:    now,
-		UpdatedAt:    now,
+		ID:            id,
+		Name:          def.Name,
+		Title:         def.Title,
+		Description:   def.Description,
+		Rev:           1,
+		Definition:    canon,
+		WebhookDigest: digest,
+		WebhookSealed: sealed,
+		CreatedAt:     now,
+		UpdatedAt:     now,
 	}
 	if err := s.store.CreateWorkflow(ctx, w); err != nil {
 		if errors.Is(err, ErrConflict) {
@@ -185,11 +208,6 @@ func (s *Service) create(ctx context.Context, def *schemas.Definition) (*Workflo
 // Get finds a workflow by ID or name.
 func (s *Service) Get(ctx context.Context, idOrName string) (*Workflow, error) {
 	return s.store.GetWorkflow(ctx, idOrName)
-}
-
-// GetByWebhook finds a workflow by its webhook token.
-func (s *Service) GetByWebhook(ctx context.Context, token string) (*Workflow, error) {
-	return s.store.GetWorkflowByWebhook(ctx, token)
 }
 
 // List lists workflows by name.
@@ -300,33 +318,7 @@ func (s *Service) Versions(ctx context.Context, idOrName string) ([]*Version, er
 	return s.store.ListVersions(ctx, w.ID)
 }
 
-// RotateWebhook gives a workflow a new webhook token; the old one stops working at once.
-func (s *Service) RotateWebhook(ctx context.Context, idOrName string) (*Workflow, error) {
-	w, err := s.store.GetWorkflow(ctx, idOrName)
-	if err != nil {
-		return nil, err
-	}
-	token, err := NewWebhookToken()
-	if err != nil {
-		return nil, err
-	}
-	if err := s.store.RotateWebhook(ctx, w.ID, token, s.now()); err != nil {
-		return nil, err
-	}
-	w.WebhookToken = token
-	return w, nil
-}
-
 // Definition decodes a workflow's draft.
 func (s *Service) Definition(w *Workflow) (*schemas.Definition, error) {
 	return schemas.Decode(w.Definition)
-}
-
-// NewWebhookToken returns a fresh webhook token: 256 random bits, URL-safe.
-func NewWebhookToken() (string, error) {
-	b := make([]byte, 32)
-	if _, err := rand.Read(b); err != nil {
-		return "", fmt.Errorf("making webhook token: %w", err)
-	}
-	return "wh_" + base64.RawURLEncoding.EncodeToString(b), nil
 }

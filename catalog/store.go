@@ -27,7 +27,14 @@ type Workflow struct {
 	Definition    json.RawMessage // the draft, as canonical JSON
 	LatestVersion int             // 0 when never published
 	Published     bool
-	WebhookToken  string
+	// WebhookDigest is the lookup digest of the webhook token (keyed HMAC-SHA256,
+	// base64url): what the store indexes, revealing nothing of the token. A workflow
+	// stored before tokens were sealed holds its plaintext token here, and no
+	// WebhookSealed, until Service.SealWebhooks upgrades it.
+	WebhookDigest string
+	// WebhookSealed is the webhook token sealed under the catalog's key, bound to the
+	// workflow ID: Service.WebhookToken opens it to show the webhook address.
+	WebhookSealed []byte
 	CreatedAt     time.Time
 	UpdatedAt     time.Time
 }
@@ -72,13 +79,14 @@ type ListWorkflowsParams struct {
 // Store is what the catalog needs from a backend. Implementations: store/sqlitestore and
 // store/redisstore; catalog/catalogtest is the conformance suite they both pass.
 type Store interface {
-	// CreateWorkflow inserts w (ID, Name and WebhookToken set by the caller). A live
+	// CreateWorkflow inserts w (ID, Name, WebhookDigest and WebhookSealed set by the
+	// caller). A live
 	// workflow with the same name → ErrConflict. Bumps the catalog version.
 	CreateWorkflow(ctx context.Context, w *Workflow) error
 	// GetWorkflow finds a live workflow by ID or by name.
 	GetWorkflow(ctx context.Context, idOrName string) (*Workflow, error)
-	// GetWorkflowByWebhook finds a live workflow by its current webhook token.
-	GetWorkflowByWebhook(ctx context.Context, token string) (*Workflow, error)
+	// GetWorkflowByWebhook finds the live workflow whose WebhookDigest is digest.
+	GetWorkflowByWebhook(ctx context.Context, digest string) (*Workflow, error)
 	// ListWorkflows lists live workflows ordered by name, paginated by an opaque cursor.
 	ListWorkflows(ctx context.Context, p ListWorkflowsParams) ([]*Workflow, string, error)
 	// UpdateDraft replaces the draft and its denormalised name/title/description, bumping
@@ -98,8 +106,14 @@ type Store interface {
 	GetVersion(ctx context.Context, workflowID string, version int) (*Version, error)
 	// ListVersions lists a workflow's versions, newest first.
 	ListVersions(ctx context.Context, workflowID string) ([]*Version, error)
-	// RotateWebhook replaces the webhook token; the old one stops resolving at once.
-	RotateWebhook(ctx context.Context, workflowID, token string, now time.Time) error
+	// RotateWebhook replaces the webhook's digest and sealed token; the old digest stops
+	// resolving at once.
+	RotateWebhook(ctx context.Context, workflowID, digest string, sealed []byte, now time.Time) error
+	// SealWebhook upgrades a workflow stored with its plaintext webhook token: if it is
+	// live, its WebhookDigest is still token and it has no WebhookSealed, they become
+	// digest and sealed; else ErrNotFound. The address does not change, so neither do Rev,
+	// UpdatedAt nor the catalog version.
+	SealWebhook(ctx context.Context, workflowID, token, digest string, sealed []byte) error
 	// CatalogVersion is a counter that moves whenever the set of tools may have changed: on
 	// every create, draft update, publish, unpublish and delete, in the write's own
 	// transaction or script. Resolve keeps its answers while it stands.

@@ -69,7 +69,8 @@ func TestConsoleFollowsScopes(t *testing.T) {
 func TestWebhookURLOnlyForWhoMayRun(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, "")
-	wf := e.createWorkflow(greetYAML)
+	token, err := e.catalog.WebhookToken(e.createWorkflow(greetYAML))
+	require.NoError(t, err)
 	for _, tc := range []struct {
 		scopes []string
 		shown  bool
@@ -82,7 +83,7 @@ func TestWebhookURLOnlyForWhoMayRun(t *testing.T) {
 		require.Equal(t, http.StatusSeeOther, b.signIn(e.mint(tc.scopes...)).Status)
 		p := b.get("/console/workflows/greet")
 		require.Equal(t, http.StatusOK, p.Status, tc.scopes)
-		require.Equal(t, tc.shown, strings.Contains(p.Body, "/webhooks/"+wf.WebhookToken), tc.scopes)
+		require.Equal(t, tc.shown, strings.Contains(p.Body, "/webhooks/"+token), tc.scopes)
 	}
 }
 

@@ -87,7 +87,12 @@ func (c *Console) showWorkflow(w http.ResponseWriter, r *http.Request, status in
 	}
 	p.Workflow, p.Versions = wf, versions
 	if guard.WebhookVisible(visitOf(r).principal, wf) {
-		p.WebhookURL = api.WebhookURL(c.baseURL(), wf.WebhookToken)
+		token, err := c.deps.Catalog.WebhookToken(wf)
+		if err != nil {
+			c.fail(w, r, err)
+			return
+		}
+		p.WebhookURL = api.WebhookURL(c.baseURL(), token)
 	}
 	if p.Draft == "" {
 		p.Draft = indent(wf.Definition)

@@ -75,7 +75,7 @@ func TestViews(t *testing.T) {
 	t.Parallel()
 	wf := &catalog.Workflow{ID: "wf-1", Name: "hello", Title: "Hello", Description: "Says hello.", Rev: 4,
 		Definition: json.RawMessage(`{"name":"hello"}`), LatestVersion: 2, Published: true,
-		WebhookToken: "whk-secret", CreatedAt: t0, UpdatedAt: t1}
+		WebhookDigest: "whk-secret", CreatedAt: t0, UpdatedAt: t1}
 	expires := t2
 	tok := &auth.Token{ID: "tok-1", Name: "ci", Hash: []byte("hash-bytes"), Scopes: auth.AdminScopes(),
 		ExpiresAt: &expires, Audience: "/mcp", CreatedAt: t0}

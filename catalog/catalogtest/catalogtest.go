@@ -26,6 +26,7 @@ func Run(t *testing.T, newStore func(t *testing.T) catalog.Store) {
 	}{
 		{"CreateAndGet", testCreateAndGet},
 		{"Webhook", testWebhook},
+		{"SealWebhook", testSealWebhook},
 		{"UpdateDraft", testUpdateDraft},
 		{"Delete", testDelete},
 		{"Publish", testPublish},
@@ -45,16 +46,22 @@ func Run(t *testing.T, newStore func(t *testing.T) catalog.Store) {
 // newWorkflow is a workflow ready to create, its draft naming it.
 func newWorkflow(name string) *catalog.Workflow {
 	return &catalog.Workflow{
-		ID:           "id-" + name,
-		Name:         name,
-		Title:        "Title of " + name,
-		Description:  "Does " + name,
-		Rev:          1,
-		Definition:   definition(name, 1),
-		WebhookToken: "wh-" + name,
-		CreatedAt:    base,
-		UpdatedAt:    base,
+		ID:            "id-" + name,
+		Name:          name,
+		Title:         "Title of " + name,
+		Description:   "Does " + name,
+		Rev:           1,
+		Definition:    definition(name, 1),
+		WebhookDigest: "wh-" + name,
+		WebhookSealed: sealedOf(name),
+		CreatedAt:     base,
+		UpdatedAt:     base,
 	}
+}
+
+// sealedOf stands for a sealed webhook token: binary, every byte value a store must keep.
+func sealedOf(name string) []byte {
+	return append([]byte{0, 255, 10, 13}, name...)
 }
 
 func definition(name string, n int) json.RawMessage {
@@ -85,7 +92,8 @@ func requireWorkflow(t *testing.T, want, got *catalog.Workflow) {
 	require.JSONEq(t, string(want.Definition), string(got.Definition))
 	require.Equal(t, want.LatestVersion, got.LatestVersion)
 	require.Equal(t, want.Published, got.Published)
-	require.Equal(t, want.WebhookToken, got.WebhookToken)
+	require.Equal(t, want.WebhookDigest, got.WebhookDigest)
+	require.Equal(t, want.WebhookSealed, got.WebhookSealed)
 	requireTime(t, want.CreatedAt, got.CreatedAt)
 	requireTime(t, want.UpdatedAt, got.UpdatedAt)
 }
@@ -102,29 +110,74 @@ func testCreateAndGet(t *testing.T, s catalog.Store) {
 	require.ErrorIs(t, err, catalog.ErrNotFound)
 
 	dup := newWorkflow("alpha")
-	dup.ID, dup.WebhookToken = "id-other", "wh-other"
+	dup.ID, dup.WebhookDigest = "id-other", "wh-other"
 	require.ErrorIs(t, s.CreateWorkflow(ctx, dup), catalog.ErrConflict)
 }
 
 func testWebhook(t *testing.T, s catalog.Store) {
 	ctx := context.Background()
 	w := create(t, s, "hooked")
-	got, err := s.GetWorkflowByWebhook(ctx, w.WebhookToken)
+	got, err := s.GetWorkflowByWebhook(ctx, w.WebhookDigest)
 	require.NoError(t, err)
-	require.Equal(t, w.ID, got.ID)
+	requireWorkflow(t, w, got)
 
-	require.NoError(t, s.RotateWebhook(ctx, w.ID, "wh-new", base.Add(time.Minute)))
-	_, err = s.GetWorkflowByWebhook(ctx, w.WebhookToken)
+	require.NoError(t, s.RotateWebhook(ctx, w.ID, "wh-new", sealedOf("new"), base.Add(time.Minute)))
+	_, err = s.GetWorkflowByWebhook(ctx, w.WebhookDigest)
 	require.ErrorIs(t, err, catalog.ErrNotFound)
 	got, err = s.GetWorkflowByWebhook(ctx, "wh-new")
 	require.NoError(t, err)
 	require.Equal(t, w.ID, got.ID)
-	require.Equal(t, "wh-new", got.WebhookToken)
+	require.Equal(t, "wh-new", got.WebhookDigest)
+	require.Equal(t, sealedOf("new"), got.WebhookSealed)
+	requireTime(t, base.Add(time.Minute), got.UpdatedAt)
 
-	require.ErrorIs(t, s.RotateWebhook(ctx, "nope", "wh-x", base), catalog.ErrNotFound)
+	require.ErrorIs(t, s.RotateWebhook(ctx, "nope", "wh-x", sealedOf("x"), base), catalog.ErrNotFound)
 	require.NoError(t, s.DeleteWorkflow(ctx, w.ID, base.Add(time.Hour)))
 	_, err = s.GetWorkflowByWebhook(ctx, "wh-new")
 	require.ErrorIs(t, err, catalog.ErrNotFound)
+}
+
+// testSealWebhook upgrades workflows stored with a plaintext webhook token (no sealed one)
+// as an older GoRunner wrote them.
+func testSealWebhook(t *testing.T, s catalog.Store) {
+	ctx := context.Background()
+	old := newWorkflow("old")
+	old.WebhookDigest, old.WebhookSealed = "wh_plain", nil
+	require.NoError(t, s.CreateWorkflow(ctx, old))
+	got, err := s.GetWorkflow(ctx, old.ID)
+	require.NoError(t, err)
+	require.Empty(t, got.WebhookSealed, "not upgraded yet")
+	cv, err := s.CatalogVersion(ctx)
+	require.NoError(t, err)
+
+	require.ErrorIs(t, s.SealWebhook(ctx, old.ID, "wh_other", "digest", sealedOf("old")), catalog.ErrNotFound,
+		"not the token it holds")
+	require.ErrorIs(t, s.SealWebhook(ctx, "nope", "wh_plain", "digest", sealedOf("old")), catalog.ErrNotFound)
+	require.NoError(t, s.SealWebhook(ctx, old.ID, "wh_plain", "digest", sealedOf("old")))
+
+	got, err = s.GetWorkflowByWebhook(ctx, "digest")
+	require.NoError(t, err)
+	want := *old
+	want.WebhookDigest, want.WebhookSealed = "digest", sealedOf("old")
+	requireWorkflow(t, &want, got) // rev and updatedAt (the ETag) stay
+	_, err = s.GetWorkflowByWebhook(ctx, "wh_plain")
+	require.ErrorIs(t, err, catalog.ErrNotFound, "the plaintext token is gone from the index")
+	after, err := s.CatalogVersion(ctx)
+	require.NoError(t, err)
+	require.Equal(t, cv, after, "the tool set did not change")
+
+	require.ErrorIs(t, s.SealWebhook(ctx, old.ID, "digest", "again", sealedOf("again")), catalog.ErrNotFound,
+		"a sealed workflow is not upgraded again")
+
+	sealed := create(t, s, "sealed")
+	require.ErrorIs(t, s.SealWebhook(ctx, sealed.ID, sealed.WebhookDigest, "d2", sealedOf("d2")), catalog.ErrNotFound,
+		"one made sealed is not upgraded")
+
+	gone := newWorkflow("gone")
+	gone.WebhookDigest, gone.WebhookSealed = "wh_gone", nil
+	require.NoError(t, s.CreateWorkflow(ctx, gone))
+	require.NoError(t, s.DeleteWorkflow(ctx, gone.ID, base))
+	require.ErrorIs(t, s.SealWebhook(ctx, gone.ID, "wh_gone", "d3", sealedOf("gone")), catalog.ErrNotFound)
 }
 
 func testUpdateDraft(t *testing.T, s catalog.Store) {
@@ -182,7 +235,7 @@ func testDelete(t *testing.T, s catalog.Store) {
 	require.Equal(t, v.Hash, kept.Hash)
 
 	again := newWorkflow("doomed")
-	again.ID, again.WebhookToken = "id-again", "wh-again"
+	again.ID, again.WebhookDigest = "id-again", "wh-again"
 	require.NoError(t, s.CreateWorkflow(ctx, again), "the name is free again")
 	got, err := s.GetWorkflow(ctx, "doomed")
 	require.NoError(t, err)

@@ -102,6 +102,15 @@ func openProcess(ctx context.Context, g *globals, f *processFlags, egress *runne
 		a.Close()
 		return nil, err
 	}
+	// Workflows an older GoRunner stored keep their plaintext webhook token until sealed.
+	n, err := p.catalog.SealWebhooks(ctx)
+	if err != nil {
+		a.Close()
+		return nil, err
+	}
+	if n > 0 {
+		p.log.Info("sealed the webhook tokens of workflows stored in the clear", "workflows", n)
+	}
 	return p, nil
 }
 

@@ -47,7 +47,7 @@ func RunCatalogVersion(t *testing.T, newStore func(t *testing.T) CatalogStore) {
 func bumpCatalog(t *testing.T, s CatalogStore, id string) int64 {
 	t.Helper()
 	ctx := context.Background()
-	require.NoError(t, s.CreateWorkflow(ctx, &catalog.Workflow{ID: id, Name: id, Rev: 1, WebhookToken: "wh-" + id,
+	require.NoError(t, s.CreateWorkflow(ctx, &catalog.Workflow{ID: id, Name: id, Rev: 1, WebhookDigest: "wh-" + id,
 		Definition: []byte(`{"name":"` + id + `","steps":[]}`), CreatedAt: base, UpdatedAt: base}))
 	v, err := s.CatalogVersion(ctx)
 	require.NoError(t, err)

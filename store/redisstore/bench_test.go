@@ -27,7 +27,7 @@ func BenchmarkCreateEnded(b *testing.B) {
 		`{"id":"b","set":"${{ steps.a.output.n + 1 }}"},{"id":"c","set":{"done":"${{ steps.b.output }}"}}]}`)
 	wf := uuid.Must(uuid.NewV7()).String()
 	at := time.Now().UTC()
-	require.NoError(b, s.CreateWorkflow(ctx, &catalog.Workflow{ID: wf, Name: "bench", Rev: 1, WebhookToken: "wh",
+	require.NoError(b, s.CreateWorkflow(ctx, &catalog.Workflow{ID: wf, Name: "bench", Rev: 1, WebhookDigest: "wh",
 		Definition: def, CreatedAt: at, UpdatedAt: at}))
 	v, _, err := s.Publish(ctx, wf, "h", at)
 	require.NoError(b, err)

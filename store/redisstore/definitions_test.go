@@ -185,7 +185,7 @@ func publishW(t *testing.T, s *redisstore.Store) (json.RawMessage, time.Time, *c
 	ctx := context.Background()
 	def := json.RawMessage(`{"name":"w","steps":[{"id":"a","set":1}]}`)
 	now := time.Now().UTC()
-	require.NoError(t, s.CreateWorkflow(ctx, &catalog.Workflow{ID: "wf", Name: "w", Rev: 1, WebhookToken: "wh",
+	require.NoError(t, s.CreateWorkflow(ctx, &catalog.Workflow{ID: "wf", Name: "w", Rev: 1, WebhookDigest: "wh",
 		Definition: def, CreatedAt: now, UpdatedAt: now}))
 	v, _, err := s.Publish(ctx, "wf", "h1", now)
 	require.NoError(t, err)

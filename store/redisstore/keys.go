@@ -14,7 +14,7 @@ type keys struct {
 func (k keys) catalogVersion() string         { return k.p + "catalog:version" }
 func (k keys) workflow(id string) string      { return k.p + "wf:" + id }
 func (k keys) workflowNames() string          { return k.p + "wf:names" }    // hash: live name → ID
-func (k keys) workflowWebhooks() string       { return k.p + "wf:webhooks" } // hash: live token → ID
+func (k keys) workflowWebhooks() string       { return k.p + "wf:webhooks" } // hash: live webhook digest → ID
 func (k keys) workflowsByName() string        { return k.p + "wf:byname" }   // lex zset of live names
 func (k keys) workflowsPublished() string     { return k.p + "wf:published" }
 func (k keys) versionPrefix(wf string) string { return k.p + "wfver:" + wf + ":" }

@@ -145,6 +145,7 @@ var luaFS embed.FS
 // scripts are the store's Lua scripts, each one atomic change.
 type scripts struct {
 	createWorkflow, updateDraft, deleteWorkflow, publish, unpublish, rotateWebhook *redis.Script
+	sealWebhook                                                                    *redis.Script
 	createConnection, deleteConnection, createToken, deleteToken                   *redis.Script
 	claimKey, completeKey, releaseKey                                              *redis.Script
 	createRun, claimRuns, renewLeases, saveRun, releaseRun, requestCancel, wakeRun *redis.Script
@@ -168,7 +169,7 @@ func loadScripts() (*scripts, error) {
 	sc := &scripts{
 		createWorkflow: load("create_workflow"), updateDraft: load("update_draft"),
 		deleteWorkflow: load("delete_workflow"), publish: load("publish"), unpublish: load("unpublish"),
-		rotateWebhook: load("rotate_webhook"), createConnection: load("create_connection"),
+		rotateWebhook: load("rotate_webhook"), sealWebhook: load("seal_webhook"), createConnection: load("create_connection"),
 		deleteConnection: load("delete_connection"), createToken: load("create_token"),
 		deleteToken: load("delete_token"), claimKey: load("claim_key"), completeKey: load("complete_key"),
 		releaseKey: load("release_key"), createRun: load("create_run"), claimRuns: load("claim_runs"),

@@ -56,7 +56,7 @@ func BenchmarkCatalogEventCrossProcess(b *testing.B) {
 	for i := range b.N {
 		id := fmt.Sprintf("w%d", i)
 		start := time.Now()
-		require.NoError(b, a.CreateWorkflow(ctx, &catalog.Workflow{ID: id, Name: id, Rev: 1, WebhookToken: "wh" + id}))
+		require.NoError(b, a.CreateWorkflow(ctx, &catalog.Workflow{ID: id, Name: id, Rev: 1, WebhookDigest: "wh" + id}))
 		select {
 		case <-sub.C:
 			took = append(took, time.Since(start))

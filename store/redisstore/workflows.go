@@ -20,7 +20,7 @@ func workflowFields(w *catalog.Workflow) []any {
 	return []any{
 		"id", w.ID, "name", w.Name, "title", w.Title, "description", w.Description, "rev", w.Rev,
 		"definition", []byte(w.Definition), "latest_version", w.LatestVersion, "published", boolArg(w.Published),
-		"webhook_token", w.WebhookToken, "created_at", ts(w.CreatedAt), "updated_at", ts(w.UpdatedAt),
+		"webhook_token", w.WebhookDigest, "webhook_sealed", w.WebhookSealed, "created_at", ts(w.CreatedAt), "updated_at", ts(w.UpdatedAt),
 		"deleted_at", ts(time.Time{}),
 	}
 }
@@ -34,17 +34,18 @@ func decodeWorkflow(m map[string]string) (*catalog.Workflow, error) {
 	w := &catalog.Workflow{
 		ID: f.str("id"), Name: f.str("name"), Title: f.str("title"), Description: f.str("description"),
 		Rev: f.int("rev"), Definition: f.bytes("definition"), LatestVersion: f.int("latest_version"),
-		Published: f.bool("published"), WebhookToken: f.str("webhook_token"),
+		Published: f.bool("published"), WebhookDigest: f.str("webhook_token"), WebhookSealed: f.bytes("webhook_sealed"),
 		CreatedAt: f.time("created_at"), UpdatedAt: f.time("updated_at"),
 	}
 	return w, f.err
 }
 
 // CreateWorkflow inserts w; a live workflow with the same name (or a taken ID or webhook
-// token) → catalog.ErrConflict.
+// digest) → catalog.ErrConflict. The field webhook_token holds the digest (its name kept,
+// so that a process of the version before keeps reading the record while both run).
 func (s *Store) CreateWorkflow(ctx context.Context, w *catalog.Workflow) error {
 	k := s.k
-	args := append([]any{k.catalogChannel(), w.ID, w.Name, w.WebhookToken, boolArg(w.Published)}, workflowFields(w)...)
+	args := append([]any{k.catalogChannel(), w.ID, w.Name, w.WebhookDigest, boolArg(w.Published)}, workflowFields(w)...)
 	_, err := s.run(ctx, s.scripts.createWorkflow, catalogErrs,
 		[]string{k.workflow(w.ID), k.workflowNames(), k.workflowWebhooks(), k.workflowsByName(),
 			k.workflowsPublished(), k.catalogVersion()}, args...)
@@ -63,9 +64,9 @@ func (s *Store) GetWorkflow(ctx context.Context, idOrName string) (*catalog.Work
 	return foundWorkflow(w, err, fmt.Sprintf("getting workflow %q", idOrName))
 }
 
-// GetWorkflowByWebhook finds a live workflow by its current webhook token.
-func (s *Store) GetWorkflowByWebhook(ctx context.Context, token string) (*catalog.Workflow, error) {
-	w, err := s.workflowByIndex(ctx, s.k.workflowWebhooks(), token)
+// GetWorkflowByWebhook finds the live workflow whose webhook digest is digest.
+func (s *Store) GetWorkflowByWebhook(ctx context.Context, digest string) (*catalog.Workflow, error) {
+	w, err := s.workflowByIndex(ctx, s.k.workflowWebhooks(), digest)
 	return foundWorkflow(w, err, "getting workflow by webhook")
 }
 
@@ -198,12 +199,23 @@ func (s *Store) Unpublish(ctx context.Context, workflowID string, now time.Time)
 	return foundWorkflow(out, err, fmt.Sprintf("unpublishing workflow %q", workflowID))
 }
 
-// RotateWebhook replaces a live workflow's webhook token.
-func (s *Store) RotateWebhook(ctx context.Context, workflowID, token string, now time.Time) error {
+// RotateWebhook replaces a live workflow's webhook digest and sealed token.
+func (s *Store) RotateWebhook(ctx context.Context, workflowID, digest string, sealed []byte, now time.Time) error {
 	_, err := s.run(ctx, s.scripts.rotateWebhook, catalogErrs,
-		[]string{s.k.workflow(workflowID), s.k.workflowWebhooks()}, workflowID, token, ts(now))
+		[]string{s.k.workflow(workflowID), s.k.workflowWebhooks()}, workflowID, digest, sealed, ts(now))
 	if err != nil {
 		return fmt.Errorf("rotating webhook of %q: %w", workflowID, err)
+	}
+	return nil
+}
+
+// SealWebhook replaces the plaintext webhook token of a live workflow not yet upgraded
+// with its digest and sealed form, leaving rev, updated_at and the catalog version alone.
+func (s *Store) SealWebhook(ctx context.Context, workflowID, token, digest string, sealed []byte) error {
+	_, err := s.run(ctx, s.scripts.sealWebhook, catalogErrs,
+		[]string{s.k.workflow(workflowID), s.k.workflowWebhooks()}, workflowID, token, digest, sealed)
+	if err != nil {
+		return fmt.Errorf("sealing webhook of %q: %w", workflowID, err)
 	}
 	return nil
 }

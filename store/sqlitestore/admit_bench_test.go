@@ -33,7 +33,7 @@ func BenchmarkAdmitEnded(b *testing.B) {
 			def := json.RawMessage(`{"input":{"type":"object"},"name":"bench","steps":[{"id":"a","set":{"n":"${{ input.n }}"}}]}`)
 			wf := uuid.Must(uuid.NewV7()).String()
 			at := time.Now().UTC()
-			require.NoError(b, s.CreateWorkflow(ctx, &catalog.Workflow{ID: wf, Name: "bench", Rev: 1, WebhookToken: "wh",
+			require.NoError(b, s.CreateWorkflow(ctx, &catalog.Workflow{ID: wf, Name: "bench", Rev: 1, WebhookDigest: "wh",
 				Definition: def, CreatedAt: at, UpdatedAt: at}))
 			v, _, err := s.Publish(ctx, wf, "h", at)
 			require.NoError(b, err)

@@ -195,7 +195,7 @@ func TestStaleCatalogByCode(t *testing.T) {
 	ctx := context.Background()
 	bump := func(id string) int64 {
 		t.Helper()
-		require.NoError(t, s.CreateWorkflow(ctx, &catalog.Workflow{ID: id, Name: id, Rev: 1, WebhookToken: "wh-" + id,
+		require.NoError(t, s.CreateWorkflow(ctx, &catalog.Workflow{ID: id, Name: id, Rev: 1, WebhookDigest: "wh-" + id,
 			Definition: []byte(`{"name":"` + id + `","steps":[]}`), CreatedAt: time.Now(), UpdatedAt: time.Now()}))
 		v, err := s.CatalogVersion(ctx)
 		require.NoError(t, err)

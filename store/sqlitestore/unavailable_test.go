@@ -59,7 +59,7 @@ func TestLockHeldPastBusyTimeoutIsUnreachable(t *testing.T) {
 	t.Cleanup(func() { _ = s.Close() })
 	w := func() *catalog.Workflow {
 		return &catalog.Workflow{ID: "wf_1", Name: "greet", Rev: 1, Definition: []byte(`{"name":"greet","steps":[{"id":"s"}]}`),
-			WebhookToken: "wh_1", CreatedAt: time.Now(), UpdatedAt: time.Now()}
+			WebhookDigest: "wh_1", CreatedAt: time.Now(), UpdatedAt: time.Now()}
 	}
 
 	release := holdLock(t, path)

@@ -13,14 +13,14 @@ import (
 )
 
 const workflowCols = `id, name, title, description, rev, definition, latest_version, published,
-	webhook_token, created_at, updated_at`
+	webhook_token, webhook_sealed, created_at, updated_at`
 
 func scanWorkflow(row scanner) (*catalog.Workflow, error) {
 	var w catalog.Workflow
 	var def []byte
 	var created, updated int64
 	err := row.Scan(&w.ID, &w.Name, &w.Title, &w.Description, &w.Rev, &def, &w.LatestVersion,
-		&w.Published, &w.WebhookToken, &created, &updated)
+		&w.Published, &w.WebhookDigest, &w.WebhookSealed, &created, &updated)
 	if err != nil {
 		return nil, err
 	}
@@ -32,9 +32,9 @@ func scanWorkflow(row scanner) (*catalog.Workflow, error) {
 func (s *Store) CreateWorkflow(ctx context.Context, w *catalog.Workflow) error {
 	return s.write(ctx, func(tx *sql.Tx) error {
 		_, err := s.in(tx).ExecContext(ctx, `INSERT INTO workflows (`+workflowCols+`)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			w.ID, w.Name, w.Title, w.Description, w.Rev, []byte(w.Definition), w.LatestVersion,
-			w.Published, w.WebhookToken, nanos(w.CreatedAt), nanos(w.UpdatedAt))
+			w.Published, w.WebhookDigest, sealedArg(w.WebhookSealed), nanos(w.CreatedAt), nanos(w.UpdatedAt))
 		if err != nil {
 			return fmt.Errorf("creating workflow %q: %w", w.Name, mapErr(err, catalog.ErrNotFound, catalog.ErrConflict))
 		}
@@ -61,10 +61,18 @@ func getWorkflow(ctx context.Context, q querier, idOrName string) (*catalog.Work
 	return w, nil
 }
 
-// GetWorkflowByWebhook finds a live workflow by its current webhook token.
-func (s *Store) GetWorkflowByWebhook(ctx context.Context, token string) (*catalog.Workflow, error) {
+// sealedArg is a sealed webhook token as written: never NULL, the column is NOT NULL.
+func sealedArg(sealed []byte) []byte {
+	if sealed == nil {
+		return []byte{}
+	}
+	return sealed
+}
+
+// GetWorkflowByWebhook finds the live workflow whose webhook digest is digest.
+func (s *Store) GetWorkflowByWebhook(ctx context.Context, digest string) (*catalog.Workflow, error) {
 	w, err := scanWorkflow(s.q().QueryRowContext(ctx, `SELECT `+workflowCols+` FROM workflows
-		WHERE deleted_at = 0 AND webhook_token = ?`, token))
+		WHERE deleted_at = 0 AND webhook_token = ?`, digest))
 	if err != nil {
 		return nil, fmt.Errorf("getting workflow by webhook: %w", mapErr(err, catalog.ErrNotFound, nil))
 	}
@@ -170,16 +178,33 @@ func (s *Store) Unpublish(ctx context.Context, workflowID string, now time.Time)
 	return out, err
 }
 
-// RotateWebhook replaces a live workflow's webhook token.
-func (s *Store) RotateWebhook(ctx context.Context, workflowID, token string, now time.Time) error {
+// RotateWebhook replaces a live workflow's webhook digest and sealed token.
+func (s *Store) RotateWebhook(ctx context.Context, workflowID, digest string, sealed []byte, now time.Time) error {
 	return s.write(ctx, func(tx *sql.Tx) error {
-		n, err := affected(s.in(tx).ExecContext(ctx, `UPDATE workflows SET webhook_token = ?, updated_at = ?
-			WHERE id = ? AND deleted_at = 0`, token, nanos(now), workflowID))
+		n, err := affected(s.in(tx).ExecContext(ctx, `UPDATE workflows SET webhook_token = ?, webhook_sealed = ?,
+			updated_at = ? WHERE id = ? AND deleted_at = 0`, digest, sealedArg(sealed), nanos(now), workflowID))
 		if err != nil {
 			return fmt.Errorf("rotating webhook of %q: %w", workflowID, mapErr(err, catalog.ErrNotFound, catalog.ErrConflict))
 		}
 		if n == 0 {
 			return fmt.Errorf("rotating webhook of %q: %w", workflowID, catalog.ErrNotFound)
+		}
+		return nil
+	})
+}
+
+// SealWebhook replaces the plaintext webhook token of a live workflow not yet upgraded
+// with its digest and sealed form, leaving rev, updated_at and the catalog version alone.
+func (s *Store) SealWebhook(ctx context.Context, workflowID, token, digest string, sealed []byte) error {
+	return s.write(ctx, func(tx *sql.Tx) error {
+		n, err := affected(s.in(tx).ExecContext(ctx, `UPDATE workflows SET webhook_token = ?, webhook_sealed = ?
+			WHERE id = ? AND deleted_at = 0 AND webhook_token = ? AND length(webhook_sealed) = 0`,
+			digest, sealedArg(sealed), workflowID, token))
+		if err != nil {
+			return fmt.Errorf("sealing webhook of %q: %w", workflowID, mapErr(err, catalog.ErrNotFound, catalog.ErrConflict))
+		}
+		if n == 0 {
+			return fmt.Errorf("sealing webhook of %q: %w", workflowID, catalog.ErrNotFound)
 		}
 		return nil
 	})

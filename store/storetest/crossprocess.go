@@ -71,7 +71,7 @@ func catalogWritesAreEvents(t *testing.T, open func(tb testing.TB) (a, b Process
 	defer cancel()
 	in, err := b.Events.Subscribe(ctx)
 	require.NoError(t, err)
-	require.NoError(t, a.Store.CreateWorkflow(ctx, &catalog.Workflow{ID: "w1", Name: "w", Rev: 1, WebhookToken: "wh"}))
+	require.NoError(t, a.Store.CreateWorkflow(ctx, &catalog.Workflow{ID: "w1", Name: "w", Rev: 1, WebhookDigest: "wh"}))
 	select {
 	case m := <-in:
 		require.Equal(t, events.Message{Topics: []events.Topic{events.Catalog}}, m)

@@ -1,5 +1,5 @@
 -- KEYS: workflow, names, webhooks, by-name, published, catalog version
--- ARGV: catalog channel, id, name, webhook token, published (1/0), field, value, …
+-- ARGV: catalog channel, id, name, webhook digest, published (1/0), field, value, …
 if redis.call('EXISTS', KEYS[1]) == 1 or redis.call('HEXISTS', KEYS[2], ARGV[3]) == 1
     or redis.call('HEXISTS', KEYS[3], ARGV[4]) == 1 then
   return fail('GR_CONFLICT')
