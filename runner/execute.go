@@ -282,13 +282,14 @@ func (x *execution) enter(ctx context.Context, i int) (*stepExec, flow) {
 	return s, flowNext
 }
 
-// outboundBusy hands the run back, due again after HTTPBusyDelay, when the attempt of its
+// outboundBusy hands the run back, due again after HTTPBusyDelay or later (backOff), when the attempt of its
 // step i would go over Config.HTTPConcurrency or Config.HTTPPerWorkflow: the attempt is
 // neither made nor counted, and the runs already due are claimed first.
 func (x *execution) outboundBusy(ctx context.Context, i int) flow {
+	now := x.e.now()
+	x.r.WakeAt = x.e.httpBound.backOff(x.r.WorkflowID, now)
 	x.e.log.Debug("http attempts in flight at their bound; run handed back",
-		"run", x.r.ID, "workflow", x.r.Workflow, "step", x.r.Steps[i].ID, "delay", HTTPBusyDelay)
-	x.r.WakeAt = x.e.now().Add(HTTPBusyDelay)
+		"run", x.r.ID, "workflow", x.r.Workflow, "step", x.r.Steps[i].ID, "delay", x.r.WakeAt.Sub(now))
 	if f := x.saveAndRelease(ctx); f != flowRelease {
 		return f
 	}

@@ -28,9 +28,12 @@ const (
 	MaxResponseHeaderBytes = 64 << 10
 	// defaultHTTPTimeout bounds an http step attempt without a timeout.
 	defaultHTTPTimeout = 30 * time.Second
-	// HTTPBusyDelay is how long a run whose http attempt found Config.HTTPConcurrency or
-	// Config.HTTPPerWorkflow full waits before it is due again; runs already due are
-	// claimed before it.
+	// HTTPBusyDelay is how long, at least, a run whose http attempt found
+	// Config.HTTPConcurrency or Config.HTTPPerWorkflow full waits before it is due again;
+	// runs already due are claimed before it. The runs of one workflow handed back are due
+	// HTTPBusyDelay/HTTPPerWorkflow apart (httpBounds.backOff), so that however many wait,
+	// they come back at most HTTPPerWorkflow per HTTPBusyDelay: handing back costs a claim
+	// and a write, and a crowd of runs must not turn into a stream of writes.
 	HTTPBusyDelay = time.Second
 )
 
@@ -42,10 +45,33 @@ type httpBounds struct {
 	mu         sync.Mutex
 	inFlight   int
 	byWorkflow map[string]int
+	// backAt is, by workflow, when the next of its runs handed back is due at the earliest.
+	backAt map[string]time.Time
 }
 
 func newHTTPBounds(total, perWorkflow int) httpBounds {
-	return httpBounds{total: total, perWorkflow: perWorkflow, byWorkflow: map[string]int{}}
+	return httpBounds{total: total, perWorkflow: perWorkflow, byWorkflow: map[string]int{}, backAt: map[string]time.Time{}}
+}
+
+// backOff is when a run of workflow handed back at now for a full bound is due again:
+// HTTPBusyDelay on, or after the runs of workflow handed back before it, spaced
+// HTTPBusyDelay/perWorkflow apart.
+func (b *httpBounds) backOff(workflow string, now time.Time) time.Time {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	at := now.Add(HTTPBusyDelay)
+	if next, ok := b.backAt[workflow]; ok && next.After(at) {
+		at = next
+	}
+	if len(b.backAt) >= b.total {
+		for w, next := range b.backAt {
+			if next.Before(now) {
+				delete(b.backAt, w)
+			}
+		}
+	}
+	b.backAt[workflow] = at.Add(HTTPBusyDelay / time.Duration(b.perWorkflow))
+	return at
 }
 
 // take counts an attempt of a run of workflow in flight, unless either bound is full

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -33,4 +34,20 @@ func TestConfigHTTPBounds(t *testing.T) {
 			require.Equal(t, tc.perFlow, c.HTTPPerWorkflow)
 		})
 	}
+}
+
+// TestHTTPBackOff: runs of one workflow handed back for a full bound are due
+// HTTPBusyDelay/perWorkflow apart, the first HTTPBusyDelay on, so that however many are
+// handed back at once they come back at most perWorkflow per HTTPBusyDelay; another
+// workflow has a schedule of its own, and a schedule that has passed starts again.
+func TestHTTPBackOff(t *testing.T) {
+	b := newHTTPBounds(8, 4)
+	now := time.Unix(1_000_000, 0)
+	step := HTTPBusyDelay / 4
+	for i := range 10 {
+		require.Equal(t, now.Add(HTTPBusyDelay+time.Duration(i)*step), b.backOff("a", now), "run %d of a", i)
+	}
+	require.Equal(t, now.Add(HTTPBusyDelay), b.backOff("b", now), "b waits on nobody")
+	later := now.Add(time.Hour)
+	require.Equal(t, later.Add(HTTPBusyDelay), b.backOff("a", later), "a's schedule has passed")
 }
