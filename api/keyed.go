@@ -9,8 +9,9 @@ import (
 )
 
 // keyedReplay puts a route behind the keyed-replay store. Principal routes keep keys per
-// caller; webhook routes per workflow, keeping every answer and evicting the oldest keys
-// instead of refusing (SPEC §4 rule 10).
+// caller, sealing the kept answers that carry a webhook token; webhook routes per
+// workflow, keeping every answer and evicting the oldest keys instead of refusing (SPEC §4
+// rule 10).
 func (s *Server) keyedReplay(k keyed) func(http.Handler) http.Handler {
 	return s.deps.Idempotency.Middleware(func(r *http.Request) (string, idempotency.Policy, bool) {
 		return keyScope(r, k)
@@ -27,7 +28,7 @@ func keyScope(r *http.Request, k keyed) (scope string, policy idempotency.Policy
 	if !ok {
 		return "", idempotency.Policy{}, false
 	}
-	return idempotency.PrincipalScope(p.ID), idempotency.Policy{}, true
+	return idempotency.PrincipalScope(p.ID), idempotency.Policy{Secret: k == secretKeyed}, true
 }
 
 // admissionOf is the admission a run request asks for: workflow wf (ID or name; name is

@@ -19,6 +19,7 @@ type keyed int
 const (
 	notKeyed       keyed = iota
 	principalKeyed       // keys belong to the calling principal
+	secretKeyed          // principalKeyed, and the answer carries a webhook token: kept sealed
 	webhookKeyed         // keys belong to the workflow; every answer kept, oldest evicted
 )
 
@@ -51,14 +52,14 @@ func (s *Server) table() []route {
 		{
 			method: "POST", pattern: "/api/workflows", id: "createWorkflow",
 			summary: "Create a workflow from a definition (draft, rev 1)",
-			access:  need(auth.WorkflowsWrite, onEvery), keyed: principalKeyed,
+			access:  need(auth.WorkflowsWrite, onEvery), keyed: secretKeyed,
 			body: definitionDoc{}, status: 201, data: wire.Workflow{},
 			handler: s.createWorkflow,
 		},
 		{
 			method: "POST", pattern: "/api/workflows/import", id: "importWorkflow",
 			summary: "Create a workflow from an exported JSON or YAML document",
-			access:  need(auth.WorkflowsWrite, onEvery), keyed: principalKeyed,
+			access:  need(auth.WorkflowsWrite, onEvery), keyed: secretKeyed,
 			body: definitionDoc{}, status: 201, data: wire.Workflow{},
 			handler: s.createWorkflow,
 		},
@@ -100,7 +101,7 @@ func (s *Server) table() []route {
 		{
 			method: "POST", pattern: "/api/workflows/{id}/duplicate", id: "duplicateWorkflow",
 			summary: "Copy a workflow's draft into a new workflow",
-			access:  need(auth.WorkflowsWrite, onEvery), keyed: principalKeyed,
+			access:  need(auth.WorkflowsWrite, onEvery), keyed: secretKeyed,
 			body: nameBody{}, status: 201, data: wire.Workflow{},
 			handler: s.duplicateWorkflow,
 		},
@@ -128,7 +129,7 @@ func (s *Server) table() []route {
 		{
 			method: "POST", pattern: "/api/workflows/{id}/webhook/rotate", id: "rotateWebhook",
 			summary: "Give the workflow a new webhook address; the old one stops at once",
-			access:  need(auth.WorkflowsWrite, onEvery), keyed: principalKeyed,
+			access:  need(auth.WorkflowsWrite, onEvery), keyed: secretKeyed,
 			status: 201, data: wire.Webhook{},
 			handler: s.rotateWebhook,
 		},
@@ -226,7 +227,7 @@ func (s *Server) table() []route {
 		{
 			method: "POST", pattern: "/api/templates/{id}/use", id: "useTemplate",
 			summary: "Create a workflow from a template",
-			access:  need(auth.WorkflowsWrite, onEvery), keyed: principalKeyed,
+			access:  need(auth.WorkflowsWrite, onEvery), keyed: secretKeyed,
 			body: nameBody{}, status: 201, data: wire.Workflow{},
 			handler: s.useTemplate,
 		},

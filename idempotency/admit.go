@@ -150,8 +150,9 @@ func (s *Service) existing(ctx context.Context, req Request, rec *Record, fp str
 	return s.answer(rec, fp)
 }
 
-// kept is the record an answer is kept as: the whole answer, or only that the key is taken
-// when the body is over MaxBody (SPEC §4 rule 8).
+// kept is the record an answer is kept as: the whole answer, its body sealed under
+// Policy.Secret, or only that the key is taken when the body is over MaxBody (SPEC §4
+// rule 8).
 func (s *Service) kept(req Request, claim ClaimParams, resp *Response) *Record {
 	rec := &Record{
 		Scope:       req.Scope,
@@ -169,6 +170,9 @@ func (s *Service) kept(req Request, claim ClaimParams, resp *Response) *Record {
 	}
 	if len(resp.Body) > s.cfg.MaxBody {
 		rec.State, rec.Header, rec.Body = StateTaken, nil, nil
+	}
+	if req.Policy.Secret {
+		s.sealBody(rec)
 	}
 	return rec
 }

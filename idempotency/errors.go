@@ -16,6 +16,9 @@ var (
 	ErrInProgress = errors.New("a request with this idempotency key is still in progress; retry later")
 	// ErrAnswerNotKept: the request was done but its answer was too big to keep (409 CONFLICT).
 	ErrAnswerNotKept = errors.New("the request with this idempotency key was already done but its answer was too large to keep; read the result with a GET")
+	// ErrAnswerUnreadable: the request was done but its answer was kept sealed under another
+	// secret key and cannot be opened (409 CONFLICT, as ErrAnswerNotKept: errors.Is holds).
+	ErrAnswerUnreadable error = unreadableError{}
 	// ErrLimit: the scope holds the maximum number of kept keys (429 RATE_LIMITED); the
 	// error is a *LimitError that says when to retry.
 	ErrLimit = errors.New("too many idempotency keys kept")
@@ -41,3 +44,13 @@ func newLimitError(now, oldest time.Time) *LimitError {
 	wait := max(oldest.Sub(now), time.Nanosecond)
 	return &LimitError{RetryAfter: (wait + time.Second - 1).Truncate(time.Second)}
 }
+
+// unreadableError is ErrAnswerUnreadable: the key stays taken, as ErrAnswerNotKept says.
+type unreadableError struct{}
+
+func (unreadableError) Error() string {
+	return "the request with this idempotency key was already done but its kept answer can no longer be opened (the secret key changed); read the result with a GET"
+}
+
+// Is makes errors.Is(err, ErrAnswerNotKept) hold.
+func (unreadableError) Is(target error) bool { return target == ErrAnswerNotKept }

@@ -16,9 +16,18 @@ func (s *Service) Keys(ctx context.Context, scope, cursor string, limit int) ([]
 	return recs, next, nil
 }
 
-// Key returns one live key of scope with its kept answer; missing or expired → ErrNotFound.
+// Key returns one live key of scope with its kept answer in the clear; missing or expired →
+// ErrNotFound. A kept answer sealed under another secret key is shown as a replay answers
+// it: the key taken, without its answer.
 func (s *Service) Key(ctx context.Context, scope, key string) (*Record, error) {
-	return s.store.Get(ctx, scope, key, s.cfg.Now())
+	rec, err := s.store.Get(ctx, scope, key, s.cfg.Now())
+	if err != nil || rec.State != StateDone {
+		return rec, err
+	}
+	if rec.Body, err = s.openBody(rec); err != nil {
+		rec.State, rec.Header, rec.Body = StateTaken, nil, nil
+	}
+	return rec, nil
 }
 
 // runIDOf finds the run an answer names, so that a key's run is known even when its body

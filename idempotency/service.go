@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/gorunner/gorunner/events"
+	"github.com/gorunner/gorunner/internal/seal"
 )
 
 // MaxKeyLength is the longest key accepted, in characters.
@@ -48,6 +49,11 @@ type Config struct {
 	Logger *slog.Logger
 	// Registerer receives the metrics; nil means no metrics are registered.
 	Registerer prometheus.Registerer
+	// SecretKey (32 bytes, a process's <data-dir>/secret.key) keys the sealing of the kept
+	// answers of Policy.Secret requests. Nil means a random key of the Service's own: such
+	// an answer replays only through the Service that kept it; another Service (another
+	// process, or after a restart) answers its key with ErrAnswerUnreadable until it expires.
+	SecretKey []byte
 	// Events carries "a key finished" (events.Key) to the retries waiting on it, in this
 	// process and, when it is the process's bus started with the store's transport, in
 	// others. Nil means a bus of the service's own, which hears only this service.
@@ -82,6 +88,8 @@ func (c *Config) validate() error {
 		return errors.New("idempotency config: durations must not be negative")
 	case c.MaxKeys < 0, c.MaxBody < 0:
 		return errors.New("idempotency config: MaxKeys and MaxBody must not be negative")
+	case c.SecretKey != nil && len(c.SecretKey) != 32:
+		return fmt.Errorf("idempotency config: SecretKey must be 32 bytes, got %d", len(c.SecretKey))
 	}
 	return nil
 }
@@ -104,6 +112,9 @@ type Policy struct {
 	KeepFailures bool
 	// EvictOldest evicts the oldest key at MaxKeys instead of refusing (webhooks).
 	EvictOldest bool
+	// Secret says the answer carries a secret (a webhook token): its body is kept sealed
+	// under Config.SecretKey, bound to its scope and key, and opened to replay it.
+	Secret bool
 }
 
 // Response is an answer as Do keeps and replays it.
@@ -128,7 +139,8 @@ type Service struct {
 	store   Store
 	cfg     *Config
 	metrics *metrics
-	answers answers // finished keys held in memory, so that a replay reads no store
+	answers answers   // finished keys held in memory, as stored, so that a replay reads no store
+	box     *seal.Box // seals the kept answers of Policy.Secret requests
 }
 
 // New builds a Service over store.
@@ -144,7 +156,11 @@ func New(store Store, cfg *Config) (*Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Service{store: store, cfg: cfg, metrics: m}, nil
+	box, err := newAnswerBox(cfg.SecretKey)
+	if err != nil {
+		return nil, err
+	}
+	return &Service{store: store, cfg: cfg, metrics: m, box: box}, nil
 }
 
 // Do runs fn once for req's scope and key and keeps its answer (SPEC §4): a retry of the
@@ -240,8 +256,13 @@ func (s *Service) answer(rec *Record, fp string) (*Response, error) {
 		s.metrics.count(outcomeMismatch)
 		return nil, ErrKeyMismatch
 	case rec.State == StateDone:
+		body, err := s.openBody(rec)
+		if err != nil {
+			s.metrics.count(outcomeNotKept)
+			return nil, err
+		}
 		s.metrics.count(outcomeReplay)
-		return &Response{Status: rec.Status, Header: rec.Header.Clone(), Body: rec.Body, Replayed: true, RunID: rec.RunID}, nil
+		return &Response{Status: rec.Status, Header: rec.Header.Clone(), Body: body, Replayed: true, RunID: rec.RunID}, nil
 	case rec.State == StateTaken:
 		s.metrics.count(outcomeNotKept)
 		return nil, ErrAnswerNotKept

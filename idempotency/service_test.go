@@ -38,8 +38,38 @@ func TestNewValidatesConfig(t *testing.T) {
 	require.Error(t, err)
 	_, err = idempotency.New(st, &idempotency.Config{MaxKeys: -1})
 	require.Error(t, err)
+	_, err = idempotency.New(st, &idempotency.Config{SecretKey: make([]byte, 16)})
+	require.Error(t, err)
 	_, err = idempotency.New(st, nil)
 	require.NoError(t, err)
+}
+
+// TestKeylessSealedAnswers: without Config.SecretKey a Service seals under a random key of
+// its own: its answers replay through it, and another Service answers the key as taken.
+func TestKeylessSealedAnswers(t *testing.T) {
+	t.Parallel()
+	st := openStore(t)
+	calls := 0
+	fn := func(context.Context) (*idempotency.Response, error) {
+		calls++
+		return &idempotency.Response{Status: http.StatusCreated, Body: []byte(`{"token":"wh_secret-value"}`)}, nil
+	}
+	req := idempotency.Request{Scope: "p:a", Key: "k", Method: "POST", Path: "/api/workflows", Policy: idempotency.Policy{Secret: true}}
+	svc, err := idempotency.New(st, nil)
+	require.NoError(t, err)
+	first, err := svc.Do(context.Background(), req, fn)
+	require.NoError(t, err)
+	rec, err := st.Get(context.Background(), "p:a", "k", time.Now())
+	require.NoError(t, err)
+	require.NotContains(t, string(rec.Body), "wh_secret-value")
+	replay, err := svc.Do(context.Background(), req, fn)
+	require.NoError(t, err)
+	require.Equal(t, first.Body, replay.Body)
+	other, err := idempotency.New(st, nil)
+	require.NoError(t, err)
+	_, err = other.Do(context.Background(), req, fn)
+	require.ErrorIs(t, err, idempotency.ErrAnswerUnreadable)
+	require.Equal(t, 1, calls, "nothing was done again")
 }
 
 // TestConcurrentRetries: of many racing requests with one key, exactly one is done; every

@@ -128,7 +128,8 @@ func (p *process) wire(egress *runner.EgressPolicy, f *processFlags, mcp mcpserv
 	if err := p.openServices(p.bus); err != nil {
 		return err
 	}
-	p.idem, err = idempotency.New(timer.Keys(p.store), &idempotency.Config{Logger: p.log, Registerer: p.metrics, Events: p.bus})
+	p.idem, err = idempotency.New(timer.Keys(p.store), &idempotency.Config{Logger: p.log, Registerer: p.metrics, Events: p.bus,
+		SecretKey: p.secretKey})
 	if err != nil {
 		return err
 	}

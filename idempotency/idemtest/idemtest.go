@@ -45,6 +45,7 @@ func Run(t *testing.T, newStore func(t *testing.T) idempotency.Store) {
 		{"ListSkipsGoneKeys", testListSkipsGoneKeys},
 		{"FinishedKeyStands", testFinishedKeyStands},
 		{"ServiceHoldsFinishedKeys", testServiceHoldsFinishedKeys},
+		{"SealedAnswers", testSealedAnswers},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
