@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gorunner/gorunner/catalog/catalogtest"
+	"github.com/gorunner/gorunner/internal/leaktest"
 )
 
 // TestKeptAnswersSealedAtRest performs the attack on keyed replay: one who copied the SQLite
@@ -39,7 +40,7 @@ func TestKeptAnswersSealedAtRest(t *testing.T) {
 			require.Equal(t, http.StatusCreated, first.Status, string(first.Raw))
 			token := tc.token(t, first)
 			require.Contains(t, string(first.Raw), token)
-			catalogtest.RequireNoToken(t, fileRows(t, path), token)
+			catalogtest.RequireNoToken(t, leaktest.SQLiteRows(t, path), token)
 
 			replay := e.do("POST", tc.path, tc.body, "Idempotency-Key", "seal-"+tc.name)
 			require.Equal(t, "true", replay.Header.Get("Idempotency-Replayed"))

@@ -1,10 +1,7 @@
 package api_test
 
 import (
-	"bytes"
 	"context"
-	"database/sql"
-	"fmt"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -15,6 +12,7 @@ import (
 
 	"github.com/gorunner/gorunner/catalog"
 	"github.com/gorunner/gorunner/catalog/catalogtest"
+	"github.com/gorunner/gorunner/internal/leaktest"
 )
 
 // TestWebhookTokenSealedAtRest performs the attack: one who copied the SQLite file reads
@@ -27,7 +25,7 @@ func TestWebhookTokenSealedAtRest(t *testing.T) {
 	e.published("sealed")
 	url := e.do("GET", "/api/workflows/sealed", nil).data()["webhookUrl"].(string)
 	token := tokenOf(t, url)
-	catalogtest.RequireNoToken(t, fileRows(t, path), token)
+	catalogtest.RequireNoToken(t, leaktest.SQLiteRows(t, path), token)
 	requireRuns(t, e, url)
 
 	rot := e.do("POST", "/api/workflows/sealed/webhook/rotate", nil)
@@ -38,7 +36,7 @@ func TestWebhookTokenSealedAtRest(t *testing.T) {
 		"the old address stops at once")
 	requireRuns(t, e, rotated)
 	require.Equal(t, rotated, e.do("GET", "/api/workflows/sealed", nil).data()["webhookUrl"])
-	catalogtest.RequireNoToken(t, fileRows(t, path), tokenOf(t, rotated))
+	catalogtest.RequireNoToken(t, leaktest.SQLiteRows(t, path), tokenOf(t, rotated))
 
 	e.stop()
 	restarted := newEnvAt(t, path)
@@ -70,7 +68,7 @@ func TestWebhookLegacyTokenUpgraded(t *testing.T) {
 	n, err := e.catalog.SealWebhooks(ctx)
 	require.NoError(t, err)
 	require.Equal(t, 1, n)
-	catalogtest.RequireNoToken(t, fileRows(t, path), plain)
+	catalogtest.RequireNoToken(t, leaktest.SQLiteRows(t, path), plain)
 	after := e.do("GET", "/api/workflows/legacy", nil)
 	require.Equal(t, url, after.data()["webhookUrl"], "the same address")
 	require.Equal(t, before.Header.Get("ETag"), after.Header.Get("ETag"))
@@ -102,40 +100,4 @@ func requireRuns(t *testing.T, e *env, url string) {
 	a := e.doAs("", "POST", url[len(e.srv.URL):], map[string]any{"name": "Bob"})
 	require.Equal(t, http.StatusOK, a.Status, string(a.Raw))
 	require.Equal(t, "completed", a.data()["status"])
-}
-
-// fileRows is every value of every row of every table of the SQLite file at path.
-func fileRows(t *testing.T, path string) []byte {
-	t.Helper()
-	db, err := sql.Open("sqlite", "file:"+path)
-	require.NoError(t, err)
-	defer db.Close()
-	var tables []string
-	list, err := db.Query(`SELECT name FROM sqlite_master WHERE type = 'table'`)
-	require.NoError(t, err)
-	for list.Next() {
-		var name string
-		require.NoError(t, list.Scan(&name))
-		tables = append(tables, name)
-	}
-	require.NoError(t, list.Err())
-	var out bytes.Buffer
-	for _, table := range tables {
-		rows, err := db.Query(`SELECT * FROM "` + table + `"`)
-		require.NoError(t, err)
-		cols, err := rows.Columns()
-		require.NoError(t, err)
-		vals, ptrs := make([]any, len(cols)), make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		for rows.Next() {
-			require.NoError(t, rows.Scan(ptrs...))
-			for _, v := range vals {
-				fmt.Fprintf(&out, "%s\n", v)
-			}
-		}
-		require.NoError(t, rows.Err())
-	}
-	return out.Bytes()
 }
