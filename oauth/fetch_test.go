@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -73,30 +74,14 @@ func TestClientDocumentFetchesBounded(t *testing.T) {
 	t.Parallel()
 	const bound = 2
 	e := newEnvWith(t, func(c *oauth.Config) { c.MaxClientDocumentFetches = bound })
-	arrived, release := make(chan struct{}, bound), make(chan struct{})
-	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		arrived <- struct{}{}
-		<-release
-		http.NotFound(w, r)
-	}))
-	t.Cleanup(slow.Close)
-	free := sync.OnceFunc(func() { close(release) })
-	t.Cleanup(free) // before slow.Close, which waits for its handlers
-
-	held := make(chan int, bound)
-	for i := range bound {
-		go func() {
-			resp, err := http.Get(e.authURL(fmt.Sprintf("%s/held%d.json", slow.URL, i)))
-			if err != nil {
-				held <- 0
-				return
-			}
-			resp.Body.Close()
-			held <- resp.StatusCode
-		}()
+	slow := newSlowDocuments(t, bound)
+	urls := make([]string, bound)
+	for i := range urls {
+		urls[i] = e.authURL(fmt.Sprintf("%s/held%d.json", slow.URL, i))
 	}
+	held := getAll(urls)
 	for range bound {
-		<-arrived
+		<-slow.arrived
 	}
 
 	id := e.documentClient("Waiting")
@@ -110,7 +95,7 @@ func TestClientDocumentFetchesBounded(t *testing.T) {
 	require.Contains(t, body["error_description"], "too many client metadata documents")
 	require.Zero(t, e.fetchesOf("/waiting.json"), "refused, not queued")
 
-	free()
+	slow.free()
 	for range bound {
 		require.Equal(t, http.StatusBadRequest, <-held)
 	}
@@ -125,38 +110,56 @@ func TestClientDocumentFetchesShared(t *testing.T) {
 	t.Parallel()
 	const asking = 5
 	e := newEnvWith(t, func(c *oauth.Config) { c.MaxClientDocumentFetches = 1 })
-	var served atomic.Int32
-	arrived, release := make(chan struct{}, asking), make(chan struct{})
-	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		served.Add(1)
-		arrived <- struct{}{}
-		<-release
-		http.NotFound(w, r)
-	}))
-	t.Cleanup(slow.Close)
-	free := sync.OnceFunc(func() { close(release) })
-	t.Cleanup(free) // before slow.Close, which waits for its handlers
-
-	answers := make(chan int, asking)
-	for range asking {
-		go func() {
-			resp, err := http.Get(e.authURL(slow.URL + "/shared.json"))
-			if err != nil {
-				answers <- 0
-				return
-			}
-			resp.Body.Close()
-			answers <- resp.StatusCode
-		}()
-	}
-	<-arrived
+	slow := newSlowDocuments(t, asking)
+	answers := getAll(slices.Repeat([]string{e.authURL(slow.URL + "/shared.json")}, asking))
+	<-slow.arrived
 	require.Eventually(t, func() bool { return e.oauth.SharingFetches() == asking }, 10*time.Second, time.Millisecond,
 		"every request joins the fetch under way")
-	free()
+	slow.free()
 	for range asking {
 		require.Equal(t, http.StatusBadRequest, <-answers, "the shared fetch's answer: no such document")
 	}
-	require.EqualValues(t, 1, served.Load())
+	require.EqualValues(t, 1, slow.served.Load())
+}
+
+// slowDocuments is a client document server that holds every request until free, then
+// answers 404; arrived has a value as each request comes in (up to the n given).
+type slowDocuments struct {
+	*httptest.Server
+	arrived chan struct{}
+	served  atomic.Int32
+	free    func()
+}
+
+func newSlowDocuments(t *testing.T, n int) *slowDocuments {
+	release := make(chan struct{})
+	d := &slowDocuments{arrived: make(chan struct{}, n), free: sync.OnceFunc(func() { close(release) })}
+	d.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		d.served.Add(1)
+		d.arrived <- struct{}{}
+		<-release
+		http.NotFound(w, r)
+	}))
+	t.Cleanup(d.Close)
+	t.Cleanup(d.free) // before d.Close, which waits for its handlers
+	return d
+}
+
+// getAll gets each of urls at once and sends each answer's status (0: none) as it comes.
+func getAll(urls []string) <-chan int {
+	statuses := make(chan int, len(urls))
+	for _, u := range urls {
+		go func() {
+			resp, err := http.Get(u)
+			if err != nil {
+				statuses <- 0
+				return
+			}
+			resp.Body.Close()
+			statuses <- resp.StatusCode
+		}()
+	}
+	return statuses
 }
 
 // TestClientDocumentErrorsHidePorts performs a port scan of the loopback interface through
