@@ -270,8 +270,8 @@ func (st *stepsOf) name(name string, to *costNode) {
 // closure works out the schemas n applies in place, each with the ways it is applied,
 // what one of a choice applies counted as the most of them for each, and their total,
 // the applications of a choice counted as the most of its schemas' (the validator applies
-// if, then then or else; a $dynamicRef, one of its targets). It refuses more than MaxSchemaApplications in all, or a reference
-// cycle.
+// if, then then or else; a $dynamicRef, one of its targets). It refuses more than
+// MaxSchemaApplications in all, or a reference cycle.
 func (g *costGraph) closure(n *costNode) ([]weighted, error) {
 	if n.closure != nil {
 		return n.closure, nil
