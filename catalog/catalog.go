@@ -6,7 +6,6 @@ package catalog
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -114,18 +113,16 @@ func New(store Store, cfg *Config) (*Service, error) {
 		return nil, err
 	}
 	s := &Service{store: store, cfg: cfg}
-	webhookSecret := cfg.SecretKey
 	if cfg.SecretKey != nil {
 		sl, err := newSealer(cfg.SecretKey)
 		if err != nil {
 			return nil, err
 		}
 		s.sealer = sl
-	} else {
-		webhookSecret = make([]byte, seal.KeySize)
-		if _, err := rand.Read(webhookSecret); err != nil {
-			return nil, fmt.Errorf("catalog: making a webhook key: %w", err)
-		}
+	}
+	webhookSecret, err := seal.OrRandom(cfg.SecretKey)
+	if err != nil {
+		return nil, fmt.Errorf("catalog: webhook key: %w", err)
 	}
 	wk, err := newWebhookKeys(webhookSecret)
 	if err != nil {

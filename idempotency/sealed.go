@@ -2,7 +2,6 @@ package idempotency
 
 import (
 	"bytes"
-	"crypto/rand"
 	"fmt"
 	"strconv"
 
@@ -20,11 +19,9 @@ var sealedPrefix = []byte("\x00gorunner sealed answer v1\x00")
 // newAnswerBox is the Box kept answers are sealed with: under secret, or under a random key
 // of the Service's own when secret is nil.
 func newAnswerBox(secret []byte) (*seal.Box, error) {
-	if secret == nil {
-		secret = make([]byte, seal.KeySize)
-		if _, err := rand.Read(secret); err != nil {
-			return nil, fmt.Errorf("idempotency: making a random secret key: %w", err)
-		}
+	secret, err := seal.OrRandom(secret)
+	if err != nil {
+		return nil, fmt.Errorf("idempotency: %w", err)
 	}
 	box, err := seal.For(secret, sealPurpose)
 	if err != nil {

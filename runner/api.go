@@ -3,7 +3,6 @@ package runner
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -52,11 +51,9 @@ var cursorPurpose = []byte("gorunner run cursor v1")
 // newCursorBox makes the box sealing List's cursors from the secret key, or from a random
 // key of the engine's own without one.
 func newCursorBox(secret []byte) (*seal.Box, error) {
-	if secret == nil {
-		secret = make([]byte, seal.KeySize)
-		if _, err := rand.Read(secret); err != nil {
-			return nil, fmt.Errorf("runner: making a cursor key: %w", err)
-		}
+	secret, err := seal.OrRandom(secret)
+	if err != nil {
+		return nil, fmt.Errorf("runner: cursor key: %w", err)
 	}
 	box, err := seal.For(secret, string(cursorPurpose))
 	if err != nil {

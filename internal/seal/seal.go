@@ -32,6 +32,19 @@ func Derive(secret []byte, purpose string) []byte {
 	return m.Sum(nil)
 }
 
+// OrRandom returns secret, or KeySize fresh random bytes when secret is nil: the secret
+// of a Service given no secret key, whose sealed values then open in it alone.
+func OrRandom(secret []byte) ([]byte, error) {
+	if secret != nil {
+		return secret, nil
+	}
+	secret = make([]byte, KeySize)
+	if _, err := rand.Read(secret); err != nil {
+		return nil, fmt.Errorf("seal: making a random secret key: %w", err)
+	}
+	return secret, nil
+}
+
 // Box seals and opens values under one key. It is safe for concurrent use.
 type Box struct {
 	aead cipher.AEAD

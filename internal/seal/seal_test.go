@@ -59,3 +59,23 @@ func TestNewRefusesKeysNotAES256(t *testing.T) {
 	}
 	require.Len(t, seal.Derive([]byte("any length"), "purpose"), seal.KeySize)
 }
+
+// TestOrRandom: a secret given is kept as it is; without one, each call makes a fresh
+// KeySize-byte key of its own.
+func TestOrRandom(t *testing.T) {
+	t.Parallel()
+	secret := bytes.Repeat([]byte{5}, seal.KeySize)
+	got, err := seal.OrRandom(secret)
+	require.NoError(t, err)
+	require.Equal(t, secret, got)
+
+	a, err := seal.OrRandom(nil)
+	require.NoError(t, err)
+	b, err := seal.OrRandom(nil)
+	require.NoError(t, err)
+	require.Len(t, a, seal.KeySize)
+	require.Len(t, b, seal.KeySize)
+	require.NotEqual(t, a, b, "each Service without a secret key gets a key of its own")
+	_, err = seal.For(a, "purpose")
+	require.NoError(t, err)
+}
