@@ -31,8 +31,9 @@ type app struct {
 	store   store
 	catalog *catalog.Service
 	auth    *auth.Service
-	// secretKey is <data-dir>/secret.key: it seals connection secrets, console sessions and
-	// run list cursors.
+	// secretKey is <data-dir>/secret.key: it keys every sealed or signed value (connection
+	// secrets, webhook tokens, kept answers carrying them, console sessions, run list
+	// cursors, MCP requestStates).
 	secretKey []byte
 	// transport carries the events of the processes sharing the store (run, key,
 	// catalog, due): Redis pub/sub, or the SQLite file's change log.
@@ -186,8 +187,8 @@ func sqlitePath(g *globals) (string, error) {
 	}
 }
 
-// secretKey reads <data-dir>/secret.key, the key sealing connection secrets, console
-// sessions and run list cursors, creating it (mode 0600) on first use.
+// secretKey reads <data-dir>/secret.key, the key of every sealed or signed value (see
+// app.secretKey), creating it (mode 0600) on first use.
 func secretKey(dataDir string) ([]byte, error) {
 	path := filepath.Join(dataDir, "secret.key")
 	key, err := os.ReadFile(path)
