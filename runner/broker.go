@@ -261,9 +261,9 @@ func (b *broker) join(runID string, hint *Run) (f *feed, start func(seeded bool)
 // once per notice of the run that no push explains and once per check its waiters ask for,
 // until the run is finished (it changes no more) or nobody follows it. A notice that
 // follows a push is taken for that save's own: this process's worker handed its state over
-// already (saved), unless the push found another process's notice pending (feed.push). A notice from another process that
-// arrives between a push and its own notice is taken for that push's; events.ResyncInterval
-// bounds what that can delay.
+// already (saved), unless the push found another process's notice pending (feed.push). A
+// notice from another process that arrives between a push and its own notice is taken for
+// that push's; events.ResyncInterval bounds what that can delay.
 func (b *broker) read(ctx context.Context, id string, f *feed, seeded bool) {
 	var n uint64 // a seeded feed's first notice is its seed's own, unless push saw another
 	final := false

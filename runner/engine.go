@@ -88,11 +88,11 @@ type Engine struct {
 	mu     sync.Mutex
 	held   map[string]context.CancelCauseFunc // runs this engine works, by ID
 	leases map[string]Lease                   // leases of held runs, once the store wrote them
-	// slotless are the held runs whose worker gave its slot back while it waits on the
-	// network (withoutSlot); slotWait are those of them waiting to take one again, first
-	// come first served, before any claim.
-	slotless  map[string]bool
-	slotWait  []slotWaiter
+	// away is how many held runs gave their worker slot back while they wait on the network
+	// (withoutSlot) and have not taken one again; slotWait are those of them waiting to take
+	// one, first come first served, before any claim (each closed once it has one).
+	away      int
+	slotWait  []chan struct{}
 	httpBound httpBounds
 	// backlog says runs may be due that no slot here took: a claim or a notice of due runs
 	// found every slot taken, a claim filled every free slot, or an admission found none
@@ -140,7 +140,6 @@ func New(store Store, workflows Workflows, creds Credentials, cfg *Config) (*Eng
 		poke:      make(chan struct{}, 1),
 		held:      map[string]context.CancelCauseFunc{},
 		leases:    map[string]Lease{},
-		slotless:  map[string]bool{},
 		httpBound: newHTTPBounds(c.HTTPConcurrency, c.HTTPPerWorkflow),
 		awaiters:  map[string]map[string]bool{},
 	}
@@ -305,20 +304,13 @@ func (e *Engine) freeLocked() int {
 }
 
 // takenLocked is how many worker slots held runs have. e.mu is held.
-func (e *Engine) takenLocked() int { return len(e.held) - len(e.slotless) }
-
-// slotWaiter is a held run waiting to take a worker slot again; granted is closed once it
-// has one.
-type slotWaiter struct {
-	runID   string
-	granted chan struct{}
-}
+func (e *Engine) takenLocked() int { return len(e.held) - e.away }
 
 // withoutSlot runs wait, which waits on the network for held run runID, with the run's
 // worker slot given back meanwhile, so that runs waiting on slow hosts do not keep the
 // others from being worked; the run stays held (its lease renewed, interruptible). Then it
 // takes a slot again, waiting for one if needed, unless ctx ends first (the worker then
-// ends its pass without one).
+// ends its pass with a slot counted as its own, over Concurrency if need be).
 func (e *Engine) withoutSlot(ctx context.Context, runID string, wait func()) {
 	e.mu.Lock()
 	if _, ok := e.held[runID]; !ok {
@@ -326,7 +318,7 @@ func (e *Engine) withoutSlot(ctx context.Context, runID string, wait func()) {
 		wait()
 		return
 	}
-	e.slotless[runID] = true
+	e.away++
 	e.grantLocked()
 	backlog := e.backlog
 	e.mu.Unlock()
@@ -334,23 +326,25 @@ func (e *Engine) withoutSlot(ctx context.Context, runID string, wait func()) {
 		e.pokeLocal()
 	}
 	wait()
-	e.retakeSlot(ctx, runID)
+	e.retakeSlot(ctx)
 }
 
-// retakeSlot gives held run runID, which gave its slot back, a slot again when its turn
-// among the runs waiting for one comes (at once when none waits and one is free), or
-// gives up when ctx ends.
-func (e *Engine) retakeSlot(ctx context.Context, runID string) {
-	w := slotWaiter{runID: runID, granted: make(chan struct{})}
+// retakeSlot gives a held run that gave its slot back a slot again when its turn among the
+// runs waiting for one comes (at once when none waits and one is free), or when ctx ends.
+func (e *Engine) retakeSlot(ctx context.Context) {
+	granted := make(chan struct{})
 	e.mu.Lock()
-	e.slotWait = append(e.slotWait, w)
+	e.slotWait = append(e.slotWait, granted)
 	e.grantLocked()
 	e.mu.Unlock()
 	select {
-	case <-w.granted:
+	case <-granted:
 	case <-ctx.Done():
 		e.mu.Lock()
-		e.slotWait = slices.DeleteFunc(e.slotWait, func(o slotWaiter) bool { return o.granted == w.granted })
+		if i := slices.Index(e.slotWait, granted); i >= 0 { // not granted meanwhile
+			e.slotWait = slices.Delete(e.slotWait, i, i+1)
+			e.away--
+		}
 		e.mu.Unlock()
 	}
 }
@@ -359,10 +353,9 @@ func (e *Engine) retakeSlot(ctx context.Context, runID string) {
 // held.
 func (e *Engine) grantLocked() {
 	for len(e.slotWait) > 0 && e.takenLocked() < e.cfg.Concurrency {
-		w := e.slotWait[0]
+		close(e.slotWait[0])
 		e.slotWait = e.slotWait[1:]
-		delete(e.slotless, w.runID)
-		close(w.granted)
+		e.away--
 	}
 }
 
@@ -430,7 +423,6 @@ func (e *Engine) endPass(lease Lease, runID string, keep bool) {
 	cancel := e.held[runID]
 	delete(e.held, runID)
 	delete(e.leases, runID)
-	delete(e.slotless, runID)
 	e.grantLocked()
 	backlog := e.backlog
 	e.mu.Unlock()

@@ -282,9 +282,9 @@ func (x *execution) enter(ctx context.Context, i int) (*stepExec, flow) {
 	return s, flowNext
 }
 
-// outboundBusy hands the run back, due again after HTTPBusyDelay or later (backOff), when the attempt of its
-// step i would go over Config.HTTPConcurrency or Config.HTTPPerWorkflow: the attempt is
-// neither made nor counted, and the runs already due are claimed first.
+// outboundBusy hands the run back, due again after HTTPBusyDelay or later (backOff), when
+// the attempt of its step i would go over Config.HTTPConcurrency or Config.HTTPPerWorkflow:
+// the attempt is neither made nor counted, and the runs already due are claimed first.
 func (x *execution) outboundBusy(ctx context.Context, i int) flow {
 	now := x.e.now()
 	x.r.WakeAt = x.e.httpBound.backOff(x.r.WorkflowID, now)

@@ -36,7 +36,7 @@ func TrustTLS(c *http.Client, pool *x509.CertPool) {
 // http attempt, and the http attempts it has in flight.
 func Slots(e *Engine) (taken, waiting, httpInFlight int) {
 	e.mu.Lock()
-	taken, waiting = len(e.held)-len(e.slotless), len(e.slotWait)
+	taken, waiting = e.takenLocked(), len(e.slotWait)
 	e.mu.Unlock()
 	e.httpBound.mu.Lock()
 	defer e.httpBound.mu.Unlock()

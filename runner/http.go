@@ -46,11 +46,15 @@ type httpBounds struct {
 	inFlight   int
 	byWorkflow map[string]int
 	// backAt is, by workflow, when the next of its runs handed back is due at the earliest.
-	backAt map[string]time.Time
+	// The schedules that have passed are dropped when it reaches pruneAt entries, which is
+	// then twice those left (at least total): a crowd of workflows with schedules still to
+	// come costs a look at each once per doubling, not once per run handed back.
+	backAt  map[string]time.Time
+	pruneAt int
 }
 
 func newHTTPBounds(total, perWorkflow int) httpBounds {
-	return httpBounds{total: total, perWorkflow: perWorkflow, byWorkflow: map[string]int{}, backAt: map[string]time.Time{}}
+	return httpBounds{total: total, perWorkflow: perWorkflow, byWorkflow: map[string]int{}, backAt: map[string]time.Time{}, pruneAt: total}
 }
 
 // backOff is when a run of workflow handed back at now for a full bound is due again:
@@ -63,12 +67,13 @@ func (b *httpBounds) backOff(workflow string, now time.Time) time.Time {
 	if next, ok := b.backAt[workflow]; ok && next.After(at) {
 		at = next
 	}
-	if len(b.backAt) >= b.total {
+	if len(b.backAt) >= b.pruneAt {
 		for w, next := range b.backAt {
 			if next.Before(now) {
 				delete(b.backAt, w)
 			}
 		}
+		b.pruneAt = max(2*len(b.backAt), b.total)
 	}
 	b.backAt[workflow] = at.Add(HTTPBusyDelay / time.Duration(b.perWorkflow))
 	return at

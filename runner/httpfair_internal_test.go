@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -50,4 +51,26 @@ func TestHTTPBackOff(t *testing.T) {
 	require.Equal(t, now.Add(HTTPBusyDelay), b.backOff("b", now), "b waits on nobody")
 	later := now.Add(time.Hour)
 	require.Equal(t, later.Add(HTTPBusyDelay), b.backOff("a", later), "a's schedule has passed")
+}
+
+// TestHTTPBackOffPrune: the schedules of workflows that have passed are dropped, so that
+// the schedules kept stay bounded however many workflows come and go, while a crowd of
+// workflows with schedules to come (more than the bound) keep theirs; and the drops are
+// spaced (pruneAt doubles with the schedules left), not made on every run handed back.
+func TestHTTPBackOffPrune(t *testing.T) {
+	b := newHTTPBounds(4, 2)
+	now := time.Unix(1_000_000, 0)
+	for i := range 100 { // each one's schedule has passed when the next comes
+		b.backOff(fmt.Sprint("gone", i), now.Add(time.Duration(i)*time.Hour))
+		require.LessOrEqual(t, len(b.backAt), 4, "after workflow %d", i)
+	}
+	later := now.Add(time.Hour * 1000)
+	for i := range 40 { // all at once: every schedule is still to come
+		b.backOff(fmt.Sprint("crowd", i), later)
+	}
+	require.Len(t, b.backAt, 40)
+	require.GreaterOrEqual(t, b.pruneAt, 40, "a look at every schedule was made for each run handed back")
+	for i := range 40 {
+		require.Equal(t, later.Add(HTTPBusyDelay+HTTPBusyDelay/2), b.backOff(fmt.Sprint("crowd", i), later), "crowd %d", i)
+	}
 }
