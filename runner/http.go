@@ -122,10 +122,15 @@ func runHTTP(ctx context.Context, s *stepExec) (outcome, error) {
 		resp *http.Response
 		body []byte
 	)
-	s.engine().withoutSlot(runCtx, s.run().ID, func() { resp, body, err = send(s.engine().client, req) })
+	s.engine().withoutSlot(runCtx, s.run().ID, func() {
+		// classified at once: the wait for a slot after it must not make it a timeout
+		if resp, body, err = send(s.engine().client, req); err != nil {
+			err = requestError(ctx, req, err, timeout)
+		}
+	})
 	switch {
 	case err != nil:
-		return outcome{}, requestError(ctx, req, err, timeout)
+		return outcome{}, err
 	case len(body) > MaxResponseBody:
 		return outcome{}, permanent(CodeResponseTooLarge, "%s %s: response body over %d bytes", req.Method, req.URL.Redacted(), MaxResponseBody)
 	}
