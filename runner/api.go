@@ -28,8 +28,8 @@ func (e *Engine) Get(ctx context.Context, id string) (*Run, error) {
 func (e *Engine) List(ctx context.Context, p ListRunsParams) ([]*Run, string, error) {
 	if p.Cursor != "" {
 		plain, err := e.cursors.OpenText(p.Cursor, cursorPurpose)
-		if err != nil { // the store's answer to a cursor it never gave out
-			return nil, "", fmt.Errorf("cursor %q: %w", p.Cursor, ErrInvalidCursor)
+		if err != nil { // the store's answer to a cursor it never gave out; not echoed, however long
+			return nil, "", fmt.Errorf("listing runs: %w", ErrInvalidCursor)
 		}
 		p.Cursor = string(plain)
 	}

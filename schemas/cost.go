@@ -19,14 +19,19 @@ import (
 // deeper the value, passes the bound at some depth and is refused.
 const MaxSchemaApplications = 1000
 
-// maxCostWork bounds the values the check works out profiles for, about a million a second:
-// thirteen times what largeSchema(1000) in the tests (355 KB) needs, so that a schema made
-// to keep the check busy (many schemas that apply in place others naming many properties)
-// is refused within a second or so.
+// maxCostWork bounds the closure entries the check merges and the values it works out
+// profiles for, about a million a second: many times what largeSchema(1000) in the tests
+// (355 KB) needs, so that a schema made to keep the check busy (many references to one that
+// applies hundreds in place, many schemas that apply in place others naming many
+// properties) is refused within a second or so, and its memory stays bounded.
 const maxCostWork = 1_000_000
 
 // errSchemaCost refuses a schema whose validation could take exponential time.
 var errSchemaCost = errors.New("the schema")
+
+// errTooIntricate refuses a schema that would keep the check busy past maxCostWork.
+var errTooIntricate = fmt.Errorf("%w is too intricate for the check of its cost (schemas that apply many "+
+	"others in place, or name many properties, applied under many others); share fewer subschemas", errSchemaCost)
 
 // checkSchemaCost refuses a schema the validator could spend exponential time on: one that
 // applies more than MaxSchemaApplications subschemas to some value, at any depth the input
@@ -61,7 +66,7 @@ type costGraph struct {
 	// anchors are the schemas of each $dynamicAnchor name.
 	anchors map[string][]*jsonschema.Schema
 	err     error // a $recursiveRef the check cannot follow
-	work    int   // the values of profiles worked out so far, bounded by maxCostWork
+	work    int   // the closure entries merged and profile values worked out, bounded by maxCostWork
 	// Tarjan's walk: its stack, its counter, and how many components it closed.
 	stack       []*costNode
 	index, sccs int
@@ -180,6 +185,17 @@ func (g *costGraph) closure(n *costNode) ([]weighted, error) {
 		return nil, fmt.Errorf("%w applies more than %d subschemas to one value (allOf, anyOf, oneOf, $ref… nested in one another): "+
 			"validating an input would take too long; share fewer subschemas", errSchemaCost, MaxSchemaApplications)
 	}
+	for _, sub := range n.inPlace {
+		g.work += len(sub.closure)
+	}
+	for _, choice := range n.choices {
+		for _, b := range choice {
+			g.work += len(b.closure)
+		}
+	}
+	if g.work > maxCostWork {
+		return nil, errTooIntricate
+	}
 	n.closure, n.total = mergeClosures(n), total
 	n.stepper = soleStepper(n)
 	return n.closure, nil
@@ -287,8 +303,7 @@ func (g *costGraph) settle(members []*costNode) error {
 		m.queued = false
 		n := m.deepNow(&g.work)
 		if g.work > maxCostWork {
-			return fmt.Errorf("%w is too intricate for the check of its cost (in-place schemas that name "+
-				"many properties, applied under many others); share fewer subschemas", errSchemaCost)
+			return errTooIntricate
 		}
 		if n <= m.deep {
 			continue

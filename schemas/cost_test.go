@@ -131,6 +131,14 @@ func busyCheckSchema(n int) string {
 		strings.Join(props, ",") + `}},` + strings.Join(defs, ",") + `}}`
 }
 
+// manyRefsSchema is n references to one schema that applies in place 998 others: each
+// reference's closure holds them all. Before closures counted in maxCostWork, 75,000 of
+// them (1 MiB, the body limit) took minutes of CPU and 19 GB of allocations to check.
+func manyRefsSchema(n int) string {
+	return `{"$defs":{"h":{"$anchor":"h","allOf":[` + strings.Repeat(`{},`, 997) + `{}]}},` +
+		`"prefixItems":[` + strings.Repeat(`{"$ref":"#h"},`, n-1) + `{"$ref":"#h"}]}`
+}
+
 // TestSecuritySchemaCost publishes, for real through Validate and CompileInput (the input
 // schema of a tool call, an ask's schema, an output schema), JSON Schemas whose validation
 // takes exponential time: each is refused at once, with the problem at /input.
@@ -165,6 +173,7 @@ func TestSecuritySchemaCost(t *testing.T) {
 		{"recursion through a property and then", `{"properties":{"a":{"$ref":"#"}},"if":{"required":["x"]},` +
 			`"then":{"properties":{"a":{"$ref":"#"}}}}`, "in two ways that apply to one value"},
 		{"a schema that keeps the check busy", busyCheckSchema(700), "too intricate for the check of its cost"},
+		{"many references to a schema that applies many in place", manyRefsSchema(2000), "too intricate for the check of its cost"},
 		{"$recursiveAnchor below the root", `{"$schema":"https://json-schema.org/draft/2019-09/schema","$defs":{"t":{"$id":"t",` +
 			`"$recursiveAnchor":true,"properties":{"a":{"$recursiveRef":"#"}}}},"$ref":"t"}`, "put $recursiveAnchor at the root only"},
 	}

@@ -45,6 +45,7 @@ var mistakes = []mistake{
 	{what: "idempotencyKey not a string", call: mcp.CallToolParams{Name: "greet", Arguments: map[string]any{"name": "Ada", "idempotencyKey": 42}}},
 	{what: "wrong enum value", call: mcp.CallToolParams{Name: tools.ListRuns, Arguments: map[string]any{"status": "done"}}},
 	{what: "limit out of range", call: mcp.CallToolParams{Name: tools.ListRuns, Arguments: map[string]any{"limit": 500}}},
+	{what: "list_runs with a cursor it never gave out", call: mcp.CallToolParams{Name: tools.ListRuns, Arguments: map[string]any{"cursor": "garbage!"}}},
 	{what: "runs of an unknown workflow", call: mcp.CallToolParams{Name: tools.ListRuns, Arguments: map[string]any{"workflow": "nope"}}},
 	{what: "get_run without runId", call: mcp.CallToolParams{Name: tools.GetRun, Arguments: map[string]any{}}},
 	{what: "get_run of an unknown id", call: mcp.CallToolParams{Name: tools.GetRun, Arguments: map[string]any{"runId": "0190a000-0000-7000-8000-000000000000"}}},
@@ -107,4 +108,17 @@ func TestScriptedAgentMistakes(t *testing.T) {
 	want, err := os.ReadFile(path)
 	require.NoError(t, err)
 	require.Equal(t, string(want), golden.String())
+}
+
+// TestListRunsHugeCursor: a cursor as large as a request may carry is a tool error
+// VALIDATION_ERROR, not a protocol error, whose answer does not echo it back.
+func TestListRunsHugeCursor(t *testing.T) {
+	f := newFixture(t, greetDef)
+	s, _ := f.connect("")
+	res, err := s.CallTool(context.Background(), &mcp.CallToolParams{Name: tools.ListRuns,
+		Arguments: map[string]any{"cursor": strings.Repeat("A", 512<<10)}})
+	require.NoError(t, err, "a tool error, not a protocol error")
+	require.True(t, res.IsError, text(res))
+	require.Contains(t, text(res), "VALIDATION_ERROR")
+	require.Less(t, len(text(res)), 1024, "the cursor is not echoed")
 }
