@@ -131,6 +131,16 @@ func busyCheckSchema(n int) string {
 		strings.Join(props, ",") + `}},` + strings.Join(defs, ",") + `}}`
 }
 
+// objectsSchema is a schema of n empty property schemas: n+2 JSON objects (with the root
+// and its properties map).
+func objectsSchema(n int) string {
+	props := make([]string, n)
+	for i := range props {
+		props[i] = fmt.Sprintf(`"p%d":{}`, i)
+	}
+	return `{"properties":{` + strings.Join(props, ",") + `}}`
+}
+
 // manyRefsSchema is n references to one schema that applies in place 998 others: each
 // reference's closure holds them all. Before closures counted in maxCostWork, 75,000 of
 // them (1 MiB, the body limit) took minutes of CPU and 19 GB of allocations to check.
@@ -176,6 +186,8 @@ func TestSecuritySchemaCost(t *testing.T) {
 		{"many references to a schema that applies many in place", manyRefsSchema(2000), "too intricate for the check of its cost"},
 		{"$recursiveAnchor below the root", `{"$schema":"https://json-schema.org/draft/2019-09/schema","$defs":{"t":{"$id":"t",` +
 			`"$recursiveAnchor":true,"properties":{"a":{"$recursiveRef":"#"}}}},"$ref":"t"}`, "put $recursiveAnchor at the root only"},
+		{"one object past MaxSchemaObjects, which the library compiles in quadratic time", objectsSchema(MaxSchemaObjects - 1),
+			"over 5000 JSON objects"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -213,6 +225,7 @@ func TestSchemaCostAllowsRecursion(t *testing.T) {
 		"shared definitions": `{"type":"object","$defs":{"id":{"type":"string","minLength":1}},` +
 			`"properties":{"a":{"$ref":"#/$defs/id"},"b":{"$ref":"#/$defs/id"},"c":{"allOf":[{"$ref":"#/$defs/id"}]}}}`,
 		"fan-out within bounds":                    fanOutSchema(7),
+		"at MaxSchemaObjects":                      objectsSchema(MaxSchemaObjects - 2),
 		"definitions reused under many properties": reusedDefsSchema(5),
 		"an OpenAPI-style union with a shared base": `{"type":"object","$defs":{"base":{"type":"object","properties":{"kind":{"type":"string"}},"required":["kind"]},` +
 			`"card":{"allOf":[{"$ref":"#/$defs/base"},{"properties":{"number":{"type":"string"}}}]},` +

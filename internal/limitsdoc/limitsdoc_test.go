@@ -103,6 +103,7 @@ var named = map[string]int64{
 	"schemas.MaxAttempts":               schemas.MaxAttempts,
 	"schemas.MaxDepth":                  schemas.MaxDepth,
 	"schemas.MaxSchemaApplications":     schemas.MaxSchemaApplications,
+	"schemas.MaxSchemaObjects":          schemas.MaxSchemaObjects,
 	"schemas.MaxDuration":               int64(schemas.MaxDuration),
 	"schemas.MaxHTTPTimeout":            int64(schemas.MaxHTTPTimeout),
 	"expression.MaxExpressionLength":    expression.MaxExpressionLength,
