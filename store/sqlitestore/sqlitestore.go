@@ -129,8 +129,7 @@ func open(ctx context.Context, path string, busy time.Duration) (*Store, error) 
 }
 
 // Close ends the sweeps of expired keys, waits for the batch under way, if any, and closes
-// the database. Writes waiting for
-// a batch, and any later, fail with ErrClosed.
+// the database. Writes waiting for a batch, and any later, fail with ErrClosed.
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
 		s.stopSweeping()
