@@ -90,8 +90,7 @@ type Store struct {
 	conn      *sql.Conn // the committer's connection, used by the goroutine that leads (see begin)
 	stmts     *stmtCache
 	mu        sync.Mutex
-	queue     []*writeReq   // writes waiting for a batch, oldest first, and unqueued ones (see unqueue)
-	waiting   int           // how many of queue are still queued
+	queue     []*writeReq   // writes waiting for a batch, oldest first
 	leading   bool          // a goroutine runs batches; false only with nothing queued
 	closed    bool          // Close was called: no write is queued any more
 	idle      chan struct{} // closed when the lead ends after Close
@@ -135,15 +134,8 @@ func (s *Store) Close() error {
 		s.stopSweeping()
 		s.mu.Lock()
 		s.closed = true
-		var waiting []*writeReq
-		for _, req := range s.queue {
-			if req.queued {
-				req.queued = false
-				waiting = append(waiting, req)
-			}
-		}
-		leading := s.leading
-		s.queue, s.waiting = nil, 0
+		waiting, leading := s.queue, s.leading
+		s.queue = nil
 		s.mu.Unlock()
 		for _, req := range waiting {
 			req.answer(ErrClosed)
