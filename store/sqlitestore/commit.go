@@ -6,6 +6,7 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"slices"
 )
 
 // maxBatch is the most write requests one group commit holds. Requests that arrive while
@@ -27,9 +28,6 @@ type writeReq struct {
 	err      error
 	panicked any
 	done     chan struct{}
-	// queued: in s.queue and in no batch yet; a caller whose context ends clears it, which
-	// takes the request off the queue at once (next skips it). Guarded by s.mu.
-	queued bool
 }
 
 // write runs fn as one atomic change: its statements commit together, or not at all when
@@ -51,14 +49,13 @@ type writeReq struct {
 // themselves. An error that says SQLite could not serve now (the lock held by another
 // process past the busy timeout, an I/O error) is marked store.ErrUnreachable.
 func (s *Store) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
-	req := &writeReq{ctx: ctx, fn: fn, done: make(chan struct{}), queued: true}
+	req := &writeReq{ctx: ctx, fn: fn, done: make(chan struct{})}
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
 		return ErrClosed
 	}
 	s.queue = append(s.queue, req)
-	s.waiting++
 	lead := !s.leading
 	s.leading = true
 	s.mu.Unlock()
@@ -83,28 +80,16 @@ func (s *Store) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	return unavailable(req.err)
 }
 
-// next takes the next batch, up to maxBatch requests still queued, off the queue, and the
-// unqueued ones before them. With none waiting it ends the lead and returns nil.
+// next takes the next batch, up to maxBatch requests, off the queue. With none waiting it
+// ends the lead and returns nil.
 func (s *Store) next() []*writeReq {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.waitingLocked() {
 		return nil
 	}
-	batch := make([]*writeReq, 0, min(s.waiting, maxBatch))
-	taken := 0
-	for _, req := range s.queue {
-		if len(batch) == cap(batch) {
-			break
-		}
-		taken++
-		if req.queued {
-			req.queued = false
-			batch = append(batch, req)
-		}
-	}
-	s.waiting -= len(batch)
-	rest := copy(s.queue, s.queue[taken:])
+	batch := slices.Clone(s.queue[:min(len(s.queue), maxBatch)])
+	rest := copy(s.queue, s.queue[len(batch):])
 	clear(s.queue[rest:])
 	s.queue = s.queue[:rest]
 	return batch
@@ -127,15 +112,12 @@ func (s *Store) drain() {
 	}
 }
 
-// waitingLocked reports whether writes are queued; when none are, it drops the unqueued
-// ones left and ends the lead (and tells a Close waiting for it). s.mu is held, by the
-// goroutine that leads.
+// waitingLocked reports whether writes are queued; when none are, it ends the lead (and
+// tells a Close waiting for it). s.mu is held, by the goroutine that leads.
 func (s *Store) waitingLocked() bool {
-	if s.waiting > 0 {
+	if len(s.queue) > 0 {
 		return true
 	}
-	clear(s.queue)
-	s.queue = s.queue[:0]
 	s.leading = false
 	if s.closed {
 		close(s.idle)
@@ -144,16 +126,15 @@ func (s *Store) waitingLocked() bool {
 }
 
 // unqueue takes req off the queue, and reports whether it was still there (not yet in a
-// batch). It only marks req: the next batch passes over it, and an unqueued request costs
-// nothing but its slot until then.
+// batch). It scans the queue for req: a cancelled write leaves no slot behind.
 func (s *Store) unqueue(req *writeReq) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !req.queued {
+	i := slices.Index(s.queue, req)
+	if i < 0 {
 		return false
 	}
-	req.queued = false
-	s.waiting--
+	s.queue = slices.Delete(s.queue, i, i+1)
 	return true
 }
 

@@ -283,8 +283,8 @@ func TestWaiterCancelled(t *testing.T) {
 }
 
 // TestWaitersCancelledAmongOthers: of many writes queued behind the committer, those whose
-// context ends return at once and never run, wherever they stand in the queue; the others
-// all commit, and the queue keeps none of them once the lead ends.
+// context ends return at once, leave the queue and never run, wherever they stand in it;
+// the others all commit, and the queue is empty once the lead ends.
 func TestWaitersCancelledAmongOthers(t *testing.T) {
 	t.Parallel()
 	s, _ := openT(t)
@@ -309,9 +309,13 @@ func TestWaitersCancelledAmongOthers(t *testing.T) {
 	}, time.Minute, time.Millisecond, "every write queued")
 	cancel()
 	gone.Wait()
+	s.mu.Lock()
+	queued := len(s.queue)
+	s.mu.Unlock()
 
 	require.NoError(t, release())
 	wg.Wait()
+	require.Equal(t, writers/2, queued, "a cancelled write left its slot in the queue")
 	for i, err := range errs {
 		k := fmt.Sprint("k", i)
 		if i%2 == 1 {

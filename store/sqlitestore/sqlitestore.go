@@ -90,8 +90,7 @@ type Store struct {
 	conn      *sql.Conn // the committer's connection, used by the goroutine that leads (see begin)
 	stmts     *stmtCache
 	mu        sync.Mutex
-	queue     []*writeReq   // writes waiting for a batch, oldest first, and unqueued ones (see unqueue)
-	waiting   int           // how many of queue are still queued
+	queue     []*writeReq   // writes waiting for a batch, oldest first
 	leading   bool          // a goroutine runs batches; false only with nothing queued
 	closed    bool          // Close was called: no write is queued any more
 	idle      chan struct{} // closed when the lead ends after Close
@@ -129,22 +128,14 @@ func open(ctx context.Context, path string, busy time.Duration) (*Store, error) 
 }
 
 // Close ends the sweeps of expired keys, waits for the batch under way, if any, and closes
-// the database. Writes waiting for
-// a batch, and any later, fail with ErrClosed.
+// the database. Writes waiting for a batch, and any later, fail with ErrClosed.
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
 		s.stopSweeping()
 		s.mu.Lock()
 		s.closed = true
-		var waiting []*writeReq
-		for _, req := range s.queue {
-			if req.queued {
-				req.queued = false
-				waiting = append(waiting, req)
-			}
-		}
-		leading := s.leading
-		s.queue, s.waiting = nil, 0
+		waiting, leading := s.queue, s.leading
+		s.queue = nil
 		s.mu.Unlock()
 		for _, req := range waiting {
 			req.answer(ErrClosed)

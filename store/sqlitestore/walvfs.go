@@ -108,7 +108,7 @@ func registerWALVFS() error {
 		vfs.FszOsFile = int32(extOffset + unsafe.Sizeof(fileExt{}))
 		vfs.FpNext = 0
 		vfs.FzName = name
-		*(*func(*libc.TLS, uintptr, uintptr, uintptr, int32, uintptr) int32)(unsafe.Pointer(&vfs.FxOpen)) = vfsOpen
+		setMethod(&vfs.FxOpen, vfsOpen)
 		if rc := sqlite3.Xsqlite3_vfs_register(tls, p, 0); rc != sqlite3.SQLITE_OK {
 			registerErr = fmt.Errorf("registering the %s VFS: SQLite error %d", walVFSName, rc)
 		}
@@ -126,7 +126,7 @@ func ext(f uintptr) *fileExt { return (*fileExt)(at(f + extOffset)) }
 // main database files opened with the base's usual methods (any other stays the base's).
 func vfsOpen(tls *libc.TLS, _ uintptr, zName, f uintptr, flags int32, pOutFlags uintptr) int32 {
 	*ext(f) = fileExt{}
-	rc := (*(*func(*libc.TLS, uintptr, uintptr, uintptr, int32, uintptr) int32)(unsafe.Pointer(&baseOpen)))(tls, baseVFS, zName, f, flags, pOutFlags)
+	rc := method[func(*libc.TLS, uintptr, uintptr, uintptr, int32, uintptr) int32](&baseOpen)(tls, baseVFS, zName, f, flags, pOutFlags)
 	if rc != sqlite3.SQLITE_OK {
 		return rc
 	}
@@ -140,6 +140,13 @@ func vfsOpen(tls *libc.TLS, _ uintptr, zName, f uintptr, flags int32, pOutFlags 
 	}
 	return rc
 }
+
+// method is the io method or VFS method at p (SQLite's methods are Go funcs, here as in
+// the base VFS) as a func of type F, its signature.
+func method[F any](p *uintptr) F { return *(*F)(unsafe.Pointer(p)) }
+
+// setMethod has the io method or VFS method at p be fn.
+func setMethod[F any](p *uintptr, fn F) { *(*F)(unsafe.Pointer(p)) = fn }
 
 // methodsOf is where the io methods of the open file f are.
 func methodsOf(f uintptr) *uintptr { return &(*sqlite3.Tsqlite3_file)(at(f)).FpMethods }
@@ -157,17 +164,17 @@ var walFiles, dbFiles fileKind
 
 func init() {
 	walFiles.override = func(m *sqlite3.Tsqlite3_io_methods) {
-		*(*func(*libc.TLS, uintptr) int32)(unsafe.Pointer(&m.FxClose)) = walClose
-		*(*func(*libc.TLS, uintptr, uintptr, int32, int64) int32)(unsafe.Pointer(&m.FxRead)) = walRead
-		*(*func(*libc.TLS, uintptr, uintptr, int32, int64) int32)(unsafe.Pointer(&m.FxWrite)) = walWrite
-		*(*func(*libc.TLS, uintptr, int64) int32)(unsafe.Pointer(&m.FxTruncate)) = walTruncate
-		*(*func(*libc.TLS, uintptr, int32) int32)(unsafe.Pointer(&m.FxSync)) = walSync
-		*(*func(*libc.TLS, uintptr, uintptr) int32)(unsafe.Pointer(&m.FxFileSize)) = walFileSize
-		*(*func(*libc.TLS, uintptr, int32, uintptr) int32)(unsafe.Pointer(&m.FxFileControl)) = walFileControl
+		setMethod(&m.FxClose, walClose)
+		setMethod(&m.FxRead, walRead)
+		setMethod(&m.FxWrite, walWrite)
+		setMethod(&m.FxTruncate, walTruncate)
+		setMethod(&m.FxSync, walSync)
+		setMethod(&m.FxFileSize, walFileSize)
+		setMethod(&m.FxFileControl, walFileControl)
 	}
 	dbFiles.override = func(m *sqlite3.Tsqlite3_io_methods) {
-		*(*func(*libc.TLS, uintptr) int32)(unsafe.Pointer(&m.FxClose)) = dbClose
-		*(*func(*libc.TLS, uintptr, int32, int32, int32) int32)(unsafe.Pointer(&m.FxShmLock)) = dbShmLock
+		setMethod(&m.FxClose, dbClose)
+		setMethod(&m.FxShmLock, dbShmLock)
 	}
 }
 
@@ -203,7 +210,7 @@ func (k *fileKind) baseOf() *sqlite3.Tsqlite3_io_methods {
 // baseWrite writes through the base VFS. It reads the base's xWrite on each call, so that a
 // test can count the writes (countWALWrites) at no cost here.
 func baseWrite(tls *libc.TLS, f, buf uintptr, n int32, off int64) int32 {
-	return (*(*func(*libc.TLS, uintptr, uintptr, int32, int64) int32)(unsafe.Pointer(&walFiles.baseOf().FxWrite)))(tls, f, buf, n, off)
+	return method[func(*libc.TLS, uintptr, uintptr, int32, int64) int32](&walFiles.baseOf().FxWrite)(tls, f, buf, n, off)
 }
 
 // flush writes the bytes held for the WAL file f, and holds none after, whatever the
@@ -273,42 +280,42 @@ func walClose(tls *libc.TLS, f uintptr) int32 {
 		libc.Xfree(tls, e.buf)
 	}
 	*e = fileExt{}
-	return (*(*func(*libc.TLS, uintptr) int32)(unsafe.Pointer(&walFiles.baseOf().FxClose)))(tls, f)
+	return method[func(*libc.TLS, uintptr) int32](&walFiles.baseOf().FxClose)(tls, f)
 }
 
 func walRead(tls *libc.TLS, f, buf uintptr, n int32, off int64) int32 {
 	if rc := flush(tls, f); rc != sqlite3.SQLITE_OK {
 		return rc
 	}
-	return (*(*func(*libc.TLS, uintptr, uintptr, int32, int64) int32)(unsafe.Pointer(&walFiles.baseOf().FxRead)))(tls, f, buf, n, off)
+	return method[func(*libc.TLS, uintptr, uintptr, int32, int64) int32](&walFiles.baseOf().FxRead)(tls, f, buf, n, off)
 }
 
 func walTruncate(tls *libc.TLS, f uintptr, size int64) int32 {
 	if rc := flush(tls, f); rc != sqlite3.SQLITE_OK {
 		return rc
 	}
-	return (*(*func(*libc.TLS, uintptr, int64) int32)(unsafe.Pointer(&walFiles.baseOf().FxTruncate)))(tls, f, size)
+	return method[func(*libc.TLS, uintptr, int64) int32](&walFiles.baseOf().FxTruncate)(tls, f, size)
 }
 
 func walSync(tls *libc.TLS, f uintptr, flags int32) int32 {
 	if rc := flush(tls, f); rc != sqlite3.SQLITE_OK {
 		return rc
 	}
-	return (*(*func(*libc.TLS, uintptr, int32) int32)(unsafe.Pointer(&walFiles.baseOf().FxSync)))(tls, f, flags)
+	return method[func(*libc.TLS, uintptr, int32) int32](&walFiles.baseOf().FxSync)(tls, f, flags)
 }
 
 func walFileSize(tls *libc.TLS, f, pSize uintptr) int32 {
 	if rc := flush(tls, f); rc != sqlite3.SQLITE_OK {
 		return rc
 	}
-	return (*(*func(*libc.TLS, uintptr, uintptr) int32)(unsafe.Pointer(&walFiles.baseOf().FxFileSize)))(tls, f, pSize)
+	return method[func(*libc.TLS, uintptr, uintptr) int32](&walFiles.baseOf().FxFileSize)(tls, f, pSize)
 }
 
 func walFileControl(tls *libc.TLS, f uintptr, op int32, arg uintptr) int32 {
 	if rc := flush(tls, f); rc != sqlite3.SQLITE_OK {
 		return rc
 	}
-	return (*(*func(*libc.TLS, uintptr, int32, uintptr) int32)(unsafe.Pointer(&walFiles.baseOf().FxFileControl)))(tls, f, op, arg)
+	return method[func(*libc.TLS, uintptr, int32, uintptr) int32](&walFiles.baseOf().FxFileControl)(tls, f, op, arg)
 }
 
 func dbClose(tls *libc.TLS, f uintptr) int32 {
@@ -316,7 +323,7 @@ func dbClose(tls *libc.TLS, f uintptr) int32 {
 		ext(w).db = 0
 	}
 	*ext(f) = fileExt{}
-	return (*(*func(*libc.TLS, uintptr) int32)(unsafe.Pointer(&dbFiles.baseOf().FxClose)))(tls, f)
+	return method[func(*libc.TLS, uintptr) int32](&dbFiles.baseOf().FxClose)(tls, f)
 }
 
 // dbShmLock drops the frames still held for the connection's WAL when it lets go of the
@@ -326,5 +333,5 @@ func dbShmLock(tls *libc.TLS, f uintptr, offset, n, flags int32) int32 {
 		e := ext(w)
 		e.held, e.commit, e.through = 0, false, false
 	}
-	return (*(*func(*libc.TLS, uintptr, int32, int32, int32) int32)(unsafe.Pointer(&dbFiles.baseOf().FxShmLock)))(tls, f, offset, n, flags)
+	return method[func(*libc.TLS, uintptr, int32, int32, int32) int32](&dbFiles.baseOf().FxShmLock)(tls, f, offset, n, flags)
 }
