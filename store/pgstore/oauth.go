@@ -2,7 +2,7 @@ package pgstore
 
 import (
 	"context"
-		"encoding/json"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
