@@ -24,6 +24,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gorunner/gorunner/internal/syncbuf"
+	"github.com/gorunner/gorunner/store/pgstore/pgtest"
 )
 
 // redisStore returns a --store URL on the Redis of GORUNNER_TEST_REDIS with a fresh key
@@ -132,13 +133,23 @@ func submit(s *server, token, workflow, key, body string) (int, string, error) {
 
 const onceDef = `{"name": "once", "input": {"type": "object"}, "steps": [{"id": "s", "set": "${{ input }}"}]}`
 
-// TestRedisThreeProcesses runs three real `gorunner serve` processes on one Redis: one
+// TestRedisThreeProcesses is threeProcesses on one Redis.
+func TestRedisThreeProcesses(t *testing.T) {
+	t.Parallel()
+	threeProcesses(t, redisStore(t))
+}
+
+// TestPostgresThreeProcesses is threeProcesses on one PostgreSQL schema.
+func TestPostgresThreeProcesses(t *testing.T) {
+	t.Parallel()
+	threeProcesses(t, pgtest.StoreURL(t))
+}
+
+// threeProcesses runs three real `gorunner serve` processes on one store: one
 // Idempotency-Key sent 500 times at once over the three starts one run; an MCP session on
 // one process hears list_changed within 1 s of a publish on another; and when the process
 // working a run is SIGKILLed, another completes it without running a completed step again.
-func TestRedisThreeProcesses(t *testing.T) {
-	t.Parallel()
-	store := redisStore(t)
+func threeProcesses(t *testing.T, store string) {
 	counter := newKeyCounter()
 	callers := make(chan string, 100)
 	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -7,6 +7,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"net/url"
 	"os"
 	"testing"
 
@@ -21,27 +22,27 @@ import (
 // GORUNNER_TEST_POSTGRES_REQUIRED=1 makes that a failure.
 func URL(t testing.TB) string {
 	t.Helper()
-	url := os.Getenv("GORUNNER_TEST_POSTGRES")
-	if url == "" {
+	raw := os.Getenv("GORUNNER_TEST_POSTGRES")
+	if raw == "" {
 		if os.Getenv("GORUNNER_TEST_POSTGRES_REQUIRED") == "1" {
 			t.Fatal("GORUNNER_TEST_POSTGRES is not set but GORUNNER_TEST_POSTGRES_REQUIRED=1")
 		}
 		t.Skip("GORUNNER_TEST_POSTGRES is not set")
 	}
-	return url
+	return raw
 }
 
 // Schema creates a schema with a fresh name in the test database and drops it (with all
 // it holds) when t ends, after the stores opened on it are closed.
 func Schema(t testing.TB) string {
 	t.Helper()
-	url := URL(t)
+	db := URL(t)
 	b := make([]byte, 8)
 	_, err := rand.Read(b)
 	require.NoError(t, err)
 	schema := "gorunner_test_" + hex.EncodeToString(b)
-	exec(t, url, "CREATE SCHEMA "+pgx.Identifier{schema}.Sanitize())
-	t.Cleanup(func() { exec(t, url, "DROP SCHEMA "+pgx.Identifier{schema}.Sanitize()+" CASCADE") })
+	exec(t, db, "CREATE SCHEMA "+pgx.Identifier{schema}.Sanitize())
+	t.Cleanup(func() { exec(t, db, "DROP SCHEMA "+pgx.Identifier{schema}.Sanitize()+" CASCADE") })
 	return schema
 }
 
@@ -73,12 +74,24 @@ func OpenIn(t testing.TB, schema string) *pgstore.Store {
 }
 
 // exec runs one statement on a connection of its own.
-func exec(t testing.TB, url, sql string) {
+func exec(t testing.TB, db, sql string) {
 	t.Helper()
 	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, url)
+	conn, err := pgx.Connect(ctx, db)
 	require.NoError(t, err)
 	defer conn.Close(ctx)
 	_, err = conn.Exec(ctx, sql)
 	require.NoError(t, err)
+}
+
+// StoreURL is a --store URL on the test database whose search_path is a fresh schema,
+// dropped when t ends, for tests of processes that open the store themselves.
+func StoreURL(t testing.TB) string {
+	t.Helper()
+	u, err := url.Parse(URL(t))
+	require.NoError(t, err)
+	q := u.Query()
+	q.Set("search_path", Schema(t))
+	u.RawQuery = q.Encode()
+	return u.String()
 }
