@@ -216,8 +216,11 @@ func (s *Store) WakeRun(ctx context.Context, runID string, t time.Time) error {
 // wakeRun moves wake_at and poke_at of a non-terminal run to t if t is sooner, and returns
 // how many runs it changed (0 or 1).
 func wakeRun(ctx context.Context, q querier, runID string, t time.Time) (int64, error) {
-	return affected(q.Exec(ctx, `UPDATE runs SET
-			wake_at = CASE WHEN wake_at = 0 OR wake_at > $1 THEN $1 ELSE wake_at END,
-			poke_at = CASE WHEN poke_at = 0 OR poke_at > $1 THEN $1 ELSE poke_at END
-		WHERE id = $2 AND `+notTerminal, nanos(t), runID))
+	return affected(q.Exec(ctx, wakeRunSQL, nanos(t), runID))
 }
+
+// wakeRunSQL is wakeRun's statement ($1 the time, $2 the run).
+const wakeRunSQL = `UPDATE runs SET
+		wake_at = CASE WHEN wake_at = 0 OR wake_at > $1 THEN $1 ELSE wake_at END,
+		poke_at = CASE WHEN poke_at = 0 OR poke_at > $1 THEN $1 ELSE poke_at END
+	WHERE id = $2 AND ` + notTerminal

@@ -71,21 +71,30 @@ func writeSteps(ctx context.Context, q querier, id string, steps []storecodec.En
 	if len(steps) == 0 {
 		return nil
 	}
-	indexes, data := make([]int32, len(steps)), make([][]byte, len(steps))
-	for i, st := range steps {
-		indexes[i], data[i] = int32(st.Index), st.Data
-	}
-	_, err := q.Exec(ctx, `INSERT INTO run_steps (run_id, idx, data) SELECT $1, i, d FROM unnest($2::integer[], $3::bytea[]) AS s (i, d)
-		ON CONFLICT (run_id, idx) DO UPDATE SET data = excluded.data`, id, indexes, data)
-	if err != nil {
+	if _, err := q.Exec(ctx, upsertSteps, stepsArgs(id, steps)...); err != nil {
 		return fmt.Errorf("writing steps: %w", err)
 	}
 	return nil
 }
 
+// upsertSteps writes a run's step records ($1 the run, $2 their indexes, $3 their data).
+const upsertSteps = `INSERT INTO run_steps (run_id, idx, data) SELECT $1, i, d FROM unnest($2::integer[], $3::bytea[]) AS s (i, d)
+	ON CONFLICT (run_id, idx) DO UPDATE SET data = excluded.data`
+
+// stepsArgs are upsertSteps's arguments for steps of run id.
+func stepsArgs(id string, steps []storecodec.EncodedStep) []any {
+	indexes, data := make([]int32, len(steps)), make([][]byte, len(steps))
+	for i, st := range steps {
+		indexes[i], data[i] = int32(st.Index), st.Data
+	}
+	return []any{id, indexes, data}
+}
+
 // CreateRun admits p.Run, due at its WakeAt, in one transaction with its key (if any: a
 // live key or a full scope → that outcome, nothing written), its start token (owned by
-// another run → *runner.TokenConflictError, nothing written) and its lease (if any).
+// another run → *runner.TokenConflictError, nothing written) and its lease (if any). An
+// admission with neither key nor start token decides nothing on what it reads, so its
+// statements are sent at once (admitPipelined).
 func (s *Store) CreateRun(ctx context.Context, p runner.CreateRunParams) (runner.CreateRunResult, error) {
 	if err := p.Check(); err != nil {
 		return runner.CreateRunResult{}, err
@@ -96,22 +105,47 @@ func (s *Store) CreateRun(ctx context.Context, p runner.CreateRunParams) (runner
 		return runner.CreateRunResult{}, fmt.Errorf("creating run %s: %w", r.ID, err)
 	}
 	res := idempotency.ClaimResult{Outcome: idempotency.Claimed}
-	err = s.write(ctx, func(q querier) error {
-		if p.Key != nil {
-			var err error
-			if res, err = s.takeKey(ctx, q, p.Key.Claim, p.Key.Answer); err != nil || res.Outcome != idempotency.Claimed {
+	if p.Key == nil && p.Start == nil {
+		err = s.admitPipelined(ctx, p, st)
+	} else {
+		err = s.write(ctx, func(q querier) error {
+			if p.Key != nil {
+				var err error
+				if res, err = s.takeKey(ctx, q, p.Key.Claim, p.Key.Answer); err != nil || res.Outcome != idempotency.Claimed {
+					return err
+				}
+			}
+			if err := insertRun(ctx, q, p, st); err != nil {
 				return err
 			}
-		}
-		if err := insertRun(ctx, q, p, st); err != nil {
-			return err
-		}
-		return admitEnd(ctx, q, p)
-	})
+			return admitEnd(ctx, q, p)
+		})
+	}
 	if err != nil {
 		return runner.CreateRunResult{}, fmt.Errorf("creating run %s: %w", r.ID, err)
 	}
 	return storecodec.Admitted(p, res), nil
+}
+
+// admitPipelined writes an admission with neither key nor start token (its run, its
+// steps, its parent's wake-up when it ended) as one batch: one round trip, run by the
+// server as one implicit transaction, so that a statement that fails (a stale catalog)
+// undoes the others.
+func (s *Store) admitPipelined(ctx context.Context, p runner.CreateRunParams, st storecodec.RunState) error {
+	r := p.Run
+	b := &pgx.Batch{}
+	b.Queue(insertRunSQL, runArgs(p, st)...)
+	if len(st.Steps) > 0 {
+		b.Queue(upsertSteps, stepsArgs(r.ID, st.Steps)...)
+	}
+	if r.Status.Terminal() && r.ParentRunID != "" {
+		b.Queue(wakeRunSQL, nanos(*r.FinishedAt), r.ParentRunID)
+	}
+	err := s.pool.SendBatch(ctx, b).Close()
+	if hasCode(err, codeNotNull) {
+		return runner.ErrStaleCatalog
+	}
+	return unreachable(ctx, err)
 }
 
 // admitEnd claims a new run's start token, if it has one. A run admitted already ended
@@ -144,27 +178,34 @@ func admitEnd(ctx context.Context, q querier, p runner.CreateRunParams) error {
 // insertRun writes a new run's row, leased to p.Owner when set, and its step records, if
 // the catalog still stands at p.CatalogVersion (checkedVersion).
 func insertRun(ctx context.Context, q querier, p runner.CreateRunParams, st storecodec.RunState) error {
-	r, claims := p.Run, 0
-	if p.Owner != "" {
-		claims = 1
-	}
-	_, err := q.Exec(ctx, `INSERT INTO runs (id, workflow_id, workflow, version, environment, status, input,
-			output, error, waiting_on, rerun_of, created_at, started_at, finished_at, definition, wake_at,
-			cancel_requested, start_token, parent_run_id, depth, claims, started_by, task, lease_owner, lease_until)
-		VALUES ($1, $2, $3, `+checkedVersion+`, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18,
-			$19, $20, $21, $22, $23, $24, $25, $26, $27)`,
-		r.ID, r.WorkflowID, r.Workflow, p.CatalogVersion, p.CatalogVersion, r.Version, r.Environment, r.Status, []byte(r.Input),
-		[]byte(r.Output), st.Error, st.WaitingOn, r.RerunOf, nanos(r.CreatedAt),
-		nanosPtr(r.StartedAt), nanosPtr(r.FinishedAt), []byte(r.Definition), nanos(r.WakeAt),
-		r.CancelRequested, r.StartToken, r.ParentRunID, r.Depth, claims, r.StartedBy, r.Task,
-		p.Owner, nanos(p.LeaseUntil))
+	_, err := q.Exec(ctx, insertRunSQL, runArgs(p, st)...)
 	if hasCode(err, codeNotNull) {
 		return runner.ErrStaleCatalog
 	}
 	if err != nil {
 		return err
 	}
-	return writeSteps(ctx, q, r.ID, st.Steps)
+	return writeSteps(ctx, q, p.Run.ID, st.Steps)
+}
+
+// insertRunSQL writes a new run's row (runArgs).
+const insertRunSQL = `INSERT INTO runs (id, workflow_id, workflow, version, environment, status, input,
+		output, error, waiting_on, rerun_of, created_at, started_at, finished_at, definition, wake_at,
+		cancel_requested, start_token, parent_run_id, depth, claims, started_by, task, lease_owner, lease_until)
+	VALUES ($1, $2, $3, ` + checkedVersion + `, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18,
+		$19, $20, $21, $22, $23, $24, $25, $26, $27)`
+
+// runArgs are insertRunSQL's arguments for p's run, leased to p.Owner when set.
+func runArgs(p runner.CreateRunParams, st storecodec.RunState) []any {
+	r, claims := p.Run, 0
+	if p.Owner != "" {
+		claims = 1
+	}
+	return []any{r.ID, r.WorkflowID, r.Workflow, p.CatalogVersion, p.CatalogVersion, r.Version, r.Environment, r.Status,
+		[]byte(r.Input), []byte(r.Output), st.Error, st.WaitingOn, r.RerunOf, nanos(r.CreatedAt),
+		nanosPtr(r.StartedAt), nanosPtr(r.FinishedAt), []byte(r.Definition), nanos(r.WakeAt),
+		r.CancelRequested, r.StartToken, r.ParentRunID, r.Depth, claims, r.StartedBy, r.Task,
+		p.Owner, nanos(p.LeaseUntil)}
 }
 
 // checkedVersion is the run's version in insertRun ($6), given the admission's catalog
