@@ -58,12 +58,18 @@ func (e *Events) Publish(ctx context.Context, m events.Message) error {
 	if err != nil || len(notices) == 0 {
 		return err
 	}
-	_, err = e.s.pool.Exec(ctx, `SELECT pg_notify($1, n) FROM unnest($2::text[]) AS n`, e.s.channel(), notices)
+	_, err = e.s.pool.Exec(ctx, publishSQL, e.s.channel(), notices)
 	if err != nil {
 		return fmt.Errorf("publishing events: %w", unreachable(ctx, err))
 	}
 	return nil
 }
+
+// publishSQL notifies each of $2 on channel $1. A transaction that notifies writes a commit
+// record, which would wait for its flush to disk like any change; notices are no change
+// (one lost is resynchronised by the bus), so its commit does not wait (synchronous_commit
+// off for this transaction only), and a busy process's notices cost no fsync each.
+const publishSQL = `SELECT set_config('synchronous_commit', 'off', true), pg_notify($1, n) FROM unnest($2::text[]) AS n`
 
 // encodeNotices splits m's topics into notices of at most maxNotice bytes; a topic that
 // alone does not fit makes an allNotice instead.
