@@ -23,6 +23,8 @@ import (
 	"github.com/gorunner/gorunner/idempotency"
 	"github.com/gorunner/gorunner/mcpserver"
 	"github.com/gorunner/gorunner/runner"
+	"github.com/gorunner/gorunner/store/pgstore"
+	"github.com/gorunner/gorunner/store/pgstore/pgtest"
 	"github.com/gorunner/gorunner/store/redisstore"
 	"github.com/gorunner/gorunner/store/redisstore/redistest"
 	"github.com/gorunner/gorunner/store/sqlitestore"
@@ -67,6 +69,8 @@ func transportOf(st sharedStore) events.Transport {
 	case *sqlitestore.Store:
 		return st.Events()
 	case *redisstore.Store:
+		return st.Events()
+	case *pgstore.Store:
 		return st.Events()
 	}
 	panic(fmt.Sprintf("no events transport for %T", st))
@@ -146,6 +150,16 @@ func newRedisFixture(t testing.TB, defs ...string) *fixture {
 		t.Cleanup(func() { other.Close() })
 		return other
 	}}
+	f.start(st, &mcpserver.Config{PageSize: 2}, defs)
+	return f
+}
+
+// newPostgresFixture is newFixture on a PostgreSQL store (GORUNNER_TEST_POSTGRES, in a
+// fresh schema; the test skips without it).
+func newPostgresFixture(t testing.TB, defs ...string) *fixture {
+	t.Helper()
+	st, schema := pgtest.Open(t)
+	f := &fixture{t: t, reopen: func() sharedStore { return pgtest.OpenIn(t, schema) }}
 	f.start(st, &mcpserver.Config{PageSize: 2}, defs)
 	return f
 }
