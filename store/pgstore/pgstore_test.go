@@ -3,6 +3,8 @@ package pgstore_test
 import (
 	"testing"
 
+	"github.com/gorunner/gorunner/runner"
+	"github.com/gorunner/gorunner/runner/runnertest"
 	"github.com/gorunner/gorunner/store/pgstore"
 	"github.com/gorunner/gorunner/store/pgstore/pgtest"
 	"github.com/gorunner/gorunner/store/storetest"
@@ -35,4 +37,14 @@ func TestCrossProcess(t *testing.T) {
 
 func BenchmarkWaitCrossProcess(b *testing.B) {
 	storetest.BenchWaitLatency(b, crossProcesses)
+}
+
+// BenchmarkStepCommit: committing step 1,000 costs what committing step 10 does.
+func BenchmarkStepCommit(b *testing.B) {
+	runnertest.BenchStepCommit(b, func(b *testing.B) runner.Store { return fresh(b) })
+}
+
+// BenchmarkListRuns is runnertest.BenchListRuns on this backend.
+func BenchmarkListRuns(b *testing.B) {
+	runnertest.BenchListRuns(b, func(b *testing.B) runner.Store { return fresh(b) })
 }
