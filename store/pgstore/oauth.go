@@ -305,7 +305,11 @@ func (s *Store) RotateRefresh(ctx context.Context, p oauth.RotateParams) (*oauth
 func (s *Store) DeleteGrant(ctx context.Context, id string) (*oauth.Grant, error) {
 	var g *oauth.Grant
 	err := s.write(ctx, func(q querier) error {
-		var err error
+		// Locked first, as RotateRefresh locks it: the grant returned is the one deleted.
+		_, err := q.Exec(ctx, `SELECT 1 FROM oauth_grants WHERE id = $1 FOR UPDATE`, id)
+		if err != nil {
+			return err
+		}
 		if g, err = grantOne(ctx, q, `id = $1`, id); err != nil {
 			return err
 		}
