@@ -100,6 +100,8 @@ var named = map[string]int64{
 	"runner.MaxHostLength":              runner.MaxHostLength,
 	"schemas.MaxSteps":                  schemas.MaxSteps,
 	"schemas.MaxTags":                   schemas.MaxTags,
+	"schemas.MaxTitleLength":            schemas.MaxTitleLength,
+	"schemas.MaxDescriptionLength":      schemas.MaxDescriptionLength,
 	"schemas.MaxAttempts":               schemas.MaxAttempts,
 	"schemas.MaxDepth":                  schemas.MaxDepth,
 	"schemas.MaxSchemaApplications":     schemas.MaxSchemaApplications,
