@@ -71,6 +71,17 @@ func (h *sessionsHeld) forget(id string) {
 	}
 }
 
+// holds reports whether principal's session id is held in env (h may be nil: none is).
+func (h *sessionsHeld) holds(env, principal, id string) bool {
+	if h == nil {
+		return false
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	key, ok := h.key[id]
+	return ok && key == heldKey(env, principal)
+}
+
 // excess returns the oldest sessions of principal in env beyond MaxSessionsPerPrincipal.
 func (h *sessionsHeld) excess(env, principal string) []string {
 	h.mu.Lock()

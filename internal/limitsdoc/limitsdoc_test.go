@@ -74,6 +74,7 @@ var named = map[string]int64{
 	"mcpserver.AbsentTTL":               int64(mcpserver.AbsentTTL),
 	"mcpserver.MaxAbsentNames":          mcpserver.MaxAbsentNames,
 	"mcpserver.MaxSessionsPerPrincipal": mcpserver.MaxSessionsPerPrincipal,
+	"mcpserver.MaxProgressTokenLength":  mcpserver.MaxProgressTokenLength,
 	"mcpserver.MinStateKeyBytes":        mcpserver.MinStateKeyBytes,
 	"mcpserver.DefaultPageSize":         mcpserver.DefaultPageSize,
 	"mcpserver.DefaultToolTimeout":      int64(mcpserver.DefaultToolTimeout),

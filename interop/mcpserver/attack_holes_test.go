@@ -1,0 +1,114 @@
+package mcpserver_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gorunner/gorunner/mcpserver"
+)
+
+// toolsList is a tools/list request with id.
+func toolsList(id int) string {
+	return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/list"}`, id)
+}
+
+// TestAttackTerminatedSessionAnswers404 performs issue #27's item 6: after its DELETE a
+// session's ID answered tools/list with 200, and so did the oldest session after the
+// principal's MaxSessionsPerPrincipal+1st initialize. A terminated session answers 404 on
+// every method, the task methods included; the live ones keep working.
+func TestAttackTerminatedSessionAnswers404(t *testing.T) {
+	f := newFixture(t, greetDef)
+	requireEnded := func(id, why string) {
+		t.Helper()
+		for _, c := range []struct{ method, body string }{
+			{"POST", toolsList(2)},
+			{"POST", `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"greet","arguments":{"name":"Eve"}}}`},
+			{"POST", `{"jsonrpc":"2.0","id":4,"method":"tasks/list"}`},
+			{"GET", ""},
+			{"DELETE", ""},
+		} {
+			res := f.raw(f.token, c.method, c.body, "Mcp-Session-Id", id)
+			require.Equal(t, http.StatusNotFound, res.StatusCode, "%s %s of a session %s", c.method, c.body, why)
+		}
+	}
+
+	deleted := f.open(f.token)
+	require.Equal(t, http.StatusOK, f.raw(f.token, "POST", toolsList(1), "Mcp-Session-Id", deleted).StatusCode)
+	require.Equal(t, http.StatusOK, f.raw(f.token, "DELETE", "", "Mcp-Session-Id", deleted).StatusCode)
+	requireEnded(deleted, "deleted")
+
+	oldest := f.open(f.token)
+	var newest string
+	for range mcpserver.MaxSessionsPerPrincipal {
+		res := f.raw(f.token, "POST", initialize)
+		require.Equal(t, http.StatusOK, res.StatusCode)
+		_, _ = io.Copy(io.Discard, res.Body)
+		newest = res.Header.Get("Mcp-Session-Id")
+	}
+	requireEnded(oldest, "evicted past MaxSessionsPerPrincipal")
+	require.Equal(t, http.StatusOK, f.raw(f.token, "POST", toolsList(5), "Mcp-Session-Id", newest).StatusCode)
+
+	runs, _, err := f.engine.List(context.Background(), runnerAll())
+	require.NoError(t, err)
+	require.Empty(t, runs, "no call of an ended session started a run")
+
+	other := f.twin()
+	require.Equal(t, http.StatusNotFound, other.raw(f.token, "POST", toolsList(6), "Mcp-Session-Id", newest).StatusCode,
+		"another process does not hold the session (README: Load balancer and /mcp)")
+}
+
+// callWithProgressToken is a tools/call of greet whose _meta.progressToken is token (JSON).
+func callWithProgressToken(token string) string {
+	return `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"greet","arguments":{"name":"Ann"},"_meta":{"progressToken":` + token + `}}}`
+}
+
+// TestAttackHugeProgressToken performs issue #27's item 5: a 0.9 MB _meta.progressToken was
+// echoed in every progress notification of the call. A progressToken that is not a string
+// or a number, or a string past MaxProgressTokenLength, is refused with a VALIDATION_ERROR
+// naming it, before any run starts; a short string or a number gets its progress.
+func TestAttackHugeProgressToken(t *testing.T) {
+	f := newFixture(t, greetDef)
+	session := f.open(f.token)
+	quoted := func(s string) string {
+		raw, err := json.Marshal(s)
+		require.NoError(t, err)
+		return string(raw)
+	}
+	for _, tc := range []struct{ name, token, why string }{
+		{"0.9 MB string", quoted(strings.Repeat("p", 900_000)), "at most"},
+		{"one past the bound", quoted(strings.Repeat("p", mcpserver.MaxProgressTokenLength+1)), "at most"},
+		{"object", `{"a":"b"}`, "a string or a number"},
+		{"array", `["a"]`, "a string or a number"},
+		{"boolean", `true`, "a string or a number"},
+	} {
+		res := f.raw(f.token, "POST", callWithProgressToken(tc.token), "Mcp-Session-Id", session)
+		require.Equal(t, http.StatusOK, res.StatusCode, tc.name)
+		raw, err := io.ReadAll(res.Body)
+		require.NoError(t, err)
+		require.Less(t, len(raw), 4096, "%s: the answer does not echo the token", tc.name)
+		body := string(raw)
+		require.Contains(t, body, `"isError":true`, tc.name)
+		require.Contains(t, body, "VALIDATION_ERROR", tc.name)
+		require.Contains(t, body, "/_meta/progressToken", tc.name)
+		require.Contains(t, body, tc.why, tc.name)
+	}
+	runs, _, err := f.engine.List(context.Background(), runnerAll())
+	require.NoError(t, err)
+	require.Empty(t, runs, "a refused call starts nothing")
+
+	for _, token := range []string{quoted(strings.Repeat("p", mcpserver.MaxProgressTokenLength)), `42`, `"t-1"`} {
+		res := f.raw(f.token, "POST", callWithProgressToken(token), "Mcp-Session-Id", session)
+		require.Equal(t, http.StatusOK, res.StatusCode)
+		raw, err := io.ReadAll(res.Body)
+		require.NoError(t, err)
+		require.NotContains(t, string(raw), `"isError":true`, token)
+		require.Contains(t, string(raw), "notifications/progress", "progress is reported under %s", token)
+	}
+}
