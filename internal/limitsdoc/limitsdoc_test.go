@@ -80,6 +80,8 @@ var named = map[string]int64{
 	"mcpserver.DefaultToolTimeout":      int64(mcpserver.DefaultToolTimeout),
 	"mcpserver.DefaultMaxToolTimeout":   int64(mcpserver.DefaultMaxToolTimeout),
 	"tools.MaxFound":                    tools.MaxFound,
+	"tools.MaxQueryLength":              tools.MaxQueryLength,
+	"tools.MaxQueryWords":               tools.MaxQueryWords,
 	"tools.MaxSuggestions":              tools.MaxSuggestions,
 	"tools.MaxWaitSeconds":              int64(tools.MaxWaitSeconds * time.Second),
 	"tools.MaxListLimit":                tools.MaxListLimit,

@@ -9,9 +9,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/require"
 
 	"github.com/gorunner/gorunner/mcpserver"
+	"github.com/gorunner/gorunner/tools"
 )
 
 // toolsList is a tools/list request with id.
@@ -111,4 +113,40 @@ func TestAttackHugeProgressToken(t *testing.T) {
 		require.NotContains(t, string(raw), `"isError":true`, token)
 		require.Contains(t, string(raw), "notifications/progress", "progress is reported under %s", token)
 	}
+}
+
+// TestAttackHugeFindQuery performs issue #27's item 4 over many workflows: a 900 KB query of
+// 180,000 words took 4.1 s of CPU a call. A query past tools.MaxQueryLength characters, or
+// of more than tools.MaxQueryWords distinct words, is an invalid argument naming /query;
+// a query at the bounds, its words repeated as often as fit, finds what it names.
+func TestAttackHugeFindQuery(t *testing.T) {
+	f := newFixtureConfig(t, &mcpserver.Config{PageSize: mcpserver.DefaultPageSize}, scaleDefs(500)...)
+	s, _ := f.connect("?tools=search")
+	words := make([]string, 180_000)
+	for i := range words {
+		words[i] = fmt.Sprintf("w%03d", i%1000)
+	}
+	distinct := make([]string, tools.MaxQueryWords+1)
+	for i := range distinct {
+		distinct[i] = fmt.Sprintf("word%d", i)
+	}
+	for name, query := range map[string]string{
+		"900 KB":              strings.Join(words, " "),
+		"one past the length": strings.Repeat("w", tools.MaxQueryLength+1),
+		"one word too many":   strings.Join(distinct, " "),
+	} {
+		res, err := s.CallTool(context.Background(), &mcp.CallToolParams{Name: tools.FindWorkflows, Arguments: map[string]any{"query": query}})
+		require.NoError(t, err, name)
+		require.True(t, res.IsError, name)
+		require.Contains(t, text(res), "/query", name)
+		require.Contains(t, text(res), "VALIDATION_ERROR", name)
+	}
+
+	repeated := strings.TrimSpace(strings.Repeat("wf 00042 ", tools.MaxQueryLength/len("wf 00042 ")))
+	_, found := call(t, s, tools.FindWorkflows, map[string]any{"query": repeated})
+	list := found["workflows"].([]any)
+	require.NotEmpty(t, list)
+	require.Equal(t, "wf-00042", list[0].(map[string]any)["name"], "the workflow the words name comes first")
+	_, found = call(t, s, tools.FindWorkflows, map[string]any{"query": strings.Join(distinct[:tools.MaxQueryWords], " ")})
+	require.Empty(t, found["workflows"], "MaxQueryWords distinct words are a query")
 }
