@@ -45,24 +45,34 @@ func (s *Server) taskHTTP(env *environment) http.Handler {
 			refuseInvalidUTF8(w, body) // nothing reaches a handler
 			return
 		}
-		var msg rpcMessage
-		if !plainToolsCall(body) && json.Unmarshal(body, &msg) == nil {
-			// guard has refused another principal's session ID.
-			if msg.Method == "" && s.replies.deliver(principalID(r.Context()), body) {
-				w.WriteHeader(http.StatusAccepted)
-				return
-			}
-			if c, ok := s.taskCallOf(r.Context(), env, &msg); ok {
-				s.serveTaskCall(w, r, c)
-				return
-			}
+		if isBatch(body) {
+			s.serveBatch(w, r, env, body)
+			return
 		}
-		r.Body = io.NopCloser(bytes.NewReader(body))
-		env.http.ServeHTTP(w, r)
-		if p, ok := auth.PrincipalFrom(r.Context()); ok && msg.Method == string(mcp.MethodInitialize) {
-			s.endExcessSessions(r, env, p)
-		}
+		s.serveMessage(w, r, env, body)
 	})
+}
+
+// serveMessage answers body, one JSON-RPC message POSTed to env's /mcp: a reply to a
+// request the task layer sent, a task request, or anything else, which mcp-go answers.
+func (s *Server) serveMessage(w http.ResponseWriter, r *http.Request, env *environment, body []byte) {
+	var msg rpcMessage
+	if !plainToolsCall(body) && json.Unmarshal(body, &msg) == nil {
+		// guard has refused another principal's session ID.
+		if msg.Method == "" && s.replies.deliver(principalID(r.Context()), body) {
+			w.WriteHeader(http.StatusAccepted)
+			return
+		}
+		if c, ok := s.taskCallOf(r.Context(), env, &msg); ok {
+			s.serveTaskCall(w, r, c)
+			return
+		}
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	env.http.ServeHTTP(w, r)
+	if p, ok := auth.PrincipalFrom(r.Context()); ok && msg.Method == string(mcp.MethodInitialize) {
+		s.endExcessSessions(r, env, p)
+	}
 }
 
 // serveTaskCall answers c over HTTP: as JSON, or as an event stream once the answer sends

@@ -75,6 +75,7 @@ var named = map[string]int64{
 	"mcpserver.MaxAbsentNames":          mcpserver.MaxAbsentNames,
 	"mcpserver.MaxSessionsPerPrincipal": mcpserver.MaxSessionsPerPrincipal,
 	"mcpserver.MaxProgressTokenLength":  mcpserver.MaxProgressTokenLength,
+	"mcpserver.MaxBatchMessages":        mcpserver.MaxBatchMessages,
 	"mcpserver.MinStateKeyBytes":        mcpserver.MinStateKeyBytes,
 	"mcpserver.DefaultPageSize":         mcpserver.DefaultPageSize,
 	"mcpserver.DefaultToolTimeout":      int64(mcpserver.DefaultToolTimeout),

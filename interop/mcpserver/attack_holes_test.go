@@ -150,3 +150,97 @@ func TestAttackHugeFindQuery(t *testing.T) {
 	_, found = call(t, s, tools.FindWorkflows, map[string]any{"query": strings.Join(distinct[:tools.MaxQueryWords], " ")})
 	require.Empty(t, found["workflows"], "MaxQueryWords distinct words are a query")
 }
+
+// openAt initializes a session as f's token negotiating protocol version v, and returns
+// its ID.
+func (f *fixture) openAt(t *testing.T, v string) string {
+	t.Helper()
+	res := f.raw(f.token, "POST", strings.Replace(initialize, "2025-11-25", v, 1), "Mcp-Protocol-Version", "")
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	id := res.Header.Get("Mcp-Session-Id")
+	require.NotEmpty(t, id)
+	res = f.raw(f.token, "POST", `{"jsonrpc":"2.0","method":"notifications/initialized"}`, "Mcp-Session-Id", id, "Mcp-Protocol-Version", "")
+	require.Equal(t, http.StatusAccepted, res.StatusCode)
+	return id
+}
+
+// rpcError is the JSON-RPC error code of an answer, 0 for none.
+func rpcErrorCode(t *testing.T, res *http.Response) float64 {
+	t.Helper()
+	e, _ := rpcBody(t, res)["error"].(map[string]any)
+	code, _ := e["code"].(float64)
+	return code
+}
+
+// TestAttackBatchOverHTTP performs issue #27's item 9: a JSON-RPC batch array got a parse
+// error (-32700). A batch is answered as its protocol version says: refused as an Invalid
+// Request (-32600) where MCP does not allow batches (every version but 2025-03-26: by the
+// header, else by what the session negotiated), answered message by message in
+// 2025-03-26, where it does.
+func TestAttackBatchOverHTTP(t *testing.T) {
+	f := newFixture(t, greetDef)
+	batch := `[` + toolsList(1) + `,` + `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"greet","arguments":{"name":"Ann"}}}]`
+	modern := f.open(f.token)
+	for _, tc := range []struct {
+		name    string
+		session string
+		header  string
+	}{
+		{"a 2025-11-25 session with its header", modern, "2025-11-25"},
+		{"a 2025-11-25 session without the header", modern, ""},
+		{"a 2025-06-18 header", modern, "2025-06-18"},
+		{"a 2026-07-28 request", "", "2026-07-28"},
+	} {
+		res := f.raw(f.token, "POST", batch, "Mcp-Session-Id", tc.session, "Mcp-Protocol-Version", tc.header)
+		require.Equal(t, http.StatusBadRequest, res.StatusCode, tc.name)
+		require.Equal(t, float64(-32600), rpcErrorCode(t, res), tc.name)
+	}
+	runs, _, err := f.engine.List(context.Background(), runnerAll())
+	require.NoError(t, err)
+	require.Empty(t, runs, "a refused batch runs none of its calls")
+
+	old := f.openAt(t, "2025-03-26")
+	res := f.raw(f.token, "POST", batch, "Mcp-Session-Id", old, "Mcp-Protocol-Version", "")
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	var answers []map[string]any
+	require.NoError(t, json.NewDecoder(res.Body).Decode(&answers))
+	require.Len(t, answers, 2)
+	byID := map[float64]map[string]any{}
+	for _, a := range answers {
+		byID[a["id"].(float64)] = a
+	}
+	require.Contains(t, byID[1]["result"].(map[string]any), "tools")
+	call := byID[2]["result"].(map[string]any)
+	require.Equal(t, "completed", call["structuredContent"].(map[string]any)["status"])
+
+	tooMany := make([]string, mcpserver.MaxBatchMessages+1)
+	for i := range tooMany {
+		tooMany[i] = toolsList(i)
+	}
+	for name, body := range map[string]string{
+		"empty":               `[]`,
+		"one past the bound":  "[" + strings.Join(tooMany, ",") + "]",
+		"holding initialize":  "[" + initialize + "]",
+		"of a parse error":    `[{"jsonrpc":`,
+		"without its session": batch,
+	} {
+		session := old
+		if name == "without its session" {
+			session = ""
+		}
+		res := f.raw(f.token, "POST", body, "Mcp-Session-Id", session, "Mcp-Protocol-Version", "")
+		if session == "" {
+			require.Equal(t, http.StatusNotFound, res.StatusCode, name)
+			continue
+		}
+		require.Equal(t, http.StatusBadRequest, res.StatusCode, name)
+		want := float64(-32600)
+		if name == "of a parse error" {
+			want = -32700
+		}
+		require.Equal(t, want, rpcErrorCode(t, res), name)
+	}
+	res = f.raw(f.token, "POST", `[{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":99}}]`,
+		"Mcp-Session-Id", old, "Mcp-Protocol-Version", "")
+	require.Equal(t, http.StatusAccepted, res.StatusCode, "a batch of notifications only")
+}
