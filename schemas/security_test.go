@@ -217,6 +217,10 @@ func TestToolTextLengths(t *testing.T) {
 		{"output description", func(_, d string) map[string]any {
 			return map[string]any{"output": map[string]any{"type": "object", "description": d}}
 		}, "/output/description"},
+		{"ask property title", func(ti, _ string) map[string]any {
+			return map[string]any{"steps": []any{map[string]any{"id": "ok", "hook": map[string]any{"token": "t", "ask": map[string]any{
+				"message": "Approve?", "schema": prop("title", ti)}}}}}
+		}, "/steps/0/hook/ask/schema/properties/a/title"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -11,8 +11,9 @@ import (
 )
 
 // Lengths of the texts a definition shows as a tool, in characters: its title and
-// description, and every title and description in its input and output schemas. A tool
-// list carries them all to every agent, so a definition may not make it as large as it likes.
+// description, and every title and description in its input and output schemas (and in
+// its hooks' ask schemas, shown to the person). A tool list carries them all to every
+// agent, so a definition may not make it as large as it likes.
 const (
 	// MaxTitleLength bounds a title.
 	MaxTitleLength = 200
