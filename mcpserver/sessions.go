@@ -23,7 +23,7 @@ const MaxSessionsPerPrincipal = 256
 type sessionsHeld struct {
 	mu  sync.Mutex
 	ids map[string][]string    // heldKey → session IDs
-	key map[string]heldSession // session ID → its heldKey, so that forgetting one looks at one list
+	key map[string]heldSession // session ID → its heldKey (so that forgetting one looks at one list) and version
 }
 
 // heldSession is what is kept of a held session: its heldKey, and the protocol version its
