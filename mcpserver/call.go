@@ -47,6 +47,9 @@ func (s *Server) runTool(ctx context.Context, req mcp.CallToolRequest, env strin
 	if !ok {
 		return nil, errUnauthenticated
 	}
+	if bad := progressTokenProblem(req); bad != nil {
+		return bad, nil
+	}
 	release, err := s.deps.Engine.ReserveWait(p.ID) // before the run starts: a refused call does nothing
 	if err != nil {
 		return s.errorResult(ctx, err)

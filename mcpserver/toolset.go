@@ -28,7 +28,9 @@ type environment struct {
 	mcp        *server.MCPServer
 	companions []mcp.Tool // the companion tools, as listed
 	http       *server.StreamableHTTPServer
-	tools      map[string]*entry // by tool name; touched under Server.syncMu only
+	// sessions mints and checks the session IDs of http.
+	sessions sessionIDs
+	tools    map[string]*entry // by tool name; touched under Server.syncMu only
 	// view is what calls and lists read of the workflow tools, replaced whole by the sync.
 	view atomic.Pointer[view]
 	// tasksHTTP serves /mcp: the task layer in front of http.
@@ -62,8 +64,9 @@ func (s *Server) newEnvironment(name string) *environment {
 	)
 	env := &environment{name: name, mcp: m, tools: map[string]*entry{}}
 	env.view.Store(newView(nil))
+	env.sessions = sessionIDs{held: &s.held, env: name}
 	env.http = server.NewStreamableHTTPServer(m, server.WithStreamableHTTPLogger(s.log),
-		server.WithSessionIdManagerResolver(sessionIDs{}))
+		server.WithSessionIdManagerResolver(env.sessions))
 	env.tasksHTTP = s.taskHTTP(env)
 	registered := s.companionTools(env)
 	for _, t := range registered {

@@ -137,7 +137,7 @@ func Companions() []mcp.Tool {
 		companion(FindWorkflows, "Find workflows",
 			"Workflows matching the words of query in their name, title, description or tags, best first, with their input schema.",
 			object(map[string]any{
-				"query": map[string]any{"type": "string", "minLength": 1},
+				"query": map[string]any{"type": "string", "minLength": 1, "maxLength": MaxQueryLength},
 				"tag":   map[string]any{"type": "string", "minLength": 1},
 			}, "query"),
 			mustJSON(map[string]any{"type": "object", "properties": map[string]any{"workflows": map[string]any{"type": "array", "items": map[string]any{
