@@ -16,6 +16,7 @@ import (
 	"net/http"
 	"net/url"
 
+	"github.com/gorunner/gorunner/auth"
 	"github.com/gorunner/gorunner/idempotency"
 	"github.com/gorunner/gorunner/runner"
 	"github.com/gorunner/gorunner/wire"
@@ -32,8 +33,8 @@ type Request struct {
 	Environment string
 	// Input is the run input as sent; empty means {}.
 	Input json.RawMessage
-	// StartedBy is the ID of the principal starting the run; empty for a webhook.
-	StartedBy string
+	// By is the principal starting the run; nil for a webhook (runner.SubmitParams.By).
+	By *auth.Principal
 	// Task says the run is started as an MCP task (runner.Run.Task).
 	Task bool
 	// RunOnly says the caller reads an unkeyed admission's run from Result.Run, not its
@@ -76,7 +77,7 @@ func Start(ctx context.Context, eng *runner.Engine, keys *idempotency.Service, r
 	if len(bytes.TrimSpace(req.Input)) == 0 {
 		req.Input = json.RawMessage(`{}`)
 	}
-	p := runner.SubmitParams{Workflow: req.Workflow, Environment: req.Environment, Input: req.Input, StartedBy: req.StartedBy, Task: req.Task}
+	p := runner.SubmitParams{Workflow: req.Workflow, Environment: req.Environment, Input: req.Input, By: req.By, Task: req.Task}
 	var prepared *runner.Admission
 	var admitted *runner.Run // the run this call admitted or reused, whichever path wrote it
 	fallback := func(ctx context.Context) (*idempotency.Response, error) {
