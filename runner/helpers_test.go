@@ -23,6 +23,8 @@ import (
 type workflows struct {
 	mu   sync.Mutex
 	defs map[string]json.RawMessage
+	// unrecorded serves versions published before publishers were recorded.
+	unrecorded bool
 }
 
 func (w *workflows) Resolve(_ context.Context, name, env string) (*runner.Target, error) {
@@ -38,7 +40,7 @@ func (w *workflows) Resolve(_ context.Context, name, env string) (*runner.Target
 		version = 0
 	}
 	t := &runner.Target{WorkflowID: "wf-" + name, Name: name, Version: version, Definition: def}
-	if version > 0 {
+	if version > 0 && !w.unrecorded {
 		t.Publisher = &publisher
 	}
 	return t, nil
