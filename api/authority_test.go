@@ -107,3 +107,24 @@ func TestWebhookRunActsWithinItsPublishersScopes(t *testing.T) {
 	}
 	f.requireUntouched()
 }
+
+// A webhook call whose start token a run of the same workflow holds, under adopt, answers
+// with that run as it stands once settled, marked reused (SPEC §6), as the run route does.
+func TestWebhookAnswerMarksTheReusedRun(t *testing.T) {
+	e := newEnv(t)
+	e.publish(map[string]any{
+		"name": "slow", "input": map[string]any{"type": "object"},
+		"start": map[string]any{"token": "slow:${{ input.id }}", "onConflict": "adopt"},
+		"steps": []any{map[string]any{"id": "nap", "sleep": map[string]any{"duration": "2s"}}},
+	})
+	a := e.do("POST", "/api/workflows/slow/webhook/rotate", nil)
+	require.Equal(t, http.StatusCreated, a.Status, string(a.Raw))
+	hook := a.data()["token"].(string)
+	owner := e.startAs(e.token, "slow", map[string]any{"id": "1"})
+
+	a = e.doAs("", "POST", "/webhooks/"+hook, map[string]any{"id": "1"})
+	require.Equal(t, http.StatusAccepted, a.Status, string(a.Raw))
+	require.Equal(t, true, a.Body["reused"])
+	require.Equal(t, owner, a.data()["id"])
+	require.Equal(t, "waiting", a.data()["status"], "asleep: settled, not ended")
+}
