@@ -40,7 +40,7 @@ func (s *Server) admissionOf(r *http.Request, k keyed, wf, name, env string) (ad
 	if err != nil {
 		return admission.Request{}, err
 	}
-	req := admission.Request{Workflow: wf, Name: name, Environment: env, Input: body, StartedBy: principalOf(r).ID}
+	req := admission.Request{Workflow: wf, Name: name, Environment: env, Input: body, By: starterOf(r)}
 	keys, hasKey := r.Header[idempotency.HeaderKey]
 	scope, policy, ok := keyScope(r, k)
 	if !hasKey || !ok {

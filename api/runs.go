@@ -140,7 +140,7 @@ func (s *Server) cancelRun(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) rerunRun(w http.ResponseWriter, r *http.Request) {
-	run, err := s.deps.Engine.Rerun(r.Context(), chi.URLParam(r, "id"), principalOf(r).ID)
+	run, err := s.deps.Engine.Rerun(r.Context(), chi.URLParam(r, "id"), starterOf(r))
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -154,7 +154,7 @@ func (s *Server) rerunMany(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	p := runner.RerunManyParams{RunIDs: body.RunIDs, Status: body.Status, StartedBy: principalOf(r).ID}
+	p := runner.RerunManyParams{RunIDs: body.RunIDs, Status: body.Status, By: starterOf(r)}
 	if body.Workflow != "" {
 		wf, err := s.deps.Catalog.Get(r.Context(), body.Workflow)
 		if err != nil {

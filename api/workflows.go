@@ -152,7 +152,7 @@ func (s *Server) duplicateWorkflow(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) publishWorkflow(w http.ResponseWriter, r *http.Request) {
-	v, created, err := s.deps.Catalog.Publish(r.Context(), chi.URLParam(r, "id"))
+	v, created, err := s.deps.Catalog.Publish(r.Context(), chi.URLParam(r, "id"), principalOf(r))
 	if err != nil {
 		s.writeError(w, r, err)
 		return

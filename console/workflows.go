@@ -133,7 +133,7 @@ func (c *Console) backToWorkflow(w http.ResponseWriter, r *http.Request, name, n
 }
 
 func (c *Console) publish(w http.ResponseWriter, r *http.Request) {
-	v, created, err := c.deps.Catalog.Publish(r.Context(), chi.URLParam(r, "id"))
+	v, created, err := c.deps.Catalog.Publish(r.Context(), chi.URLParam(r, "id"), visitOf(r).principal)
 	if err != nil {
 		c.fail(w, r, err)
 		return
@@ -165,7 +165,7 @@ func (c *Console) startRun(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	res, err := c.deps.Engine.Submit(r.Context(), runner.SubmitParams{Workflow: chi.URLParam(r, "id"),
-		Environment: r.PostFormValue("environment"), Input: json.RawMessage(input), StartedBy: visitOf(r).principal.ID})
+		Environment: r.PostFormValue("environment"), Input: json.RawMessage(input), By: &visitOf(r).principal})
 	if err != nil {
 		status, p := c.problem(r, err)
 		c.showWorkflow(w, r, status, workflowPage{Input: input, Problem: &p})

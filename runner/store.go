@@ -32,10 +32,15 @@ var (
 type TokenConflictError struct {
 	Environment string
 	Token       string
-	OwnerRunID  string
+	// OwnerRunID is empty when the run that asked may not reach the owner (SPEC §6):
+	// the conflict then names no run.
+	OwnerRunID string
 }
 
 func (e *TokenConflictError) Error() string {
+	if e.OwnerRunID == "" {
+		return fmt.Sprintf("token %q is owned by another run", e.Token)
+	}
 	return fmt.Sprintf("token %q is owned by run %s", e.Token, e.OwnerRunID)
 }
 
@@ -170,6 +175,10 @@ type Run struct {
 	// StartedBy is the ID of the principal that started the run (a child run inherits its
 	// parent's); empty for webhook runs. That principal may read the run (SPEC §9).
 	StartedBy string
+	// ActsFor is who the run acts for when it reaches another workflow's run (SPEC §6);
+	// empty for a run admitted before it was recorded, which acts for no one. Fixed at
+	// admission.
+	ActsFor Authority
 	// Task says the run was started as an MCP task (a task-augmented tools/call, SPEC §5):
 	// tasks/list lists such runs. Fixed at admission; a child or a rerun is not a task.
 	Task bool

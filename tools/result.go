@@ -27,6 +27,9 @@ type Result struct {
 	// Replayed says the call carried a key already used: no run was started, RunID is the
 	// first call's run, in its current state.
 	Replayed *bool `json:"replayed,omitempty"`
+	// Reused says the run is the owner of the workflow's start token, not a new run
+	// (SPEC §6: reject, adopt).
+	Reused bool `json:"reused,omitempty"`
 	// WaitingOn says what a waiting run waits for, so an agent knows whom to ask.
 	WaitingOn *wire.WaitingOn `json:"waitingOn,omitempty"`
 }
@@ -48,6 +51,12 @@ func ResultOf(r *runner.Run) Result {
 // its key had been used before.
 func (r Result) Replay(replayed bool) Result {
 	r.Replayed = &replayed
+	return r
+}
+
+// Reuse marks the result as answering with the owner of the workflow's start token.
+func (r Result) Reuse(reused bool) Result {
+	r.Reused = reused
 	return r
 }
 
@@ -123,7 +132,7 @@ func RunOutputSchema(output json.RawMessage, replayed bool) (json.RawMessage, er
 	b.Write(out)
 	b.WriteString(`,"error":{"type":"object"}`)
 	if replayed {
-		b.WriteString(`,"replayed":{"type":"boolean"}`)
+		b.WriteString(`,"replayed":{"type":"boolean"},"reused":{"type":"boolean"}`)
 	}
 	b.WriteString(`}}`)
 	return b.Bytes(), nil

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gorunner/gorunner/api"
+	"github.com/gorunner/gorunner/auth"
 	"github.com/gorunner/gorunner/console"
 	"github.com/gorunner/gorunner/mcpserver"
 	"github.com/gorunner/gorunner/runner"
@@ -111,7 +112,9 @@ func (p *process) prepare(ctx context.Context, out io.Writer, examples bool) err
 	if !examples {
 		return nil
 	}
-	created, err := p.catalog.InstallTemplates(ctx)
+	// The operator starting the server asked for them: published as the local principal,
+	// an admin, as `gorunner mcp` over stdio acts.
+	created, err := p.catalog.InstallTemplates(ctx, auth.Local())
 	if err != nil {
 		return err
 	}

@@ -241,7 +241,7 @@ func publish(t testing.TB, c *catalog.Service, def string) {
 	ctx := context.Background()
 	w, err := c.Create(ctx, []byte(def))
 	require.NoError(t, err)
-	_, _, err = c.Publish(ctx, w.ID)
+	_, _, err = c.Publish(ctx, w.ID, auth.Local())
 	require.NoError(t, err)
 }
 
@@ -258,7 +258,7 @@ func publishAll(t testing.TB, c *catalog.Service, defs []string) {
 			for i := w; i < len(defs) && errs[w] == nil; i += workers {
 				var wf *catalog.Workflow
 				if wf, errs[w] = c.Create(ctx, []byte(defs[i])); errs[w] == nil {
-					_, _, errs[w] = c.Publish(ctx, wf.ID)
+					_, _, errs[w] = c.Publish(ctx, wf.ID, auth.Local())
 				}
 			}
 		})

@@ -33,8 +33,9 @@ var errAllSteps = errors.New("every step record must be written")
 // an ended run's hash is about half as many fields.
 //
 // byVersion leaves the definition out too: it is the run's version's (definitions.go).
-// They are appended to f, whose room runFieldsLen counts.
-func runFields(f []any, r *runner.Run, st storecodec.RunState, owner string, leaseUntil time.Time, byVersion bool, member string) []any {
+// actsFor is r.ActsFor encoded (storecodec.EncodeAuthority). They are appended to f, whose
+// room runFieldsLen counts.
+func runFields(f []any, r *runner.Run, st storecodec.RunState, owner string, leaseUntil time.Time, byVersion bool, member, actsFor string) []any {
 	f = append(f, "id", r.ID, "workflow_id", r.WorkflowID, "workflow", r.Workflow, "version", r.Version,
 		"environment", r.Environment, "status", string(r.Status), "input", []byte(r.Input),
 		"output", []byte(r.Output), "created_at", ts(r.CreatedAt),
@@ -61,6 +62,7 @@ func runFields(f []any, r *runner.Run, st storecodec.RunState, owner string, lea
 	opt("claims", 1, owner == "")
 	opt("started_by", r.StartedBy, r.StartedBy == "")
 	opt("task", "1", !r.Task)
+	opt("acts_for", actsFor, actsFor == "")
 	for _, s := range st.Steps {
 		f = append(f, stepFieldPrefix+strconv.Itoa(s.Index), s.Data)
 	}
@@ -68,7 +70,7 @@ func runFields(f []any, r *runner.Run, st storecodec.RunState, owner string, lea
 }
 
 // runFieldsLen is the most values runFields appends for st.
-func runFieldsLen(st storecodec.RunState) int { return 2 * (24 + len(st.Steps)) }
+func runFieldsLen(st storecodec.RunState) int { return 2 * (25 + len(st.Steps)) }
 
 // dueScore is where a new run goes in the due index, as reindex_due would put it: its
 // wake-up, or its lease's end if later while leased; "" when it is not due by time (ended,
@@ -139,6 +141,9 @@ func decodeRun(m map[string]string) (*runner.Run, error) {
 	if r.WaitingOn, err = storecodec.DecodeWaitingOn(f.bytes("waiting_on")); err != nil {
 		return nil, fmt.Errorf("decoding run %s: %w", r.ID, err)
 	}
+	if r.ActsFor, err = storecodec.DecodeAuthority(f.str("acts_for")); err != nil {
+		return nil, fmt.Errorf("decoding run %s: %w", r.ID, err)
+	}
 	if r.Steps, err = decodeSteps(m); err != nil {
 		return nil, fmt.Errorf("decoding run %s: %w", r.ID, err)
 	}
@@ -162,6 +167,10 @@ func (s *Store) CreateRun(ctx context.Context, p runner.CreateRunParams) (runner
 		return runner.CreateRunResult{}, fmt.Errorf("creating run %s: %w", r.ID, err)
 	}
 	byVersion, err := s.byVersion(ctx, r)
+	if err != nil {
+		return runner.CreateRunResult{}, fmt.Errorf("creating run %s: %w", r.ID, err)
+	}
+	actsFor, err := storecodec.EncodeAuthority(r.ActsFor)
 	if err != nil {
 		return runner.CreateRunResult{}, fmt.Errorf("creating run %s: %w", r.ID, err)
 	}
@@ -199,7 +208,7 @@ func (s *Store) CreateRun(ctx context.Context, p runner.CreateRunParams) (runner
 	}
 	member := sortKey(r.CreatedAt, r.ID)
 	cmd = append(cmd, r.ID, member, hookRun, hookAt, hookMem, catalogAt, dueScore(r, p.Owner, p.LeaseUntil), ended, parent, finished)
-	cmd = runFields(append(cmd, keyArgs...), r, st, p.Owner, p.LeaseUntil, byVersion, member)
+	cmd = runFields(append(cmd, keyArgs...), r, st, p.Owner, p.LeaseUntil, byVersion, member, actsFor)
 	res, err := s.evalsha(ctx, s.scripts.createRun, runnerErrs, cmd)
 	if err != nil {
 		return runner.CreateRunResult{}, fmt.Errorf("creating run %s: %w", r.ID, tokenConflict(err, &h))

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gorunner/gorunner/auth"
 	"github.com/gorunner/gorunner/idempotency"
 	"github.com/gorunner/gorunner/runner"
 )
@@ -442,4 +443,73 @@ func DecodeHosts(s string) ([]string, error) {
 		return nil, fmt.Errorf("decoding connection hosts: %w", err)
 	}
 	return hosts, nil
+}
+
+// principalRow is how both backends keep a principal that a run acts for or that published
+// a version: its ID and its scopes (auth.Scopes.String).
+type principalRow struct {
+	ID     string `json:"id"`
+	Scopes string `json:"scopes"`
+}
+
+// EncodeAuthority is how both backends keep who a run acts for (runner.Run.ActsFor): a
+// JSON array of {id, scopes}; "" for no one.
+func EncodeAuthority(a runner.Authority) (string, error) {
+	if len(a) == 0 {
+		return "", nil
+	}
+	rows := make([]principalRow, len(a))
+	for i, p := range a {
+		rows[i] = principalRow{ID: p.ID, Scopes: p.Scopes.String()}
+	}
+	b, err := json.Marshal(rows)
+	if err != nil {
+		return "", fmt.Errorf("encoding a run's authority: %w", err)
+	}
+	return string(b), nil
+}
+
+// DecodeAuthority reads EncodeAuthority. "" (also a run stored before runs kept it) is no
+// one. A principal without scopes is refused, never read as admin.
+func DecodeAuthority(s string) (runner.Authority, error) {
+	if s == "" {
+		return nil, nil
+	}
+	var rows []principalRow
+	if err := json.Unmarshal([]byte(s), &rows); err != nil {
+		return nil, fmt.Errorf("decoding a run's authority: %w", err)
+	}
+	out := make(runner.Authority, len(rows))
+	for i, row := range rows {
+		scopes, err := auth.ParseScopeList(row.Scopes)
+		if err != nil {
+			return nil, fmt.Errorf("decoding a run's authority: principal %q: %w", row.ID, err)
+		}
+		out[i] = auth.Principal{ID: row.ID, Scopes: scopes}
+	}
+	return out, nil
+}
+
+// EncodePublisher is how both backends keep who published a version
+// (catalog.Version.PublishedBy): EncodeAuthority of that one principal; "" for nil.
+func EncodePublisher(p *auth.Principal) (string, error) {
+	if p == nil {
+		return "", nil
+	}
+	return EncodeAuthority(runner.Authority{*p})
+}
+
+// DecodePublisher reads EncodePublisher; "" (a version published before publishers were
+// recorded) is nil.
+func DecodePublisher(s string) (*auth.Principal, error) {
+	a, err := DecodeAuthority(s)
+	switch {
+	case err != nil:
+		return nil, err
+	case len(a) == 0:
+		return nil, nil
+	case len(a) > 1:
+		return nil, fmt.Errorf("decoding a version's publisher: %d principals", len(a))
+	}
+	return &a[0], nil
 }

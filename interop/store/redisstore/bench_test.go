@@ -71,7 +71,7 @@ func started(b *testing.B, st benchStore) (*catalog.Service, *runner.Engine) {
 	require.NoError(b, err)
 	_, err = cat.Create(ctx, []byte(benchDef))
 	require.NoError(b, err)
-	_, _, err = cat.Publish(ctx, "bench")
+	_, _, err = cat.Publish(ctx, "bench", auth.Local())
 	require.NoError(b, err)
 	e, err := runner.New(st, cat, cat, &runner.Config{Concurrency: 8})
 	require.NoError(b, err)
