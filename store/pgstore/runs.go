@@ -17,7 +17,7 @@ import (
 
 const runCols = `id, workflow_id, workflow, version, environment, status, input, output, error,
 	waiting_on, rerun_of, created_at, started_at, finished_at, definition, wake_at, cancel_requested,
-	start_token, parent_run_id, depth, claims, started_by, task, ask_step, ask_misses`
+	start_token, parent_run_id, depth, claims, started_by, task, acts_for, ask_step, ask_misses`
 
 // runSelect is what a read of runs selects: runCols, then the run's step records, their
 // indexes and their encodings in index order, read with the run in one statement.
@@ -33,12 +33,13 @@ func scanRun(row pgx.Row) (*runner.Run, error) {
 	var r runner.Run
 	var input, output, errJSON, waiting, definition []byte
 	var created, started, finished, wake int64
+	var actsFor string
 	var indexes []int
 	var steps [][]byte
 	err := row.Scan(&r.ID, &r.WorkflowID, &r.Workflow, &r.Version, &r.Environment, &r.Status,
 		&input, &output, &errJSON, &waiting, &r.RerunOf, &created, &started,
 		&finished, &definition, &wake, &r.CancelRequested, &r.StartToken, &r.ParentRunID,
-		&r.Depth, &r.Claims, &r.StartedBy, &r.Task, &r.AskMisses.Step, &r.AskMisses.N, &indexes, &steps)
+		&r.Depth, &r.Claims, &r.StartedBy, &r.Task, &actsFor, &r.AskMisses.Step, &r.AskMisses.N, &indexes, &steps)
 	if err != nil {
 		return nil, err
 	}
@@ -47,6 +48,9 @@ func scanRun(row pgx.Row) (*runner.Run, error) {
 	r.WakeAt = fromNanos(wake)
 	if r.Error, err = storecodec.DecodeError(errJSON); err == nil {
 		r.WaitingOn, err = storecodec.DecodeWaitingOn(waiting)
+	}
+	if err == nil {
+		r.ActsFor, err = storecodec.DecodeAuthority(actsFor)
 	}
 	if err == nil {
 		r.Steps, err = decodeSteps(indexes, steps)
@@ -133,15 +137,19 @@ func (s *Store) CreateRun(ctx context.Context, p runner.CreateRunParams) (runner
 // undoes the others.
 func (s *Store) admitPipelined(ctx context.Context, p runner.CreateRunParams, st storecodec.RunState) error {
 	r := p.Run
+	args, err := runArgs(p, st)
+	if err != nil {
+		return err
+	}
 	b := &pgx.Batch{}
-	b.Queue(insertRunSQL, runArgs(p, st)...)
+	b.Queue(insertRunSQL, args...)
 	if len(st.Steps) > 0 {
 		b.Queue(upsertSteps, stepsArgs(r.ID, st.Steps)...)
 	}
 	if r.Status.Terminal() && r.ParentRunID != "" {
 		b.Queue(wakeRunSQL, nanos(*r.FinishedAt), r.ParentRunID)
 	}
-	err := s.pool.SendBatch(ctx, b).Close()
+	err = s.pool.SendBatch(ctx, b).Close()
 	if hasCode(err, codeNotNull) {
 		return runner.ErrStaleCatalog
 	}
@@ -178,7 +186,11 @@ func admitEnd(ctx context.Context, q querier, p runner.CreateRunParams) error {
 // insertRun writes a new run's row, leased to p.Owner when set, and its step records, if
 // the catalog still stands at p.CatalogVersion (checkedVersion).
 func insertRun(ctx context.Context, q querier, p runner.CreateRunParams, st storecodec.RunState) error {
-	_, err := q.Exec(ctx, insertRunSQL, runArgs(p, st)...)
+	args, err := runArgs(p, st)
+	if err != nil {
+		return err
+	}
+	_, err = q.Exec(ctx, insertRunSQL, args...)
 	if hasCode(err, codeNotNull) {
 		return runner.ErrStaleCatalog
 	}
@@ -191,21 +203,25 @@ func insertRun(ctx context.Context, q querier, p runner.CreateRunParams, st stor
 // insertRunSQL writes a new run's row (runArgs).
 const insertRunSQL = `INSERT INTO runs (id, workflow_id, workflow, version, environment, status, input,
 		output, error, waiting_on, rerun_of, created_at, started_at, finished_at, definition, wake_at,
-		cancel_requested, start_token, parent_run_id, depth, claims, started_by, task, lease_owner, lease_until)
+		cancel_requested, start_token, parent_run_id, depth, claims, started_by, task, acts_for, lease_owner, lease_until)
 	VALUES ($1, $2, $3, ` + checkedVersion + `, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18,
-		$19, $20, $21, $22, $23, $24, $25, $26, $27)`
+		$19, $20, $21, $22, $23, $24, $25, $26, $27, $28)`
 
 // runArgs are insertRunSQL's arguments for p's run, leased to p.Owner when set.
-func runArgs(p runner.CreateRunParams, st storecodec.RunState) []any {
+func runArgs(p runner.CreateRunParams, st storecodec.RunState) ([]any, error) {
 	r, claims := p.Run, 0
 	if p.Owner != "" {
 		claims = 1
 	}
+	actsFor, err := storecodec.EncodeAuthority(r.ActsFor)
+	if err != nil {
+		return nil, err
+	}
 	return []any{r.ID, r.WorkflowID, r.Workflow, p.CatalogVersion, p.CatalogVersion, r.Version, r.Environment, r.Status,
 		[]byte(r.Input), []byte(r.Output), st.Error, st.WaitingOn, r.RerunOf, nanos(r.CreatedAt),
 		nanosPtr(r.StartedAt), nanosPtr(r.FinishedAt), []byte(r.Definition), nanos(r.WakeAt),
-		r.CancelRequested, r.StartToken, r.ParentRunID, r.Depth, claims, r.StartedBy, r.Task,
-		p.Owner, nanos(p.LeaseUntil)}
+		r.CancelRequested, r.StartToken, r.ParentRunID, r.Depth, claims, r.StartedBy, r.Task, actsFor,
+		p.Owner, nanos(p.LeaseUntil)}, nil
 }
 
 // checkedVersion is the run's version in insertRun ($6), given the admission's catalog

@@ -8,38 +8,49 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/gorunner/gorunner/auth"
 	"github.com/gorunner/gorunner/catalog"
+	"github.com/gorunner/gorunner/store/storecodec"
 )
 
-const versionCols = `workflow_id, version, definition, hash, published_at`
+const versionCols = `workflow_id, version, definition, hash, published_at, published_by`
 
 func scanVersion(row pgx.Row) (*catalog.Version, error) {
 	var v catalog.Version
 	var def []byte
 	var published int64
-	if err := row.Scan(&v.WorkflowID, &v.Version, &def, &v.Hash, &published); err != nil {
+	var by string
+	if err := row.Scan(&v.WorkflowID, &v.Version, &def, &v.Hash, &published, &by); err != nil {
 		return nil, err
 	}
 	v.Definition, v.PublishedAt = def, fromNanos(published)
+	var err error
+	if v.PublishedBy, err = storecodec.DecodePublisher(by); err != nil {
+		return nil, fmt.Errorf("version %d of workflow %q: %w", v.Version, v.WorkflowID, err)
+	}
 	return &v, nil
 }
 
 // Publish makes the draft of a live workflow its next version, unless the latest version
 // has the same hash, and marks the workflow published. The workflow's row is locked while
 // the version number is computed and the hash compared, so racing publishes cannot collide.
-func (s *Store) Publish(ctx context.Context, workflowID, hash string, now time.Time) (*catalog.Version, bool, error) {
+func (s *Store) Publish(ctx context.Context, workflowID, hash string, by auth.Principal, now time.Time) (*catalog.Version, bool, error) {
+	publisher, err := storecodec.EncodePublisher(&by)
+	if err != nil {
+		return nil, false, fmt.Errorf("publishing workflow %q: %w", workflowID, err)
+	}
 	var (
 		out     *catalog.Version
 		created bool
 	)
-	err := s.write(ctx, func(q querier) error {
+	err = s.write(ctx, func(q querier) error {
 		var latest int
 		err := q.QueryRow(ctx, `SELECT latest_version FROM workflows WHERE id = $1 AND deleted_at = 0 FOR UPDATE`,
 			workflowID).Scan(&latest)
 		if err != nil {
 			return fmt.Errorf("publishing workflow %q: %w", workflowID, mapErr(ctx, err, catalog.ErrNotFound, nil))
 		}
-		out, created, err = publishVersion(ctx, q, workflowID, hash, latest, now)
+		out, created, err = publishVersion(ctx, q, workflowID, hash, publisher, latest, now)
 		if err != nil {
 			return fmt.Errorf("publishing workflow %q: %w", workflowID, err)
 		}
@@ -54,7 +65,7 @@ func (s *Store) Publish(ctx context.Context, workflowID, hash string, now time.T
 }
 
 // publishVersion returns the latest version when its hash matches, else inserts the next.
-func publishVersion(ctx context.Context, q querier, workflowID, hash string, latest int, now time.Time) (*catalog.Version, bool, error) {
+func publishVersion(ctx context.Context, q querier, workflowID, hash, publisher string, latest int, now time.Time) (*catalog.Version, bool, error) {
 	if latest > 0 {
 		v, err := getVersion(ctx, q, workflowID, latest)
 		if err != nil || v.Hash == hash {
@@ -62,8 +73,8 @@ func publishVersion(ctx context.Context, q querier, workflowID, hash string, lat
 		}
 	}
 	v, err := scanVersion(q.QueryRow(ctx, `INSERT INTO workflow_versions (`+versionCols+`)
-		SELECT id, $1, definition, $2, $3 FROM workflows WHERE id = $4 RETURNING `+versionCols,
-		latest+1, hash, nanos(now), workflowID))
+		SELECT id, $1, definition, $2, $3, $4 FROM workflows WHERE id = $5 RETURNING `+versionCols,
+		latest+1, hash, nanos(now), publisher, workflowID))
 	return v, err == nil, err
 }
 

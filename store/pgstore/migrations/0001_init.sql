@@ -36,6 +36,8 @@ CREATE TABLE workflow_versions (
     definition   bytea,
     hash         text COLLATE "C" NOT NULL,
     published_at bigint NOT NULL DEFAULT 0,
+    -- published_by: storecodec.EncodePublisher of who published it (SPEC §6).
+    published_by text NOT NULL DEFAULT '',
     PRIMARY KEY (workflow_id, version)
 );
 
@@ -107,6 +109,8 @@ CREATE TABLE runs (
     claims           integer NOT NULL DEFAULT 0,
     started_by       text COLLATE "C" NOT NULL DEFAULT '',
     task             boolean NOT NULL DEFAULT false,
+    -- acts_for: storecodec.EncodeAuthority of whom the run acts for (SPEC §6).
+    acts_for         text NOT NULL DEFAULT '',
     ask_step         integer NOT NULL DEFAULT 0,
     ask_misses       integer NOT NULL DEFAULT 0,
     lease_owner      text COLLATE "C" NOT NULL DEFAULT '',
