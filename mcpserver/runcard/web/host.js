@@ -1,0 +1,62 @@
+// The host page of the run card's browser test (mcpserver/runcard/browser_test.go): a host
+// as the MCP Apps spec draws one. It connects the MCP TypeScript SDK client to GoRunner's
+// /mcp (declaring the io.modelcontextprotocol/ui extension), reads the card the tool names
+// in _meta.ui.resourceUri, renders it in a sandboxed iframe under the CSP its _meta.ui.csp
+// gives, and connects ext-apps' AppBridge to it; then it calls the tool, as a model would,
+// and hands the result to the card. The card's own calls go through the bridge to the same
+// client. window.host records what the test reads: the tools called, and errors.
+import { AppBridge, PostMessageTransport, getToolUiResourceUri } from "@modelcontextprotocol/ext-apps/app-bridge";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+
+const params = new URLSearchParams(location.search);
+const host = (window.host = { calls: [], errors: [], ready: false });
+
+// cspOf is the policy the spec has a host build from the resource's _meta.ui.csp.
+function cspOf(csp = {}) {
+  const res = (csp.resourceDomains ?? []).join(" ");
+  return [
+    "default-src 'none'", `script-src 'unsafe-inline' ${res}`, `style-src 'unsafe-inline' ${res}`,
+    `connect-src ${(csp.connectDomains ?? []).join(" ") || "'none'"}`, `img-src data: ${res}`, `font-src ${res || "'none'"}`,
+    `frame-src ${(csp.frameDomains ?? []).join(" ") || "'none'"}`, "object-src 'none'",
+  ].join("; ");
+}
+
+async function main() {
+  const client = new Client({ name: "gorunner-card-test-host", version: "1.0.0" }, {
+    capabilities: { extensions: { "io.modelcontextprotocol/ui": { mimeTypes: ["text/html;profile=mcp-app"] } } },
+  });
+  const request = client.request.bind(client);
+  client.request = (req, schema, opts) => {
+    if (req.method === "tools/call") host.calls.push({ name: req.params.name, arguments: req.params.arguments });
+    return request(req, schema, opts);
+  };
+  await client.connect(new StreamableHTTPClientTransport(new URL("/mcp", location.origin), {
+    requestInit: { headers: { Authorization: "Bearer " + params.get("token") } },
+  }));
+  const { tools } = await client.listTools();
+  const tool = tools.find((t) => t.name === params.get("tool"));
+  const uri = getToolUiResourceUri(tool);
+  const { contents } = await client.readResource({ uri });
+  const card = contents[0];
+  host.resource = { uri, mimeType: card.mimeType, meta: card._meta };
+
+  const iframe = document.getElementById("card");
+  const theme = params.get("theme") || "light";
+  document.documentElement.dataset.theme = theme;
+  const bridge = new AppBridge(client, { name: "gorunner-card-test-host", version: "1.0.0" },
+    { serverTools: {}, serverResources: {}, logging: {} },
+    { hostContext: { theme, toolInfo: { tool }, displayMode: "inline", platform: "web" } });
+  bridge.onsizechange = ({ height }) => { if (height != null) iframe.style.height = height + "px"; };
+  const args = JSON.parse(params.get("args") || "{}");
+  bridge.oninitialized = async () => {
+    host.ready = true;
+    await bridge.sendToolInput({ arguments: args });
+    await bridge.sendToolResult(await client.callTool({ name: tool.name, arguments: args }));
+  };
+  await bridge.connect(new PostMessageTransport(iframe.contentWindow, iframe.contentWindow));
+  const policy = `<meta http-equiv="Content-Security-Policy" content="${cspOf(card._meta?.ui?.csp)}">`;
+  iframe.srcdoc = card.text.replace("<head>", "<head>" + policy);
+}
+
+main().catch((err) => host.errors.push(String(err?.stack || err)));
