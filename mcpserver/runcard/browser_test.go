@@ -46,16 +46,34 @@ type card struct {
 // card, in theme; it returns once the card has initialized with the host.
 func open(t *testing.T, ctx context.Context, e *env, tool string, args map[string]any, theme string) *card {
 	t.Helper()
-	raw, err := json.Marshal(args)
+	return openHost(t, ctx, e, url.Values{"token": {e.token}, "tool": {tool}, "args": {mustJSON(t, args)}, "theme": {theme}})
+}
+
+// openScripted has the host page, with no server behind it, show script.result in the card
+// and answer the card's calls with script.replies.
+func openScripted(t *testing.T, ctx context.Context, e *env, script map[string]any) *card {
+	t.Helper()
+	return openHost(t, ctx, e, url.Values{"script": {mustJSON(t, script)}})
+}
+
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	raw, err := json.Marshal(v)
 	require.NoError(t, err)
-	q := url.Values{"token": {e.token}, "tool": {tool}, "args": {string(raw)}, "theme": {theme}}
+	return string(raw)
+}
+
+func openHost(t *testing.T, ctx context.Context, e *env, q url.Values) *card {
+	t.Helper()
 	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(e.url+"/host/host.html?"+q.Encode())))
 	c := &card{t: t, ctx: ctx}
+	var h hostState
 	require.Eventually(t, func() bool {
-		h := c.host()
-		require.Empty(t, h.Errors, "the host page failed")
-		return h.Ready
+		var err error
+		h, err = c.poll()
+		return err == nil && (h.Ready || len(h.Errors) > 0)
 	}, 30*time.Second, 20*time.Millisecond, "the card initializes with the host")
+	require.Empty(t, h.Errors, "the host page failed")
 	nodes, err := chromedp.Run(ctx, chromedp.Nodes(css("#card")))
 	require.NoError(t, err)
 	c.frame = nodes[0]
@@ -64,11 +82,19 @@ func open(t *testing.T, ctx context.Context, e *env, tool string, args map[strin
 
 func (c *card) host() hostState {
 	c.t.Helper()
-	raw, err := chromedp.Run(c.ctx, chromedp.Evaluate[string](`JSON.stringify(window.host || {})`))
+	h, err := c.poll()
 	require.NoError(c.t, err)
-	var h hostState
-	require.NoError(c.t, json.Unmarshal([]byte(raw), &h))
 	return h
+}
+
+// poll reads what the host page recorded.
+func (c *card) poll() (hostState, error) {
+	var h hostState
+	raw, err := chromedp.Run(c.ctx, chromedp.Evaluate[string](`JSON.stringify(window.host || {})`))
+	if err == nil {
+		err = json.Unmarshal([]byte(raw), &h)
+	}
+	return h, err
 }
 
 func (c *card) do(actions ...chromedp.Action[chromedp.Void]) {
@@ -94,6 +120,27 @@ func (c *card) text(sel string) string {
 	v, err := chromedp.Run(c.ctx, chromedp.Text(css(sel), c.in()))
 	require.NoError(c.t, err)
 	return strings.TrimSpace(v)
+}
+
+func (c *card) attrs(sel string) map[string]string {
+	c.t.Helper()
+	v, err := chromedp.Run(c.ctx, chromedp.Attributes(css(sel), c.in()))
+	require.NoError(c.t, err)
+	return v
+}
+
+func (c *card) attr(sel, name string) string { c.t.Helper(); return c.attrs(sel)[name] }
+
+// options are the values of a select's options.
+func (c *card) options(sel string) []string {
+	c.t.Helper()
+	all, err := chromedp.Run(c.ctx, chromedp.AttributesAll(chromedp.CSSAll(sel+" option"), c.in()))
+	require.NoError(c.t, err)
+	var out []string
+	for _, a := range all {
+		out = append(out, a["value"])
+	}
+	return out
 }
 
 // output is the run's output the card shows.
@@ -216,10 +263,81 @@ func TestRunCardInChromium(t *testing.T) {
 		require.Equal(t, false, out["approved"], "Decline answers approved: false")
 	})
 
+	t.Run("an ask form from the schema", func(t *testing.T) {
+		script := askScript()
+		c := openScripted(t, ctx, e, script)
+		c.wait("#ask")
+		require.Equal(t, "Ship order 7?", c.text("#ask-message"))
+		require.Equal(t, "checkbox", c.attr("#ask-approved", "type"))
+		require.Equal(t, []string{"dhl", "ups"}, c.options("#ask-carrier"))
+		boxes := c.attrs("#ask-boxes")
+		require.Equal(t, "number", boxes["type"])
+		require.Equal(t, "1", boxes["step"], "an integer")
+		require.Contains(t, boxes, "required")
+		require.NotContains(t, c.attrs("#ask-note"), "required")
+		require.Equal(t, "ask-note-hint", c.attr("#ask-note", "aria-describedby"))
+		require.Equal(t, "Shown to the courier.", c.text("#ask-note-hint"))
+		for _, id := range []string{"approved", "carrier", "boxes", "note"} {
+			c.wait(`label[for="ask-` + id + `"]`)
+		}
+		c.do(chromedp.Click(css("#approve"), c.in()))
+		c.wait("#ask-boxes:invalid") // required and empty: nothing is sent
+		c.do(chromedp.SendKeys(css("#ask-boxes"), "3", c.in()),
+			chromedp.Focus(css("#ask-approved"), c.in()), chromedp.KeyEvent(" "),
+			chromedp.SetValue(css("#ask-carrier"), "ups", c.in()),
+			chromedp.Click(css("#approve"), c.in()))
+		c.wait("#status.completed")
+		require.Equal(t, map[string]any{"shipped": true}, c.output())
+		calls := c.host().Calls
+		require.Len(t, calls, 2)
+		require.Equal(t, "gorunner_resume_hook", calls[0].Name)
+		require.Equal(t, map[string]any{"token": "ship:7", "payload": map[string]any{
+			"approved": true, "carrier": "ups", "boxes": float64(3), "note": ""}}, calls[0].Arguments)
+		require.Equal(t, "gorunner_get_run", calls[1].Name, "the card follows the run it resumed")
+		require.Equal(t, map[string]any{"runId": "r-7", "waitSeconds": float64(30)}, calls[1].Arguments)
+
+		c = openScripted(t, ctx, e, askScript())
+		c.wait("#ask")
+		c.do(chromedp.Click(css("#decline"), c.in()))
+		c.wait("#status.completed")
+		calls = c.host().Calls
+		require.Equal(t, map[string]any{"token": "ship:7", "payload": map[string]any{"declined": true, "action": "decline"}},
+			calls[0].Arguments, "Decline sends what a declined elicitation sends")
+	})
+
 	mu.Lock()
 	defer mu.Unlock()
 	require.NotEmpty(t, requested)
 	for _, r := range requested {
 		require.True(t, strings.HasPrefix(r, e.url+"/"), "the browser requested %s, outside GoRunner", r)
 	}
+}
+
+// askScript is a run waiting on a hook whose ask (the object shape of waitingOn.hook)
+// has each kind of field, and the replies of a server to the card's calls: the run still
+// waiting right after the resume, then completed.
+func askScript() map[string]any {
+	waiting := map[string]any{"runId": "r-7", "status": "waiting", "waitingOn": map[string]any{"hook": map[string]any{
+		"token": "ship:7", "message": "Ship order 7?",
+		"schema": map[string]any{"type": "object", "required": []string{"approved", "boxes"}, "properties": map[string]any{
+			"approved": map[string]any{"type": "boolean", "title": "Approve"},
+			"carrier":  map[string]any{"type": "string", "enum": []string{"dhl", "ups"}, "title": "Carrier"},
+			"boxes":    map[string]any{"type": "integer", "title": "Boxes"},
+			"note":     map[string]any{"type": "string", "description": "Shown to the courier."},
+		}},
+	}}}
+	done := map[string]any{"runId": "r-7", "status": "completed", "output": map[string]any{"shipped": true}}
+	return map[string]any{"result": toolResult(waiting), "replies": map[string]any{
+		"gorunner_resume_hook": []any{toolResult(waiting)},
+		"gorunner_get_run":     []any{toolResult(done)},
+	}}
+}
+
+// toolResult is the tool result GoRunner answers envelope with.
+func toolResult(envelope map[string]any) map[string]any {
+	raw, err := json.Marshal(envelope)
+	if err != nil {
+		panic(err)
+	}
+	return map[string]any{"content": []any{map[string]any{"type": "text", "text": string(raw)}}, "structuredContent": envelope}
 }

@@ -2,6 +2,7 @@ package runcard_test
 
 import (
 	"context"
+	"io"
 	"io/fs"
 	"net/http"
 	"net/http/httptest"
@@ -15,6 +16,7 @@ import (
 	"github.com/gorunner/gorunner/examples"
 	"github.com/gorunner/gorunner/internal/stacktest"
 	"github.com/gorunner/gorunner/mcpserver"
+	"github.com/gorunner/gorunner/mcpserver/runcard"
 	"github.com/gorunner/gorunner/runner"
 )
 
@@ -30,7 +32,8 @@ steps:
 `
 
 // env is a GoRunner HTTP face (REST and /mcp) over a fresh SQLite store with greet,
-// approval (the examples) and sleepy published, and under /host/ the card's test host page.
+// approval (the examples) and sleepy published, and under /host/ the card's test host page
+// (and the card, for the host page scripted without a server).
 type env struct {
 	url   string
 	token string
@@ -60,6 +63,10 @@ func newEnv(t *testing.T) *env {
 	require.NoError(t, err)
 	mux := http.NewServeMux()
 	mux.Handle("/host/", http.StripPrefix("/host/", http.FileServerFS(os.DirFS("testdata"))))
+	mux.HandleFunc("/host/card.html", func(w http.ResponseWriter, _ *http.Request) { // for the scripted host
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		_, _ = io.WriteString(w, runcard.HTML)
+	})
 	mux.Handle("/", a)
 	srv.Config.Handler = mux
 	srv.Start()

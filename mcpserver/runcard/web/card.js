@@ -298,4 +298,4 @@ $("refresh").addEventListener("click", () => state.envelope && track(state.envel
 app.ontoolresult = (result) => track(envelopeOf(result));
 app.ontoolcancelled = () => text($("note"), "The tool call was cancelled; the run may go on.");
 app.onhostcontextchanged = applyContext;
-app.connect().then(() => applyContext(app.getHostContext()));
+app.connect().then(() => applyContext(app.getHostContext()), (err) => text($("note"), "The card cannot talk to the host: " + err.message));

@@ -5,6 +5,10 @@
 // gives, and connects ext-apps' AppBridge to it; then it calls the tool, as a model would,
 // and hands the result to the card. The card's own calls go through the bridge to the same
 // client. window.host records what the test reads: the tools called, and errors.
+//
+// With ?script=<json> the page is a host without a server instead: it hands the card
+// script.result and answers each tools/call of a tool with the next of script.replies[tool]
+// (the last one again when they run out), for states the server cannot be made to show.
 import { AppBridge, PostMessageTransport, getToolUiResourceUri } from "@modelcontextprotocol/ext-apps/app-bridge";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -22,8 +26,31 @@ function cspOf(csp = {}) {
   ].join("; ");
 }
 
-async function main() {
-  const client = new Client({ name: "gorunner-card-test-host", version: "1.0.0" }, {
+// show renders the card in the iframe under its CSP and connects bridge to it; then, once
+// the card has initialized, toolResult() is handed to it.
+async function show(bridge, card, args, toolResult) {
+  const iframe = document.getElementById("card");
+  bridge.onsizechange = ({ height }) => { if (height != null) iframe.style.height = height + "px"; };
+  bridge.oninitialized = async () => {
+    host.ready = true;
+    await bridge.sendToolInput({ arguments: args });
+    await bridge.sendToolResult(await toolResult());
+  };
+  await bridge.connect(new PostMessageTransport(iframe.contentWindow, iframe.contentWindow));
+  const policy = `<meta http-equiv="Content-Security-Policy" content="${cspOf(card._meta?.ui?.csp)}">`;
+  iframe.srcdoc = card.text.replace("<head>", "<head>" + policy);
+}
+
+function hostContext(tool) {
+  const theme = params.get("theme") || "light";
+  document.documentElement.dataset.theme = theme;
+  return { theme, toolInfo: { tool }, displayMode: "inline", platform: "web" };
+}
+
+const hostInfo = { name: "gorunner-card-test-host", version: "1.0.0" };
+
+async function served() {
+  const client = new Client(hostInfo, {
     capabilities: { extensions: { "io.modelcontextprotocol/ui": { mimeTypes: ["text/html;profile=mcp-app"] } } },
   });
   const request = client.request.bind(client);
@@ -38,25 +65,23 @@ async function main() {
   const tool = tools.find((t) => t.name === params.get("tool"));
   const uri = getToolUiResourceUri(tool);
   const { contents } = await client.readResource({ uri });
-  const card = contents[0];
-  host.resource = { uri, mimeType: card.mimeType, meta: card._meta };
-
-  const iframe = document.getElementById("card");
-  const theme = params.get("theme") || "light";
-  document.documentElement.dataset.theme = theme;
-  const bridge = new AppBridge(client, { name: "gorunner-card-test-host", version: "1.0.0" },
-    { serverTools: {}, serverResources: {}, logging: {} },
-    { hostContext: { theme, toolInfo: { tool }, displayMode: "inline", platform: "web" } });
-  bridge.onsizechange = ({ height }) => { if (height != null) iframe.style.height = height + "px"; };
+  host.resource = { uri, mimeType: contents[0].mimeType, meta: contents[0]._meta };
+  const bridge = new AppBridge(client, hostInfo, { serverTools: {}, serverResources: {}, logging: {} },
+    { hostContext: hostContext(tool) });
   const args = JSON.parse(params.get("args") || "{}");
-  bridge.oninitialized = async () => {
-    host.ready = true;
-    await bridge.sendToolInput({ arguments: args });
-    await bridge.sendToolResult(await client.callTool({ name: tool.name, arguments: args }));
-  };
-  await bridge.connect(new PostMessageTransport(iframe.contentWindow, iframe.contentWindow));
-  const policy = `<meta http-equiv="Content-Security-Policy" content="${cspOf(card._meta?.ui?.csp)}">`;
-  iframe.srcdoc = card.text.replace("<head>", "<head>" + policy);
+  await show(bridge, contents[0], args, () => client.callTool({ name: tool.name, arguments: args }));
 }
 
-main().catch((err) => host.errors.push(String(err?.stack || err)));
+async function scripted(script) {
+  const bridge = new AppBridge(null, hostInfo, { serverTools: {} }, { hostContext: hostContext({ name: "scripted", inputSchema: { type: "object" } }) });
+  bridge.oncalltool = async ({ name, arguments: args }) => {
+    host.calls.push({ name, arguments: args });
+    const replies = script.replies[name] ?? [];
+    return replies.length > 1 ? replies.shift() : replies[0];
+  };
+  const card = await (await fetch("card.html")).text();
+  await show(bridge, { text: card, _meta: { ui: { csp: {} } } }, {}, async () => script.result);
+}
+
+const script = params.get("script");
+(script ? scripted(JSON.parse(script)) : served()).catch((err) => host.errors.push(String(err?.stack || err)));
