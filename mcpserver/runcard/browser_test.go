@@ -50,10 +50,10 @@ func open(t *testing.T, ctx context.Context, e *env, tool string, args map[strin
 }
 
 // openScripted has the host page, with no server behind it, show script.result in the card
-// and answer the card's calls with script.replies.
-func openScripted(t *testing.T, ctx context.Context, e *env, script map[string]any) *card {
+// in theme and answer the card's calls with script.replies.
+func openScripted(t *testing.T, ctx context.Context, e *env, script map[string]any, theme string) *card {
 	t.Helper()
-	return openHost(t, ctx, e, url.Values{"script": {mustJSON(t, script)}})
+	return openHost(t, ctx, e, url.Values{"script": {mustJSON(t, script)}, "theme": {theme}})
 }
 
 func mustJSON(t *testing.T, v any) string {
@@ -246,7 +246,6 @@ func TestRunCardInChromium(t *testing.T) {
 		c.wait("#ask")
 		require.Equal(t, "Waiting for approval:R-1", c.text("#ask-title"))
 		c.answer()
-		c.screenshot("mcp-app-approval.png")
 		c.do(chromedp.Click(css("#approve"), c.in()))
 		c.wait("#status.completed")
 		require.Equal(t, map[string]any{"requestId": "R-1", "approved": true, "by": "Ada"}, c.output())
@@ -256,7 +255,6 @@ func TestRunCardInChromium(t *testing.T) {
 	t.Run("an approval declined", func(t *testing.T) {
 		c := open(t, ctx, e, "approval", map[string]any{"requestId": "R-2"}, "dark")
 		c.wait("#ask")
-		c.screenshot("mcp-app-approval-dark.png")
 		c.do(chromedp.Click(css("#decline"), c.in()))
 		c.wait("#status.completed")
 		out := c.output()
@@ -265,7 +263,7 @@ func TestRunCardInChromium(t *testing.T) {
 
 	t.Run("an ask form from the schema", func(t *testing.T) {
 		script := askScript()
-		c := openScripted(t, ctx, e, script)
+		c := openScripted(t, ctx, e, script, "light")
 		c.wait("#ask")
 		require.Equal(t, "Ship order 7?", c.text("#ask-message"))
 		require.Equal(t, "checkbox", c.attr("#ask-approved", "type"))
@@ -284,8 +282,9 @@ func TestRunCardInChromium(t *testing.T) {
 		c.wait("#ask-boxes:invalid") // required and empty: nothing is sent
 		c.do(chromedp.SendKeys(css("#ask-boxes"), "3", c.in()),
 			chromedp.Focus(css("#ask-approved"), c.in()), chromedp.KeyEvent(" "),
-			chromedp.SetValue(css("#ask-carrier"), "ups", c.in()),
-			chromedp.Click(css("#approve"), c.in()))
+			chromedp.SetValue(css("#ask-carrier"), "ups", c.in()))
+		c.screenshot("mcp-app-ask.png")
+		c.do(chromedp.Click(css("#approve"), c.in()))
 		c.wait("#status.completed")
 		require.Equal(t, map[string]any{"shipped": true}, c.output())
 		calls := c.host().Calls
@@ -296,8 +295,9 @@ func TestRunCardInChromium(t *testing.T) {
 		require.Equal(t, "gorunner_get_run", calls[1].Name, "the card follows the run it resumed")
 		require.Equal(t, map[string]any{"runId": "r-7", "waitSeconds": float64(30)}, calls[1].Arguments)
 
-		c = openScripted(t, ctx, e, askScript())
+		c = openScripted(t, ctx, e, askScript(), "dark")
 		c.wait("#ask")
+		c.screenshot("mcp-app-ask-dark.png")
 		c.do(chromedp.Click(css("#decline"), c.in()))
 		c.wait("#status.completed")
 		calls = c.host().Calls

@@ -138,7 +138,7 @@ function fieldElement(f) {
   input.required = f.required && f.type !== "boolean";
   const label = document.createElement("label");
   label.htmlFor = id;
-  label.textContent = f.title;
+  label.textContent = f.title + (input.required ? " (required)" : "");
   if (f.type === "boolean") wrap.append(input, label);
   else wrap.append(label, input);
   if (f.description) {

@@ -73,7 +73,7 @@ async function served() {
 }
 
 async function scripted(script) {
-  const bridge = new AppBridge(null, hostInfo, { serverTools: {} }, { hostContext: hostContext({ name: "scripted", inputSchema: { type: "object" } }) });
+  const bridge = new AppBridge(null, hostInfo, { serverTools: {} }, { hostContext: hostContext({ name: "ship-order", title: "Ship an order", inputSchema: { type: "object" } }) });
   bridge.oncalltool = async ({ name, arguments: args }) => {
     host.calls.push({ name, arguments: args });
     const replies = script.replies[name] ?? [];
