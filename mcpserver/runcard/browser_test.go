@@ -305,6 +305,30 @@ func TestRunCardInChromium(t *testing.T) {
 			calls[0].Arguments, "Decline sends what a declined elicitation sends")
 	})
 
+	t.Run("nested steps under their parent", func(t *testing.T) {
+		done := map[string]any{"runId": "r-8", "status": "completed", "output": map[string]any{"booked": "fedex"}}
+		at := func(s string) string { return "2026-12-01T10:00:" + s + "Z" }
+		step := func(path, status, start, end string) map[string]any {
+			return map[string]any{"id": path, "status": status, "startedAt": at(start), "finishedAt": at(end)}
+		}
+		run := map[string]any{"id": "r-8", "workflow": "ship-order", "status": "completed", "startedAt": at("00"), "finishedAt": at("09"),
+			"steps": []any{
+				step("quotes", "completed", "00", "04"),
+				step("quotes/fedex", "completed", "00", "03"),
+				map[string]any{"id": "x", "path": "quotes/fedex/ask", "status": "completed", "startedAt": at("01"), "finishedAt": at("03")},
+				step("charge-each/3/charge", "completed", "05", "09"),
+			}}
+		c := openScripted(t, ctx, e, map[string]any{"result": toolResult(done), "run": run, "replies": map[string]any{}}, "light")
+		c.wait("#status.completed")
+		c.wait(`li[data-path="quotes"] > ol > li[data-path="quotes/fedex"] > ol > li[data-path="quotes/fedex/ask"]`)
+		require.Equal(t, "2.0 s", c.text(`li[data-path="quotes/fedex/ask"] .duration`), "path wins over id")
+		require.Equal(t, "4.0 s", c.text(`li[data-path="quotes"] > .step-row .duration`))
+		c.wait(`li[data-path="charge-each"] > ol > li[data-path="charge-each/3"] > ol > li[data-path="charge-each/3/charge"]`)
+		require.Equal(t, "charge-each", c.text(`li[data-path="charge-each"] > .step-row`), "a parent without a record of its own has no status")
+		require.Equal(t, "Run r-8 · 9.0 s", c.text("#facts"))
+		require.Empty(t, c.host().Calls, "an ended run is not followed")
+	})
+
 	mu.Lock()
 	defer mu.Unlock()
 	require.NotEmpty(t, requested)

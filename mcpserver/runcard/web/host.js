@@ -8,7 +8,8 @@
 //
 // With ?script=<json> the page is a host without a server instead: it hands the card
 // script.result and answers each tools/call of a tool with the next of script.replies[tool]
-// (the last one again when they run out), for states the server cannot be made to show.
+// (the last one again when they run out), and resources/read with script.run when there is
+// one, for states the server cannot be made to show.
 import { AppBridge, PostMessageTransport, getToolUiResourceUri } from "@modelcontextprotocol/ext-apps/app-bridge";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -73,7 +74,9 @@ async function served() {
 }
 
 async function scripted(script) {
-  const bridge = new AppBridge(null, hostInfo, { serverTools: {} }, { hostContext: hostContext({ name: "ship-order", title: "Ship an order", inputSchema: { type: "object" } }) });
+  const caps = script.run ? { serverTools: {}, serverResources: {} } : { serverTools: {} };
+  const bridge = new AppBridge(null, hostInfo, caps, { hostContext: hostContext({ name: "ship-order", title: "Ship an order", inputSchema: { type: "object" } }) });
+  bridge.onreadresource = async ({ uri }) => ({ contents: [{ uri, mimeType: "application/json", text: JSON.stringify(script.run) }] });
   bridge.oncalltool = async ({ name, arguments: args }) => {
     host.calls.push({ name, arguments: args });
     const replies = script.replies[name] ?? [];
