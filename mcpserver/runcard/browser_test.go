@@ -329,6 +329,24 @@ func TestRunCardInChromium(t *testing.T) {
 		require.Empty(t, c.host().Calls, "an ended run is not followed")
 	})
 
+	t.Run("a failed run and a refused call", func(t *testing.T) {
+		failed := toolResult(map[string]any{"runId": "r-9", "status": "failed",
+			"error": map[string]any{"code": "HTTP_ERROR", "message": "the carrier answered 503", "step": "book"}})
+		failed["isError"] = true
+		c := openScripted(t, ctx, e, map[string]any{"result": failed, "replies": map[string]any{}}, "light")
+		c.wait("#status.failed")
+		require.Equal(t, "Error", c.text("#result-title"))
+		require.Equal(t, "HTTP_ERROR: the carrier answered 503 (step book)", c.text("#error"))
+
+		refused := map[string]any{"isError": true, "content": []any{map[string]any{"type": "text",
+			"text": `{"error":{"status":400,"code":"VALIDATION_ERROR","message":"the arguments do not match the tool's input schema"}}`}}}
+		c = openScripted(t, ctx, e, map[string]any{"result": refused, "replies": map[string]any{}}, "light")
+		c.wait("#status.failed")
+		require.Equal(t, "refused", c.text("#status"))
+		require.Equal(t, "the arguments do not match the tool's input schema", c.text("#error"))
+		require.Empty(t, c.host().Calls)
+	})
+
 	mu.Lock()
 	defer mu.Unlock()
 	require.NotEmpty(t, requested)

@@ -43,17 +43,18 @@ function envelopeOf(result) {
 
 function text(el, s) { el.textContent = s ?? ""; }
 
-function showStatus(status) {
+// showStatus shows the run's status, or label (styled as status) when there is no run.
+function showStatus(status, label = status) {
   const el = $("status");
   el.className = "badge " + status;
-  text(el, status);
+  text(el, label);
   $("card").setAttribute("aria-busy", ENDED.has(status) ? "false" : "true");
 }
 
 // showEnvelope renders what every tool result carries.
 function showEnvelope(env) {
   if (env.problem) {
-    showStatus("failed");
+    showStatus("failed", "refused"); // no run was started
     $("result").hidden = false;
     text($("result-title"), "Error");
     $("output").hidden = true;
