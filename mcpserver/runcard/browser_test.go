@@ -284,6 +284,7 @@ func TestRunCardInChromium(t *testing.T) {
 			chromedp.Focus(css("#ask-approved"), c.in()), chromedp.KeyEvent(" "),
 			chromedp.SetValue(css("#ask-carrier"), "ups", c.in()))
 		c.screenshot("mcp-app-ask.png")
+		c.requireContrast(askContrast)
 		c.do(chromedp.Click(css("#approve"), c.in()))
 		c.wait("#status.completed")
 		require.Equal(t, map[string]any{"shipped": true}, c.output())
@@ -298,6 +299,7 @@ func TestRunCardInChromium(t *testing.T) {
 		c = openScripted(t, ctx, e, askScript(), "dark")
 		c.wait("#ask")
 		c.screenshot("mcp-app-ask-dark.png")
+		c.requireContrast(askContrast)
 		c.do(chromedp.Click(css("#decline"), c.in()))
 		c.wait("#status.completed")
 		calls = c.host().Calls
@@ -382,4 +384,11 @@ func toolResult(envelope map[string]any) map[string]any {
 		panic(err)
 	}
 	return map[string]any{"content": []any{map[string]any{"type": "text", "text": string(raw)}}, "structuredContent": envelope}
+}
+
+// askContrast are the texts of the card asking, each with the element it sits on.
+var askContrast = map[string]string{
+	"#title": "body", "#status": "body", "#facts": "body", "#ask-title": "#ask", "#ask-message": "#ask",
+	`label[for="ask-boxes"]`: "#ask", "#ask-note-hint": "#ask", "#ask-boxes": "#ask-boxes",
+	"#approve": "#approve", "#decline": "#ask",
 }
