@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -233,12 +234,17 @@ func TestRunCardInChromium(t *testing.T) {
 		c.wait("#status.completed") // no tool call from the test: the card follows
 		require.Equal(t, map[string]any{"rested": true}, c.output())
 		require.Equal(t, "completed", c.text(`li[data-path="nap"] .badge`))
-		calls := c.calls()
-		require.NotEmpty(t, calls)
-		for _, name := range calls {
-			require.Equal(t, "gorunner_get_run", name)
-		}
+		require.Equal(t, []string{"gorunner_get_run"}, slices.Compact(c.calls()), "the card's calls: gorunner_get_run only")
 		c.screenshot("mcp-app-run-dark.png")
+	})
+
+	t.Run("a running run followed to its end", func(t *testing.T) {
+		c := open(t, ctx, e, "relay", map[string]any{}, "light")
+		c.wait("#status.running") // the call stopped waiting after the tool's 1 s
+		require.Equal(t, "Following the run…", c.text("#note"))
+		c.wait("#status.completed")
+		require.Equal(t, map[string]any{"rested": true}, c.output())
+		require.Equal(t, []string{"gorunner_get_run"}, slices.Compact(c.calls()))
 	})
 
 	t.Run("an approval given from the form", func(t *testing.T) {

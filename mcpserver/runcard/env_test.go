@@ -31,8 +31,19 @@ steps:
     set: {rested: true}
 `
 
+// relayYAML runs sleepy as a child and answers with its output: the run is running (not
+// waiting) while the child sleeps, longer than its tool call waits.
+const relayYAML = `name: relay
+title: Hand the nap to a child run
+toolTimeout: 1s
+input: {type: object}
+steps:
+  - id: child
+    workflow: {name: sleepy}
+`
+
 // env is a GoRunner HTTP face (REST and /mcp) over a fresh SQLite store with greet,
-// approval (the examples) and sleepy published, and under /host/ the card's test host page
+// approval (the examples), sleepy and relay published, and under /host/ the card's test host page
 // (and the card, for the host page scripted without a server).
 type env struct {
 	url   string
@@ -45,7 +56,7 @@ func newEnv(t *testing.T) *env {
 	t.Helper()
 	ctx := context.Background()
 	s := stacktest.New(t, stacktest.Config{Runner: runner.Config{PollInterval: 20 * time.Millisecond}})
-	for _, def := range [][]byte{mustRead(t, examples.Workflows(), "greet.yaml"), mustRead(t, examples.Workflows(), "approval.yaml"), []byte(sleepyYAML)} {
+	for _, def := range [][]byte{mustRead(t, examples.Workflows(), "greet.yaml"), mustRead(t, examples.Workflows(), "approval.yaml"), []byte(sleepyYAML), []byte(relayYAML)} {
 		w, err := s.Catalog.Create(ctx, def)
 		require.NoError(t, err)
 		_, _, err = s.Catalog.Publish(ctx, w.ID)
