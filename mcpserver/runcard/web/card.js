@@ -48,7 +48,6 @@ function showStatus(status, label = status) {
   const el = $("status");
   el.className = "badge " + status;
   text(el, label);
-  $("card").setAttribute("aria-busy", ENDED.has(status) ? "false" : "true");
 }
 
 // showEnvelope renders what every tool result carries.
@@ -252,8 +251,10 @@ async function track(env) {
       text($("note"), next.problem);
       return;
     }
+    // A run still waiting on the same thing has the same steps: no need to read them again.
+    const same = next.status === "waiting" && JSON.stringify(next.waitingOn) === JSON.stringify(state.envelope.waitingOn);
     state.envelope = next;
-    await readRun(next.runId);
+    if (!same) await readRun(next.runId);
     showEnvelope(next);
   }
   showNote(state.envelope);
