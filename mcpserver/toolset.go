@@ -60,7 +60,7 @@ func (s *Server) newEnvironment(name string) *environment {
 		server.WithHooks(s.hooks(name)),
 		server.WithResourceCapabilities(false, false),
 		server.WithTaskCapabilities(true, true, true),
-		server.WithExtensions(map[string]any{TasksExtension: map[string]any{}}),
+		server.WithExtensions(serverExtensions()),
 	)
 	env := &environment{name: name, mcp: m, tools: map[string]*entry{}}
 	env.view.Store(newView(nil))
@@ -74,6 +74,7 @@ func (s *Server) newEnvironment(name string) *environment {
 	}
 	m.SetTools(append(registered, s.dispatchTool(name))...)
 	m.AddResourceTemplates(s.runTemplate())
+	m.AddResources(cardResource())
 	return env
 }
 

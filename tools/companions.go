@@ -101,13 +101,13 @@ var runIDProperty = map[string]any{"type": "string", "minLength": 1}
 func Companions() []mcp.Tool {
 	envelope := mustOutput(RunOutputSchema(nil, false))
 	return []mcp.Tool{
-		companion(GetRun, "Get a run",
+		withCard(companion(GetRun, "Get a run",
 			"A run's current state. With waitSeconds (up to 60), waits until it is no longer pending or running.",
 			object(map[string]any{
 				"runId":       runIDProperty,
 				"waitSeconds": map[string]any{"type": "number", "minimum": 0, "maximum": MaxWaitSeconds},
 			}, "runId"),
-			envelope, readOnlyHints),
+			envelope, readOnlyHints)),
 		companion(ListRuns, "List runs",
 			"Runs, newest first, optionally of one workflow and with one status, a page at a time. "+
 				"A call looks through a bounded number of runs, so a page may hold fewer runs than limit, even none, "+
@@ -147,14 +147,14 @@ func Companions() []mcp.Tool {
 				},
 			}}}}),
 			readOnlyHints),
-		companion(RunWorkflow, "Run a workflow",
+		withCard(companion(RunWorkflow, "Run a workflow",
 			"Runs a workflow by name, as its own tool would: arguments must match its input schema (see gorunner_find_workflows).",
 			object(map[string]any{
 				"workflow":  map[string]any{"type": "string", "minLength": 1},
 				"arguments": map[string]any{"type": "object"},
 				KeyArgument: keyProperty,
 			}, "workflow"),
-			mustOutput(RunOutputSchema(nil, true)), hints{destructive: true, openWorld: true}),
+			mustOutput(RunOutputSchema(nil, true)), hints{destructive: true, openWorld: true})),
 		companion(Miss, "Unknown tool",
 			"Answers a call of a tool that is not listed.",
 			object(map[string]any{"name": map[string]any{"type": "string"}}, "name"),
