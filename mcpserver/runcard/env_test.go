@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gorunner/gorunner/api"
+	"github.com/gorunner/gorunner/auth"
 	"github.com/gorunner/gorunner/examples"
 	"github.com/gorunner/gorunner/internal/stacktest"
 	"github.com/gorunner/gorunner/mcpserver"
@@ -59,7 +60,7 @@ func newEnv(t *testing.T) *env {
 	for _, def := range [][]byte{mustRead(t, examples.Workflows(), "greet.yaml"), mustRead(t, examples.Workflows(), "approval.yaml"), []byte(sleepyYAML), []byte(relayYAML)} {
 		w, err := s.Catalog.Create(ctx, def)
 		require.NoError(t, err)
-		_, _, err = s.Catalog.Publish(ctx, w.ID)
+		_, _, err = s.Catalog.Publish(ctx, w.ID, auth.Local())
 		require.NoError(t, err)
 	}
 	srv := httptest.NewUnstartedServer(nil)
