@@ -22,7 +22,10 @@ require (
 	modernc.org/sqlite v1.62.0
 )
 
-require github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875 // indirect
+require (
+	github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875 // indirect
+	github.com/robfig/cron/v3 v3.0.1 // indirect
+)
 
 require (
 	github.com/bahlo/generic-list-go v0.2.0 // indirect

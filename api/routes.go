@@ -142,7 +142,7 @@ func (s *Server) table() []route {
 		},
 		{
 			method: "GET", pattern: "/api/runs", id: "listRuns",
-			summary: "List runs, newest first (?workflow=&status=&limit=&cursor=)",
+			summary: "List runs, newest first (?workflow=&status=&trigger=&limit=&cursor=)",
 			access:  authenticated,
 			status:  200, data: wire.Run{}, list: true,
 			handler: s.listRuns,

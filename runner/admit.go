@@ -96,8 +96,12 @@ func (e *Engine) Prepare(ctx context.Context, p SubmitParams) (*Admission, error
 	if err != nil {
 		return nil, err
 	}
+	trigger, err := triggerOf(p)
+	if err != nil {
+		return nil, err
+	}
 	r := e.newRun(t, env, input)
-	r.RerunOf, r.StartedBy, r.Task = p.RerunOf, p.StartedBy, p.Task
+	r.RerunOf, r.StartedBy, r.Task, r.Trigger = p.RerunOf, p.StartedBy, p.Task, trigger
 	a, err := e.prepared(c, r)
 	if err != nil {
 		return nil, err

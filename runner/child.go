@@ -90,6 +90,7 @@ func (s *stepExec) startChild(ctx context.Context, id string) (string, error) {
 	}
 	child := e.newRun(t, parent.Environment, input)
 	child.ID, child.ParentRunID, child.Depth, child.StartedBy = id, parent.ID, parent.Depth+1, parent.StartedBy
+	child.Trigger = Trigger{Type: TriggerChild}
 	res, err := e.admit(ctx, c, child)
 	var conflict *TokenConflictError
 	if errors.As(err, &conflict) {

@@ -61,6 +61,7 @@ func runFields(f []any, r *runner.Run, st storecodec.RunState, owner string, lea
 	opt("claims", 1, owner == "")
 	opt("started_by", r.StartedBy, r.StartedBy == "")
 	opt("task", "1", !r.Task)
+	opt("trigger", st.Trigger, len(st.Trigger) == 0)
 	for _, s := range st.Steps {
 		f = append(f, stepFieldPrefix+strconv.Itoa(s.Index), s.Data)
 	}
@@ -68,7 +69,7 @@ func runFields(f []any, r *runner.Run, st storecodec.RunState, owner string, lea
 }
 
 // runFieldsLen is the most values runFields appends for st.
-func runFieldsLen(st storecodec.RunState) int { return 2 * (24 + len(st.Steps)) }
+func runFieldsLen(st storecodec.RunState) int { return 2 * (25 + len(st.Steps)) }
 
 // dueScore is where a new run goes in the due index, as reindex_due would put it: its
 // wake-up, or its lease's end if later while leased; "" when it is not due by time (ended,
@@ -139,6 +140,9 @@ func decodeRun(m map[string]string) (*runner.Run, error) {
 	if r.WaitingOn, err = storecodec.DecodeWaitingOn(f.bytes("waiting_on")); err != nil {
 		return nil, fmt.Errorf("decoding run %s: %w", r.ID, err)
 	}
+	if r.Trigger, err = storecodec.DecodeTrigger(f.bytes("trigger")); err != nil {
+		return nil, fmt.Errorf("decoding run %s: %w", r.ID, err)
+	}
 	if r.Steps, err = decodeSteps(m); err != nil {
 		return nil, fmt.Errorf("decoding run %s: %w", r.ID, err)
 	}
@@ -153,7 +157,7 @@ func (s *Store) CreateRun(ctx context.Context, p runner.CreateRunParams) (runner
 		return runner.CreateRunResult{}, err
 	}
 	r := p.Run
-	st, err := storecodec.EncodeRunState(r, nil)
+	st, err := storecodec.EncodeNewRun(r)
 	if err != nil {
 		return runner.CreateRunResult{}, fmt.Errorf("creating run %s: %w", r.ID, err)
 	}
@@ -267,7 +271,7 @@ func (s *Store) ListRuns(ctx context.Context, p runner.ListRunsParams) ([]*runne
 	readable := p.Readable.Admitter()
 	runs, stop, err := s.collectRuns(ctx, index, upper, limit+1, limits.Examined(p.Examine), served, func(r *runner.Run) bool {
 		return (p.Status == "" || r.Status == p.Status) && (p.Environment == "" || r.Environment == p.Environment) &&
-			(!p.Task || r.Task) && readable(r)
+			(!p.Task || r.Task) && (p.Trigger == "" || r.Trigger.Type == p.Trigger) && readable(r)
 	})
 	if err != nil {
 		return nil, "", fmt.Errorf("listing runs: %w", err)
@@ -279,7 +283,7 @@ func (s *Store) ListRuns(ctx context.Context, p runner.ListRunsParams) ([]*runne
 // all), and whether it serves the whole filter: every run it names is kept (but one
 // changed since), so the walk reads them whole at once, with no sift first.
 func (s *Store) listIndex(p runner.ListRunsParams) (string, bool) {
-	rest := p.Environment != "" || p.Task || p.Readable != nil
+	rest := p.Environment != "" || p.Task || p.Trigger != "" || p.Readable != nil
 	switch {
 	case p.WorkflowID != "":
 		return s.k.runsByWorkflow(p.WorkflowID), !rest && p.Status == ""
@@ -372,7 +376,7 @@ const maxWalkBatch = 1000
 
 // listFields are the fields of a run hash that ListRuns's filter reads: decodeRun of them
 // alone is the run as far as that filter looks. A filter on another field adds it here.
-var listFields = []string{"id", "workflow_id", "status", "environment", "task", "started_by"}
+var listFields = []string{"id", "workflow_id", "status", "environment", "task", "started_by", "trigger"}
 
 // sift reads the first want runs of ids that keep accepts, in order, and how many of ids
 // it looked through to find them (all of them when fewer pass). It checks each on
