@@ -29,6 +29,7 @@ import (
 	"github.com/gorunner/gorunner/mcpserver"
 	"github.com/gorunner/gorunner/oauth"
 	"github.com/gorunner/gorunner/runner"
+	"github.com/gorunner/gorunner/schedule"
 	"github.com/gorunner/gorunner/schemas"
 	"github.com/gorunner/gorunner/tools"
 )
@@ -100,6 +101,8 @@ var named = map[string]int64{
 	"runner.MaxHostLength":              runner.MaxHostLength,
 	"schemas.MaxSteps":                  schemas.MaxSteps,
 	"schemas.MaxTags":                   schemas.MaxTags,
+	"schemas.MaxSchedules":              schemas.MaxSchedules,
+	"schedule.MinEvery":                 int64(schedule.MinEvery),
 	"schemas.MaxAttempts":               schemas.MaxAttempts,
 	"schemas.MaxDepth":                  schemas.MaxDepth,
 	"schemas.MaxSchemaApplications":     schemas.MaxSchemaApplications,
