@@ -8,6 +8,7 @@ import (
 	"github.com/gorunner/gorunner/auth"
 	"github.com/gorunner/gorunner/idempotency"
 	"github.com/gorunner/gorunner/runner"
+	"github.com/gorunner/gorunner/scheduler"
 )
 
 // keyedReplay puts a route behind the keyed-replay store. Principal routes keep keys per
@@ -48,6 +49,9 @@ func (s *Server) admissionOf(r *http.Request, k keyed, wf, name, env string) (ad
 	scope, policy, ok := keyScope(r, k)
 	if !hasKey || !ok {
 		return req, nil
+	}
+	if k == webhookKeyed && strings.HasPrefix(keys[0], scheduler.KeyPrefix) {
+		return req, badRequest("", "an Idempotency-Key starting with "+scheduler.KeyPrefix+" is the workflow's schedules' own")
 	}
 	req.Keyed, req.Key, req.Scope, req.Policy = true, keys[0], scope, policy
 	if policy.KeepFailures {

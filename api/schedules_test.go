@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -91,4 +92,21 @@ func TestListSchedules(t *testing.T) {
 	require.Equal(t, http.StatusOK, e.do("POST", "/api/workflows/s-list/unpublish", nil).Status)
 	require.Empty(t, e.do("GET", "/api/workflows/s-list/schedules", nil).Body["data"], "unpublished: none tick")
 	require.Equal(t, http.StatusNotFound, e.do("GET", "/api/workflows/nope/schedules", nil).Status)
+}
+
+// TestWebhookCannotTakeATick performs the attack: a webhook caller sends the key of a
+// coming tick (schedule:<index>:<tick>, which the workflow's webhook keys share a scope
+// with) so that the tick would replay its answer instead of running. It is refused and
+// nothing starts.
+func TestWebhookCannotTakeATick(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	wf := e.do("POST", "/api/workflows", scheduledDef("s-hook", map[string]any{"cron": "@daily", "input": map[string]any{"name": "a"}})).data()
+	require.Equal(t, http.StatusCreated, e.do("POST", "/api/workflows/s-hook/publish", nil).Status)
+	hook := strings.TrimPrefix(wf["webhookUrl"].(string), e.srv.URL)
+	a := e.doAs("", "POST", hook, map[string]any{"name": "a"}, "Idempotency-Key", "schedule:0:2030-01-01T00:00:00Z")
+	require.Equal(t, http.StatusBadRequest, a.Status, string(a.Raw))
+	require.Empty(t, e.do("GET", "/api/runs?workflow=s-hook", nil).Body["data"])
+	a = e.doAs("", "POST", hook, map[string]any{"name": "a"}, "Idempotency-Key", "my-schedule:0")
+	require.Contains(t, []int{http.StatusOK, http.StatusAccepted}, a.Status, "another key works")
 }

@@ -195,10 +195,15 @@ func (s *Scheduler) due(e *entry, now time.Time) []time.Time {
 	return ticks
 }
 
+// KeyPrefix starts the keys of schedules' ticks, which share their workflow's scope with
+// its webhook's keys: a webhook call may not use it (api refuses it), or it could take a
+// tick's key before the tick and stop the tick's run.
+const KeyPrefix = "schedule:"
+
 // Key is the idempotency key of a schedule's tick, owned by its workflow
 // (idempotency.WorkflowScope).
 func Key(index int, tick time.Time) string {
-	return fmt.Sprintf("schedule:%d:%s", index, tick.UTC().Format(time.RFC3339))
+	return fmt.Sprintf("%s%d:%s", KeyPrefix, index, tick.UTC().Format(time.RFC3339))
 }
 
 // fire admits the run of e's tick, unless another process did: the key then replays.
