@@ -396,7 +396,8 @@ func runFilterOf(p runner.ListRunsParams) runFilter {
 		f.add(tasks, "task = 1") // literal, so that the partial index runs_tasks serves it
 	}
 	if p.Trigger != "" {
-		f.add(false, "json_extract(run_trigger, '$.type') = ?", p.Trigger)
+		// As text: SQLite's JSON functions read a BLOB as JSONB first.
+		f.add(false, "json_extract(CAST(run_trigger AS TEXT), '$.type') = ?", p.Trigger)
 	}
 	return f
 }
