@@ -37,6 +37,8 @@ type Request struct {
 	By *auth.Principal
 	// Task says the run is started as an MCP task (runner.Run.Task).
 	Task bool
+	// Trigger says what starts the run (runner.Run.Trigger); zero means api.
+	Trigger runner.Trigger
 	// RunOnly says the caller reads an unkeyed admission's run from Result.Run, not its
 	// REST answer: the answer then has Status and RunID, and no body is encoded.
 	RunOnly bool
@@ -80,7 +82,7 @@ func Start(ctx context.Context, eng *runner.Engine, keys *idempotency.Service, r
 	if len(bytes.TrimSpace(req.Input)) == 0 {
 		req.Input = json.RawMessage(`{}`)
 	}
-	p := runner.SubmitParams{Workflow: req.Workflow, Environment: req.Environment, Input: req.Input, By: req.By, Task: req.Task}
+	p := runner.SubmitParams{Workflow: req.Workflow, Environment: req.Environment, Input: req.Input, By: req.By, Task: req.Task, Trigger: req.Trigger}
 	var prepared *runner.Admission
 	var admitted *runner.Run // the run this call admitted or reused, whichever path wrote it
 	reused := false

@@ -2,6 +2,7 @@ package api
 
 import (
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -69,6 +70,10 @@ func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) {
 	p := runner.ListRunsParams{Status: runner.Status(q.Get("status")), Limit: page.Limit, Cursor: page.Cursor}
 	if p.Status != "" && !p.Status.Valid() {
 		s.writeError(w, r, badRequest("/status", "status must be one of "+runner.StatusList()))
+		return
+	}
+	if p.Trigger = q.Get("trigger"); p.Trigger != "" && !runner.ValidTriggerType(p.Trigger) {
+		s.writeError(w, r, badRequest("/trigger", "trigger must be one of "+strings.Join(runner.TriggerTypes(), ", ")))
 		return
 	}
 	pr := principalOf(r)

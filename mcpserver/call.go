@@ -160,7 +160,8 @@ func (s *Server) toolTimeout(t *tools.Tool) time.Duration {
 // cancelled request: only the waiting stops. task marks a new run as started as a task
 // (runner.Run.Task), which tasks/list lists.
 func (s *Server) start(ctx context.Context, p auth.Principal, env, name string, c *tools.Call, task bool) (*runner.Run, admitted, error) {
-	req := admission.Request{Workflow: name, Name: name, Environment: env, Input: c.Input, By: &p, Task: task, RunOnly: true}
+	req := admission.Request{Workflow: name, Name: name, Environment: env, Input: c.Input, By: &p, Task: task, RunOnly: true,
+		Trigger: runner.Trigger{Type: runner.TriggerMCP}}
 	if c.HasKey {
 		req.Keyed, req.Key, req.Scope = true, c.Key, idempotency.PrincipalScope(p.ID)
 	}

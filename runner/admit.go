@@ -109,8 +109,13 @@ func (e *Engine) Prepare(ctx context.Context, p SubmitParams) (*Admission, error
 	if err != nil {
 		return nil, err
 	}
+	trigger, err := triggerOf(p)
+	if err != nil {
+		return nil, err
+	}
 	r := e.newRun(t, env, input)
 	r.RerunOf, r.Task, r.ActsFor = p.RerunOf, p.Task, authorityOf(p.By, t.Publisher)
+	r.Trigger = trigger
 	if p.By != nil {
 		r.StartedBy = p.By.ID
 	}

@@ -91,6 +91,7 @@ func (s *stepExec) startChild(ctx context.Context, id string) (string, error) {
 	}
 	child := e.newRun(t, parent.Environment, input)
 	child.ID, child.ParentRunID, child.Depth, child.StartedBy = id, parent.ID, parent.Depth+1, parent.StartedBy
+	child.Trigger = Trigger{Type: TriggerChild}
 	child.ActsFor = parent.ActsFor.limitedBy(t.Publisher)
 	res, err := e.admitChild(ctx, c, child, parent)
 	var conflict *TokenConflictError

@@ -154,9 +154,11 @@ type Run struct {
 	Steps       []*StepRecord
 	WaitingOn   *WaitingOn
 	RerunOf     string
-	CreatedAt   time.Time
-	StartedAt   *time.Time
-	FinishedAt  *time.Time
+	// Trigger says what started the run (SPEC §2): fixed at admission.
+	Trigger    Trigger
+	CreatedAt  time.Time
+	StartedAt  *time.Time
+	FinishedAt *time.Time
 
 	// Engine state, never shown to clients (wire.Run leaves it out).
 
@@ -234,9 +236,11 @@ type ListRunsParams struct {
 	// Environment, when set, keeps only the runs of that environment.
 	Environment string
 	// Task keeps only the runs started as MCP tasks (Run.Task).
-	Task   bool
-	Limit  int
-	Cursor string
+	Task bool
+	// Trigger, when set, keeps only the runs of that trigger type (Trigger.Type).
+	Trigger string
+	Limit   int
+	Cursor  string
 	// Readable, when set, keeps only the runs it admits.
 	Readable *Readable
 	// Examine bounds the runs the page examines, lower than limits.MaxRunsExamined (0:

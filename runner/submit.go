@@ -30,6 +30,9 @@ type SubmitParams struct {
 	By *auth.Principal
 	// Task says the run is started as an MCP task (Run.Task).
 	Task bool
+	// Trigger says what starts the run (Run.Trigger); zero means api, and a rerun is
+	// always rerun.
+	Trigger Trigger
 }
 
 // SubmitResult is the run a submission answers with.

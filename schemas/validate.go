@@ -88,6 +88,7 @@ func Validate(d *Definition, opts ValidateOptions) []Problem {
 		v.start(d.Start)
 	}
 	v.tags(d.Tags)
+	v.schedules(d)
 	return v.problems
 }
 

@@ -29,6 +29,8 @@ import (
 	"github.com/gorunner/gorunner/mcpserver"
 	"github.com/gorunner/gorunner/oauth"
 	"github.com/gorunner/gorunner/runner"
+	"github.com/gorunner/gorunner/schedule"
+	"github.com/gorunner/gorunner/scheduler"
 	"github.com/gorunner/gorunner/schemas"
 	"github.com/gorunner/gorunner/tools"
 )
@@ -106,6 +108,9 @@ var named = map[string]int64{
 	"schemas.MaxTags":                   schemas.MaxTags,
 	"schemas.MaxTitleLength":            schemas.MaxTitleLength,
 	"schemas.MaxDescriptionLength":      schemas.MaxDescriptionLength,
+	"schemas.MaxSchedules":              schemas.MaxSchedules,
+	"schedule.MinEvery":                 int64(schedule.MinEvery),
+	"scheduler.MaxTicksPerPass":         scheduler.MaxTicksPerPass,
 	"schemas.MaxAttempts":               schemas.MaxAttempts,
 	"schemas.MaxDepth":                  schemas.MaxDepth,
 	"schemas.MaxSchemaApplications":     schemas.MaxSchemaApplications,

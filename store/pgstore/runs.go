@@ -17,7 +17,7 @@ import (
 
 const runCols = `id, workflow_id, workflow, version, environment, status, input, output, error,
 	waiting_on, rerun_of, created_at, started_at, finished_at, definition, wake_at, cancel_requested,
-	start_token, parent_run_id, depth, claims, started_by, task, acts_for, ask_step, ask_misses`
+	start_token, parent_run_id, depth, claims, started_by, task, acts_for, run_trigger, ask_step, ask_misses`
 
 // runSelect is what a read of runs selects: runCols, then the run's step records, their
 // indexes and their encodings in index order, read with the run in one statement.
@@ -34,12 +34,13 @@ func scanRun(row pgx.Row) (*runner.Run, error) {
 	var input, output, errJSON, waiting, definition []byte
 	var created, started, finished, wake int64
 	var actsFor string
+	var trigger []byte
 	var indexes []int
 	var steps [][]byte
 	err := row.Scan(&r.ID, &r.WorkflowID, &r.Workflow, &r.Version, &r.Environment, &r.Status,
 		&input, &output, &errJSON, &waiting, &r.RerunOf, &created, &started,
 		&finished, &definition, &wake, &r.CancelRequested, &r.StartToken, &r.ParentRunID,
-		&r.Depth, &r.Claims, &r.StartedBy, &r.Task, &actsFor, &r.AskMisses.Step, &r.AskMisses.N, &indexes, &steps)
+		&r.Depth, &r.Claims, &r.StartedBy, &r.Task, &actsFor, &trigger, &r.AskMisses.Step, &r.AskMisses.N, &indexes, &steps)
 	if err != nil {
 		return nil, err
 	}
@@ -51,6 +52,9 @@ func scanRun(row pgx.Row) (*runner.Run, error) {
 	}
 	if err == nil {
 		r.ActsFor, err = storecodec.DecodeAuthority(actsFor)
+	}
+	if err == nil {
+		r.Trigger, err = storecodec.DecodeTrigger(trigger)
 	}
 	if err == nil {
 		r.Steps, err = decodeSteps(indexes, steps)
@@ -104,7 +108,7 @@ func (s *Store) CreateRun(ctx context.Context, p runner.CreateRunParams) (runner
 		return runner.CreateRunResult{}, err
 	}
 	r := p.Run
-	st, err := storecodec.EncodeRunState(r, nil)
+	st, err := storecodec.EncodeNewRun(r)
 	if err != nil {
 		return runner.CreateRunResult{}, fmt.Errorf("creating run %s: %w", r.ID, err)
 	}
@@ -203,9 +207,9 @@ func insertRun(ctx context.Context, q querier, p runner.CreateRunParams, st stor
 // insertRunSQL writes a new run's row (runArgs).
 const insertRunSQL = `INSERT INTO runs (id, workflow_id, workflow, version, environment, status, input,
 		output, error, waiting_on, rerun_of, created_at, started_at, finished_at, definition, wake_at,
-		cancel_requested, start_token, parent_run_id, depth, claims, started_by, task, acts_for, lease_owner, lease_until)
+		cancel_requested, start_token, parent_run_id, depth, claims, started_by, task, acts_for, run_trigger, lease_owner, lease_until)
 	VALUES ($1, $2, $3, ` + checkedVersion + `, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18,
-		$19, $20, $21, $22, $23, $24, $25, $26, $27, $28)`
+		$19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29)`
 
 // runArgs are insertRunSQL's arguments for p's run, leased to p.Owner when set.
 func runArgs(p runner.CreateRunParams, st storecodec.RunState) ([]any, error) {
@@ -220,7 +224,7 @@ func runArgs(p runner.CreateRunParams, st storecodec.RunState) ([]any, error) {
 	return []any{r.ID, r.WorkflowID, r.Workflow, p.CatalogVersion, p.CatalogVersion, r.Version, r.Environment, r.Status,
 		[]byte(r.Input), []byte(r.Output), st.Error, st.WaitingOn, r.RerunOf, nanos(r.CreatedAt),
 		nanosPtr(r.StartedAt), nanosPtr(r.FinishedAt), []byte(r.Definition), nanos(r.WakeAt),
-		r.CancelRequested, r.StartToken, r.ParentRunID, r.Depth, claims, r.StartedBy, r.Task, actsFor,
+		r.CancelRequested, r.StartToken, r.ParentRunID, r.Depth, claims, r.StartedBy, r.Task, actsFor, st.Trigger,
 		p.Owner, nanos(p.LeaseUntil)}, nil
 }
 
@@ -368,6 +372,9 @@ func runFilterOf(p runner.ListRunsParams) (*runFilter, error) {
 	}
 	if p.Task {
 		f.add(tasks, "task")
+	}
+	if p.Trigger != "" {
+		f.add(false, "convert_from(run_trigger, 'UTF8')::jsonb->>'type' = ?", p.Trigger)
 	}
 	if p.Cursor != "" {
 		var c storecodec.RunCursor

@@ -63,6 +63,7 @@ func runFields(f []any, r *runner.Run, st storecodec.RunState, owner string, lea
 	opt("started_by", r.StartedBy, r.StartedBy == "")
 	opt("task", "1", !r.Task)
 	opt("acts_for", actsFor, actsFor == "")
+	opt("trigger", st.Trigger, len(st.Trigger) == 0)
 	for _, s := range st.Steps {
 		f = append(f, stepFieldPrefix+strconv.Itoa(s.Index), s.Data)
 	}
@@ -144,6 +145,9 @@ func decodeRun(m map[string]string) (*runner.Run, error) {
 	if r.ActsFor, err = storecodec.DecodeAuthority(f.str("acts_for")); err != nil {
 		return nil, fmt.Errorf("decoding run %s: %w", r.ID, err)
 	}
+	if r.Trigger, err = storecodec.DecodeTrigger(f.bytes("trigger")); err != nil {
+		return nil, fmt.Errorf("decoding run %s: %w", r.ID, err)
+	}
 	if r.Steps, err = decodeSteps(m); err != nil {
 		return nil, fmt.Errorf("decoding run %s: %w", r.ID, err)
 	}
@@ -158,7 +162,7 @@ func (s *Store) CreateRun(ctx context.Context, p runner.CreateRunParams) (runner
 		return runner.CreateRunResult{}, err
 	}
 	r := p.Run
-	st, err := storecodec.EncodeRunState(r, nil)
+	st, err := storecodec.EncodeNewRun(r)
 	if err != nil {
 		return runner.CreateRunResult{}, fmt.Errorf("creating run %s: %w", r.ID, err)
 	}
@@ -276,7 +280,7 @@ func (s *Store) ListRuns(ctx context.Context, p runner.ListRunsParams) ([]*runne
 	readable := p.Readable.Admitter()
 	runs, stop, err := s.collectRuns(ctx, index, upper, limit+1, limits.Examined(p.Examine), served, func(r *runner.Run) bool {
 		return (p.Status == "" || r.Status == p.Status) && (p.Environment == "" || r.Environment == p.Environment) &&
-			(!p.Task || r.Task) && readable(r)
+			(!p.Task || r.Task) && (p.Trigger == "" || r.Trigger.Type == p.Trigger) && readable(r)
 	})
 	if err != nil {
 		return nil, "", fmt.Errorf("listing runs: %w", err)
@@ -288,7 +292,7 @@ func (s *Store) ListRuns(ctx context.Context, p runner.ListRunsParams) ([]*runne
 // all), and whether it serves the whole filter: every run it names is kept (but one
 // changed since), so the walk reads them whole at once, with no sift first.
 func (s *Store) listIndex(p runner.ListRunsParams) (string, bool) {
-	rest := p.Environment != "" || p.Task || p.Readable != nil
+	rest := p.Environment != "" || p.Task || p.Trigger != "" || p.Readable != nil
 	switch {
 	case p.WorkflowID != "":
 		return s.k.runsByWorkflow(p.WorkflowID), !rest && p.Status == ""
@@ -381,7 +385,7 @@ const maxWalkBatch = 1000
 
 // listFields are the fields of a run hash that ListRuns's filter reads: decodeRun of them
 // alone is the run as far as that filter looks. A filter on another field adds it here.
-var listFields = []string{"id", "workflow_id", "status", "environment", "task", "started_by"}
+var listFields = []string{"id", "workflow_id", "status", "environment", "task", "started_by", "trigger"}
 
 // sift reads the first want runs of ids that keep accepts, in order, and how many of ids
 // it looked through to find them (all of them when fewer pass). It checks each on

@@ -90,6 +90,9 @@ func MarshalOrNil[T any](v *T) ([]byte, error) {
 type RunState struct {
 	Error     []byte
 	WaitingOn []byte
+	// Trigger is what started the run (EncodeTrigger), fixed at admission: only
+	// EncodeNewRun sets it.
+	Trigger []byte
 	// Steps are the step records to write, each one row (SQLite) or hash field (Redis).
 	Steps []EncodedStep
 }
@@ -129,6 +132,16 @@ func EncodeRunState(r *runner.Run, indexes []int) (RunState, error) {
 		st.Steps[n] = EncodedStep{Index: i, Data: b}
 	}
 	return st, nil
+}
+
+// EncodeNewRun is EncodeRunState of every step of a run being admitted, with what is
+// written only then: its trigger.
+func EncodeNewRun(r *runner.Run) (RunState, error) {
+	st, err := EncodeRunState(r, nil)
+	if err == nil {
+		st.Trigger, err = EncodeTrigger(r.Trigger)
+	}
+	return st, err
 }
 
 // The stored encodings are declared here, apart from the engine's records, so that what a
@@ -512,4 +525,42 @@ func DecodePublisher(s string) (*auth.Principal, error) {
 		return nil, fmt.Errorf("decoding a version's publisher: %d principals", len(a))
 	}
 	return &a[0], nil
+}
+
+// triggerRow is what started a run, as stored; the tick in UTC.
+type triggerRow struct {
+	Type  string     `json:"type"`
+	Index *int       `json:"index,omitempty"`
+	At    *time.Time `json:"at,omitempty"`
+}
+
+// EncodeTrigger encodes what started a run: nil for a zero trigger (a run that does not
+// say), so that the field stays absent.
+func EncodeTrigger(t runner.Trigger) ([]byte, error) {
+	if t.Type == "" {
+		return nil, nil
+	}
+	row := triggerRow{Type: t.Type}
+	if t.Type == runner.TriggerSchedule {
+		at := t.At.UTC()
+		row.Index, row.At = &t.Schedule, &at
+	}
+	return json.Marshal(row)
+}
+
+// DecodeTrigger reads what EncodeTrigger wrote; empty is the zero trigger (runs stored
+// before runs carried one).
+func DecodeTrigger(b []byte) (runner.Trigger, error) {
+	row, err := UnmarshalOrNil[triggerRow](b)
+	if err != nil || row == nil {
+		return runner.Trigger{}, err
+	}
+	t := runner.Trigger{Type: row.Type}
+	if row.Index != nil {
+		t.Schedule = *row.Index
+	}
+	if row.At != nil {
+		t.At = row.At.UTC()
+	}
+	return t, nil
 }

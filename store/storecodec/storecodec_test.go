@@ -253,3 +253,28 @@ func TestAuthorityEncoding(t *testing.T) {
 	_, err = storecodec.DecodePublisher(s)
 	require.Error(t, err, "a version has one publisher")
 }
+
+func TestTriggerRoundTrip(t *testing.T) {
+	t.Parallel()
+	at := time.Date(2026, 3, 29, 2, 30, 0, 0, time.FixedZone("CEST", 7200))
+	for _, tc := range []struct {
+		name    string
+		trigger runner.Trigger
+		stored  string
+	}{
+		{"none: a run stored before triggers", runner.Trigger{}, ""},
+		{"api", runner.Trigger{Type: runner.TriggerAPI}, `{"type":"api"}`},
+		{"schedule 0 keeps its index", runner.ScheduleTrigger(0, at), `{"type":"schedule","index":0,"at":"2026-03-29T00:30:00Z"}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b, err := storecodec.EncodeTrigger(tc.trigger)
+			require.NoError(t, err)
+			require.Equal(t, tc.stored, string(b))
+			got, err := storecodec.DecodeTrigger(b)
+			require.NoError(t, err)
+			require.Equal(t, tc.trigger, got)
+		})
+	}
+	_, err := storecodec.DecodeTrigger([]byte(`[`))
+	require.Error(t, err)
+}

@@ -111,6 +111,8 @@ CREATE TABLE runs (
     task             boolean NOT NULL DEFAULT false,
     -- acts_for: storecodec.EncodeAuthority of whom the run acts for (SPEC §6).
     acts_for         text NOT NULL DEFAULT '',
+    -- run_trigger: storecodec.EncodeTrigger of what started the run; NULL for none.
+    run_trigger      bytea,
     ask_step         integer NOT NULL DEFAULT 0,
     ask_misses       integer NOT NULL DEFAULT 0,
     lease_owner      text COLLATE "C" NOT NULL DEFAULT '',
