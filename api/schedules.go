@@ -12,6 +12,11 @@ import (
 // listSchedules answers the schedules of the workflow's published version, each with its
 // next five ticks; none when it is not published.
 func (s *Server) listSchedules(w http.ResponseWriter, r *http.Request) {
+	page, err := pageOf(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
 	wf, err := s.deps.Catalog.Get(r.Context(), chi.URLParam(r, "id"))
 	if err != nil {
 		s.writeError(w, r, err)
@@ -22,5 +27,5 @@ func (s *Server) listSchedules(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, listBody{Data: list})
+	writeHeld(s, w, r, page, list)
 }
