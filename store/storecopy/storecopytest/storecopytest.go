@@ -53,7 +53,7 @@ func Run(t *testing.T, from, to Opener) {
 
 type nopProgress struct{}
 
-func (nopProgress) Start(int64)                    {}
+func (nopProgress) Start(int64)                   {}
 func (nopProgress) Advance(storecopy.Kind, int64) {}
 
 // filled names what fill wrote.
