@@ -43,25 +43,19 @@ func (t Table) Select(cols []string) string {
 	return "SELECT " + quoteAll(cols) + " FROM " + quote(string(t.Kind)) + " ORDER BY " + quoteAll(t.Key)
 }
 
-// Count is the statement that counts t's records (counters: those not zero).
-func (t Table) Count() string {
-	q := "SELECT count(*) FROM " + quote(string(t.Kind))
-	if t.Kind == "counters" {
-		q += " WHERE value != 0"
-	}
-	return q
-}
+// Count is the statement that counts t's records.
+func (t Table) Count() string { return "SELECT count(*) FROM " + quote(string(t.Kind)) }
 
 // Insert is the statement that writes one record of t with cols, the parameters spelled
-// by param (1-based). A counter exists in every store from its start: it is overwritten.
+// by param (1-based). A seeded record (a counter) is overwritten.
 func (t Table) Insert(cols []string, param func(int) string) string {
 	ps := make([]string, len(cols))
 	for i := range cols {
 		ps[i] = param(i + 1)
 	}
 	q := "INSERT INTO " + quote(string(t.Kind)) + " (" + quoteAll(cols) + ") VALUES (" + strings.Join(ps, ", ") + ")"
-	if t.Kind == "counters" {
-		q += " ON CONFLICT (name) DO UPDATE SET value = excluded.value"
+	if t.Seeded {
+		q += " ON CONFLICT (" + quoteAll(t.Key) + ") DO UPDATE SET " + updateAll(cols)
 	}
 	return q
 }
@@ -145,4 +139,13 @@ func quoteAll(names []string) string {
 		q[i] = quote(n)
 	}
 	return strings.Join(q, ", ")
+}
+
+// updateAll sets every one of cols to the value the insert tried.
+func updateAll(cols []string) string {
+	set := make([]string, len(cols))
+	for i, c := range cols {
+		set[i] = quote(c) + " = excluded." + quote(c)
+	}
+	return strings.Join(set, ", ")
 }

@@ -48,7 +48,7 @@ func Run(t *testing.T, from, to Opener) {
 	requireSameReads(t, f, src, dst)
 	err := storecopy.Copy(ctx, src, dst, nopProgress{})
 	require.ErrorIs(t, err, storecopy.ErrNotEmpty)
-	require.ErrorContains(t, err, "counters")
+	require.ErrorContains(t, err, "workflows")
 }
 
 type nopProgress struct{}
