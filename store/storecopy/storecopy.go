@@ -48,6 +48,11 @@ var Tables = []Table{
 	{Kind: "oauth_signin_codes", Key: []string{"hash"}},
 }
 
+// Derived are the tables of a SQL backend that hold no kind: what a store derives again
+// from its records (its key counts per scope), its change log and its schema's state. A
+// new table is one of these or of Tables (storecopytest.RequireEveryTable).
+var Derived = []string{"idempotency_scopes", "events", "event_listeners", "schema_migrations", "sqlite_sequence"}
+
 // Record is one stored record of a kind: its fields by name.
 type Record struct {
 	Kind   Kind

@@ -242,3 +242,17 @@ func requireNewPayloadsAfter(t *testing.T, f filled, dst Store) {
 	require.NoError(t, err)
 	require.True(t, bytes.Contains(p.Payload, []byte("approved")), "the copied payload comes first: %s", p.Payload)
 }
+
+// RequireEveryTable checks that every table a backend's schema holds, tables, is copied
+// (storecopy.Tables) or derived (storecopy.Derived): a table added to a schema must say
+// which, and a copied one needs a record in the suite's data.
+func RequireEveryTable(t *testing.T, tables []string) {
+	known := slices.Clone(storecopy.Derived)
+	for _, tb := range storecopy.Tables {
+		known = append(known, string(tb.Kind))
+	}
+	require.NotEmpty(t, tables)
+	for _, name := range tables {
+		require.Contains(t, known, name, "table %s is neither copied (storecopy.Tables) nor derived (storecopy.Derived)", name)
+	}
+}
