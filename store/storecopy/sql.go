@@ -19,6 +19,14 @@ const (
 	Bytes
 )
 
+// String names t, for errors.
+func (t Type) String() string {
+	if names := []string{"integer", "boolean", "text", "bytes"}; t >= 0 && int(t) < len(names) {
+		return names[t]
+	}
+	return "unknown"
+}
+
 // Column is one column of a backend's table.
 type Column struct {
 	Name string
@@ -109,7 +117,7 @@ func Convert(v any, t Type) (any, error) {
 			return v, nil
 		}
 	}
-	return nil, fmt.Errorf("a %T cannot be stored in a column of type %d", v, t)
+	return nil, fmt.Errorf("a %T cannot be stored in a column of type %s", v, t)
 }
 
 // Value turns a value a driver read into an exported one: integers into int64, booleans
