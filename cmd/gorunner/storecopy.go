@@ -29,29 +29,30 @@ func newStoreCopyCommand(g *globals) *cobra.Command {
 		Example: "  gorunner store copy --from sqlite:./.gorunner/gorunner.db --to postgres://gorunner@db:5432/gorunner",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			src, err := copyStoreURL("--from", from)
+			src, err := copyStoreURL("--from", from, true)
 			if err != nil {
 				return err
 			}
-			dst, err := copyStoreURL("--to", to)
+			dst, err := copyStoreURL("--to", to, false)
 			if err != nil {
 				return err
 			}
 			return copyStores(cmd, src, dst)
 		},
 	}
-	cmd.Flags().StringVar(&from, "from", "", "the store to copy: sqlite:PATH or postgres://… (required)")
+	cmd.Flags().StringVar(&from, "from", "", "the store to copy: sqlite:PATH, postgres://… or redis://… (required)")
 	cmd.Flags().StringVar(&to, "to", "", "the empty store to copy into: sqlite:PATH or postgres://… (required)")
 	return cmd
 }
 
-// copyStoreURL reads --from or --to as --store is read; it is required.
-func copyStoreURL(flag, value string) (string, error) {
+// copyStoreURL reads --from or --to as --store is read; it is required, and Redis only as
+// a source.
+func copyStoreURL(flag, value string, source bool) (string, error) {
 	if value == "" {
 		return "", usageError(fmt.Errorf("%s is required", flag))
 	}
-	if strings.HasPrefix(value, "redis://") {
-		return "", usageError(fmt.Errorf("%s %s: copying to or from Redis is not supported yet; copy between sqlite: and postgres:// stores", flag, redactURL(value)))
+	if !source && strings.HasPrefix(value, "redis://") {
+		return "", usageError(fmt.Errorf("%s %s: copying into Redis is not supported yet; copy into a sqlite: or postgres:// store", flag, redactURL(value)))
 	}
 	return storeURL(&globals{store: value})
 }
@@ -69,8 +70,8 @@ func copyStores(cmd *cobra.Command, src, dst string) error {
 		return err
 	}
 	defer to.Close()
-	fs, fok := from.(storecopy.Store)
-	ts, tok := to.(storecopy.Store)
+	fs, fok := from.(storecopy.Source)
+	ts, tok := to.(storecopy.Target)
 	if !fok || !tok {
 		return errors.New("this store cannot be copied")
 	}

@@ -58,7 +58,9 @@ func TestConvert(t *testing.T) {
 		{"ab", storecopy.Bytes, []byte("ab"), false},
 		{[]byte("ab"), storecopy.Text, "ab", false},
 		{nil, storecopy.Int, nil, false},
-		{"7", storecopy.Int, nil, true},
+		{"00000000000000000007", storecopy.Int, int64(7), false},
+		{"1", storecopy.Bool, true, false},
+		{"7x", storecopy.Int, nil, true},
 		{int64(7), storecopy.Text, nil, true},
 	}
 	for _, tc := range tests {

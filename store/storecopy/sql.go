@@ -2,6 +2,7 @@ package storecopy
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -90,7 +91,7 @@ func Row(r Record, cols map[string]Column) (names []string, args []any, err erro
 }
 
 // Convert turns an exported value into one of type t: text and bytes into each other,
-// 0 and 1 into booleans. nil stays nil.
+// decimal text into integers, 0 and 1 into booleans. nil stays nil.
 func Convert(v any, t Type) (any, error) {
 	switch v := v.(type) {
 	case nil:
@@ -108,6 +109,13 @@ func Convert(v any, t Type) (any, error) {
 			return v, nil
 		case Bytes:
 			return []byte(v), nil
+		case Int, Bool:
+			// Redis keeps numbers, times and booleans as decimal text.
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil {
+				return nil, fmt.Errorf("%q is no integer: %w", v, err)
+			}
+			return Convert(n, t)
 		}
 	case []byte:
 		switch t {

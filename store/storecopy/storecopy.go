@@ -64,17 +64,30 @@ type Record struct {
 // batch's memory stays a few megabytes with large step outputs.
 const BatchSize = 500
 
-// Store is what a backend offers a copy. Implementations: store/sqlitestore and
-// store/pgstore; storecopytest is the conformance suite they pass, as source and as target.
-type Store interface {
+// Source is what a backend offers a copy from it. Implementations: store/sqlitestore,
+// store/pgstore and store/redisstore; storecopytest is the conformance suite they pass.
+type Source interface {
 	// CountRecords counts the records of kind the store holds.
 	CountRecords(ctx context.Context, kind Kind) (int64, error)
 	// ExportRecords hands every record of kind to emit in batches of up to size, in a
 	// stable order; an error from emit ends the export with it.
 	ExportRecords(ctx context.Context, kind Kind, size int, emit func([]Record) error) error
-	// ImportRecords writes records (all of one kind, as exported by any Store) in one
-	// transaction. A field the store has no place for is an error, never dropped.
+}
+
+// Target is what a backend offers a copy into it: store/sqlitestore and store/pgstore.
+type Target interface {
+	// CountRecords counts the records of kind the store holds.
+	CountRecords(ctx context.Context, kind Kind) (int64, error)
+	// ImportRecords writes records (all of one kind, as exported by any Source) in one
+	// transaction. A field the store has no place for is an error, never dropped; a field
+	// a record lacks takes the store's default (zero, empty).
 	ImportRecords(ctx context.Context, kind Kind, records []Record) error
+}
+
+// Store is a backend that is both.
+type Store interface {
+	Source
+	Target
 }
 
 // ErrNotEmpty is the error of a copy to a store that already holds records.
@@ -91,7 +104,7 @@ type Progress interface {
 // ErrNotEmpty, naming what it holds, before anything is written). Each batch is one
 // transaction of the target: a copy that fails midway leaves a target to drop and copy
 // again, never one to serve.
-func Copy(ctx context.Context, from, to Store, progress Progress) error {
+func Copy(ctx context.Context, from Source, to Target, progress Progress) error {
 	if err := checkEmpty(ctx, to); err != nil {
 		return err
 	}
@@ -123,7 +136,7 @@ func Copy(ctx context.Context, from, to Store, progress Progress) error {
 }
 
 // checkEmpty refuses a target holding any record.
-func checkEmpty(ctx context.Context, to Store) error {
+func checkEmpty(ctx context.Context, to Target) error {
 	for _, t := range Tables {
 		if t.Seeded {
 			continue

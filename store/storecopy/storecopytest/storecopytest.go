@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -24,9 +25,9 @@ import (
 	"github.com/gorunner/gorunner/store/storecopy"
 )
 
-// Store is a backend with every contract a copy moves the records of.
+// Store is a backend with every contract a copy moves the records of, a copy's source.
 type Store interface {
-	storecopy.Store
+	storecopy.Source
 	catalog.Store
 	auth.Store
 	idempotency.Store
@@ -34,12 +35,21 @@ type Store interface {
 	oauth.Store
 }
 
+// TargetStore is a Store a copy can also write into.
+type TargetStore interface {
+	Store
+	storecopy.Target
+}
+
 // Opener opens a fresh, empty, isolated store, closed when t ends.
 type Opener func(t *testing.T) Store
 
+// TargetOpener opens a fresh, empty, isolated store to copy into, closed when t ends.
+type TargetOpener func(t *testing.T) TargetStore
+
 // Run fills a store from `from` with a record of every kind, copies it into one from
 // `to`, and checks that both read the same; then that a second copy into it is refused.
-func Run(t *testing.T, from, to Opener) {
+func Run(t *testing.T, from Opener, to TargetOpener) {
 	ctx := context.Background()
 	src, dst := from(t), to(t)
 	f := fill(t, src)
@@ -66,9 +76,10 @@ type filled struct {
 	now                           time.Time
 }
 
-// base is the time of everything fill writes: with nanoseconds, which every store keeps to
-// the microsecond at least.
-var base = time.Date(2026, 11, 30, 12, 34, 56, 789_123_000, time.UTC)
+// base is the time of everything fill writes: an hour ahead, so that what Redis keeps only
+// until a record expires (codes, kept answers) is still there, with nanoseconds, which
+// every store keeps.
+var base = time.Now().UTC().Add(time.Hour).Truncate(time.Second).Add(789_123_456)
 
 func fill(t *testing.T, s Store) filled {
 	ctx := context.Background()
@@ -157,7 +168,7 @@ func fillOAuth(t *testing.T, s Store, f filled) {
 
 // requireSameRecords checks that both stores export the same records of every kind, and
 // that the source holds some of each: the suite's data covers every kind.
-func requireSameRecords(t *testing.T, src, dst Store) {
+func requireSameRecords(t *testing.T, src Store, dst TargetStore) {
 	for _, tb := range storecopy.Tables {
 		want, got := dump(t, src, tb), dump(t, dst, tb)
 		require.NotEmpty(t, want, "the suite writes no %s", tb.Kind)
@@ -180,6 +191,8 @@ func dump(t *testing.T, s Store, tb storecopy.Table) []string {
 	return lines
 }
 
+// line writes r's fields in name order, as a store of any kind holds them: a field at its
+// zero (0, "", nil) as absent, decimal text (Redis's numbers and times) as its number.
 func line(r storecopy.Record) string {
 	names := make([]string, 0, len(r.Fields))
 	for n := range r.Fields {
@@ -188,19 +201,33 @@ func line(r storecopy.Record) string {
 	slices.Sort(names)
 	var b strings.Builder
 	for _, n := range names {
-		v := r.Fields[n]
-		if bs, ok := v.([]byte); ok {
-			v = string(bs)
+		if v := canonical(r.Fields[n]); v != nil {
+			fmt.Fprintf(&b, "%s=%#v ", n, v)
 		}
-		fmt.Fprintf(&b, "%s=%#v ", n, v)
 	}
 	return b.String()
 }
 
+func canonical(v any) any {
+	if bs, ok := v.([]byte); ok {
+		v = string(bs)
+	}
+	if s, ok := v.(string); ok {
+		if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+			v = n
+		}
+	}
+	if v == "" || v == int64(0) {
+		return nil
+	}
+	return v
+}
+
 // requireSameReads checks that what the contracts read of f is the same in both stores.
-func requireSameReads(t *testing.T, f filled, src, dst Store) {
+func requireSameReads(t *testing.T, f filled, src Store, dst TargetStore) {
 	ctx := context.Background()
 	same := func(name string, read func(s Store) (any, error)) {
+		t.Helper()
 		want, err := read(src)
 		require.NoError(t, err, name)
 		got, err := read(dst)
@@ -234,7 +261,7 @@ func requireSameReads(t *testing.T, f filled, src, dst Store) {
 
 // requireNewPayloadsAfter checks that a payload queued on the target after the copy comes
 // after the copied one: the target's sequence continues past the copied numbers.
-func requireNewPayloadsAfter(t *testing.T, f filled, dst Store) {
+func requireNewPayloadsAfter(t *testing.T, f filled, dst TargetStore) {
 	ctx := context.Background()
 	_, err := dst.EnqueuePayload(ctx, f.hookEnv, f.hookToken, json.RawMessage(`{"second":true}`), base.Add(2*time.Minute))
 	require.NoError(t, err)
