@@ -30,14 +30,27 @@ func rawCall(t *testing.T, token, method, url, body string, header ...string) (i
 	return res.StatusCode, res.Header, string(raw)
 }
 
-// TestStoreCopyServesAsBefore: a store copied from SQLite to PostgreSQL, served with the
-// same data directory (its secret.key), answers an old idempotency key with the kept
-// answer, the old webhook address, an old token and the old run exactly as before; a
+// TestStoreCopyServesAsBefore: a store copied from SQLite or Redis to PostgreSQL, served
+// with the same data directory (its secret.key), answers an old idempotency key with the
+// kept answer, the old webhook address, an old token and the old run exactly as before; a
 // second copy into it is refused.
 func TestStoreCopyServesAsBefore(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	s := startServe(t, dir)
+	t.Run("SQLite", func(t *testing.T) {
+		t.Parallel()
+		dir := t.TempDir()
+		copyServesAsBefore(t, dir, "sqlite:"+filepath.Join(dir, "gorunner.db"))
+	})
+	t.Run("Redis", func(t *testing.T) {
+		t.Parallel()
+		copyServesAsBefore(t, t.TempDir(), redisStore(t))
+	})
+}
+
+// copyServesAsBefore serves source over dir, copies it into a new Postgres schema and
+// serves that.
+func copyServesAsBefore(t *testing.T, dir, source string) {
+	s := startServe(t, dir, "--store", source)
 	admin := s.adminToken(t)
 	def := `{"name": "hooked", "input": {"type": "object"}, "steps": [{"id": "s", "set": "hi"}]}`
 	status, body := call(t, admin, "POST", s.url+"/api/workflows", def, "Content-Type", "application/json")
@@ -48,7 +61,7 @@ func TestStoreCopyServesAsBefore(t *testing.T) {
 	require.Equal(t, 200, status, body)
 	webhook, err := neturl.Parse(body["data"].(map[string]any)["webhookUrl"].(string))
 	require.NoError(t, err)
-	token, _, code := cli(t, s, "token", "create", "reader", "--scope", "runs:read")
+	token, _, code := cli(t, s, "token", "create", "reader", "--scope", "runs:read", "--store", source)
 	require.Equal(t, 0, code)
 	token = strings.TrimSpace(token)
 
@@ -64,7 +77,7 @@ func TestStoreCopyServesAsBefore(t *testing.T) {
 	s.stop()
 
 	target := pgtest.StoreURL(t)
-	stdout, stderr, code := cli(t, s, "store", "copy", "--from", "sqlite:"+filepath.Join(dir, "gorunner.db"), "--to", target)
+	stdout, stderr, code := cli(t, s, "store", "copy", "--from", source, "--to", target)
 	require.Equal(t, 0, code, stderr)
 	total := strings.TrimSuffix(strings.TrimPrefix(stdout, "copied "), " records\n")
 	require.Contains(t, stderr, "copied "+total+" of "+total+" records (run_steps)\n", "piped, the progress is plain lines")
@@ -82,7 +95,7 @@ func TestStoreCopyServesAsBefore(t *testing.T) {
 	require.Equal(t, "completed", body["data"].(map[string]any)["status"])
 	s.stop()
 
-	_, stderr, code = cli(t, s, "store", "copy", "--from", "sqlite:"+filepath.Join(dir, "gorunner.db"), "--to", target)
+	_, stderr, code = cli(t, s, "store", "copy", "--from", source, "--to", target)
 	require.Equal(t, 1, code)
 	require.Contains(t, stderr, "the target store is not empty")
 }
