@@ -23,7 +23,8 @@ func newStoreCopyCommand(g *globals) *cobra.Command {
 		Use:   "copy --from STORE --to STORE",
 		Short: "Copy everything a store holds into an empty store of any kind",
 		Long: "Copy every workflow, version, run, hook, key, token, connection and grant from one store\n" +
-			"into another, which must be empty. Serve the target with the same data directory\n" +
+			"(SQLite, PostgreSQL or Redis) into another (SQLite or PostgreSQL), which must be empty.\n" +
+			"Serve the target with the same data directory\n" +
 			"(its secret.key opens the sealed secrets and webhook tokens). Stop the servers on the\n" +
 			"source first: what they write during the copy may not be copied.",
 		Example: "  gorunner store copy --from sqlite:./.gorunner/gorunner.db --to postgres://gorunner@db:5432/gorunner",

@@ -1,7 +1,8 @@
-// Package storecopy moves everything a store holds into an empty store of any kind
-// (`gorunner store copy`, SPEC §7). Each backend exports and imports its records through
-// the small Store contract below, a stream of typed records in batches, so that the
-// driver here never knows a backend's layout and a new field travels with its record.
+// Package storecopy moves everything a store holds into an empty store of another kind
+// (`gorunner store copy`, SPEC §7). Each backend exports (Source) and imports (Target) its
+// records through the small contracts below, a stream of typed records in batches, so that
+// the driver here never knows a backend's layout and a new field travels with its record.
+// SQLite and PostgreSQL are both; Redis is a source only, for now.
 package storecopy
 
 import (
@@ -11,9 +12,11 @@ import (
 )
 
 // Kind names a kind of record. Its fields are the columns of the table of that name in
-// store/pgstore's schema (the canonical set; SQLite's schema has the same columns): values
-// are int64 (booleans 0 or 1, times UTC Unix nanoseconds as stored), string, []byte or nil,
-// and encoded values (step records, errors, authorities) are store/storecodec's encodings.
+// store/pgstore's schema (the canonical set; SQLite's schema and Redis's hashes have the
+// same names): values are int64 (booleans 0 or 1, times UTC Unix nanoseconds as stored) or
+// its decimal text (as Redis keeps them), string, []byte or nil, and encoded values (step
+// records, errors, authorities) are store/storecodec's encodings, which every backend
+// shares. A field a record lacks is its zero.
 type Kind string
 
 // Table is a kind with the fields that identify one of its records, its key.
