@@ -106,32 +106,44 @@ func (a *app) openServices(bus *events.Bus) error {
 // openStore opens the store --store names: Redis, PostgreSQL, or the SQLite file (by
 // default the one in the data directory).
 func (a *app) openStore(ctx context.Context, g *globals) error {
-	switch {
-	case strings.HasPrefix(g.store, "redis://"):
-		rs, err := redisstore.Open(ctx, g.store, nil)
-		if err != nil {
-			return fmt.Errorf("opening store %s: %w", redactURL(g.store), err)
-		}
-		a.store, a.transport = rs, rs.Events()
-		return nil
-	case isPostgres(g.store):
-		ps, err := pgstore.Open(ctx, g.store)
-		if err != nil {
-			return fmt.Errorf("opening store %s: %w", redactURL(g.store), err)
-		}
-		a.store, a.transport = ps, ps.Events()
-		return nil
-	}
-	path, err := sqlitePath(g)
+	path, err := storeURL(g)
 	if err != nil {
 		return err
 	}
-	ss, err := sqlitestore.Open(ctx, path)
-	if err != nil {
-		return fmt.Errorf("opening store %s: %w", path, err)
+	a.store, a.transport, err = openStoreAt(ctx, path)
+	return err
+}
+
+// storeURL is the store --store names: the URL of Redis or PostgreSQL, or the SQLite file's
+// path (by default the one in the data directory).
+func storeURL(g *globals) (string, error) {
+	if strings.HasPrefix(g.store, "redis://") || isPostgres(g.store) {
+		return g.store, nil
 	}
-	a.store, a.transport = ss, ss.Events()
-	return nil
+	return sqlitePath(g)
+}
+
+// openStoreAt opens the store at url: a Redis or PostgreSQL URL, else a SQLite file's path.
+func openStoreAt(ctx context.Context, url string) (store, events.Transport, error) {
+	switch {
+	case strings.HasPrefix(url, "redis://"):
+		rs, err := redisstore.Open(ctx, url, nil)
+		if err != nil {
+			return nil, nil, fmt.Errorf("opening store %s: %w", redactURL(url), err)
+		}
+		return rs, rs.Events(), nil
+	case isPostgres(url):
+		ps, err := pgstore.Open(ctx, url)
+		if err != nil {
+			return nil, nil, fmt.Errorf("opening store %s: %w", redactURL(url), err)
+		}
+		return ps, ps.Events(), nil
+	}
+	ss, err := sqlitestore.Open(ctx, url)
+	if err != nil {
+		return nil, nil, fmt.Errorf("opening store %s: %w", url, err)
+	}
+	return ss, ss.Events(), nil
 }
 
 // redactURL hides a password in a store URL meant for a message.
