@@ -78,6 +78,11 @@ func TestAgentAuthorsAWorkflow(t *testing.T) {
 	require.False(t, res.IsError, text(res))
 	require.Equal(t, map[string]any{"name": "quote", "rev": float64(1), "problems": []any{}}, saved)
 
+	res, _ = call(t, s, "gorunner_test_workflow", map[string]any{"name": "quote", "input": map[string]any{"qty": 0}})
+	require.True(t, res.IsError, "an input the draft's schema refuses starts nothing")
+	require.Contains(t, text(res), "/input/qty")
+	require.Contains(t, text(res), "/input/price")
+
 	keyed := map[string]any{"name": "quote", "input": map[string]any{"qty": 3, "price": 2.5}, "idempotencyKey": "try-1"}
 	res, run := call(t, s, "gorunner_test_workflow", keyed)
 	require.False(t, res.IsError, text(res))
@@ -198,4 +203,40 @@ func TestGoldenAuthoring(t *testing.T) {
 		{"the new tool", "tools/call", "quote", tool("quote", map[string]any{"qty": 2, "price": 4})},
 		{"the workflow read back", "tools/call", "gorunner_get_workflow", tool("gorunner_get_workflow", map[string]any{"name": "quote"})},
 	})
+}
+
+// TestValidateWorkflowForms: a definition is taken as a JSON object, or as a YAML or JSON
+// document in a string; what cannot be decoded is a problem with its pointer too.
+func TestValidateWorkflowForms(t *testing.T) {
+	f := newFixture(t)
+	s, _ := f.connect("")
+	for _, tc := range []struct {
+		name       string
+		definition any
+		valid      bool
+		at         string
+	}{
+		{"a JSON object", quoteFixed, true, ""},
+		{"a JSON document in a string", string(mustJSON(t, quoteFixed)), true, ""},
+		{"a YAML document with a mistake", quoteMistake, false, "/steps/2/set"},
+		{"an unknown field", map[string]any{"name": "x", "input": map[string]any{"type": "object"}, "stepz": []any{}}, false, "/stepz"},
+		{"not a document", "- just\n- a list\n", false, ""},
+		{"a bad name and no steps", map[string]any{"name": "Bad Name", "input": map[string]any{"type": "object"}}, false, "/name"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res, got := call(t, s, "gorunner_validate_workflow", map[string]any{"definition": tc.definition})
+			require.False(t, res.IsError, text(res))
+			require.Equal(t, tc.valid, got["valid"], text(res))
+			if tc.valid {
+				require.Empty(t, got["problems"])
+				return
+			}
+			requireProblemAt(t, got, tc.at)
+		})
+	}
+	res, _ := call(t, s, "gorunner_validate_workflow", map[string]any{"definition": 7})
+	require.True(t, res.IsError, "a definition is an object or a string")
+	require.Contains(t, text(res), "/definition")
+	_, err := f.catalog.Get(context.Background(), "quote")
+	require.Error(t, err, "validating saves nothing")
 }
