@@ -125,7 +125,8 @@ const Guide = "A definition has a name (the tool's name, " + schemas.NamePattern
 	"steps run in order and an optional result. Each step has an id and exactly one kind: " +
 	"set (builds a JSON value), http {method, url, headers, body, connection} (one request), " +
 	"hook {token} (waits for a payload), sleep {duration|until}, run {action, runId|token} (acts on another run), " +
-	"workflow {name, input} (a child run of a published workflow), fail {message}; optional if, retry, timeout. " +
+	"workflow {name, input} (a child run of a published workflow), fail {message}, " +
+	"mcp {url, tool, arguments, connection} (calls a tool of another MCP server); optional if, retry, timeout. " +
 	"Strings may hold expressions ${{ ... }} reading input, steps.<id>.output and run. " +
 	"Write it with " + SaveWorkflow + " (" + ValidateWorkflow + " lists every problem with its JSON pointer), " +
 	"run the draft with " + TestWorkflow + ", then " + PublishWorkflow + " makes it a tool."
