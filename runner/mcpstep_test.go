@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -28,6 +29,7 @@ type mcpRemote struct {
 	calls    []map[string]any
 	auths    []string
 	sessions int
+	closed   int // sessions the client ended (DELETE)
 	fail5xx  int
 }
 
@@ -64,6 +66,9 @@ func newMCPRemote(t *testing.T) *mcpRemote {
 		if bytes.Contains(body, []byte(`"method":"initialize"`)) {
 			r.sessions++
 		}
+		if req.Method == http.MethodDelete {
+			r.closed++
+		}
 		fail := bytes.Contains(body, []byte(`"method":"tools/call"`)) && r.fail5xx > 0
 		if fail {
 			r.fail5xx--
@@ -77,6 +82,12 @@ func newMCPRemote(t *testing.T) *mcpRemote {
 	}))
 	t.Cleanup(r.Close)
 	return r
+}
+
+func (r *mcpRemote) closedSessions() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.closed
 }
 
 func (r *mcpRemote) seen() (calls []map[string]any, auths []string, sessions int) {
@@ -184,4 +195,29 @@ func TestMCPStepFailures(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestMCPSessionsReusedThenClosedWhenIdle: the runs of one process share a server's
+// session; once no step used it for the idle time it is closed, and the next step opens a
+// new one.
+func TestMCPSessionsReusedThenClosedWhenIdle(t *testing.T) {
+	h := newHarness(t)
+	e := h.engine(runner.Config{})
+	remote := newMCPRemote(t)
+	name := mcpWorkflow(h, "reuse", remote.URL+"/mcp", "plain", `      arguments: {text: hi}`)
+	h.run(e, name, `{}`, runner.StatusCompleted)
+	h.run(e, name, `{}`, runner.StatusCompleted)
+	_, _, sessions := remote.seen()
+	require.Equal(t, 1, sessions, "the second run reuses the session")
+	require.Zero(t, remote.closedSessions())
+
+	runner.SetMCPSessionIdle(e, 50*time.Millisecond) // from the next release on
+	h.run(e, name, `{}`, runner.StatusCompleted)
+
+	require.Eventually(t, func() bool { return remote.closedSessions() == 1 }, 5*time.Second, 10*time.Millisecond)
+	h.run(e, name, `{}`, runner.StatusCompleted)
+	_, _, sessions = remote.seen()
+	require.Equal(t, 2, sessions, "past the idle time, a new session")
+	calls, _, _ := remote.seen()
+	require.Len(t, calls, 4)
 }
