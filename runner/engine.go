@@ -137,7 +137,7 @@ func New(store Store, workflows Workflows, creds Credentials, cfg *Config) (*Eng
 		creds:     creds,
 		cfg:       c,
 		client:    newHTTPClient(c.Egress),
-		mcp:       newMCPSessions(),
+		mcp:       newMCPSessions(c.Logger),
 		log:       c.Logger,
 		defs:      newDefCache(),
 		hosts:     newHostCache(),

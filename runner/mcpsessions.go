@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"sync"
@@ -28,10 +29,11 @@ type mcpSessions struct {
 	mu   sync.Mutex
 	open map[string]*mcpSession
 	idle time.Duration
+	log  *slog.Logger // what the sessions' transports log (the engine's logger)
 }
 
-func newMCPSessions() *mcpSessions {
-	return &mcpSessions{open: map[string]*mcpSession{}, idle: MCPSessionIdle}
+func newMCPSessions(log *slog.Logger) *mcpSessions {
+	return &mcpSessions{open: map[string]*mcpSession{}, idle: MCPSessionIdle, log: log}
 }
 
 // mcpSession is one initialised client session and the tool list it read.
@@ -56,7 +58,7 @@ func (p *mcpSessions) session(ctx context.Context, hc *http.Client, u *url.URL, 
 		return s, nil
 	}
 	p.mu.Unlock()
-	c, err := dialMCP(ctx, hc, u, cred)
+	c, err := dialMCP(ctx, hc, u, cred, p.log)
 	if err != nil {
 		return nil, err
 	}
@@ -147,7 +149,7 @@ func (s *mcpSession) tool(ctx context.Context, name string, now time.Time) (mcp.
 // policy checks every address at dial time), sending the connection's headers. Redirects
 // are not followed, so the headers go to the URL's host only; response bodies are bounded
 // by MaxResponseBody.
-func dialMCP(ctx context.Context, hc *http.Client, u *url.URL, cred *Credential) (*client.Client, error) {
+func dialMCP(ctx context.Context, hc *http.Client, u *url.URL, cred *Credential, log *slog.Logger) (*client.Client, error) {
 	bounded := &http.Client{Transport: boundedBodies{next: hc.Transport},
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	headers := map[string]string{}
@@ -158,7 +160,7 @@ func dialMCP(ctx context.Context, hc *http.Client, u *url.URL, cred *Credential)
 			}
 		}
 	}
-	c, err := client.NewStreamableHttpClient(u.String(), transport.WithHTTPBasicClient(bounded), transport.WithHTTPHeaders(headers))
+	c, err := client.NewStreamableHttpClient(u.String(), transport.WithHTTPBasicClient(bounded), transport.WithHTTPHeaders(headers), transport.WithHTTPLogger(log))
 	if err != nil {
 		return nil, err
 	}
