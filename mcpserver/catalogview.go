@@ -77,12 +77,14 @@ func (s *Server) searching(ctx context.Context, env string) bool {
 	return asked || len(s.envs[env].view.Load().names) > s.cfg.ListLimit
 }
 
-// listed reports whether a session in search mode (or not) lists the tool called name.
-// Miss is never listed.
-func listed(name string, search bool) bool {
-	switch name {
-	case tools.Miss:
+// listed reports whether a session in search mode (or not), which may author workflows
+// (or not, see mayAuthor), lists the tool called name. Miss is never listed.
+func listed(name string, search, author bool) bool {
+	switch {
+	case name == tools.Miss, tools.IsAuthoring(name) && !author:
 		return false
+	}
+	switch name {
 	case tools.FindWorkflows, tools.RunWorkflow:
 		return search
 	}
@@ -99,12 +101,12 @@ func (s *Server) listFilter(env string) server.ToolFilterFunc {
 		if len(all) == 1 && s.registered(all[0].Name) {
 			return all
 		}
-		search := s.searching(ctx, env)
+		search, author := s.searching(ctx, env), mayAuthor(ctx)
 		scope, byName := callScopeOf(ctx, env), s.envs[env].view.Load().byName
 		out := make([]mcp.Tool, 0, len(all))
 		for _, t := range all {
 			wf, isWorkflow := byName[t.Name]
-			if listed(t.Name, search) && (!isWorkflow || scope.allows(wf)) {
+			if listed(t.Name, search, author) && (!isWorkflow || scope.allows(wf)) {
 				out = append(out, t)
 			}
 		}
@@ -128,7 +130,7 @@ func (s *Server) hooks(env string) *server.Hooks {
 	h := &server.Hooks{}
 	h.AddBeforeCallTool(func(ctx context.Context, _ any, req *mcp.CallToolRequest) {
 		name := req.Params.Name
-		if _, companion := s.companionSchemas[name]; companion && name != tools.Miss {
+		if _, companion := s.companionSchemas[name]; companion && s.callable(ctx, env, name) {
 			return
 		}
 		if s.callable(ctx, env, name) || s.lookUp(ctx, env, name) {
@@ -150,11 +152,11 @@ func (s *Server) hooks(env string) *server.Hooks {
 }
 
 // callable reports whether a session of env may call the tool called name: GoRunner's own
-// tools (but Miss, which only hooks calls) and the environment's workflows its scopes
-// allow, listed or found.
+// tools (but Miss, which only hooks calls, and the authoring tools without workflows:write)
+// and the environment's workflows its scopes allow, listed or found.
 func (s *Server) callable(ctx context.Context, env, name string) bool {
 	if _, ok := s.companionSchemas[name]; ok {
-		return name != tools.Miss
+		return name != tools.Miss && (!tools.IsAuthoring(name) || mayAuthor(ctx))
 	}
 	t, ok := s.envs[env].view.Load().byName[name]
 	return ok && callScopeOf(ctx, env).allows(t)
@@ -207,10 +209,10 @@ func (s *Server) lookUp(ctx context.Context, env, name string) bool {
 // listed companions and every workflow it may call (listed, or found by
 // gorunner_find_workflows).
 func (s *Server) visibleNames(ctx context.Context, env string) []string {
-	search := s.searching(ctx, env)
+	search, author := s.searching(ctx, env), mayAuthor(ctx)
 	var names []string
 	for name := range s.companionSchemas {
-		if listed(name, search) {
+		if listed(name, search, author) {
 			names = append(names, name)
 		}
 	}

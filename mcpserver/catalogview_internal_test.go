@@ -24,7 +24,7 @@ import (
 // countingCatalog counts its reads by name: none finds a workflow by its name; "flaky"
 // fails, "an-id" is the ID of a workflow named otherwise.
 type countingCatalog struct {
-	CatalogReader
+	Catalog
 	mu   sync.Mutex
 	gets map[string]int
 }
@@ -50,7 +50,7 @@ func (c *countingCatalog) reads(name string) int {
 
 // viewServer is a Server with just what the tool views need: workflows greet and other in
 // both environments, cat as the catalog, *now as the clock.
-func viewServer(t *testing.T, cat CatalogReader, now *time.Time) *Server {
+func viewServer(t *testing.T, cat Catalog, now *time.Time) *Server {
 	t.Helper()
 	compiled, err := compileCompanions()
 	require.NoError(t, err)

@@ -30,15 +30,24 @@ func (s *Server) companionTools(env *environment) []server.ServerTool {
 		tools.ResumeHook:    s.resumeHook,
 		tools.FindWorkflows: s.find,
 		tools.Miss:          s.miss,
+
+		tools.ValidateWorkflow: s.validateWorkflow,
+		tools.SaveWorkflow:     s.saveWorkflow,
+		tools.PublishWorkflow:  s.publishWorkflow,
+		tools.GetWorkflow:      s.getWorkflow,
+		tools.WorkflowSchema:   s.workflowSchema,
 	}
 	defs := tools.Companions()
 	out := make([]server.ServerTool, len(defs))
 	for i, t := range defs {
-		if t.Name == tools.RunWorkflow {
+		switch t.Name {
+		case tools.RunWorkflow:
 			out[i] = server.ServerTool{Tool: t, Handler: s.runWorkflowHandler(env.name, t)}
-			continue
+		case tools.TestWorkflow:
+			out[i] = server.ServerTool{Tool: t, Handler: s.testWorkflowHandler(t)}
+		default:
+			out[i] = server.ServerTool{Tool: t, Handler: s.companionHandler(env.name, t, funcs[t.Name])}
 		}
-		out[i] = server.ServerTool{Tool: t, Handler: s.companionHandler(env.name, t, funcs[t.Name])}
 	}
 	return out
 }

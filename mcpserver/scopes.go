@@ -14,6 +14,13 @@ func principal(ctx context.Context) auth.Principal {
 	return p
 }
 
+// mayAuthor reports whether the session may list and call the authoring tools (SPEC §5):
+// workflows:write on every workflow, what the REST API's create, update and publish need.
+func mayAuthor(ctx context.Context) bool {
+	p, ok := auth.PrincipalFrom(ctx)
+	return ok && p.Scopes.AllowsAll(auth.WorkflowsWrite)
+}
+
 // callScope is which workflow tools of an environment a session may call (SPEC §5, §9):
 // those with runs:write on the workflow, and in the test environment (drafts) only with
 // workflows:write as well. Everything a session sees of the workflows — tools/list, the

@@ -49,9 +49,23 @@ type CatalogReader interface {
 	OnChange(h catalog.ChangeHook) (unregister func())
 }
 
+// Catalog is the catalog the MCP server reads, and writes through the authoring tools
+// (the REST API's catalog calls); *catalog.Service has it.
+type Catalog interface {
+	CatalogReader
+	// Parse decodes and validates a definition document, JSON or YAML.
+	Parse(data []byte) (*schemas.Definition, error)
+	Create(ctx context.Context, data []byte) (*catalog.Workflow, error)
+	Update(ctx context.Context, idOrName string, data []byte, expectedRev int) (*catalog.Workflow, error)
+	// Publish makes the draft a new version published by by (false: the latest version, the
+	// draft unchanged since).
+	Publish(ctx context.Context, idOrName string, by auth.Principal) (*catalog.Version, bool, error)
+	Versions(ctx context.Context, idOrName string) ([]*catalog.Version, error)
+}
+
 // Deps are the services the MCP server works with; all are required.
 type Deps struct {
-	Catalog     CatalogReader
+	Catalog     Catalog
 	Engine      *runner.Engine
 	Idempotency *idempotency.Service
 	// Ready reports whether the store can serve (its Ping, as the REST API's Config.Ready):

@@ -80,6 +80,7 @@ type Engine struct {
 	creds     Credentials
 	cfg       Config
 	client    *http.Client
+	mcp       *mcpSessions // the sessions of mcp steps
 	log       *slog.Logger
 	defs      *defCache
 	hosts     *hostCache
@@ -136,6 +137,7 @@ func New(store Store, workflows Workflows, creds Credentials, cfg *Config) (*Eng
 		creds:     creds,
 		cfg:       c,
 		client:    newHTTPClient(c.Egress),
+		mcp:       newMCPSessions(c.Logger),
 		log:       c.Logger,
 		defs:      newDefCache(),
 		hosts:     newHostCache(),
@@ -202,6 +204,7 @@ func (e *Engine) Stop(ctx context.Context) error {
 	}
 	stopBeat()
 	<-e.beatDone
+	e.mcp.closeAll()
 	e.mu.Lock()
 	e.stopLoops, e.stopBeat = nil, nil
 	e.mu.Unlock()

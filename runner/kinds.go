@@ -72,6 +72,7 @@ var builtinRuns = map[string]stepKind{
 	schemas.KindRun:      {run: runRun, saveStart: true, attempts: 1},
 	schemas.KindWorkflow: {run: runWorkflow, attempts: 1},
 	schemas.KindFail:     {run: runFail, attempts: 1},
+	schemas.KindMCP:      {run: runMCP, saveStart: true, attempts: 3, outbound: true},
 }
 
 // newKindTable builds the table of an engine with the custom kinds custom (which

@@ -78,6 +78,7 @@ type Step struct {
 	Run      *RunStep      `json:"run,omitempty"`
 	Workflow *WorkflowStep `json:"workflow,omitempty"`
 	Fail     *FailStep     `json:"fail,omitempty"`
+	MCP      *MCPStep      `json:"mcp,omitempty"`
 
 	// Custom holds the bodies of step kinds that are not built in, by kind name.
 	Custom map[string]json.RawMessage `json:"-"`

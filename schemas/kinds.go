@@ -41,6 +41,7 @@ var stepKinds = []StepKind{
 	{Name: KindRun, Effects: true, has: func(s *Step) bool { return s.Run != nil }, writes: always},
 	{Name: KindWorkflow, Effects: true, ReachesOut: true, has: func(s *Step) bool { return s.Workflow != nil }, writes: always},
 	{Name: KindFail, has: func(s *Step) bool { return s.Fail != nil }, writes: never},
+	{Name: KindMCP, Effects: true, ReachesOut: true, has: func(s *Step) bool { return s.MCP != nil }, writes: always},
 }
 
 // BuiltinKinds returns the built-in step kinds, in the order of the SPEC's table.

@@ -23,6 +23,7 @@ func TestStepKindTable(t *testing.T) {
 		{`{"id":"a","sleep":{"duration":"1s"}}`, KindSleep, true, false, false},
 		{`{"id":"a","run":{"action":"status","runId":"r"}}`, KindRun, true, false, true},
 		{`{"id":"a","workflow":{"name":"w"}}`, KindWorkflow, true, true, true},
+		{`{"id":"a","mcp":{"url":"https://x.example/mcp","tool":"t"}}`, KindMCP, true, true, true},
 		{`{"id":"a","mine":{}}`, "mine", true, true, true},
 	}
 	for _, tc := range tests {
@@ -47,7 +48,7 @@ func TestBuiltinKinds(t *testing.T) {
 		names = append(names, k.Name)
 		require.True(t, ReservedStepKey(k.Name), k.Name)
 	}
-	require.Equal(t, []string{KindSet, KindHTTP, KindHook, KindSleep, KindRun, KindWorkflow, KindFail}, names,
+	require.Equal(t, []string{KindSet, KindHTTP, KindHook, KindSleep, KindRun, KindWorkflow, KindFail, KindMCP}, names,
 		"the SPEC's order")
 	for _, key := range []string{"id", "if", "retry", "timeout"} {
 		require.True(t, ReservedStepKey(key), key)

@@ -57,6 +57,7 @@ type stepJSON struct {
 	Run      *RunStep        `json:"run,omitempty"`
 	Workflow *WorkflowStep   `json:"workflow,omitempty"`
 	Fail     *FailStep       `json:"fail,omitempty"`
+	MCP      *MCPStep        `json:"mcp,omitempty"`
 }
 
 // MarshalJSON writes the step with its kind as one key (set as the bare value) and custom
@@ -64,7 +65,7 @@ type stepJSON struct {
 func (s Step) MarshalJSON() ([]byte, error) {
 	w := stepJSON{
 		ID: s.ID, If: s.If, Retry: s.Retry, Timeout: s.Timeout,
-		HTTP: s.HTTP, Hook: s.Hook, Sleep: s.Sleep, Run: s.Run, Workflow: s.Workflow, Fail: s.Fail,
+		HTTP: s.HTTP, Hook: s.Hook, Sleep: s.Sleep, Run: s.Run, Workflow: s.Workflow, Fail: s.Fail, MCP: s.MCP,
 	}
 	if s.Set != nil {
 		v, err := json.Marshal(s.Set.Value)

@@ -54,6 +54,10 @@ func (v *validator) step(i int, s *Step) {
 	if s.Fail != nil {
 		v.required(p+"/fail/message", s.Fail.Message, i)
 	}
+	if s.MCP != nil {
+		v.mcp(p+"/mcp", s.MCP, i)
+		v.httpTimeout(p+"/timeout", s)
+	}
 }
 
 func (v *validator) kinds(p string, s *Step) {

@@ -11,7 +11,7 @@ import (
 )
 
 // TestToolsLinkTheCard: a workflow's tool and the companions that answer with a run's
-// envelope (gorunner_get_run, gorunner_run_workflow) name the run card in _meta.ui; the
+// envelope (gorunner_get_run, gorunner_run_workflow, gorunner_test_workflow) name the run card in _meta.ui; the
 // others carry no _meta.
 func TestToolsLinkTheCard(t *testing.T) {
 	def, err := schemas.Decode([]byte(`{"name":"greet","input":{"type":"object"},"steps":[{"id":"s","set":1}]}`))
@@ -25,7 +25,7 @@ func TestToolsLinkTheCard(t *testing.T) {
 	card := `{"ui":{"resourceUri":"ui://gorunner/run"}}`
 	for name, meta := range listed {
 		switch name {
-		case "greet", tools.GetRun, tools.RunWorkflow:
+		case "greet", tools.GetRun, tools.RunWorkflow, tools.TestWorkflow:
 			require.JSONEq(t, card, string(meta), name)
 		default:
 			require.Nil(t, meta, name)

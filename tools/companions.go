@@ -97,10 +97,11 @@ type RunList struct {
 var runIDProperty = map[string]any{"type": "string", "minLength": 1}
 
 // Companions are the definitions of GoRunner's own tools, the same in every environment:
-// the run tools, the catalog search tools and the (never listed) Miss tool.
+// the run tools, the catalog search tools, the (never listed) Miss tool and the authoring
+// tools (listed only with workflows:write).
 func Companions() []mcp.Tool {
 	envelope := mustOutput(RunOutputSchema(nil, false))
-	return []mcp.Tool{
+	return append([]mcp.Tool{
 		withCard(companion(GetRun, "Get a run",
 			"A run's current state. With waitSeconds (up to 60), waits until it is no longer pending or running.",
 			object(map[string]any{
@@ -159,7 +160,7 @@ func Companions() []mcp.Tool {
 			"Answers a call of a tool that is not listed.",
 			object(map[string]any{"name": map[string]any{"type": "string"}}, "name"),
 			nil, readOnlyHints),
-	}
+	}, authoringTools()...)
 }
 
 // hints are a companion's annotation hints.

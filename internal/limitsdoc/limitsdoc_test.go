@@ -103,6 +103,8 @@ var named = map[string]int64{
 	"runner.MaxVanishedWorkers":         runner.MaxVanishedWorkers,
 	"runner.MaxResponseHeaderBytes":     runner.MaxResponseHeaderBytes,
 	"runner.MaxResponseBody":            runner.MaxResponseBody,
+	"runner.MCPSessionIdle":             int64(runner.MCPSessionIdle),
+	"runner.MCPToolsTTL":                int64(runner.MCPToolsTTL),
 	"runner.MaxHostLength":              runner.MaxHostLength,
 	"schemas.MaxSteps":                  schemas.MaxSteps,
 	"schemas.MaxTags":                   schemas.MaxTags,

@@ -76,7 +76,7 @@ func TestMissesNameTheClosestVisibleTools(t *testing.T) {
 
 	test, _ := f.connect("?environment=test")
 	require.Eventually(t, func() bool {
-		return callError(t, test, "greeterr", nil) != "" && len(listTools(t, test)) == 7
+		return callError(t, test, "greeterr", nil) != "" && len(listTools(t, test)) == 7+len(authoringTools)
 	}, time.Second, 10*time.Millisecond)
 	require.Contains(t, callError(t, test, "greeterr", nil), `did you mean \"greeter\"`)
 	for name := range listTools(t, prod) {
@@ -87,7 +87,7 @@ func TestMissesNameTheClosestVisibleTools(t *testing.T) {
 func TestSearchTools(t *testing.T) {
 	f := newFixture(t, greetDef, invoiceDef)
 	s, _ := f.connect("?tools=search")
-	require.ElementsMatch(t, []string{tools.GetRun, tools.ListRuns, tools.CancelRun, tools.ResumeHook, tools.FindWorkflows, tools.RunWorkflow},
+	require.ElementsMatch(t, append([]string{tools.GetRun, tools.ListRuns, tools.CancelRun, tools.ResumeHook, tools.FindWorkflows, tools.RunWorkflow}, authoringTools...),
 		keysOf(listTools(t, s)), "the search tools instead of one tool per workflow")
 
 	res, found := call(t, s, tools.FindWorkflows, map[string]any{"query": "invoice customer"})
@@ -167,7 +167,7 @@ func TestAThousandWorkflowsFindAndRunInTwoCalls(t *testing.T) {
 	f := newFixtureConfig(t, nil, defs...)
 	s, _ := f.connect("")
 	listed := listTools(t, s)
-	require.Len(t, listed, 6, "past the default limit of %d: the search tools", mcpserver.DefaultListLimit)
+	require.Len(t, listed, 6+len(authoringTools), "past the default limit of %d: the search tools", mcpserver.DefaultListLimit)
 
 	_, found := call(t, s, tools.FindWorkflows, map[string]any{"query": "workflow 0421"})
 	best := found["workflows"].([]any)[0].(map[string]any)

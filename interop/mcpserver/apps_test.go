@@ -22,8 +22,8 @@ func TestRunCardDeclared(t *testing.T) {
 	f := newFixture(t, greetDef, invoiceDef)
 	ctx := context.Background()
 	withCard := map[string]map[string]bool{
-		"":              {"greet": true, "send-invoice": true, "gorunner_get_run": true},
-		"?tools=search": {"gorunner_run_workflow": true, "gorunner_get_run": true},
+		"":              {"greet": true, "send-invoice": true, "gorunner_get_run": true, "gorunner_test_workflow": true},
+		"?tools=search": {"gorunner_run_workflow": true, "gorunner_get_run": true, "gorunner_test_workflow": true},
 	}
 	for query, want := range withCard {
 		session, _ := f.connect(query)

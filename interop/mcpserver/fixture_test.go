@@ -54,6 +54,8 @@ type fixture struct {
 	// redisURL and redisPrefix say where a Redis fixture's keys are, for a test that
 	// changes them by hand.
 	redisURL, redisPrefix string
+	// secretKey, when set, is the catalog's secret key: connections can be made.
+	secretKey []byte
 }
 
 // sharedStore is a store the fixture's processes share: SQLite or Redis.
@@ -115,7 +117,7 @@ func newLocalFixture(t testing.TB) *fixture {
 func newFixtureWith(t testing.TB, cfg *mcpserver.Config, opts *fixture, defs ...string) *fixture {
 	t.Helper()
 	ctx := context.Background()
-	f := &fixture{t: t, dbPath: filepath.Join(t.TempDir(), "gorunner.db"), local: opts.local, wrap: opts.wrap}
+	f := &fixture{t: t, dbPath: filepath.Join(t.TempDir(), "gorunner.db"), local: opts.local, wrap: opts.wrap, secretKey: opts.secretKey}
 	st, err := sqlitestore.Open(ctx, f.dbPath)
 	require.NoError(t, err)
 	t.Cleanup(func() { st.Close() })
@@ -127,7 +129,7 @@ func newFixtureWith(t testing.TB, cfg *mcpserver.Config, opts *fixture, defs ...
 func (f *fixture) start(st sharedStore, cfg *mcpserver.Config, defs []string) {
 	f.t.Helper()
 	var err error
-	f.catalog, err = catalog.New(st, nil)
+	f.catalog, err = catalog.New(st, &catalog.Config{SecretKey: f.secretKey})
 	require.NoError(f.t, err)
 	publishAll(f.t, f.catalog, defs)
 	f.auth, err = auth.New(st, nil)

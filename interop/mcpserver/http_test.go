@@ -37,7 +37,7 @@ func TestToolsPerEnvironment(t *testing.T) {
 
 	prod, _ := f.connect("")
 	got := listTools(t, prod) // three pages of two
-	require.ElementsMatch(t, []string{"approve", "greet", "gorunner_get_run", "gorunner_list_runs", "gorunner_cancel_run", "gorunner_resume_hook"}, keysOf(got))
+	require.ElementsMatch(t, append([]string{"approve", "greet", "gorunner_get_run", "gorunner_list_runs", "gorunner_cancel_run", "gorunner_resume_hook"}, authoringTools...), keysOf(got))
 	greet := got["greet"]
 	require.Equal(t, "Greet", greet.Title)
 	require.Equal(t, "Says hello.", greet.Description)

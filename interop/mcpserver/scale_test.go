@@ -51,7 +51,7 @@ func TestToolsListAtScale(t *testing.T) {
 
 	names, pages, err := listPages(context.Background(), s)
 	require.NoError(t, err)
-	want := []string{tools.GetRun, tools.ListRuns, tools.CancelRun, tools.ResumeHook}
+	want := append([]string{tools.GetRun, tools.ListRuns, tools.CancelRun, tools.ResumeHook}, authoringTools...)
 	for i := range scaleWorkflows {
 		want = append(want, fmt.Sprintf("wf-%05d", i))
 	}

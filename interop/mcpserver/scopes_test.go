@@ -75,7 +75,7 @@ func TestToolsFollowScopes(t *testing.T) {
 	reader, _ := f.connectAs(f.mint("runs:read"), "")
 	require.ElementsMatch(t, companions, keysOf(listTools(t, reader)), "runs:read calls no workflow tool")
 	admin, _ := f.connect("")
-	require.Len(t, listTools(t, admin), 4+len(companions))
+	require.Len(t, listTools(t, admin), 4+len(companions)+len(authoringTools), "admin may author")
 }
 
 // TestListChangedPerSession: every session is told when tools change (the choice: notify

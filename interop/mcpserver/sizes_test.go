@@ -16,6 +16,10 @@ import (
 // `"_meta":{"ui":{"resourceUri":"ui://gorunner/run"}}` (SPEC §5, Tasks and MCP Apps) included.
 const maxGreetBytes = 760
 
+// maxAuthoringBytes is the budget for each authoring tool in tools/list (SPEC §5, listed
+// with workflows:write): no bigger than the run companions (gorunner_list_runs is 1,067).
+const maxAuthoringBytes = 900
+
 // exampleDefs are the shipped example workflows.
 func exampleDefs(t testing.TB) []string {
 	t.Helper()
@@ -65,6 +69,9 @@ func TestToolSizes(t *testing.T) {
 			t.Logf("%-22s %5d bytes (listed in search mode)", c.Name, len(raw))
 		}
 	}
-	require.Len(t, sizes, 5+4, "five examples and four companions")
+	require.Len(t, sizes, 5+4+len(authoringTools), "five examples, four companions and the authoring tools")
 	require.LessOrEqual(t, sizes["greet"], maxGreetBytes)
+	for _, name := range authoringTools {
+		require.LessOrEqual(t, sizes[name], maxAuthoringBytes, name)
+	}
 }
