@@ -95,8 +95,8 @@ func Validate(d *Definition, opts ValidateOptions) []Problem {
 
 // validator collects problems.
 type validator struct {
-	opts      ValidateOptions
-	problems  []Problem
+	opts     ValidateOptions
+	problems []Problem
 	// list is the JSON pointer of the step list being validated ("/steps" at the top).
 	list string
 	// frames are the scopes of the step lists being validated, outermost first.

@@ -27,13 +27,13 @@ func TestValidateFlowValid(t *testing.T) {
 		"foreach": stepsWith(t, `{"id":"each","foreach":{"items":"${{ input.orders }}","as":"order","concurrency":5,"steps":[
 			{"id":"charge","set":"${{ order.id }}-${{ index }}","compensate":{"set":"${{ steps.charge.output }} ${{ run.error.code }}"}},
 			{"id":"note","onError":"continue","set":"${{ steps.charge.error.code }}"}]}}`),
-		"foreach literal": stepsWith(t, `{"id":"each","foreach":{"items":[1,2],"steps":[{"id":"x","set":"${{ item }}"}]}}`),
+		"foreach literal":  stepsWith(t, `{"id":"each","foreach":{"items":[1,2],"steps":[{"id":"x","set":"${{ item }}"}]}}`),
 		"foreach workflow": stepsWith(t, `{"id":"each","foreach":{"items":"${{ input.urls }}","workflow":{"name":"summarize","input":{"url":"${{ item }}","at":"${{ steps.first.output }}"}}}}`),
 		"loop": stepsWith(t, `{"id":"poll","loop":{"until":"${{ steps.check.output == iteration }}","maxIterations":20,"steps":[
 			{"id":"check","set":"${{ iteration }}"}]}}`),
-		"loop in foreach": stepsWith(t, `{"id":"each","foreach":{"items":[1],"steps":[{"id":"poll","loop":{"until":"${{ item == iteration }}","maxIterations":3,"steps":[{"id":"c","set":"${{ index }}"}]}}]}}`),
+		"loop in foreach":      stepsWith(t, `{"id":"each","foreach":{"items":[1],"steps":[{"id":"poll","loop":{"until":"${{ item == iteration }}","maxIterations":3,"steps":[{"id":"c","set":"${{ index }}"}]}}]}}`),
 		"nesting at the bound": stepsWith(t, nestedLoops(MaxNesting)),
-		"onFailure": defWith(t, map[string]any{"onFailure": []any{map[string]any{"id": "tell", "set": "${{ run.error.message }} ${{ steps.first.output }}"}}}),
+		"onFailure":            defWith(t, map[string]any{"onFailure": []any{map[string]any{"id": "tell", "set": "${{ run.error.message }} ${{ steps.first.output }}"}}}),
 	} {
 		d, err := Decode(doc)
 		require.NoError(t, err, name)
@@ -141,7 +141,9 @@ func TestFlowReachesOutAndWrites(t *testing.T) {
 	get := Step{ID: "g", HTTP: &HTTPStep{URL: "https://x", Method: "GET"}}
 	post := Step{ID: "p", HTTP: &HTTPStep{URL: "https://x", Method: "POST"}}
 	set := Step{ID: "s", Set: &SetStep{Value: 1}}
-	inLoop := func(s Step) Step { return Step{ID: "l", Loop: &LoopStep{Until: "x", MaxIterations: 1, Steps: []Step{s}}} }
+	inLoop := func(s Step) Step {
+		return Step{ID: "l", Loop: &LoopStep{Until: "x", MaxIterations: 1, Steps: []Step{s}}}
+	}
 	withComp := set
 	withComp.Compensate = &post
 	require.True(t, reachesOut(inLoop(get)))
