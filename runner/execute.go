@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gorunner/gorunner/expression"
+	"github.com/gorunner/gorunner/schemas"
 )
 
 // flow says what a worker does after a piece of a run.
@@ -60,6 +61,9 @@ type execution struct {
 	// admit, while the run is not written yet, is its admission: the first save writes the
 	// run with it instead (see Engine.Commit).
 	admit *admitting
+	// t indexes the run's nested records, for a definition with control flow (nil: the
+	// straight line; see flow.go).
+	t *tree
 }
 
 // work executes claimed run cl.Run under cl.Lease until it ends, waits or is interrupted,
@@ -91,8 +95,9 @@ func (e *Engine) newExecution(r *Run, lease Lease) *execution {
 // the execution's expressions see. input is the run's input decoded, when the caller has it
 // (nil: it is decoded here).
 func (x *execution) load(c *compiled, input any) error {
-	if len(x.r.Steps) != len(c.def.Steps) {
-		return fmt.Errorf("run has %d step records for %d steps", len(x.r.Steps), len(c.def.Steps))
+	n := len(c.def.Steps)
+	if len(x.r.Steps) < n || (len(x.r.Steps) > n && c.flowIndex() == nil) {
+		return fmt.Errorf("run has %d step records for %d steps", len(x.r.Steps), n)
 	}
 	if input == nil {
 		var err error
@@ -101,10 +106,13 @@ func (x *execution) load(c *compiled, input any) error {
 		}
 	}
 	x.c, x.scope = c, expression.NewScope(input, runEnv(x.r))
-	for _, rec := range x.r.Steps {
-		if rec.Status == StepCompleted || rec.Status == StepSkipped || rec.Status == StepFailed {
-			x.remember(rec, nil, false)
+	for i, rec := range x.r.Steps[:n] {
+		if settled(rec) {
+			x.remember(i, rec, nil, false)
 		}
+	}
+	if c.flowIndex() != nil {
+		x.t = newTree(x.r.Steps, n)
 	}
 	return nil
 }
@@ -202,14 +210,20 @@ func (x *execution) running() {
 	x.r.WakeAt = x.e.now()
 }
 
-// next is the index of the first step not yet finished, or -1.
+// next is the index of the first top-level step not yet finished, or -1. (A failed step
+// the run goes on after has its onError: continue.)
 func (x *execution) next() int {
 	for i, rec := range x.r.Steps {
-		if rec.Status != StepCompleted && rec.Status != StepSkipped {
+		if rec.Path == "" && !settled(rec) {
 			return i
 		}
 	}
 	return -1
+}
+
+// settled reports whether a step record is finished: completed, skipped or failed.
+func settled(rec *StepRecord) bool {
+	return rec.Status == StepCompleted || rec.Status == StepSkipped || rec.Status == StepFailed
 }
 
 // remember makes step record rec's output and conflict what later expressions see, as
@@ -217,7 +231,7 @@ func (x *execution) next() int {
 // just encoded from, built for this step alone (an evaluation's result; a handler's value
 // could be changed by the handler afterwards): taken as it decodes (expression.AsDecoded),
 // parts of it shared, rather than decoded again.
-func (x *execution) remember(rec *StepRecord, output any, known bool) {
+func (x *execution) remember(i int, rec *StepRecord, output any, known bool) {
 	out, ok := any(nil), false
 	if known {
 		out, ok = expression.AsDecoded(output)
@@ -225,19 +239,26 @@ func (x *execution) remember(rec *StepRecord, output any, known bool) {
 	if !ok {
 		out, _ = decodeJSON(rec.Output)
 	}
+	if rec.Status == StepFailed && rec.Error != nil {
+		x.scopeAt(i).SetError(rec.ID, out, map[string]any{"code": rec.Error.Code, "message": rec.Error.Message})
+		return
+	}
 	conflict, _ := decodeJSON(rec.Conflict)
-	x.scope.SetOutput(rec.ID, out, conflict)
+	x.scopeAt(i).SetOutput(rec.ID, out, conflict)
 }
 
 // env is the scope as step i's attempt sees it.
 func (x *execution) env(i, attempt int) *expression.Scope {
-	rec := x.r.Steps[i]
-	x.scope.SetStep(rec.ID, rec.StepID, attempt)
-	return x.scope
+	rec, sc := x.r.Steps[i], x.scopeAt(i)
+	sc.SetStep(rec.ID, rec.StepID, attempt)
+	return sc
 }
 
 // step runs step i: its if, then attempts of its kind until it completes, fails, or waits.
 func (x *execution) step(ctx context.Context, i int) flow {
+	if x.t != nil && x.stepAt(i).Compound() {
+		return x.compound(ctx, i)
+	}
 	s, f := x.enter(ctx, i)
 	if s == nil {
 		return f
@@ -250,10 +271,10 @@ func (x *execution) step(ctx context.Context, i int) flow {
 // the pass goes on when there is none (the step was skipped or failed, or the save ended
 // the pass).
 func (x *execution) enter(ctx context.Context, i int) (*stepExec, flow) {
-	rec, st := x.r.Steps[i], &x.c.def.Steps[i]
+	rec, st := x.r.Steps[i], x.stepAt(i)
 	k, err := x.e.kinds.of(st)
 	if err != nil {
-		return nil, x.finishFailed(ctx, i, err)
+		return nil, x.gaveUp(ctx, i, err)
 	}
 	s := &stepExec{x: x, i: i, rec: rec, st: st, kind: k}
 	x.touch(i)
@@ -299,12 +320,12 @@ func (x *execution) outboundBusy(ctx context.Context, i int) flow {
 
 func (x *execution) skipped(ctx context.Context, i int, err error) flow {
 	if err != nil {
-		return x.finishFailed(ctx, i, err)
+		return x.gaveUp(ctx, i, err)
 	}
 	rec := x.r.Steps[i]
 	x.touch(i)
 	rec.Status, rec.FinishedAt = StepSkipped, rec.StartedAt
-	x.remember(rec, nil, false)
+	x.remember(i, rec, nil, false)
 	return x.saveProgress(ctx, SaveOptions{}, false)
 }
 
@@ -370,7 +391,7 @@ func (x *execution) stepDone(ctx context.Context, s *stepExec, out outcome) flow
 	i, rec := s.i, s.rec
 	raw, err := encodeOutput(out.output)
 	if err != nil {
-		return x.finishFailed(ctx, i, permanent(CodeStep, "encoding output: %v", err))
+		return x.gaveUp(ctx, i, permanent(CodeStep, "encoding output: %v", err))
 	}
 	now := x.e.now()
 	x.touch(i)
@@ -379,7 +400,7 @@ func (x *execution) stepDone(ctx context.Context, s *stepExec, out outcome) flow
 	if out.conflict != nil {
 		rec.Conflict, _ = json.Marshal(out.conflict)
 	}
-	x.remember(rec, out.output, out.evaluated)
+	x.remember(i, rec, out.output, out.evaluated)
 	x.running()
 	opts := SaveOptions{ConsumePayload: out.consume}
 	if out.endRun {
@@ -436,10 +457,10 @@ func (x *execution) stepFailed(ctx context.Context, s *stepExec, err error) flow
 		return x.saveAndRelease(ctx)
 	}
 	x.touch(s.i)
-	s.rec.Error = &Error{Code: se.code, Message: se.msg, Step: s.st.ID}
+	s.rec.Error = &Error{Code: se.code, Message: se.msg, Step: pathOf(s.rec)}
 	policy := retryPolicy(s.st, s.kind)
 	if !se.retryable || s.rec.Attempts >= policy.MaxAttempts {
-		return x.finishFailed(ctx, s.i, se)
+		return x.gaveUp(ctx, s.i, se)
 	}
 	x.running()
 	x.r.WakeAt = x.e.now().Add(backoff(policy, s.rec.Attempts, se.retryAfter))
@@ -482,7 +503,7 @@ func (x *execution) checkOutput(out json.RawMessage) error {
 
 func (x *execution) result() (json.RawMessage, error) {
 	if x.c.def.Result == nil {
-		if n := len(x.r.Steps); n > 0 && x.r.Steps[n-1].Output != nil {
+		if n := len(x.c.def.Steps); n > 0 && x.r.Steps[n-1].Output != nil {
 			return x.r.Steps[n-1].Output, nil
 		}
 		return json.RawMessage("null"), nil
@@ -509,7 +530,10 @@ func (x *execution) finishFailed(ctx context.Context, i int, err error) flow {
 	if i >= 0 {
 		rec := x.r.Steps[i]
 		now := x.e.now()
-		x.r.Error.Step = rec.ID
+		x.r.Error.Step = pathOf(rec)
+		if se.at != "" {
+			x.r.Error.Step = se.at
+		}
 		x.touch(i)
 		rec.Status, rec.Error, rec.FinishedAt = StepFailed, x.r.Error, &now
 	}
@@ -565,10 +589,14 @@ func (x *execution) finish(ctx context.Context, status Status, opts SaveOptions)
 
 // kindName is the kind of step i for metrics: its builtin or custom kind's name.
 func (x *execution) kindName(i int) string {
-	if x.c == nil || i >= len(x.c.def.Steps) {
+	if x.c == nil || (i >= len(x.c.def.Steps) && (x.t == nil || x.t.step[i] == nil)) {
 		return "unknown"
 	}
-	k, err := x.e.kinds.of(&x.c.def.Steps[i])
+	st := x.stepAt(i)
+	if st.Compound() {
+		return schemas.KindOf(st).Name
+	}
+	k, err := x.e.kinds.of(st)
 	if err != nil {
 		return "unknown"
 	}

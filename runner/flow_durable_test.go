@@ -1,0 +1,165 @@
+package runner_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gorunner/gorunner/runner"
+)
+
+// requestLog is a local HTTP server that answers every request with its body and logs
+// each request's path, Idempotency-Key and body, in arrival order.
+type requestLog struct {
+	mu   sync.Mutex
+	reqs []loggedRequest
+	srv  *httptest.Server
+}
+
+type loggedRequest struct {
+	Path, Key, Body string
+}
+
+func newRequestLog(t *testing.T) *requestLog {
+	l := &requestLog{}
+	l.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		l.mu.Lock()
+		l.reqs = append(l.reqs, loggedRequest{Path: r.URL.Path, Key: r.Header.Get("Idempotency-Key"), Body: string(body)})
+		l.mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		if len(body) == 0 {
+			body = []byte("null")
+		}
+		_, _ = w.Write(body)
+	}))
+	t.Cleanup(l.srv.Close)
+	return l
+}
+
+func (l *requestLog) requests() []loggedRequest {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]loggedRequest(nil), l.reqs...)
+}
+
+// nestedStepID is the stepId of the record at path in run runID.
+func nestedStepID(runID, path string) string {
+	return uuid.NewSHA1(stepNamespace, []byte(runID+"\x00"+path)).String()
+}
+
+func TestFlowHTTPStepsSendTheirOwnKeys(t *testing.T) {
+	backends(t, func(t *testing.T, h *harness, e *runner.Engine) {
+		log := newRequestLog(t)
+		name := h.define(fmt.Sprintf(`
+name: charge-each
+input: { type: object }
+steps:
+  - id: each
+    foreach:
+      items: "${{ input.orders }}"
+      as: order
+      steps:
+        - { id: charge, http: { method: POST, url: "%s/charges", body: { id: "${{ order }}" } } }
+        - { id: id, set: "${{ steps.charge.output.body.id }}" }
+`, log.srv.URL))
+		r := h.run(e, name, `{"orders":["a","b","c"]}`, runner.StatusCompleted)
+		require.JSONEq(t, `["a","b","c"]`, string(r.Output))
+		reqs := log.requests()
+		require.Len(t, reqs, 3)
+		for k, req := range reqs {
+			require.Equal(t, nestedStepID(r.ID, fmt.Sprintf("each/%d/charge", k)), req.Key)
+			require.JSONEq(t, fmt.Sprintf(`{"id":%q}`, "abc"[k:k+1]), req.Body)
+		}
+	})
+}
+
+func TestFlowWaitAndRestartRunNothingTwice(t *testing.T) {
+	h := newHarness(t)
+	count := &counter{calls: map[string]int{}}
+	kinds := map[string]runner.StepHandler{"count": count}
+	name := h.define(`
+name: poll-each
+input: { type: object }
+steps:
+  - id: each
+    foreach:
+      items: [0, 1, 2]
+      steps:
+        - id: poll
+          loop:
+            until: "${{ steps.tick.output >= 1 }}"
+            maxIterations: 3
+            steps:
+              - { id: tick, count: {} }
+              - { id: nap, if: "${{ item == 1 && iteration == 0 }}", sleep: { duration: 1h } }
+`)
+	first := h.newEngine(runner.Config{Kinds: kinds})
+	require.NoError(t, first.Start(context.Background()))
+	r := h.run(first, name, `{}`, runner.StatusWaiting)
+	require.Equal(t, runner.StepWaiting, record(r, "each/1/poll/0/nap").Status)
+	require.NoError(t, first.Stop(context.Background()))
+
+	h.clock.Advance(2 * time.Hour)
+	second := h.engine(runner.Config{Kinds: kinds}, h.open())
+	r = h.await(second, r.ID, runner.StatusCompleted)
+	require.JSONEq(t, `[null,null,null]`, string(r.Output), "each pass ends with nap, skipped or slept")
+	keys, calls := count.total()
+	require.Equal(t, 3, keys, "one tick per item: each loop's first pass ends it")
+	require.Equal(t, 3, calls, "no completed nested step ran again after the restart")
+}
+
+func TestFlowResumesAnInterruptedIteration(t *testing.T) {
+	h := newHarness(t)
+	entered := make(chan struct{}, 1)
+	var mu sync.Mutex
+	calls := map[string]int{}
+	var attempts atomic.Int32
+	slow := runner.StepHandlerFunc(func(ctx context.Context, sc *runner.StepContext) (any, error) {
+		mu.Lock()
+		calls[sc.StepID]++
+		mu.Unlock()
+		if fmt.Sprint(sc.Params.(map[string]any)["n"]) == "2" && attempts.Add(1) == 1 {
+			entered <- struct{}{}
+			<-ctx.Done()
+			return nil, ctx.Err()
+		}
+		return sc.Params, nil
+	})
+	kinds := map[string]runner.StepHandler{"slow": slow}
+	name := h.define(`
+name: resume-each
+input: { type: object }
+steps:
+  - { id: each, foreach: { items: [0, 1, 2, 3], steps: [{ id: work, slow: { n: "${{ item }}" } }] } }
+`)
+	first := h.newEngine(runner.Config{Kinds: kinds, LeaseTTL: time.Hour})
+	require.NoError(t, first.Start(context.Background()))
+	r := h.submit(first, name, `{}`)
+	<-entered
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	require.NoError(t, first.Stop(ctx))
+
+	second := h.engine(runner.Config{Kinds: kinds}, h.open())
+	done := h.await(second, r.ID, runner.StatusCompleted)
+	require.JSONEq(t, `[{"n":0},{"n":1},{"n":2},{"n":3}]`, string(done.Output))
+	mu.Lock()
+	defer mu.Unlock()
+	for k := range 4 {
+		want := 1
+		if k == 2 {
+			want = 2 // interrupted, then made again with the same stepId
+		}
+		require.Equal(t, want, calls[nestedStepID(r.ID, fmt.Sprintf("each/%d/work", k))], "item %d", k)
+	}
+}
