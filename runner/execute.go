@@ -170,6 +170,9 @@ func (x *execution) run(ctx context.Context) flow {
 		x.r.StartedAt = &now
 	}
 	x.running()
+	if x.compensating() {
+		return x.compensate(ctx)
+	}
 	for {
 		if x.r.CancelRequested || context.Cause(ctx) == errCancelRequested {
 			return x.finishCancelled(ctx)
@@ -436,7 +439,7 @@ func encodeOutput(v any) (json.RawMessage, error) {
 // not a function of the record is the expression time budget (expression.MaxEvalTime): it
 // can turn a value into a step failure on the second computation, never into another value.
 func (x *execution) saveProgress(ctx context.Context, opts SaveOptions, effects bool) flow {
-	if x.next() < 0 {
+	if x.next() < 0 && !x.compensating() {
 		return x.complete(ctx, opts)
 	}
 	x.finished++
@@ -457,7 +460,7 @@ func (x *execution) stepFailed(ctx context.Context, s *stepExec, err error) flow
 		return x.saveAndRelease(ctx)
 	}
 	x.touch(s.i)
-	s.rec.Error = &Error{Code: se.code, Message: se.msg, Step: pathOf(s.rec)}
+	s.rec.Error = &Error{Code: se.code, Message: se.msg, Step: PathOf(s.rec)}
 	policy := retryPolicy(s.st, s.kind)
 	if !se.retryable || s.rec.Attempts >= policy.MaxAttempts {
 		return x.gaveUp(ctx, s.i, se)
@@ -526,16 +529,20 @@ func (x *execution) finishFailed(ctx context.Context, i int, err error) flow {
 	if !errors.As(err, &se) {
 		se = permanent(CodeStep, "%v", err)
 	}
+	compensate := x.compensates()
 	x.r.Error = &Error{Code: se.code, Message: se.msg}
 	if i >= 0 {
 		rec := x.r.Steps[i]
 		now := x.e.now()
-		x.r.Error.Step = pathOf(rec)
+		x.r.Error.Step = PathOf(rec)
 		if se.at != "" {
 			x.r.Error.Step = se.at
 		}
 		x.touch(i)
 		rec.Status, rec.Error, rec.FinishedAt = StepFailed, x.r.Error, &now
+	}
+	if compensate {
+		return x.compensate(ctx)
 	}
 	return x.finish(ctx, StatusFailed, SaveOptions{})
 }
@@ -544,6 +551,9 @@ func (x *execution) finishFailed(ctx context.Context, i int, err error) flow {
 // are asked to cancel first; if that cannot be recorded the run stays as it is (its cancel
 // still requested) and is tried again, so that no child outlives a cancelled parent.
 func (x *execution) finishCancelled(ctx context.Context) flow {
+	if x.compensating() {
+		return x.compensate(ctx)
+	}
 	for _, rec := range x.r.Steps {
 		if rec.Status != StepRunning && rec.Status != StepWaiting {
 			continue
@@ -560,6 +570,10 @@ func (x *execution) finishCancelled(ctx context.Context) flow {
 			x.touch(i)
 			rec.Status, rec.FinishedAt = StepCancelled, &now
 		}
+	}
+	if x.compensates() {
+		x.r.Error = &Error{Code: CodeCancelled, Message: "the run was cancelled"}
+		return x.compensate(ctx)
 	}
 	return x.finish(ctx, StatusCancelled, SaveOptions{})
 }

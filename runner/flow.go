@@ -27,8 +27,9 @@ func newTree(recs []*StepRecord, n int) *tree {
 	return t
 }
 
-// pathOf is a record's path: its Path, or for a top-level record its ID.
-func pathOf(rec *StepRecord) string {
+// PathOf is a record's path (docs/control-flow.md): its Path, or for a top-level record
+// its ID.
+func PathOf(rec *StepRecord) string {
 	if rec.Path != "" {
 		return rec.Path
 	}
@@ -66,7 +67,7 @@ func (x *execution) gaveUp(ctx context.Context, i int, err error) flow {
 	if i < len(x.c.def.Steps) && x.c.def.Steps[i].OnError != schemas.OnErrorContinue {
 		return x.finishFailed(ctx, i, se)
 	}
-	x.markFailed(i, &Error{Code: se.code, Message: se.msg, Step: pathOf(x.r.Steps[i])}, nil)
+	x.markFailed(i, &Error{Code: se.code, Message: se.msg, Step: PathOf(x.r.Steps[i])}, nil)
 	x.running()
 	return x.saveProgress(ctx, SaveOptions{}, true)
 }
@@ -100,22 +101,26 @@ type stepList struct {
 func (x *execution) openList(prefix string, steps []schemas.Step, sc *expression.Scope) *stepList {
 	l := &stepList{steps: steps, recs: make([]int, len(steps)), scope: sc}
 	for j := range steps {
-		st := &steps[j]
-		path := prefix + st.ID
-		i, ok := x.t.byPath[path]
-		if !ok {
-			i = len(x.r.Steps)
-			x.r.Steps = append(x.r.Steps, &StepRecord{ID: st.ID, Path: path, StepID: stepID(x.r.ID, path), Status: StepPending})
-			x.t.byPath[path] = i
-			x.touch(i)
-		}
-		l.recs[j] = i
-		x.t.step[i], x.t.scope[i] = st, sc
-		if rec := x.r.Steps[i]; settled(rec) {
-			x.remember(i, rec, nil, false)
-		}
+		l.recs[j] = x.openRecord(prefix+steps[j].ID, steps[j].ID, &steps[j], sc)
 	}
 	return l
+}
+
+// openRecord finds the nested record at path, of step st (its ID id), or adds it pending,
+// and makes sc the scope its expressions see (and where its output goes).
+func (x *execution) openRecord(path, id string, st *schemas.Step, sc *expression.Scope) int {
+	i, ok := x.t.byPath[path]
+	if !ok {
+		i = len(x.r.Steps)
+		x.r.Steps = append(x.r.Steps, &StepRecord{ID: id, Path: path, StepID: stepID(x.r.ID, path), Status: StepPending})
+		x.t.byPath[path] = i
+		x.touch(i)
+	}
+	x.t.step[i], x.t.scope[i] = st, sc
+	if rec := x.r.Steps[i]; settled(rec) {
+		x.remember(i, rec, nil, false)
+	}
+	return i
 }
 
 // runList runs the steps of l in order, each to its end. It returns the record of the
@@ -202,7 +207,7 @@ func (x *execution) compound(ctx context.Context, i int) flow {
 func (x *execution) compoundFailed(ctx context.Context, i int, se *stepError, raw []byte) flow {
 	at := se.at
 	if at == "" {
-		at = pathOf(x.r.Steps[i])
+		at = PathOf(x.r.Steps[i])
 	}
 	if i < len(x.c.def.Steps) && x.c.def.Steps[i].OnError != schemas.OnErrorContinue {
 		x.touch(i)
@@ -218,18 +223,31 @@ func (x *execution) compoundFailed(ctx context.Context, i int, se *stepError, ra
 func (x *execution) failedBy(i int) *stepError {
 	e := x.r.Steps[i].Error
 	if e == nil {
-		return &stepError{code: CodeStep, msg: "step failed", at: pathOf(x.r.Steps[i])}
+		return &stepError{code: CodeStep, msg: "step failed", at: PathOf(x.r.Steps[i])}
 	}
 	return &stepError{code: e.Code, msg: e.Message, at: e.Step}
 }
 
-// child is the scope of a list that compound step s holds: its own list's, with vars.
-func (x *execution) child(s *stepExec, vars ...any) *expression.Scope {
+// openBranch opens branch b of parallel step s, in a scope of its own.
+func (x *execution) openBranch(s *stepExec, b *schemas.Branch) *stepList {
+	return x.openList(PathOf(s.rec)+"/"+b.ID+"/", b.Steps, x.scopeAt(s.i).Child())
+}
+
+// openIteration opens iteration k of foreach step s over items: its scope sees the item
+// and index.
+func (x *execution) openIteration(s *stepExec, items []any, k int) *stepList {
+	fe := s.st.Foreach
 	sc := x.scopeAt(s.i).Child()
-	for k := 0; k+1 < len(vars); k += 2 {
-		sc.SetVar(vars[k].(string), vars[k+1])
-	}
-	return sc
+	sc.SetVar(fe.ItemName(), items[k])
+	sc.SetVar(schemas.IndexVar, k)
+	return x.openList(PathOf(s.rec)+"/"+strconv.Itoa(k)+"/", fe.Steps, sc)
+}
+
+// openPass opens pass k of loop step s: its scope sees the iteration.
+func (x *execution) openPass(s *stepExec, k int) *stepList {
+	sc := x.scopeAt(s.i).Child()
+	sc.SetVar(schemas.IterationVar, k)
+	return x.openList(PathOf(s.rec)+"/"+strconv.Itoa(k)+"/", s.st.Loop.Steps, sc)
 }
 
 // parallel runs the branches of s, one after the other; the output is keyed by branch id.
@@ -241,8 +259,9 @@ func (x *execution) parallel(ctx context.Context, s *stepExec) (any, *stepError,
 	for _, b := range p.Branches {
 		out[b.ID] = nil
 	}
-	for _, b := range p.Branches {
-		l := x.openList(pathOf(s.rec)+"/"+b.ID+"/", b.Steps, x.child(s))
+	for j := range p.Branches {
+		b := &p.Branches[j]
+		l := x.openBranch(s, b)
 		bad, f := x.runList(ctx, l)
 		if f != flowNext {
 			return nil, nil, f
@@ -261,15 +280,13 @@ func (x *execution) parallel(ctx context.Context, s *stepExec) (any, *stepError,
 // foreach runs the steps of s once per item, in item order; the output is each
 // iteration's last output. A failed iteration fails the step.
 func (x *execution) foreach(ctx context.Context, s *stepExec) (any, *stepError, flow) {
-	fe := s.st.Foreach
 	items, se := x.items(s)
 	if se != nil {
 		return nil, se, flowNext
 	}
 	out := make([]any, len(items))
-	for k, item := range items {
-		sc := x.child(s, fe.ItemName(), item, schemas.IndexVar, k)
-		l := x.openList(pathOf(s.rec)+"/"+strconv.Itoa(k)+"/", fe.Steps, sc)
+	for k := range items {
+		l := x.openIteration(s, items, k)
 		bad, f := x.runList(ctx, l)
 		if f != flowNext {
 			return nil, nil, f
@@ -286,7 +303,7 @@ func (x *execution) foreach(ctx context.Context, s *stepExec) (any, *stepError, 
 func (x *execution) items(s *stepExec) ([]any, *stepError) {
 	fe := s.st.Foreach
 	if fe.Workflow != nil {
-		return nil, permanent(CodeInvalidStep, "step %q: a foreach with a workflow is not supported by this engine yet", pathOf(s.rec))
+		return nil, permanent(CodeInvalidStep, "step %q: a foreach with a workflow is not supported by this engine yet", PathOf(s.rec))
 	}
 	v, err := s.evalKey(partItems, func() (any, error) { return toJSONValue(fe.Items) }, s.rec.Attempts)
 	if err != nil {
@@ -295,9 +312,9 @@ func (x *execution) items(s *stepExec) ([]any, *stepError) {
 	items, ok := v.([]any)
 	switch {
 	case !ok:
-		return nil, permanent(CodeInvalidItems, "step %q: items is %s, not an array", pathOf(s.rec), jsonType(v))
+		return nil, permanent(CodeInvalidItems, "step %q: items is %s, not an array", PathOf(s.rec), jsonType(v))
 	case len(items) > schemas.MaxIterations:
-		return nil, permanent(CodeTooManyItems, "step %q: %d items; a foreach with steps takes at most %d", pathOf(s.rec), len(items), schemas.MaxIterations)
+		return nil, permanent(CodeTooManyItems, "step %q: %d items; a foreach with steps takes at most %d", PathOf(s.rec), len(items), schemas.MaxIterations)
 	}
 	return items, nil
 }
@@ -324,7 +341,7 @@ func (x *execution) loop(ctx context.Context, s *stepExec) (any, *stepError, flo
 	lp := s.st.Loop
 	var last any
 	for pass := 0; pass < lp.MaxIterations; pass++ {
-		l := x.openList(pathOf(s.rec)+"/"+strconv.Itoa(pass)+"/", lp.Steps, x.child(s, schemas.IterationVar, pass))
+		l := x.openPass(s, pass)
 		bad, f := x.runList(ctx, l)
 		if f != flowNext {
 			return nil, nil, f
@@ -342,5 +359,5 @@ func (x *execution) loop(ctx context.Context, s *stepExec) (any, *stepError, flo
 			return last, nil, flowNext
 		}
 	}
-	return last, permanent(CodeLoopLimit, "step %q: until was still false after maxIterations (%d) passes", pathOf(s.rec), lp.MaxIterations), flowNext
+	return last, permanent(CodeLoopLimit, "step %q: until was still false after maxIterations (%d) passes", PathOf(s.rec), lp.MaxIterations), flowNext
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -17,8 +18,9 @@ import (
 	"github.com/gorunner/gorunner/runner"
 )
 
-// requestLog is a local HTTP server that answers every request with its body and logs
-// each request's path, Idempotency-Key and body, in arrival order.
+// requestLog is a local HTTP server that answers every request with its body (a path
+// under /fail with 500) and logs each request's path, Idempotency-Key and body, in
+// arrival order.
 type requestLog struct {
 	mu   sync.Mutex
 	reqs []loggedRequest
@@ -37,6 +39,9 @@ func newRequestLog(t *testing.T) *requestLog {
 		l.reqs = append(l.reqs, loggedRequest{Path: r.URL.Path, Key: r.Header.Get("Idempotency-Key"), Body: string(body)})
 		l.mu.Unlock()
 		w.Header().Set("Content-Type", "application/json")
+		if strings.HasPrefix(r.URL.Path, "/fail") {
+			w.WriteHeader(http.StatusInternalServerError)
+		}
 		if len(body) == 0 {
 			body = []byte("null")
 		}

@@ -98,11 +98,11 @@ func (s *stepExec) evalKey(key string, src func() (any, error), attempt int) (an
 func (s *stepExec) evalIn(sc *expression.Scope, key string, src func() (any, error)) (any, error) {
 	t, err := s.x.c.template(templateKey{s.x.nodeAt(s.i), key}, src)
 	if err != nil {
-		return nil, permanent(CodeExpression, "step %q: %v", pathOf(s.rec), err)
+		return nil, permanent(CodeExpression, "step %q: %v", PathOf(s.rec), err)
 	}
 	v, err := t.EvalIn(sc)
 	if err != nil {
-		return nil, evalFailed(err, "step %q: %v", pathOf(s.rec), err)
+		return nil, evalFailed(err, "step %q: %v", PathOf(s.rec), err)
 	}
 	return v, nil
 }

@@ -30,7 +30,10 @@ type Run struct {
 // StepRecord is one step of a run as the API shows it: the record without the step kind's
 // durable state. (Named like the record so the OpenAPI component keeps its name.)
 type StepRecord struct {
-	ID         string            `json:"id"`
+	ID string `json:"id"`
+	// Path is where the record sits in the run's tree of steps: the step's id at the top
+	// level, quotes/fedex/ask, charge-each/3/charge, charge/compensate below it.
+	Path       string            `json:"path"`
 	StepID     string            `json:"stepId"`
 	Status     runner.StepStatus `json:"status"`
 	Attempts   int               `json:"attempts"`
@@ -111,7 +114,7 @@ func StepOf(st *runner.StepRecord) *StepRecord {
 		return nil
 	}
 	return &StepRecord{
-		ID: st.ID, StepID: st.StepID, Status: st.Status, Attempts: st.Attempts, Output: st.Output,
+		ID: st.ID, Path: runner.PathOf(st), StepID: st.StepID, Status: st.Status, Attempts: st.Attempts, Output: st.Output,
 		Error: ErrorOf(st.Error), StartedAt: st.StartedAt, FinishedAt: st.FinishedAt, Conflict: st.Conflict,
 	}
 }

@@ -49,7 +49,7 @@ func engineRun() *runner.Run {
 const runJSON = `{"id":"run-1","workflowId":"wf-1","workflow":"hello","version":3,"environment":"test",` +
 	`"status":"waiting","input":{"name":"Ada"},"output":{"ok":true},` +
 	`"error":{"code":"STEP_FAILED","message":"boom","step":"greet"},` +
-	`"steps":[{"id":"s-1","stepId":"greet","status":"failed","attempts":2,"output":"hi",` +
+	`"steps":[{"id":"s-1","path":"s-1","stepId":"greet","status":"failed","attempts":2,"output":"hi",` +
 	`"error":{"code":"HTTP_500","message":"bad"},"startedAt":"2026-11-30T12:00:01Z",` +
 	`"finishedAt":"2026-11-30T12:00:02Z","conflict":{"owner":"run-0"}}],` +
 	`"waitingOn":{"hook":"tok-1","sleepUntil":"2026-11-30T12:00:02Z"},"rerunOf":"run-0",` +
