@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/gorunner/gorunner/expression"
@@ -64,6 +65,13 @@ type execution struct {
 	// t indexes the run's nested records, for a definition with control flow (nil: the
 	// straight line; see flow.go).
 	t *tree
+	// mu is held by the goroutine executing the run while lists of it run concurrently
+	// (branches > 0, see concurrently); a sequential pass never takes it.
+	mu       sync.Mutex
+	branches int
+	// soonest is the earliest time a list running concurrently asked the run to be due
+	// again at (a retry's backoff, the http bounds), when one stopped for that.
+	soonest time.Time
 }
 
 // work executes claimed run cl.Run under cl.Lease until it ends, waits or is interrupted,
@@ -311,7 +319,7 @@ func (x *execution) enter(ctx context.Context, i int) (*stepExec, flow) {
 // the attempt is neither made nor counted, and the runs already due are claimed first.
 func (x *execution) outboundBusy(ctx context.Context, i int) flow {
 	now := x.e.now()
-	x.r.WakeAt = x.e.httpBound.backOff(x.r.WorkflowID, now)
+	x.dueAt(x.e.httpBound.backOff(x.r.WorkflowID, now))
 	x.e.log.Debug("http attempts in flight at their bound; run handed back",
 		"run", x.r.ID, "workflow", x.r.Workflow, "step", x.r.Steps[i].ID, "delay", x.r.WakeAt.Sub(now))
 	if f := x.saveAndRelease(ctx); f != flowRelease {
@@ -381,6 +389,9 @@ func (x *execution) suspend(s *stepExec, w *suspension) (string, error) {
 // recorded, except that a requested cancel ends the run. (A step without effects does not
 // look at the context: its result stands, and the run loop stops after it.)
 func (x *execution) interrupted(ctx context.Context) flow {
+	if x.branches > 0 {
+		return flowRelease // the list stops; concurrently decides for the run
+	}
 	switch context.Cause(ctx) {
 	case errCancelRequested:
 		return x.finishCancelled(ctx)
@@ -456,7 +467,7 @@ func (x *execution) stepFailed(ctx context.Context, s *stepExec, err error) flow
 	var se *stepError
 	if !errors.As(err, &se) {
 		x.e.log.Error("step interrupted by an internal error; trying again later", "run", x.r.ID, "step", s.st.ID, "err", err)
-		x.r.WakeAt = x.e.now().Add(internalRetry)
+		x.dueAt(x.e.now().Add(internalRetry))
 		return x.saveAndRelease(ctx)
 	}
 	x.touch(s.i)
@@ -466,7 +477,7 @@ func (x *execution) stepFailed(ctx context.Context, s *stepExec, err error) flow
 		return x.gaveUp(ctx, s.i, se)
 	}
 	x.running()
-	x.r.WakeAt = x.e.now().Add(backoff(policy, s.rec.Attempts, se.retryAfter))
+	x.dueAt(x.e.now().Add(backoff(policy, s.rec.Attempts, se.retryAfter)))
 	if f := x.save(ctx, SaveOptions{}); f != flowNext {
 		return f
 	}

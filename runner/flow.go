@@ -144,8 +144,13 @@ func (x *execution) runList(ctx context.Context, l *stepList) (int, flow) {
 }
 
 // interruption ends the pass between two steps when the run's cancel was asked or the
-// worker's context ended, as the run loop does; flowNext: neither.
+// worker's context ended, as the run loop does; flowNext: neither. A list running
+// concurrently with others just stops (concurrently decides for the run).
 func (x *execution) interruption(ctx context.Context) flow {
+	stop := x.r.CancelRequested || ctx.Err() != nil
+	if stop && x.branches > 0 {
+		return flowRelease
+	}
 	if x.r.CancelRequested || context.Cause(ctx) == errCancelRequested {
 		return x.finishCancelled(ctx)
 	}
@@ -219,6 +224,14 @@ func (x *execution) compoundFailed(ctx context.Context, i int, se *stepError, ra
 	return x.saveProgress(ctx, SaveOptions{}, false)
 }
 
+// failedAt is failedBy(i), or nil when i is -1 (no record failed).
+func (x *execution) failedAt(i int) *stepError {
+	if i < 0 {
+		return nil
+	}
+	return x.failedBy(i)
+}
+
 // failedBy is the error a nested step's failure (record i) gives the compound step holding it.
 func (x *execution) failedBy(i int) *stepError {
 	e := x.r.Steps[i].Error
@@ -259,6 +272,15 @@ func (x *execution) parallel(ctx context.Context, s *stepExec) (any, *stepError,
 	for _, b := range p.Branches {
 		out[b.ID] = nil
 	}
+	if n := len(p.Branches); concurrent(s.st, n) {
+		lists, bad, f := x.concurrently(ctx, n, n, p.FailsFast(), func(k int) *stepList { return x.openBranch(s, &p.Branches[k]) })
+		for k, l := range lists {
+			if l != nil {
+				out[p.Branches[k].ID] = x.lastOutput(l)
+			}
+		}
+		return out, x.failedAt(bad), f
+	}
 	for j := range p.Branches {
 		b := &p.Branches[j]
 		l := x.openBranch(s, b)
@@ -285,6 +307,15 @@ func (x *execution) foreach(ctx context.Context, s *stepExec) (any, *stepError, 
 		return nil, se, flowNext
 	}
 	out := make([]any, len(items))
+	if fe := s.st.Foreach; concurrent(s.st, fe.Concurrency) {
+		lists, bad, f := x.concurrently(ctx, len(items), fe.Concurrency, true, func(k int) *stepList { return x.openIteration(s, items, k) })
+		for k, l := range lists {
+			if l != nil {
+				out[k] = x.lastOutput(l)
+			}
+		}
+		return out, x.failedAt(bad), f
+	}
 	for k := range items {
 		l := x.openIteration(s, items, k)
 		bad, f := x.runList(ctx, l)

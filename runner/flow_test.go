@@ -95,6 +95,26 @@ steps:
         - { id: done, set: "${{ steps.charge.output.id }}-${{ steps.charge.output.at }}" }`,
 		input: `{"orders":[{"id":"a"},{"id":"b"},{"id":"c"}]}`, status: runner.StatusCompleted, output: `["a-0","b-1","c-2"]`,
 		records: map[string]runner.StepStatus{"each/0/charge": runner.StepCompleted, "each/2/done": runner.StepCompleted}},
+	{name: "foreach at concurrency 4", steps: `
+steps:
+  - id: each
+    foreach:
+      items: [0, 1, 2, 3, 4, 5]
+      concurrency: 4
+      steps:
+        - { id: a, set: "${{ item * 10 }}" }
+        - { id: b, set: "${{ steps.a.output + index }}" }`,
+		status: runner.StatusCompleted, output: `[0,11,22,33,44,55]`},
+	{name: "foreach at concurrency 3 with a failed iteration", steps: `
+steps:
+  - id: each
+    foreach:
+      items: [0, 1, 2, 3, 4]
+      concurrency: 3
+      steps:
+        - { id: check, if: "${{ item == 3 }}", fail: { message: three, code: THREE } }`,
+		status: runner.StatusFailed, code: "THREE", at: "each/3/check",
+		records: map[string]runner.StepStatus{"each/3/check": runner.StepFailed, "each": runner.StepFailed}},
 	{name: "foreach over nothing", steps: `
 steps:
   - { id: each, foreach: { items: [], steps: [{ id: x, set: 1 }] } }`,
