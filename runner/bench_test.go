@@ -3,6 +3,9 @@ package runner_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -89,4 +92,32 @@ func benchmark3StepSet(b *testing.B, processes, submitters int) {
 	e := h.engine(runner.Config{Events: bus})
 	name := h.define(bench3Step)
 	runnertest.BenchRuns(b, e, name, submitters)
+}
+
+// BenchmarkForeach compares a foreach of 1,000 set iterations with its baseline, the same
+// 1,000 set steps written one after the other, each from Submit to completed (issue #29:
+// at most 2×). Each run's records are committed at its end (MaxUncommittedSteps apart).
+func BenchmarkForeach(b *testing.B) {
+	const n = 1000
+	steps := make([]string, n)
+	items := make([]string, n)
+	for i := range steps {
+		steps[i] = fmt.Sprintf("  - {id: s%d, set: {n: %d}}", i, i)
+		items[i] = strconv.Itoa(i)
+	}
+	b.Run("baseline_1000_set_steps", func(b *testing.B) {
+		h := newHarness(b)
+		e := h.engine(runner.Config{})
+		runnertest.BenchRuns(b, e, h.define("name: seq\ninput: {type: object}\nsteps:\n"+strings.Join(steps, "\n")), 1)
+	})
+	b.Run("foreach_1000_set_iterations", func(b *testing.B) {
+		h := newHarness(b)
+		e := h.engine(runner.Config{})
+		runnertest.BenchRuns(b, e, h.define(`
+name: each
+input: {type: object}
+steps:
+  - {id: each, foreach: {items: [`+strings.Join(items, ",")+`], steps: [{id: s, set: {n: "${{ item }}"}}]}}
+`), 1)
+	})
 }
