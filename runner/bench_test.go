@@ -4,8 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -119,5 +123,52 @@ input: {type: object}
 steps:
   - {id: each, foreach: {items: [`+strings.Join(items, ",")+`], steps: [{id: s, set: {n: "${{ item }}"}}]}}
 `), 1)
+	})
+}
+
+// BenchmarkForeachHTTP compares a foreach of 1,000 http steps at concurrency 16 (the
+// default per-workflow http bound) with its baseline, a plain Go client making the same
+// 1,000 requests 16 at a time, to a local server that answers after 20 ms (issue #29: at
+// most 1.5×).
+func BenchmarkForeachHTTP(b *testing.B) {
+	const n, at = 1000, 16
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(20 * time.Millisecond) // the remote service's latency
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{}`))
+	}))
+	b.Cleanup(srv.Close)
+	b.Run("baseline_go_client", func(b *testing.B) {
+		for b.Loop() {
+			sem := make(chan struct{}, at)
+			var wg sync.WaitGroup
+			for range n {
+				sem <- struct{}{}
+				wg.Add(1)
+				go func() {
+					defer func() { <-sem; wg.Done() }()
+					resp, err := http.Post(srv.URL, "application/json", strings.NewReader(`{}`))
+					if err == nil {
+						_, _ = io.Copy(io.Discard, resp.Body)
+						_ = resp.Body.Close()
+					}
+				}()
+			}
+			wg.Wait()
+		}
+	})
+	b.Run("foreach_1000_http_c16", func(b *testing.B) {
+		h := newHarness(b)
+		e := h.engine(runner.Config{})
+		items := make([]string, n)
+		for i := range items {
+			items[i] = strconv.Itoa(i)
+		}
+		runnertest.BenchRuns(b, e, h.define(fmt.Sprintf(`
+name: each-http
+input: {type: object}
+steps:
+  - {id: each, foreach: {items: [%s], concurrency: %d, steps: [{id: call, http: {method: POST, url: %q, body: {n: "${{ item }}"}}}]}}
+`, strings.Join(items, ","), at, srv.URL)), 1)
 	})
 }
