@@ -96,6 +96,9 @@ steps:
 			keys[rec.StepID] = true
 		}
 		require.Len(t, keys, len(items))
+		done, total, ok := runner.Progress(r, 0)
+		require.True(t, ok)
+		require.Equal(t, []int{10, 10}, []int{done, total})
 	})
 }
 

@@ -80,7 +80,13 @@ func TestExampleWorkflowsRun(t *testing.T) {
 	require.Equal(t, "charge-each/1/charge", r.Error.Step)
 	calls := fake.calls()[before:]
 	require.ElementsMatch(t, []string{"/charges c <nil>", "/charges bad <nil>"}, calls[:2], "charged five at a time")
-	require.Equal(t, []string{"/refunds <nil> ch-c", "/alerts <nil> <nil>"}, calls[2:])
+	// The charge of c is refunded when it completed; the failed one cancels it when its
+	// answer had not come yet.
+	want := []string{"/alerts <nil> <nil>"}
+	if record(r, "charge-each/0/charge").Status == runner.StepCompleted {
+		want = append([]string{"/refunds <nil> ch-c"}, want...)
+	}
+	require.Equal(t, want, calls[2:])
 
 	r = h.submit(e, defineExample(t, h, "job-poller.yaml"), fmt.Sprintf(`{"baseUrl":%q,"jobId":"42"}`, srv.URL))
 	require.Eventually(t, func() bool {

@@ -346,7 +346,9 @@ func (x *execution) attempt(ctx context.Context, s *stepExec) flow {
 	for pass := 0; pass < maxPasses; pass++ {
 		out, err := s.kind.run(ctx, s)
 		s.leave()
-		if ctx.Err() != nil && s.kind.Effects {
+		// An attempt that ended because another list failed (failFast) stands if it had
+		// its result: what it did outside is then compensated like any completed step.
+		if ctx.Err() != nil && s.kind.Effects && (err != nil || context.Cause(ctx) != errFailFast) {
 			return x.interrupted(ctx)
 		}
 		if err != nil {

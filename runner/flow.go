@@ -2,7 +2,9 @@ package runner
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"strings"
 	"strconv"
 
 	"github.com/gorunner/gorunner/expression"
@@ -306,6 +308,10 @@ func (x *execution) foreach(ctx context.Context, s *stepExec) (any, *stepError, 
 	if se != nil {
 		return nil, se, flowNext
 	}
+	if s.rec.State == nil {
+		x.touch(s.i)
+		s.rec.State, _ = json.Marshal(foreachState{Items: len(items)})
+	}
 	out := make([]any, len(items))
 	if fe := s.st.Foreach; concurrent(s.st, fe.Concurrency) {
 		lists, bad, f := x.concurrently(ctx, len(items), fe.Concurrency, true, func(k int) *stepList { return x.openIteration(s, items, k) })
@@ -328,6 +334,39 @@ func (x *execution) foreach(ctx context.Context, s *stepExec) (any, *stepError, 
 		}
 	}
 	return out, nil, flowNext
+}
+
+// foreachState is a foreach record's state: how many items it goes over (for Progress).
+type foreachState struct {
+	Items int `json:"items"`
+}
+
+// Progress reports, for the record of a foreach step at index i of r that has begun, how
+// many of its iterations have finished and how many it has (ok false: i is no such record).
+func Progress(r *Run, i int) (done, total int, ok bool) {
+	rec := r.Steps[i]
+	var st foreachState
+	if len(rec.State) == 0 || json.Unmarshal(rec.State, &st) != nil || st.Items == 0 {
+		return 0, 0, false
+	}
+	prefix := PathOf(rec) + "/"
+	open := map[string]bool{} // iteration → every record of it settled so far
+	for _, n := range r.Steps {
+		rest, found := strings.CutPrefix(n.Path, prefix)
+		if !found {
+			continue
+		}
+		k, _, _ := strings.Cut(rest, "/")
+		if v, seen := open[k]; !seen || v {
+			open[k] = settled(n)
+		}
+	}
+	for _, finished := range open {
+		if finished {
+			done++
+		}
+	}
+	return done, st.Items, true
 }
 
 // items evaluates the items of foreach step s: an array, within its bound.
