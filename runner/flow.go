@@ -4,8 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"strings"
 	"strconv"
+	"strings"
 
 	"github.com/gorunner/gorunner/expression"
 	"github.com/gorunner/gorunner/schemas"
