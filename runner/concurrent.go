@@ -5,8 +5,6 @@ import (
 	"errors"
 	"sync"
 	"time"
-
-	"github.com/gorunner/gorunner/schemas"
 )
 
 // errFailFast ends the lists still running once one failed under failFast.
@@ -34,41 +32,23 @@ func (s *stepExec) offline(ctx context.Context, wait func()) {
 	wait()
 }
 
-// concurrent reports whether the lists of compound step st may run at once: every step
-// they hold (at any depth) runs to its end without a wait (set, http, fail, custom kinds),
-// so one pass runs them all, and limit of them at a time is more than one.
-func concurrent(st *schemas.Step, limit int) bool {
-	return limit > 1 && !waits(st)
-}
+// concurrent reports whether the lists of a compound step run at once: limit of them at
+// a time is more than one.
+func concurrent(limit int) bool { return limit > 1 }
 
-// waits reports whether a step st holds (or st itself) may wait durably: a sleep, hook,
-// run or workflow step, or a foreach of child runs.
-func waits(st *schemas.Step) bool {
-	if st.Sleep != nil || st.Hook != nil || st.Run != nil || st.Workflow != nil || (st.Foreach != nil && st.Foreach.Workflow != nil) {
-		return true
-	}
-	for _, l := range st.Lists() {
-		for j := range l.Steps {
-			if waits(&l.Steps[j]) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// concurrently runs lists 0..n-1 (open(k) opens list k), limit at a time, each on a goroutine of its own holding x.mu but
-// while it waits on the network (offline); under failFast the first failed list ends the
-// others (their unfinished records cancelled) and no more start. It returns the lists
-// opened (nil for those not started), the first failed record by list order, and how the
-// pass goes on: a list that stopped (a retry's backoff, the http bounds, the worker's
-// interruption) hands the run back, due at the earliest time one of them asked for.
+// concurrently runs lists 0..n-1 (open(k) opens list k), limit at a time, each on a
+// goroutine of its own holding x.mu but while it waits on the network (offline); under
+// failFast the first failed list ends the others (their unfinished records cancelled) and
+// no more start. It returns the lists opened (nil for those not started), the first failed
+// record by list order, and how the pass goes on: a list that stopped (a wait, a retry's
+// backoff, the http bounds, the worker's interruption) waits alone while the others go
+// on; once none can, the run is handed back (see joined).
 func (x *execution) concurrently(ctx context.Context, n, limit int, failFast bool,
 	open func(k int) *stepList) ([]*stepList, int, flow) {
 	outer := x.branches > 0
 	if !outer {
 		x.mu.Lock()
-		x.soonest = time.Time{}
+		x.soonest, x.waits = time.Time{}, nil
 	}
 	x.branches++
 	lctx, cancel := context.WithCancelCause(ctx)
@@ -153,11 +133,27 @@ func (x *execution) joined(ctx context.Context, lists []*stepList, flows []flow,
 	if f := x.interruption(ctx); f != flowNext {
 		return f
 	}
-	x.running()
-	if !x.soonest.IsZero() {
-		x.r.WakeAt = x.soonest
-	}
+	x.suspendLists()
 	f := x.saveAndRelease(ctx)
 	x.e.wakeAt(x.r.WakeAt)
 	return f
+}
+
+// suspendLists makes the run wait for the lists that stopped: waiting when one waits on a
+// hook or a sleep, due at the earliest time one of them asked for (none: only an event,
+// a payload or a child's end, wakes it), or at once when none waits and none asked.
+func (x *execution) suspendLists() {
+	x.running()
+	wake := x.soonest
+	for _, w := range x.waits {
+		if w.runStatus == StatusWaiting && x.r.Status != StatusWaiting {
+			x.r.Status, x.r.WaitingOn = StatusWaiting, w.waitingOn
+		}
+		if !w.until.IsZero() && (wake.IsZero() || w.until.Before(wake)) {
+			wake = w.until
+		}
+	}
+	if !wake.IsZero() || len(x.waits) > 0 {
+		x.r.WakeAt = wake
+	}
 }

@@ -1,6 +1,7 @@
 package runner_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -140,5 +141,40 @@ steps:
 		require.Equal(t, "p/bad/no", r.Error.Step)
 		require.Equal(t, runner.StepCancelled, record(r, "p/slow/wait").Status)
 		<-g.hung
+	})
+}
+
+func TestFlowWaitInABranchWaitsAlone(t *testing.T) {
+	backends(t, func(t *testing.T, h *harness, e *runner.Engine) {
+		log := newRequestLog(t)
+		name := h.define(fmt.Sprintf(`
+name: wait-alone
+input: { type: object }
+steps:
+  - id: p
+    parallel:
+      branches:
+        - { id: nap, steps: [{ id: sleep, sleep: { duration: 1h } }, { id: after, set: woke }] }
+        - { id: hook, steps: [{ id: ok, hook: { token: "wait-alone:${{ run.id }}" } }] }
+        - { id: work, steps: [{ id: call, http: { method: POST, url: "%s/work", body: { n: 1 } } }, { id: n, set: "${{ steps.call.output.body.n }}" }] }
+`, log.srv.URL))
+		r := h.run(e, name, `{}`, runner.StatusWaiting)
+		require.Equal(t, runner.StepCompleted, record(r, "p/work/n").Status, "the branch that does not wait goes on")
+		require.Equal(t, runner.StepWaiting, record(r, "p/nap/sleep").Status)
+		require.Equal(t, runner.StepWaiting, record(r, "p/hook/ok").Status)
+		require.NotNil(t, r.WaitingOn)
+
+		_, err := e.Resume(context.Background(), runner.EnvProduction, "wait-alone:"+r.ID, json.RawMessage(`{"go":true}`))
+		require.NoError(t, err)
+		require.Eventually(t, func() bool {
+			got, err := e.Get(context.Background(), r.ID)
+			require.NoError(t, err)
+			return record(got, "p/hook/ok").Status == runner.StepCompleted && got.Status == runner.StatusWaiting
+		}, 10*time.Second, 5*time.Millisecond, "the payload ends the hook while the sleep still waits")
+
+		h.clock.Advance(2 * time.Hour)
+		r = h.await(e, r.ID, runner.StatusCompleted)
+		require.JSONEq(t, `{"nap":"woke","hook":{"go":true},"work":1}`, string(r.Output))
+		require.Len(t, log.requests(), 1, "the completed http step did not run again")
 	})
 }

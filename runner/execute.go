@@ -70,8 +70,10 @@ type execution struct {
 	mu       sync.Mutex
 	branches int
 	// soonest is the earliest time a list running concurrently asked the run to be due
-	// again at (a retry's backoff, the http bounds), when one stopped for that.
+	// again at (a retry's backoff, the http bounds), when one stopped for that; waits are
+	// the waits lists running concurrently stopped at (see joined).
 	soonest time.Time
+	waits   []*suspension
 }
 
 // work executes claimed run cl.Run under cl.Lease until it ends, waits or is interrupted,
@@ -382,7 +384,11 @@ func (x *execution) suspend(s *stepExec, w *suspension) (string, error) {
 	}
 	x.touch(s.i)
 	s.rec.State, s.rec.Status = state, StepWaiting
-	x.r.Status, x.r.WaitingOn, x.r.WakeAt = w.runStatus, w.waitingOn, w.until
+	if x.branches > 0 {
+		x.waits = append(x.waits, w) // the run waits once no list can go on (joined)
+	} else {
+		x.r.Status, x.r.WaitingOn, x.r.WakeAt = w.runStatus, w.waitingOn, w.until
+	}
 	on, _ := json.Marshal(w.waitingOn)
 	return string(state) + string(on), nil
 }

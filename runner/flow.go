@@ -274,7 +274,7 @@ func (x *execution) parallel(ctx context.Context, s *stepExec) (any, *stepError,
 	for _, b := range p.Branches {
 		out[b.ID] = nil
 	}
-	if n := len(p.Branches); concurrent(s.st, n) {
+	if n := len(p.Branches); concurrent(n) {
 		lists, bad, f := x.concurrently(ctx, n, n, p.FailsFast(), func(k int) *stepList { return x.openBranch(s, &p.Branches[k]) })
 		for k, l := range lists {
 			if l != nil {
@@ -313,7 +313,7 @@ func (x *execution) foreach(ctx context.Context, s *stepExec) (any, *stepError, 
 		s.rec.State, _ = json.Marshal(foreachState{Items: len(items)})
 	}
 	out := make([]any, len(items))
-	if fe := s.st.Foreach; concurrent(s.st, fe.Concurrency) {
+	if fe := s.st.Foreach; concurrent(fe.Concurrency) {
 		lists, bad, f := x.concurrently(ctx, len(items), fe.Concurrency, true, func(k int) *stepList { return x.openIteration(s, items, k) })
 		for k, l := range lists {
 			if l != nil {
