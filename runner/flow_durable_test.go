@@ -2,6 +2,7 @@ package runner_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -167,4 +168,78 @@ steps:
 		}
 		require.Equal(t, want, calls[nestedStepID(r.ID, fmt.Sprintf("each/%d/work", k))], "item %d", k)
 	}
+}
+
+// TestFlowConcurrentForeachResumesAfterInterruption stops the engine while a foreach of
+// http steps at concurrency 5 is in flight, and lets another finish it: every item is
+// called with its own stable key, no item whose step had completed is called again, and
+// the output is complete and in order.
+func TestFlowConcurrentForeachResumesAfterInterruption(t *testing.T) {
+	h := newHarness(t)
+	entered := make(chan struct{})
+	var once sync.Once
+	var mu sync.Mutex
+	calls := map[string]int{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		calls[r.Header.Get("Idempotency-Key")]++
+		mu.Unlock()
+		if string(body) == `{"n":12}` {
+			first := false
+			once.Do(func() { first = true })
+			if first {
+				close(entered)
+				<-r.Context().Done() // held until the engine's stop interrupts it
+				return
+			}
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(body)
+	}))
+	t.Cleanup(srv.Close)
+	items := make([]string, 20)
+	for i := range items {
+		items[i] = fmt.Sprint(i)
+	}
+	name := h.define(fmt.Sprintf(`
+name: resume-concurrent
+input: { type: object }
+steps:
+  - id: each
+    foreach:
+      items: [%s]
+      concurrency: 5
+      steps: [{ id: call, http: { method: POST, url: "%s/c", body: { n: "${{ item }}" } } }]
+`, strings.Join(items, ","), srv.URL))
+	first := h.newEngine(runner.Config{LeaseTTL: time.Hour})
+	require.NoError(t, first.Start(context.Background()))
+	r := h.submit(first, name, `{}`)
+	<-entered
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	require.NoError(t, first.Stop(ctx))
+	stopped, err := h.open().GetRun(context.Background(), r.ID)
+	require.NoError(t, err)
+
+	second := h.engine(runner.Config{}, h.open())
+	done := h.await(second, r.ID, runner.StatusCompleted)
+	want := make([]string, len(items))
+	for i := range want {
+		want[i] = fmt.Sprintf(`{"n":%d}`, i)
+	}
+	var out []struct{ Body json.RawMessage }
+	require.NoError(t, json.Unmarshal(done.Output, &out))
+	require.Len(t, out, len(items))
+	mu.Lock()
+	defer mu.Unlock()
+	for k := range items {
+		require.JSONEq(t, want[k], string(out[k].Body), "item %d in order", k)
+		key := nestedStepID(r.ID, fmt.Sprintf("each/%d/call", k))
+		require.GreaterOrEqual(t, calls[key], 1, "item %d called with its own key", k)
+		if rec := record(stopped, fmt.Sprintf("each/%d/call", k)); rec != nil && rec.Status == runner.StepCompleted {
+			require.Equal(t, 1, calls[key], "item %d completed before the stop and was not called again", k)
+		}
+	}
+	require.Len(t, calls, len(items), "no request without an item's key")
 }
