@@ -102,6 +102,7 @@ var named = map[string]int64{
 	"schemas.MaxTags":                   schemas.MaxTags,
 	"schemas.MaxAttempts":               schemas.MaxAttempts,
 	"schemas.MaxDepth":                  schemas.MaxDepth,
+	"runner.MaxListedRecords":           runner.MaxListedRecords,
 	"schemas.MaxNesting":                schemas.MaxNesting,
 	"schemas.MaxIterations":             schemas.MaxIterations,
 	"schemas.MaxChildIterations":        schemas.MaxChildIterations,
