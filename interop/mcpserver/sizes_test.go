@@ -64,6 +64,6 @@ func TestToolSizes(t *testing.T) {
 			t.Logf("%-22s %5d bytes (listed in search mode)", c.Name, len(raw))
 		}
 	}
-	require.Len(t, sizes, 5+4, "five examples and four companions")
+	require.Len(t, sizes, 8+4, "eight examples and four companions")
 	require.LessOrEqual(t, sizes["greet"], maxGreetBytes)
 }
