@@ -58,7 +58,7 @@ func (x *execution) concurrently(ctx context.Context, n, limit int, failFast boo
 	sem := make(chan struct{}, limit)
 	var wg sync.WaitGroup
 	failed := false
-	for k := 0; k < n && !(failFast && failed) && lctx.Err() == nil; k++ {
+	for k := 0; k < n && lctx.Err() == nil; k++ {
 		x.mu.Unlock()
 		sem <- struct{}{}
 		x.mu.Lock()
@@ -72,9 +72,9 @@ func (x *execution) concurrently(ctx context.Context, n, limit int, failFast boo
 			bad[k], flows[k] = x.runList(lctx, lists[k])
 			if bad[k] >= 0 {
 				failed = true
-				if failFast {
-					cancel(errFailFast)
-				}
+			}
+			if (failFast && failed) || x.ending != nil {
+				cancel(errFailFast)
 			}
 		}()
 	}
@@ -82,7 +82,7 @@ func (x *execution) concurrently(ctx context.Context, n, limit int, failFast boo
 	wg.Wait()
 	x.mu.Lock()
 	x.branches--
-	f := x.joined(ctx, lists, flows, failFast && failed)
+	f := x.joined(ctx, lists, flows, (failFast && failed) || x.ending != nil)
 	if !outer {
 		x.mu.Unlock()
 	}
@@ -97,8 +97,9 @@ func (x *execution) concurrently(ctx context.Context, n, limit int, failFast boo
 }
 
 // joined is how the pass goes on once the lists running concurrently have returned with
-// flows (x.mu held): a lost lease ends it; lists ended by failFast (cancelled) have their
-// unfinished records cancelled; a list that stopped hands the run back (see concurrently).
+// flows (x.mu held): a lost lease ends it; lists ended by failFast or by a step that
+// completed the run (cancelled) have their unfinished records cancelled, and the run
+// then ends if one did; a list that stopped hands the run back (see concurrently).
 func (x *execution) joined(ctx context.Context, lists []*stepList, flows []flow, cancelled bool) flow {
 	stopped := false
 	for _, f := range flows {
@@ -124,10 +125,14 @@ func (x *execution) joined(ctx context.Context, lists []*stepList, flows []flow,
 		}
 		stopped = false
 	}
-	if !stopped {
+	switch {
+	case x.ending != nil && x.branches > 0:
+		return flowRelease
+	case x.ending != nil:
+		return x.finish(ctx, StatusCompleted, *x.ending)
+	case !stopped:
 		return flowNext
-	}
-	if x.branches > 0 {
+	case x.branches > 0:
 		return flowRelease
 	}
 	if f := x.interruption(ctx); f != flowNext {

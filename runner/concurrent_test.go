@@ -178,3 +178,28 @@ steps:
 		require.Len(t, log.requests(), 1, "the completed http step did not run again")
 	})
 }
+
+func TestFlowAStepThatEndsTheRunStopsTheOtherBranches(t *testing.T) {
+	h := newHarness(t)
+	e := h.engine(runner.Config{})
+	g := newBarrier(t, 100)
+	owner := h.run(e, h.define(`
+name: owner
+input: { type: object }
+steps: [{ id: hold, hook: { token: shared } }]
+`), `{}`, runner.StatusWaiting)
+	name := h.define(fmt.Sprintf(`
+name: duplicate
+input: { type: object }
+steps:
+  - id: p
+    parallel:
+      branches:
+        - { id: slow, steps: [{ id: wait, http: { url: "%s/hang" } }] }
+        - { id: claim, steps: [{ id: take, if: "${{ true }}", hook: { token: shared, onConflict: reject } }] }
+`, g.srv.URL))
+	r := h.run(e, name, `{}`, runner.StatusCompleted)
+	require.JSONEq(t, fmt.Sprintf(`{"status":"duplicate","runId":%q}`, owner.ID), string(r.Output))
+	require.Contains(t, []runner.StepStatus{runner.StepCancelled, runner.StepSkipped}, record(r, "p/slow/wait").Status,
+		"the other branch was stopped in flight, or before it began")
+}

@@ -74,6 +74,9 @@ type execution struct {
 	// the waits lists running concurrently stopped at (see joined).
 	soonest time.Time
 	waits   []*suspension
+	// ending, once a step in a list running concurrently completed the whole run (a hook
+	// conflict under reject, adopt or forward), is the options of the run's end.
+	ending *SaveOptions
 }
 
 // work executes claimed run cl.Run under cl.Lease until it ends, waits or is interrupted,
@@ -427,6 +430,10 @@ func (x *execution) stepDone(ctx context.Context, s *stepExec, out outcome) flow
 	opts := SaveOptions{ConsumePayload: out.consume}
 	if out.endRun {
 		x.r.Output = raw
+		if x.branches > 0 { // the run ends once the other lists have stopped (joined)
+			x.ending = &opts
+			return flowRelease
+		}
 		return x.finish(ctx, StatusCompleted, opts)
 	}
 	return x.saveProgress(ctx, opts, s.kind.Effects)
