@@ -169,6 +169,13 @@ func (s *Server) table() []route {
 			handler: s.getRun,
 		},
 		{
+			method: "GET", pattern: "/api/runs/{id}/steps", id: "runSteps",
+			summary: "Page the step records under ?parent=PATH (a run object past its bound lists counts instead)",
+			access:  need(auth.RunsRead, onRun),
+			status:  200, data: wire.StepRecord{}, list: true,
+			handler: s.runSteps,
+		},
+		{
 			method: "GET", pattern: "/api/runs/{id}/events", id: "runEvents",
 			summary: "Server-Sent Events of the run's step and status changes, then end; Last-Event-ID resumes",
 			access:  need(auth.RunsRead, onRun),

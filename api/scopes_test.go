@@ -120,6 +120,7 @@ func TestRouteScopes(t *testing.T) {
 		{"POST", "/api/runs/rerun", map[string]any{"runIds": []string{f.greetRun}}, 202, []string{A, RW}},
 		{"GET", run, nil, 200, []string{A, RR, GR}},
 		{"GET", run + "/events", nil, 200, []string{A, RR, GR}},
+		{"GET", run + "/steps?parent=greet", nil, 200, []string{A, RR, GR}},
 		{"POST", run + "/cancel", nil, 409, []string{A, RW}},
 		{"POST", run + "/rerun", nil, 202, []string{A, RW}},
 		{"GET", "/api/hooks/order:1", nil, 200, []string{A, RR}},

@@ -30,13 +30,30 @@ const (
 var envType = types.Map{
 	"input": types.Any,
 	"steps": types.Map{
-		types.Extra: types.Map{"output": types.Any, "conflict": types.Any},
+		types.Extra: types.Map{"output": types.Any, "conflict": types.Any, "error": types.Any},
 	},
 	"run": types.Map{
 		"id": types.Any, "workflow": types.Any, "version": types.Any, "environment": types.Any,
+		"error": types.Any,
 	},
 	"step":    types.Map{"id": types.Any, "stepId": types.Any, "attempt": types.Any},
 	budgetVar: types.Any,
+}
+
+// envWith is envType with the variables names besides (a foreach iteration's item and
+// index, a loop pass's iteration), whose contents stay open.
+func envWith(names []string) types.Map {
+	if len(names) == 0 {
+		return envType
+	}
+	env := make(types.Map, len(envType)+len(names))
+	for k, t := range envType {
+		env[k] = t
+	}
+	for _, n := range names {
+		env[n] = types.Any
+	}
+	return env
 }
 
 // program is one compiled expression: the source between "${{" and "}}".
@@ -48,7 +65,7 @@ type program struct {
 
 // compileProgram compiles src. Member access is made nil-safe so that reading a missing key
 // (a skipped step's output, an absent input property) yields nil instead of an error.
-func compileProgram(src string) (*program, error) {
+func compileProgram(src string, env types.Map) (*program, error) {
 	if len(src) > MaxExpressionLength {
 		return nil, fmt.Errorf("expression is %d bytes long; the limit is %d", len(src), MaxExpressionLength)
 	}
@@ -63,7 +80,7 @@ func compileProgram(src string) (*program, error) {
 	patch := &nilSafe{refs: map[string]bool{}}
 	g := &guard{}
 	opts := append([]expr.Option{
-		expr.Env(envType),
+		expr.Env(env),
 		expr.MaxNodes(MaxNodes),
 		expr.DisableBuiltin("now"),
 		expr.Patch(patch),

@@ -37,6 +37,44 @@ func (s *Scope) SetOutput(id string, output, conflict any) {
 	s.steps[id] = map[string]any{"output": Values(output), "conflict": Values(conflict)}
 }
 
+// SetError sets steps.<id> of a step that failed with err (its output, a compound
+// step's, holds what completed; conflict is null).
+func (s *Scope) SetError(id string, output, err any) {
+	s.steps[id] = map[string]any{"output": Values(output), "conflict": nil, "error": Values(err)}
+}
+
+// SetVar sets a variable besides Env's (see CompileWith): a foreach iteration's item and
+// index, a loop pass's iteration.
+func (s *Scope) SetVar(name string, v any) {
+	s.vals[name] = Values(v)
+}
+
+// SetRunError makes run.error err.
+func (s *Scope) SetRunError(err any) {
+	run, _ := s.vals["run"].(map[string]any)
+	out := make(map[string]any, len(run)+1)
+	for k, v := range run {
+		out[k] = v
+	}
+	out["error"] = Values(err)
+	s.vals["run"] = out
+}
+
+// Child returns a scope that sees what s sees now (a nested step list's scope starts from
+// its enclosing list's): what is set in either afterwards the other does not see.
+func (s *Scope) Child() *Scope {
+	c := &Scope{steps: make(map[string]any, len(s.steps)), vals: make(map[string]any, len(s.vals))}
+	for k, v := range s.steps {
+		c.steps[k] = v
+	}
+	for k, v := range s.vals {
+		c.vals[k] = v
+	}
+	c.vals["steps"] = c.steps
+	delete(c.vals, "step")
+	return c
+}
+
 // SetStep makes the step expressions see ("step": id, stepId and attempt) that of step id.
 func (s *Scope) SetStep(id, stepID string, attempt int) {
 	if s.step == nil {

@@ -16,6 +16,7 @@ package expression
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/expr-lang/expr/types"
 	"reflect"
 	"slices"
 	"strings"
@@ -37,7 +38,13 @@ type node interface {
 // string, float64, json.Number, bool or nil). Object keys are taken literally. An error is a
 // *CompileError naming the expression and where it is.
 func Compile(v any) (*Template, error) {
-	c := compiler{refs: map[string]bool{}}
+	return CompileWith(v)
+}
+
+// CompileWith is Compile for expressions that see the variables names besides Env's (a
+// foreach iteration's item and index, a loop pass's iteration); Scope.SetVar sets them.
+func CompileWith(v any, names ...string) (*Template, error) {
+	c := compiler{refs: map[string]bool{}, env: envWith(names)}
 	root, err := c.value(v, "")
 	if err != nil {
 		return nil, err
@@ -73,6 +80,7 @@ func (t *Template) Static() bool {
 type compiler struct {
 	refs  map[string]bool
 	exprs int
+	env   types.Map // what expressions may name
 }
 
 func (c *compiler) value(v any, path string) (node, error) {
@@ -131,7 +139,7 @@ func (c *compiler) str(s, path string) (node, error) {
 			parts[i] = textPart(seg.text)
 			continue
 		}
-		p, err := compileProgram(seg.text)
+		p, err := compileProgram(seg.text, c.env)
 		if err != nil {
 			return nil, &CompileError{Path: path, Expr: seg.text, Offset: seg.offset, Err: err}
 		}

@@ -57,7 +57,7 @@ type progress struct {
 	ctx      context.Context
 	s        *Server
 	token    mcp.ProgressToken
-	reported map[string]bool // step IDs already reported
+	reported map[string]bool // paths of the step records already reported
 	stopSrc  func()
 	done     chan struct{}
 }
@@ -131,14 +131,17 @@ func (p *progress) flush() {
 	<-grace.C
 }
 
-// report notifies every step of r that finished since the last report.
+// report notifies every step record of r that finished since the last report, nested ones
+// (a foreach's iterations, a parallel's branches) by their path: "step charge-each/3/charge
+// completed". The total is the records r has so far.
 func (p *progress) report(r *runner.Run) {
 	for _, st := range r.Steps {
-		if p.reported[st.ID] || !stepFinished(st.Status) {
+		path := runner.PathOf(st)
+		if p.reported[path] || !stepFinished(st.Status) {
 			continue
 		}
-		p.reported[st.ID] = true
-		p.send(len(p.reported), len(r.Steps), fmt.Sprintf("step %s %s", st.ID, st.Status))
+		p.reported[path] = true
+		p.send(len(p.reported), len(r.Steps), fmt.Sprintf("step %s %s", path, st.Status))
 	}
 }
 

@@ -450,11 +450,11 @@ type position struct {
 func positionOf(run *runner.Run) (position, error) {
 	pos := position{index: currentIndex(run)}
 	if run.Status == runner.StatusFailed {
-		if i := slices.IndexFunc(run.Steps, func(st *runner.StepRecord) bool { return st.Status == runner.StepFailed }); i >= 0 {
+		if i := slices.IndexFunc(run.Steps, func(st *runner.StepRecord) bool { return st.Path == "" && st.Status == runner.StepFailed }); i >= 0 {
 			pos.index = i
 		}
 	}
-	if pos.index >= len(run.Steps) {
+	if pos.index >= topSteps(run) {
 		return pos, nil
 	}
 	def, err := schemas.Decode(run.Definition)
@@ -467,17 +467,34 @@ func positionOf(run *runner.Run) (position, error) {
 	return pos, nil
 }
 
-// describe is the step at pos as statusMessage says it, "step 3/7 charge (http)"; "" past
-// the last step.
+// describe is the top-level step at pos as statusMessage says it, "step 3/7 charge (http)",
+// a foreach with its iterations finished, "step 1/2 charge-each (foreach), charge-each:
+// 37/120"; "" past the last step.
 func (pos position) describe(run *runner.Run) string {
-	if pos.index >= len(run.Steps) {
+	top := topSteps(run)
+	if pos.index >= top {
 		return ""
 	}
 	kind := ""
 	if pos.step != nil {
 		kind = pos.step.Kind()
 	}
-	return fmt.Sprintf("step %d/%d %s (%s)", pos.index+1, len(run.Steps), run.Steps[pos.index].ID, kind)
+	id := run.Steps[pos.index].ID
+	msg := fmt.Sprintf("step %d/%d %s (%s)", pos.index+1, top, id, kind)
+	if done, total, ok := runner.Progress(run, pos.index); ok {
+		msg += fmt.Sprintf(", %s: %d/%d", id, done, total)
+	}
+	return msg
+}
+
+// topSteps is how many top-level step records run has: they come first, nested ones
+// after (runner.StepRecord.Path).
+func topSteps(run *runner.Run) int {
+	n := 0
+	for n < len(run.Steps) && run.Steps[n].Path == "" {
+		n++
+	}
+	return n
 }
 
 // hookAsks reports whether the step at pos is a hook with an ask.
@@ -487,8 +504,8 @@ func (pos position) hookAsks() bool {
 
 // currentIndex is the index of the first step of run that has not finished.
 func currentIndex(run *runner.Run) int {
-	i := 0
-	for i < len(run.Steps) && stepFinished(run.Steps[i].Status) {
+	i, top := 0, topSteps(run)
+	for i < top && stepFinished(run.Steps[i].Status) {
 		i++
 	}
 	return i

@@ -319,8 +319,11 @@ func (x *execution) begin(ctx context.Context) (flow, *stepExec) {
 		if time.Since(began) >= x.e.cfg.AdmissionWork {
 			return x.save(ctx, SaveOptions{}), nil
 		}
-		k, _ := x.e.kinds.of(&x.c.def.Steps[i])
+		st := &x.c.def.Steps[i]
+		k, _ := x.e.kinds.of(st)
 		switch {
+		case st.Compound() && x.e.kinds.effects(st):
+			return x.save(ctx, SaveOptions{}), nil
 		case k == nil || !k.Effects:
 			if f := x.step(ctx, i); f != flowNext {
 				return f, nil

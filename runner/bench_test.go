@@ -3,6 +3,13 @@ package runner_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -89,4 +96,79 @@ func benchmark3StepSet(b *testing.B, processes, submitters int) {
 	e := h.engine(runner.Config{Events: bus})
 	name := h.define(bench3Step)
 	runnertest.BenchRuns(b, e, name, submitters)
+}
+
+// BenchmarkForeach compares a foreach of 1,000 set iterations with its baseline, the same
+// 1,000 set steps written one after the other, each from Submit to completed (issue #29:
+// at most 2×). Each run's records are committed at its end (MaxUncommittedSteps apart).
+func BenchmarkForeach(b *testing.B) {
+	const n = 1000
+	steps := make([]string, n)
+	items := make([]string, n)
+	for i := range steps {
+		steps[i] = fmt.Sprintf("  - {id: s%d, set: {n: %d}}", i, i)
+		items[i] = strconv.Itoa(i)
+	}
+	b.Run("baseline_1000_set_steps", func(b *testing.B) {
+		h := newHarness(b)
+		e := h.engine(runner.Config{})
+		runnertest.BenchRuns(b, e, h.define("name: seq\ninput: {type: object}\nsteps:\n"+strings.Join(steps, "\n")), 1)
+	})
+	b.Run("foreach_1000_set_iterations", func(b *testing.B) {
+		h := newHarness(b)
+		e := h.engine(runner.Config{})
+		runnertest.BenchRuns(b, e, h.define(`
+name: each
+input: {type: object}
+steps:
+  - {id: each, foreach: {items: [`+strings.Join(items, ",")+`], steps: [{id: s, set: {n: "${{ item }}"}}]}}
+`), 1)
+	})
+}
+
+// BenchmarkForeachHTTP compares a foreach of 1,000 http steps at concurrency 16 (the
+// default per-workflow http bound) with its baseline, a plain Go client making the same
+// 1,000 requests 16 at a time, to a local server that answers after 20 ms (issue #29: at
+// most 1.5×).
+func BenchmarkForeachHTTP(b *testing.B) {
+	const n, at = 1000, 16
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(20 * time.Millisecond) // the remote service's latency
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{}`))
+	}))
+	b.Cleanup(srv.Close)
+	b.Run("baseline_go_client", func(b *testing.B) {
+		for b.Loop() {
+			sem := make(chan struct{}, at)
+			var wg sync.WaitGroup
+			for range n {
+				sem <- struct{}{}
+				wg.Add(1)
+				go func() {
+					defer func() { <-sem; wg.Done() }()
+					resp, err := http.Post(srv.URL, "application/json", strings.NewReader(`{}`))
+					if err == nil {
+						_, _ = io.Copy(io.Discard, resp.Body)
+						_ = resp.Body.Close()
+					}
+				}()
+			}
+			wg.Wait()
+		}
+	})
+	b.Run("foreach_1000_http_c16", func(b *testing.B) {
+		h := newHarness(b)
+		e := h.engine(runner.Config{})
+		items := make([]string, n)
+		for i := range items {
+			items[i] = strconv.Itoa(i)
+		}
+		runnertest.BenchRuns(b, e, h.define(fmt.Sprintf(`
+name: each-http
+input: {type: object}
+steps:
+  - {id: each, foreach: {items: [%s], concurrency: %d, steps: [{id: call, http: {method: POST, url: %q, body: {n: "${{ item }}"}}}]}}
+`, strings.Join(items, ","), at, srv.URL)), 1)
+	})
 }

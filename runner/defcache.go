@@ -28,16 +28,17 @@ type compiled struct {
 
 	pureOnce sync.Once
 	pure     bool
+
+	flowOnce sync.Once
+	flow     *flowIndex // see flowIndex
 }
 
 // effectFree reports whether no step of c has effects under kinds (the engine's, the same
 // for every run of c): a run of c can then run to its end in its admission.
 func (c *compiled) effectFree(kinds kindTable) bool {
 	c.pureOnce.Do(func() {
-		c.pure = !slices.ContainsFunc(c.def.Steps, func(st schemas.Step) bool {
-			k, _ := kinds.of(&st)
-			return k == nil || k.Effects
-		})
+		effects := func(st schemas.Step) bool { return kinds.effects(&st) }
+		c.pure = !slices.ContainsFunc(c.def.Steps, effects) && !slices.ContainsFunc(c.def.OnFailure, effects)
 	})
 	return c.pure
 }
@@ -60,7 +61,7 @@ func (c *compiled) template(key templateKey, src func() (any, error)) (*expressi
 	if err != nil {
 		return nil, err
 	}
-	t, err := expression.Compile(v)
+	t, err := expression.CompileWith(v, c.templateVars(key)...)
 	if err != nil {
 		return nil, err
 	}

@@ -47,6 +47,10 @@ const (
 	CodeAbandoned        = "RUN_ABANDONED"
 	CodeDepthLimit       = "DEPTH_LIMIT"
 	CodeOutputInvalid    = "OUTPUT_INVALID"
+	CodeInvalidItems     = "INVALID_ITEMS"
+	CodeTooManyItems     = "TOO_MANY_ITEMS"
+	CodeLoopLimit        = "LOOP_LIMIT"
+	CodeCancelled        = "CANCELLED"
 )
 
 // InputError lists why a run input is not valid. It matches ErrInvalidInput.
@@ -98,6 +102,8 @@ type stepError struct {
 	msg        string
 	retryable  bool
 	retryAfter time.Duration
+	// at is the path of the nested step that failed a compound step, when it did.
+	at string
 }
 
 func (e *stepError) Error() string { return e.code + ": " + e.msg }

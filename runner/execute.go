@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/gorunner/gorunner/expression"
+	"github.com/gorunner/gorunner/schemas"
 )
 
 // flow says what a worker does after a piece of a run.
@@ -60,6 +62,21 @@ type execution struct {
 	// admit, while the run is not written yet, is its admission: the first save writes the
 	// run with it instead (see Engine.Commit).
 	admit *admitting
+	// t indexes the run's nested records, for a definition with control flow (nil: the
+	// straight line; see flow.go).
+	t *tree
+	// mu is held by the goroutine executing the run while lists of it run concurrently
+	// (branches > 0, see concurrently); a sequential pass never takes it.
+	mu       sync.Mutex
+	branches int
+	// soonest is the earliest time a list running concurrently asked the run to be due
+	// again at (a retry's backoff, the http bounds), when one stopped for that; waits are
+	// the waits lists running concurrently stopped at (see joined).
+	soonest time.Time
+	waits   []*suspension
+	// ending, once a step in a list running concurrently completed the whole run (a hook
+	// conflict under reject, adopt or forward), is the options of the run's end.
+	ending *SaveOptions
 }
 
 // work executes claimed run cl.Run under cl.Lease until it ends, waits or is interrupted,
@@ -91,8 +108,9 @@ func (e *Engine) newExecution(r *Run, lease Lease) *execution {
 // the execution's expressions see. input is the run's input decoded, when the caller has it
 // (nil: it is decoded here).
 func (x *execution) load(c *compiled, input any) error {
-	if len(x.r.Steps) != len(c.def.Steps) {
-		return fmt.Errorf("run has %d step records for %d steps", len(x.r.Steps), len(c.def.Steps))
+	n := len(c.def.Steps)
+	if len(x.r.Steps) < n || (len(x.r.Steps) > n && c.flowIndex() == nil) {
+		return fmt.Errorf("run has %d step records for %d steps", len(x.r.Steps), n)
 	}
 	if input == nil {
 		var err error
@@ -101,10 +119,13 @@ func (x *execution) load(c *compiled, input any) error {
 		}
 	}
 	x.c, x.scope = c, expression.NewScope(input, runEnv(x.r))
-	for _, rec := range x.r.Steps {
-		if rec.Status == StepCompleted || rec.Status == StepSkipped || rec.Status == StepFailed {
-			x.remember(rec, nil, false)
+	for i, rec := range x.r.Steps[:n] {
+		if settled(rec) {
+			x.remember(i, rec, nil, false)
 		}
+	}
+	if c.flowIndex() != nil {
+		x.t = newTree(x.r.Steps, n)
 	}
 	return nil
 }
@@ -162,6 +183,9 @@ func (x *execution) run(ctx context.Context) flow {
 		x.r.StartedAt = &now
 	}
 	x.running()
+	if x.compensating() {
+		return x.compensate(ctx)
+	}
 	for {
 		if x.r.CancelRequested || context.Cause(ctx) == errCancelRequested {
 			return x.finishCancelled(ctx)
@@ -202,14 +226,20 @@ func (x *execution) running() {
 	x.r.WakeAt = x.e.now()
 }
 
-// next is the index of the first step not yet finished, or -1.
+// next is the index of the first top-level step not yet finished, or -1. (A failed step
+// the run goes on after has its onError: continue.)
 func (x *execution) next() int {
 	for i, rec := range x.r.Steps {
-		if rec.Status != StepCompleted && rec.Status != StepSkipped {
+		if rec.Path == "" && !settled(rec) {
 			return i
 		}
 	}
 	return -1
+}
+
+// settled reports whether a step record is finished: completed, skipped or failed.
+func settled(rec *StepRecord) bool {
+	return rec.Status == StepCompleted || rec.Status == StepSkipped || rec.Status == StepFailed
 }
 
 // remember makes step record rec's output and conflict what later expressions see, as
@@ -217,7 +247,7 @@ func (x *execution) next() int {
 // just encoded from, built for this step alone (an evaluation's result; a handler's value
 // could be changed by the handler afterwards): taken as it decodes (expression.AsDecoded),
 // parts of it shared, rather than decoded again.
-func (x *execution) remember(rec *StepRecord, output any, known bool) {
+func (x *execution) remember(i int, rec *StepRecord, output any, known bool) {
 	out, ok := any(nil), false
 	if known {
 		out, ok = expression.AsDecoded(output)
@@ -225,19 +255,26 @@ func (x *execution) remember(rec *StepRecord, output any, known bool) {
 	if !ok {
 		out, _ = decodeJSON(rec.Output)
 	}
+	if rec.Status == StepFailed && rec.Error != nil {
+		x.scopeAt(i).SetError(rec.ID, out, map[string]any{"code": rec.Error.Code, "message": rec.Error.Message})
+		return
+	}
 	conflict, _ := decodeJSON(rec.Conflict)
-	x.scope.SetOutput(rec.ID, out, conflict)
+	x.scopeAt(i).SetOutput(rec.ID, out, conflict)
 }
 
 // env is the scope as step i's attempt sees it.
 func (x *execution) env(i, attempt int) *expression.Scope {
-	rec := x.r.Steps[i]
-	x.scope.SetStep(rec.ID, rec.StepID, attempt)
-	return x.scope
+	rec, sc := x.r.Steps[i], x.scopeAt(i)
+	sc.SetStep(rec.ID, rec.StepID, attempt)
+	return sc
 }
 
 // step runs step i: its if, then attempts of its kind until it completes, fails, or waits.
 func (x *execution) step(ctx context.Context, i int) flow {
+	if x.t != nil && x.stepAt(i).Compound() {
+		return x.compound(ctx, i)
+	}
 	s, f := x.enter(ctx, i)
 	if s == nil {
 		return f
@@ -250,10 +287,10 @@ func (x *execution) step(ctx context.Context, i int) flow {
 // the pass goes on when there is none (the step was skipped or failed, or the save ended
 // the pass).
 func (x *execution) enter(ctx context.Context, i int) (*stepExec, flow) {
-	rec, st := x.r.Steps[i], &x.c.def.Steps[i]
+	rec, st := x.r.Steps[i], x.stepAt(i)
 	k, err := x.e.kinds.of(st)
 	if err != nil {
-		return nil, x.finishFailed(ctx, i, err)
+		return nil, x.gaveUp(ctx, i, err)
 	}
 	s := &stepExec{x: x, i: i, rec: rec, st: st, kind: k}
 	x.touch(i)
@@ -287,7 +324,7 @@ func (x *execution) enter(ctx context.Context, i int) (*stepExec, flow) {
 // the attempt is neither made nor counted, and the runs already due are claimed first.
 func (x *execution) outboundBusy(ctx context.Context, i int) flow {
 	now := x.e.now()
-	x.r.WakeAt = x.e.httpBound.backOff(x.r.WorkflowID, now)
+	x.dueAt(x.e.httpBound.backOff(x.r.WorkflowID, now))
 	x.e.log.Debug("http attempts in flight at their bound; run handed back",
 		"run", x.r.ID, "workflow", x.r.Workflow, "step", x.r.Steps[i].ID, "delay", x.r.WakeAt.Sub(now))
 	if f := x.saveAndRelease(ctx); f != flowRelease {
@@ -299,12 +336,12 @@ func (x *execution) outboundBusy(ctx context.Context, i int) flow {
 
 func (x *execution) skipped(ctx context.Context, i int, err error) flow {
 	if err != nil {
-		return x.finishFailed(ctx, i, err)
+		return x.gaveUp(ctx, i, err)
 	}
 	rec := x.r.Steps[i]
 	x.touch(i)
 	rec.Status, rec.FinishedAt = StepSkipped, rec.StartedAt
-	x.remember(rec, nil, false)
+	x.remember(i, rec, nil, false)
 	return x.saveProgress(ctx, SaveOptions{}, false)
 }
 
@@ -314,7 +351,9 @@ func (x *execution) attempt(ctx context.Context, s *stepExec) flow {
 	for pass := 0; pass < maxPasses; pass++ {
 		out, err := s.kind.run(ctx, s)
 		s.leave()
-		if ctx.Err() != nil && s.kind.Effects {
+		// An attempt that ended because another list failed (failFast) stands if it had
+		// its result: what it did outside is then compensated like any completed step.
+		if ctx.Err() != nil && s.kind.Effects && (err != nil || context.Cause(ctx) != errFailFast) {
 			return x.interrupted(ctx)
 		}
 		if err != nil {
@@ -348,7 +387,11 @@ func (x *execution) suspend(s *stepExec, w *suspension) (string, error) {
 	}
 	x.touch(s.i)
 	s.rec.State, s.rec.Status = state, StepWaiting
-	x.r.Status, x.r.WaitingOn, x.r.WakeAt = w.runStatus, w.waitingOn, w.until
+	if x.branches > 0 {
+		x.waits = append(x.waits, w) // the run waits once no list can go on (joined)
+	} else {
+		x.r.Status, x.r.WaitingOn, x.r.WakeAt = w.runStatus, w.waitingOn, w.until
+	}
 	on, _ := json.Marshal(w.waitingOn)
 	return string(state) + string(on), nil
 }
@@ -357,6 +400,9 @@ func (x *execution) suspend(s *stepExec, w *suspension) (string, error) {
 // recorded, except that a requested cancel ends the run. (A step without effects does not
 // look at the context: its result stands, and the run loop stops after it.)
 func (x *execution) interrupted(ctx context.Context) flow {
+	if x.branches > 0 {
+		return flowRelease // the list stops; concurrently decides for the run
+	}
 	switch context.Cause(ctx) {
 	case errCancelRequested:
 		return x.finishCancelled(ctx)
@@ -370,7 +416,7 @@ func (x *execution) stepDone(ctx context.Context, s *stepExec, out outcome) flow
 	i, rec := s.i, s.rec
 	raw, err := encodeOutput(out.output)
 	if err != nil {
-		return x.finishFailed(ctx, i, permanent(CodeStep, "encoding output: %v", err))
+		return x.gaveUp(ctx, i, permanent(CodeStep, "encoding output: %v", err))
 	}
 	now := x.e.now()
 	x.touch(i)
@@ -379,11 +425,15 @@ func (x *execution) stepDone(ctx context.Context, s *stepExec, out outcome) flow
 	if out.conflict != nil {
 		rec.Conflict, _ = json.Marshal(out.conflict)
 	}
-	x.remember(rec, out.output, out.evaluated)
+	x.remember(i, rec, out.output, out.evaluated)
 	x.running()
 	opts := SaveOptions{ConsumePayload: out.consume}
 	if out.endRun {
 		x.r.Output = raw
+		if x.branches > 0 { // the run ends once the other lists have stopped (joined)
+			x.ending = &opts
+			return flowRelease
+		}
 		return x.finish(ctx, StatusCompleted, opts)
 	}
 	return x.saveProgress(ctx, opts, s.kind.Effects)
@@ -415,7 +465,7 @@ func encodeOutput(v any) (json.RawMessage, error) {
 // not a function of the record is the expression time budget (expression.MaxEvalTime): it
 // can turn a value into a step failure on the second computation, never into another value.
 func (x *execution) saveProgress(ctx context.Context, opts SaveOptions, effects bool) flow {
-	if x.next() < 0 {
+	if x.next() < 0 && !x.compensating() {
 		return x.complete(ctx, opts)
 	}
 	x.finished++
@@ -432,17 +482,17 @@ func (x *execution) stepFailed(ctx context.Context, s *stepExec, err error) flow
 	var se *stepError
 	if !errors.As(err, &se) {
 		x.e.log.Error("step interrupted by an internal error; trying again later", "run", x.r.ID, "step", s.st.ID, "err", err)
-		x.r.WakeAt = x.e.now().Add(internalRetry)
+		x.dueAt(x.e.now().Add(internalRetry))
 		return x.saveAndRelease(ctx)
 	}
 	x.touch(s.i)
-	s.rec.Error = &Error{Code: se.code, Message: se.msg, Step: s.st.ID}
+	s.rec.Error = &Error{Code: se.code, Message: se.msg, Step: PathOf(s.rec)}
 	policy := retryPolicy(s.st, s.kind)
 	if !se.retryable || s.rec.Attempts >= policy.MaxAttempts {
-		return x.finishFailed(ctx, s.i, se)
+		return x.gaveUp(ctx, s.i, se)
 	}
 	x.running()
-	x.r.WakeAt = x.e.now().Add(backoff(policy, s.rec.Attempts, se.retryAfter))
+	x.dueAt(x.e.now().Add(backoff(policy, s.rec.Attempts, se.retryAfter)))
 	if f := x.save(ctx, SaveOptions{}); f != flowNext {
 		return f
 	}
@@ -482,7 +532,7 @@ func (x *execution) checkOutput(out json.RawMessage) error {
 
 func (x *execution) result() (json.RawMessage, error) {
 	if x.c.def.Result == nil {
-		if n := len(x.r.Steps); n > 0 && x.r.Steps[n-1].Output != nil {
+		if n := len(x.c.def.Steps); n > 0 && x.r.Steps[n-1].Output != nil {
 			return x.r.Steps[n-1].Output, nil
 		}
 		return json.RawMessage("null"), nil
@@ -505,13 +555,20 @@ func (x *execution) finishFailed(ctx context.Context, i int, err error) flow {
 	if !errors.As(err, &se) {
 		se = permanent(CodeStep, "%v", err)
 	}
+	compensate := x.compensates()
 	x.r.Error = &Error{Code: se.code, Message: se.msg}
 	if i >= 0 {
 		rec := x.r.Steps[i]
 		now := x.e.now()
-		x.r.Error.Step = rec.ID
+		x.r.Error.Step = PathOf(rec)
+		if se.at != "" {
+			x.r.Error.Step = se.at
+		}
 		x.touch(i)
 		rec.Status, rec.Error, rec.FinishedAt = StepFailed, x.r.Error, &now
+	}
+	if compensate {
+		return x.compensate(ctx)
 	}
 	return x.finish(ctx, StatusFailed, SaveOptions{})
 }
@@ -520,6 +577,9 @@ func (x *execution) finishFailed(ctx context.Context, i int, err error) flow {
 // are asked to cancel first; if that cannot be recorded the run stays as it is (its cancel
 // still requested) and is tried again, so that no child outlives a cancelled parent.
 func (x *execution) finishCancelled(ctx context.Context) flow {
+	if x.compensating() {
+		return x.compensate(ctx)
+	}
 	for _, rec := range x.r.Steps {
 		if rec.Status != StepRunning && rec.Status != StepWaiting {
 			continue
@@ -536,6 +596,10 @@ func (x *execution) finishCancelled(ctx context.Context) flow {
 			x.touch(i)
 			rec.Status, rec.FinishedAt = StepCancelled, &now
 		}
+	}
+	if x.compensates() {
+		x.r.Error = &Error{Code: CodeCancelled, Message: "the run was cancelled"}
+		return x.compensate(ctx)
 	}
 	return x.finish(ctx, StatusCancelled, SaveOptions{})
 }
@@ -565,10 +629,14 @@ func (x *execution) finish(ctx context.Context, status Status, opts SaveOptions)
 
 // kindName is the kind of step i for metrics: its builtin or custom kind's name.
 func (x *execution) kindName(i int) string {
-	if x.c == nil || i >= len(x.c.def.Steps) {
+	if x.c == nil || (i >= len(x.c.def.Steps) && (x.t == nil || x.t.step[i] == nil)) {
 		return "unknown"
 	}
-	k, err := x.e.kinds.of(&x.c.def.Steps[i])
+	st := x.stepAt(i)
+	if st.Compound() {
+		return schemas.KindOf(st).Name
+	}
+	k, err := x.e.kinds.of(st)
 	if err != nil {
 		return "unknown"
 	}

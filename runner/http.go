@@ -122,7 +122,7 @@ func runHTTP(ctx context.Context, s *stepExec) (outcome, error) {
 		resp *http.Response
 		body []byte
 	)
-	s.engine().withoutSlot(runCtx, s.run().ID, func() {
+	s.offline(runCtx, func() {
 		// classified at once: the wait for a slot after it must not make it a timeout
 		if resp, body, err = send(s.engine().client, req); err != nil {
 			err = requestError(ctx, req, err, timeout)

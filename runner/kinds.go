@@ -80,7 +80,10 @@ var builtinRuns = map[string]stepKind{
 func newKindTable(custom map[string]StepHandler) kindTable {
 	t := make(kindTable, len(builtinRuns)+len(custom))
 	for _, k := range schemas.BuiltinKinds() {
-		row := builtinRuns[k.Name]
+		row, ok := builtinRuns[k.Name]
+		if !ok {
+			continue // a compound kind: the execution runs the steps it holds itself
+		}
 		row.StepKind = k
 		t[k.Name] = &row
 	}

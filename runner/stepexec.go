@@ -91,13 +91,18 @@ func (s *stepExec) eval(body, dst any) error {
 }
 
 func (s *stepExec) evalKey(key string, src func() (any, error), attempt int) (any, error) {
-	t, err := s.x.c.template(templateKey{s.i, key}, src)
+	return s.evalIn(s.x.env(s.i, attempt), key, src)
+}
+
+// evalIn evaluates the step's template key (compiled from src() the first time) in sc.
+func (s *stepExec) evalIn(sc *expression.Scope, key string, src func() (any, error)) (any, error) {
+	t, err := s.x.c.template(templateKey{s.x.nodeAt(s.i), key}, src)
 	if err != nil {
-		return nil, permanent(CodeExpression, "step %q: %v", s.st.ID, err)
+		return nil, permanent(CodeExpression, "step %q: %v", PathOf(s.rec), err)
 	}
-	v, err := t.EvalIn(s.x.env(s.i, attempt))
+	v, err := t.EvalIn(sc)
 	if err != nil {
-		return nil, evalFailed(err, "step %q: %v", s.st.ID, err)
+		return nil, evalFailed(err, "step %q: %v", PathOf(s.rec), err)
 	}
 	return v, nil
 }

@@ -124,7 +124,11 @@ type WaitingOn struct {
 // StepRecord is the durable record of one step of a run. Clients see wire.StepRecord;
 // stores keep storecodec's encoding.
 type StepRecord struct {
-	ID         string
+	ID string
+	// Path is a nested record's path (quotes/fedex/ask, charge-each/3/charge,
+	// charge/compensate; see docs/control-flow.md), empty for a top-level step's, whose
+	// path is its ID. Top-level records come first, in definition order; nested ones after.
+	Path       string
 	StepID     string
 	Status     StepStatus
 	Attempts   int

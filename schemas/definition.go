@@ -18,8 +18,10 @@ type Definition struct {
 	Annotations *Annotations    `json:"annotations,omitempty"`
 	ToolTimeout Duration        `json:"toolTimeout,omitempty"`
 	Steps       []Step          `json:"steps"`
-	Result      any             `json:"result,omitempty"`
-	Start       *Start          `json:"start,omitempty"`
+	// OnFailure runs once the run has failed (or was cancelled) and compensated.
+	OnFailure []Step `json:"onFailure,omitempty"`
+	Result    any    `json:"result,omitempty"`
+	Start     *Start `json:"start,omitempty"`
 	// Tags group workflows, for finding them (gorunner_find_workflows) and for token scopes.
 	Tags []string `json:"tags,omitempty" jsonschema:"maxItems=16"`
 	// Schedules start runs of the published version on a clock (schedules.go).
@@ -70,6 +72,11 @@ type Step struct {
 	If      string   `json:"if,omitempty"`
 	Retry   *Retry   `json:"retry,omitempty"`
 	Timeout Duration `json:"timeout,omitempty"`
+	// OnError is what a failure of the step does: fail (default) the run, or continue
+	// with the step failed (steps.<id>.error set, its output null).
+	OnError string `json:"onError,omitempty" jsonschema:"enum=fail,enum=continue"`
+	// Compensate runs if the run fails or is cancelled after this step completed.
+	Compensate *Step `json:"compensate,omitempty"`
 
 	Set      *SetStep      `json:"set,omitempty"`
 	HTTP     *HTTPStep     `json:"http,omitempty"`
@@ -79,6 +86,9 @@ type Step struct {
 	Workflow *WorkflowStep `json:"workflow,omitempty"`
 	Fail     *FailStep     `json:"fail,omitempty"`
 	MCP      *MCPStep      `json:"mcp,omitempty"`
+	Parallel *ParallelStep `json:"parallel,omitempty"`
+	Foreach  *ForeachStep  `json:"foreach,omitempty"`
+	Loop     *LoopStep     `json:"loop,omitempty"`
 
 	// Custom holds the bodies of step kinds that are not built in, by kind name.
 	Custom map[string]json.RawMessage `json:"-"`

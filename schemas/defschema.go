@@ -59,6 +59,7 @@ func (Step) JSONSchemaExtend(s *jsonschema.Schema) {
 	if id, ok := s.Properties.Get("id"); ok {
 		id.Pattern = NamePattern
 	}
+	flowSchema(s)
 	describe(s, map[string]string{
 		"id":      "The step's ID, unique in the workflow; later steps read its output as steps.<id>.output.",
 		"if":      "An expression; the step is skipped when it is null, false, 0 or empty.",
@@ -90,6 +91,7 @@ func (Definition) JSONSchemaExtend(s *jsonschema.Schema) {
 		"toolTimeout": "How long an MCP tool call waits for the run's result.",
 		"result":      "The run output, usually an expression such as ${{ steps.done.output }}; default: the last step's output.",
 		"start":       "An atomic-start token claimed when the run is admitted.",
+		"onFailure":   "Steps run once the run has failed (or was cancelled) and its compensations ran; they see run.error.",
 	})
 }
 

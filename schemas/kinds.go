@@ -42,6 +42,11 @@ var stepKinds = []StepKind{
 	{Name: KindWorkflow, Effects: true, ReachesOut: true, has: func(s *Step) bool { return s.Workflow != nil }, writes: always},
 	{Name: KindFail, has: func(s *Step) bool { return s.Fail != nil }, writes: never},
 	{Name: KindMCP, Effects: true, ReachesOut: true, has: func(s *Step) bool { return s.MCP != nil }, writes: always},
+	// The compound kinds reach out and write as the steps they hold do (reachesOut,
+	// mayWrite); a foreach with a workflow starts child runs.
+	{Name: KindParallel, Effects: true, has: func(s *Step) bool { return s.Parallel != nil }, writes: never},
+	{Name: KindForeach, Effects: true, has: func(s *Step) bool { return s.Foreach != nil }, writes: childRuns},
+	{Name: KindLoop, Effects: true, has: func(s *Step) bool { return s.Loop != nil }, writes: never},
 }
 
 // BuiltinKinds returns the built-in step kinds, in the order of the SPEC's table.
@@ -112,7 +117,11 @@ func ReachesOut(steps []Step) bool {
 	return slices.IndexFunc(steps, reachesOut) >= 0
 }
 
-func reachesOut(s Step) bool { return KindOf(&s).ReachesOut }
+// reachesOut reports whether a step, or one it holds (its compensation too), reaches out.
+func reachesOut(s Step) bool {
+	return KindOf(&s).ReachesOut || childRuns(&s) || anyNested(&s, reachesOut)
+}
 
-// mayWrite reports whether a step may change something (StepKind.Writes).
-func mayWrite(s Step) bool { return KindOf(&s).Writes(&s) }
+// mayWrite reports whether a step, or one it holds (its compensation too), may change
+// something (StepKind.Writes).
+func mayWrite(s Step) bool { return KindOf(&s).Writes(&s) || anyNested(&s, mayWrite) }

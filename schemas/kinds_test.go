@@ -48,7 +48,7 @@ func TestBuiltinKinds(t *testing.T) {
 		names = append(names, k.Name)
 		require.True(t, ReservedStepKey(k.Name), k.Name)
 	}
-	require.Equal(t, []string{KindSet, KindHTTP, KindHook, KindSleep, KindRun, KindWorkflow, KindFail, KindMCP}, names,
+	require.Equal(t, []string{KindSet, KindHTTP, KindHook, KindSleep, KindRun, KindWorkflow, KindFail, KindMCP, KindParallel, KindForeach, KindLoop}, names,
 		"the SPEC's order")
 	for _, key := range []string{"id", "if", "retry", "timeout"} {
 		require.True(t, ReservedStepKey(key), key)

@@ -46,26 +46,32 @@ func (s *Step) UnmarshalJSON(data []byte) error {
 
 // stepJSON is Step's wire form; Set holds the encoded value so that null is written.
 type stepJSON struct {
-	ID       string          `json:"id"`
-	If       string          `json:"if,omitempty"`
-	Retry    *Retry          `json:"retry,omitempty"`
-	Timeout  Duration        `json:"timeout,omitempty"`
-	Set      json.RawMessage `json:"set,omitempty"`
-	HTTP     *HTTPStep       `json:"http,omitempty"`
-	Hook     *HookStep       `json:"hook,omitempty"`
-	Sleep    *SleepStep      `json:"sleep,omitempty"`
-	Run      *RunStep        `json:"run,omitempty"`
-	Workflow *WorkflowStep   `json:"workflow,omitempty"`
-	Fail     *FailStep       `json:"fail,omitempty"`
-	MCP      *MCPStep        `json:"mcp,omitempty"`
+	ID         string          `json:"id"`
+	If         string          `json:"if,omitempty"`
+	Retry      *Retry          `json:"retry,omitempty"`
+	Timeout    Duration        `json:"timeout,omitempty"`
+	OnError    string          `json:"onError,omitempty"`
+	Compensate *Step           `json:"compensate,omitempty"`
+	Set        json.RawMessage `json:"set,omitempty"`
+	HTTP       *HTTPStep       `json:"http,omitempty"`
+	Hook       *HookStep       `json:"hook,omitempty"`
+	Sleep      *SleepStep      `json:"sleep,omitempty"`
+	Run        *RunStep        `json:"run,omitempty"`
+	Workflow   *WorkflowStep   `json:"workflow,omitempty"`
+	Fail       *FailStep       `json:"fail,omitempty"`
+	MCP        *MCPStep        `json:"mcp,omitempty"`
+	Parallel   *ParallelStep   `json:"parallel,omitempty"`
+	Foreach    *ForeachStep    `json:"foreach,omitempty"`
+	Loop       *LoopStep       `json:"loop,omitempty"`
 }
 
 // MarshalJSON writes the step with its kind as one key (set as the bare value) and custom
 // kinds after the built-in fields, sorted.
 func (s Step) MarshalJSON() ([]byte, error) {
 	w := stepJSON{
-		ID: s.ID, If: s.If, Retry: s.Retry, Timeout: s.Timeout,
+		ID: s.ID, If: s.If, Retry: s.Retry, Timeout: s.Timeout, OnError: s.OnError, Compensate: s.Compensate,
 		HTTP: s.HTTP, Hook: s.Hook, Sleep: s.Sleep, Run: s.Run, Workflow: s.Workflow, Fail: s.Fail, MCP: s.MCP,
+		Parallel: s.Parallel, Foreach: s.Foreach, Loop: s.Loop,
 	}
 	if s.Set != nil {
 		v, err := json.Marshal(s.Set.Value)

@@ -70,7 +70,7 @@ func Parse(data []byte, opts ValidateOptions) (*Definition, []Problem, error) {
 // policy, expressions and the steps they read), the result and the start token. A nil or
 // empty answer means d is valid.
 func Validate(d *Definition, opts ValidateOptions) []Problem {
-	v := &validator{opts: opts, stepIndex: map[string]int{}}
+	v := &validator{opts: opts, list: "/steps", frames: []frame{{ids: map[string]int{}}}}
 	v.name(d.Name)
 	v.text("/title", "title", d.Title)
 	v.text("/description", "description", d.Description)
@@ -81,6 +81,8 @@ func Validate(d *Definition, opts ValidateOptions) []Problem {
 	}
 	v.annotations(d)
 	v.steps(d.Steps)
+	v.countSteps(d)
+	v.onFailure(d.OnFailure, len(d.Steps))
 	if d.Result != nil {
 		v.template("/result", d.Result, len(d.Steps))
 	}
@@ -94,9 +96,14 @@ func Validate(d *Definition, opts ValidateOptions) []Problem {
 
 // validator collects problems.
 type validator struct {
-	opts      ValidateOptions
-	problems  []Problem
-	stepIndex map[string]int // step ID -> index of its first step
+	opts     ValidateOptions
+	problems []Problem
+	// list is the JSON pointer of the step list being validated ("/steps" at the top).
+	list string
+	// frames are the scopes of the step lists being validated, outermost first.
+	frames []frame
+	// nesting is how many compound steps hold the list being validated.
+	nesting int
 }
 
 func (v *validator) add(path, format string, args ...any) {
@@ -163,23 +170,21 @@ func (v *validator) schema(path string, raw json.RawMessage) {
 }
 
 func (v *validator) steps(steps []Step) {
-	switch {
-	case len(steps) == 0:
-		v.add("/steps", "at least one step is required")
-	case len(steps) > MaxSteps:
-		v.add("/steps", "%d steps; at most %d are allowed", len(steps), MaxSteps)
+	if len(steps) == 0 {
+		v.add(v.list, "at least one step is required")
 	}
 	for i := range steps {
 		v.stepID(i, steps[i].ID)
 	}
 	for i := range steps {
-		v.step(i, &steps[i])
+		v.step(fmt.Sprintf("%s/%d", v.list, i), &steps[i], i)
 	}
 }
 
 func (v *validator) stepID(i int, id string) {
-	path := fmt.Sprintf("/steps/%d/id", i)
-	switch first, dup := v.stepIndex[id]; {
+	path := fmt.Sprintf("%s/%d/id", v.list, i)
+	ids := v.frames[len(v.frames)-1].ids
+	switch first, dup := ids[id]; {
 	case id == "":
 		v.add(path, "step id is required")
 	case !nameRE.MatchString(id):
@@ -187,7 +192,7 @@ func (v *validator) stepID(i int, id string) {
 	case dup:
 		v.add(path, "step id %q is already used by step %d", id, first)
 	default:
-		v.stepIndex[id] = i
+		ids[id] = i
 	}
 }
 

@@ -2,7 +2,6 @@ package schemas
 
 import (
 	"errors"
-	"fmt"
 	"net/url"
 	"slices"
 	"strings"
@@ -23,8 +22,19 @@ const MaxAttempts = 100
 // takes longer belongs behind a callback (a hook) or a poll (sleep, then http).
 const MaxHTTPTimeout = 15 * time.Minute
 
-func (v *validator) step(i int, s *Step) {
-	p := fmt.Sprintf("/steps/%d", i)
+// step validates step s, found at pointer p, the i-th of its list.
+func (v *validator) step(p string, s *Step, i int) {
+	v.stepBody(p, s, i)
+	v.onError(p+"/onError", s.OnError)
+	if s.Compensate != nil {
+		v.compensate(p+"/compensate", s.Compensate, i)
+	}
+	v.compound(p, s, i)
+}
+
+// stepBody validates what every step has, a compensation too: its kind, if, retry and the
+// kind's fields, whose expressions read the steps before position i of the list.
+func (v *validator) stepBody(p string, s *Step, i int) {
 	v.kinds(p, s)
 	if s.If != "" {
 		v.template(p+"/if", s.If, i)
@@ -198,20 +208,14 @@ func (v *validator) template(path string, val any, step int) *expression.Templat
 		return nil
 	}
 	for _, ref := range t.Refs() {
-		at, ok := v.stepIndex[ref]
-		switch {
-		case !ok:
-			v.add(path, "expression reads steps.%s, but there is no step %q", ref, ref)
-		case at >= step:
-			v.add(path, "expression reads steps.%s, which does not run before this step; only earlier steps can be read", ref)
-		}
+		v.ref(path, ref, step)
 	}
 	return t
 }
 
 // compile compiles val and reports a compile error at the path of the bad expression.
 func (v *validator) compile(path string, val any) *expression.Template {
-	t, err := expression.Compile(val)
+	t, err := expression.CompileWith(val, v.vars()...)
 	if err == nil {
 		return t
 	}

@@ -52,7 +52,10 @@ func TriggerOf(t runner.Trigger) *Trigger {
 // StepRecord is one step of a run as the API shows it: the record without the step kind's
 // durable state. (Named like the record so the OpenAPI component keeps its name.)
 type StepRecord struct {
-	ID         string            `json:"id"`
+	ID string `json:"id"`
+	// Path is where the record sits in the run's tree of steps: the step's id at the top
+	// level, quotes/fedex/ask, charge-each/3/charge, charge/compensate below it.
+	Path       string            `json:"path"`
 	StepID     string            `json:"stepId"`
 	Status     runner.StepStatus `json:"status"`
 	Attempts   int               `json:"attempts"`
@@ -62,6 +65,18 @@ type StepRecord struct {
 	FinishedAt *time.Time        `json:"finishedAt,omitempty"`
 	// Conflict is steps.<id>.conflict for a hook step under onConflict: continue.
 	Conflict json.RawMessage `json:"conflict,omitempty"`
+	// Counts are, on a run object past runner.MaxListedRecords records, the counts of the
+	// records under this top-level one, which GET /api/runs/{id}/steps?parent= pages.
+	Counts *StepCounts `json:"counts,omitempty"`
+}
+
+// StepCounts counts step records by status.
+type StepCounts struct {
+	Total     int `json:"total"`
+	Completed int `json:"completed"`
+	Failed    int `json:"failed"`
+	Running   int `json:"running"`
+	Waiting   int `json:"waiting"`
 }
 
 // Error is a run's or a step's error.
@@ -104,13 +119,39 @@ func RunOf(r *runner.Run) *Run {
 		Error: ErrorOf(r.Error), WaitingOn: WaitingOnOf(r.WaitingOn), RerunOf: r.RerunOf,
 		CreatedAt: r.CreatedAt, StartedAt: r.StartedAt, FinishedAt: r.FinishedAt, Trigger: TriggerOf(r.Trigger),
 	}
-	if r.Steps != nil {
-		v.Steps = make([]*StepRecord, len(r.Steps))
-		for i, st := range r.Steps {
-			v.Steps[i] = StepOf(st)
-		}
+	switch {
+	case runner.Collapsed(r):
+		v.Steps = collapsedSteps(r)
+	case r.Steps != nil:
+		v.Steps = StepsOf(r.Steps)
 	}
 	return v
+}
+
+// StepsOf is the view of each step record.
+func StepsOf(recs []*runner.StepRecord) []*StepRecord {
+	out := make([]*StepRecord, len(recs))
+	for i, st := range recs {
+		out[i] = StepOf(st)
+	}
+	return out
+}
+
+// collapsedSteps are the top-level records of r, each with the counts of those under it.
+func collapsedSteps(r *runner.Run) []*StepRecord {
+	counts := runner.CountsUnder(r)
+	var out []*StepRecord
+	for _, st := range r.Steps {
+		if st.Path != "" {
+			continue
+		}
+		v := StepOf(st)
+		if c := counts[st.ID]; c != nil {
+			v.Counts = &StepCounts{Total: c.Total, Completed: c.Completed, Failed: c.Failed, Running: c.Running, Waiting: c.Waiting}
+		}
+		out = append(out, v)
+	}
+	return out
 }
 
 // RunsOf is the view of each run; listed shows each as a list does, large outputs
@@ -133,7 +174,7 @@ func StepOf(st *runner.StepRecord) *StepRecord {
 		return nil
 	}
 	return &StepRecord{
-		ID: st.ID, StepID: st.StepID, Status: st.Status, Attempts: st.Attempts, Output: st.Output,
+		ID: st.ID, Path: runner.PathOf(st), StepID: st.StepID, Status: st.Status, Attempts: st.Attempts, Output: st.Output,
 		Error: ErrorOf(st.Error), StartedAt: st.StartedAt, FinishedAt: st.FinishedAt, Conflict: st.Conflict,
 	}
 }

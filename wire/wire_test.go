@@ -49,7 +49,7 @@ func engineRun() *runner.Run {
 const runJSON = `{"id":"run-1","workflowId":"wf-1","workflow":"hello","version":3,"environment":"test",` +
 	`"status":"waiting","input":{"name":"Ada"},"output":{"ok":true},` +
 	`"error":{"code":"STEP_FAILED","message":"boom","step":"greet"},` +
-	`"steps":[{"id":"s-1","stepId":"greet","status":"failed","attempts":2,"output":"hi",` +
+	`"steps":[{"id":"s-1","path":"s-1","stepId":"greet","status":"failed","attempts":2,"output":"hi",` +
 	`"error":{"code":"HTTP_500","message":"bad"},"startedAt":"2026-11-30T12:00:01Z",` +
 	`"finishedAt":"2026-11-30T12:00:02Z","conflict":{"owner":"run-0"}}],` +
 	`"waitingOn":{"hook":"tok-1","sleepUntil":"2026-11-30T12:00:02Z"},"rerunOf":"run-0",` +
@@ -168,6 +168,9 @@ func TestEveryFieldMapped(t *testing.T) {
 	} {
 		rv := reflect.Indirect(reflect.ValueOf(v))
 		for i := range rv.NumField() {
+			if f := rv.Type().Field(i).Name; name == "step" && f == "Counts" {
+				continue // set by RunOf past runner.MaxListedRecords: TestRunOfPastMaxListedRecords
+			}
 			require.False(t, rv.Field(i).IsZero(), "%s: field %s not mapped", name, rv.Type().Field(i).Name)
 		}
 	}
@@ -189,4 +192,24 @@ func TestRunsOf(t *testing.T) {
 	empty, err := json.Marshal(wire.RunsOf(nil, false))
 	require.NoError(t, err)
 	require.Equal(t, "[]", string(empty))
+}
+
+// TestRunOfPastMaxListedRecords: past runner.MaxListedRecords records a run's view lists
+// its top-level records, each with the counts of the records under it.
+func TestRunOfPastMaxListedRecords(t *testing.T) {
+	t.Parallel()
+	run := &runner.Run{ID: "r", Steps: []*runner.StepRecord{{ID: "each", Status: runner.StepRunning}, {ID: "done"}}}
+	statuses := []runner.StepStatus{runner.StepCompleted, runner.StepFailed, runner.StepRunning, runner.StepWaiting}
+	for i := range runner.MaxListedRecords {
+		run.Steps = append(run.Steps, &runner.StepRecord{ID: "x", Path: fmt.Sprintf("each/%d/x", i), Status: statuses[i%4]})
+	}
+	v := wire.RunOf(run)
+	require.Len(t, v.Steps, 2)
+	n := runner.MaxListedRecords / 4
+	require.Equal(t, &wire.StepCounts{Total: runner.MaxListedRecords, Completed: n, Failed: n, Running: n, Waiting: n}, v.Steps[0].Counts)
+	require.Nil(t, v.Steps[1].Counts)
+	require.Equal(t, "done", v.Steps[1].Path)
+
+	run.Steps = run.Steps[:runner.MaxListedRecords]
+	require.Len(t, wire.RunOf(run).Steps, runner.MaxListedRecords, "at the bound every record is listed")
 }

@@ -69,7 +69,7 @@ func TestToolSizes(t *testing.T) {
 			t.Logf("%-22s %5d bytes (listed in search mode)", c.Name, len(raw))
 		}
 	}
-	require.Len(t, sizes, 5+4+len(authoringTools), "five examples, four companions and the authoring tools")
+	require.Len(t, sizes, 8+4+len(authoringTools), "eight examples, four companions and the authoring tools")
 	require.LessOrEqual(t, sizes["greet"], maxGreetBytes)
 	for _, name := range authoringTools {
 		require.LessOrEqual(t, sizes[name], maxAuthoringBytes, name)

@@ -22,6 +22,8 @@ func TestEncodeStepAsMarshal(t *testing.T) {
 		fast bool
 	}{
 		{"pending", runner.StepRecord{ID: "a", StepID: "s-a", Status: runner.StepPending}, true},
+		{"nested", runner.StepRecord{ID: "charge", Path: "each/3/charge", StepID: "s-c", Status: runner.StepPending}, true},
+		{"unicode path", runner.StepRecord{ID: "a", Path: "p/é/a"}, false},
 		{"completed", runner.StepRecord{ID: "a", StepID: "fe0e52ba-d13e-559d-8ae9-c3d6a55bedd3", Status: runner.StepCompleted,
 			Attempts: 1, Output: json.RawMessage(`{"n":1}`), StartedAt: &at, FinishedAt: &whole}, true},
 		{"failed", runner.StepRecord{ID: "b", StepID: "s", Status: runner.StepFailed, Attempts: 3,

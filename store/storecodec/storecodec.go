@@ -185,6 +185,7 @@ func waitingRowOf(w *runner.WaitingOn) *waitingRow {
 // stepRow is a step record as stored, with the engine's State; times in UTC.
 type stepRow struct {
 	ID         string            `json:"id"`
+	Path       string            `json:"path,omitempty"`
 	StepID     string            `json:"stepId"`
 	Status     runner.StepStatus `json:"status"`
 	Attempts   int               `json:"attempts"`
@@ -197,13 +198,13 @@ type stepRow struct {
 }
 
 func stepRowOf(st *runner.StepRecord) stepRow {
-	return stepRow{ID: st.ID, StepID: st.StepID, Status: st.Status, Attempts: st.Attempts, Output: st.Output,
+	return stepRow{ID: st.ID, Path: st.Path, StepID: st.StepID, Status: st.Status, Attempts: st.Attempts, Output: st.Output,
 		Error: errorRowOf(st.Error), StartedAt: UTC(st.StartedAt), FinishedAt: UTC(st.FinishedAt),
 		Conflict: st.Conflict, State: st.State}
 }
 
 func (row *stepRow) record() *runner.StepRecord {
-	return &runner.StepRecord{ID: row.ID, StepID: row.StepID, Status: row.Status, Attempts: row.Attempts,
+	return &runner.StepRecord{ID: row.ID, Path: row.Path, StepID: row.StepID, Status: row.Status, Attempts: row.Attempts,
 		Output: row.Output, Error: row.Error.record(), StartedAt: row.StartedAt, FinishedAt: row.FinishedAt,
 		Conflict: row.Conflict, State: row.State}
 }
@@ -255,6 +256,7 @@ func appendStep(b []byte, row *stepRow) ([]byte, bool) {
 		b = append(b, '"')
 	}
 	str(`{"id":`, row.ID, false)
+	str(`,"path":`, row.Path, true)
 	str(`,"stepId":`, row.StepID, false)
 	str(`,"status":`, string(row.Status), false)
 	b = append(b, `,"attempts":`...)

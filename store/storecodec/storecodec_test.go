@@ -116,8 +116,10 @@ const (
 		`"error":{"code":"HTTP_500","message":"bad","step":"greet"},"startedAt":"2026-11-30T12:00:01Z",` +
 		`"finishedAt":"2026-11-30T12:00:02Z","conflict":{"owner":"run-0"},"state":{"until":1}}`
 	storedBareStep = `{"id":"s-2","stepId":"wait","status":"pending","attempts":0}`
-	storedError    = `{"code":"STEP_FAILED","message":"boom","step":"greet"}`
-	storedWaiting  = `{"hook":"tok-1","sleepUntil":"2026-11-30T12:00:02Z"}`
+	// storedNested is a nested record (docs/control-flow.md): its path after its id.
+	storedNested  = `{"id":"charge","path":"each/3/charge","stepId":"c","status":"pending","attempts":0}`
+	storedError   = `{"code":"STEP_FAILED","message":"boom","step":"greet"}`
+	storedWaiting = `{"hook":"tok-1","sleepUntil":"2026-11-30T12:00:02Z"}`
 )
 
 func TestStoredFormat(t *testing.T) {
@@ -128,8 +130,9 @@ func TestStoredFormat(t *testing.T) {
 		Output: json.RawMessage(`"hi"`), Error: &runner.Error{Code: "HTTP_500", Message: "bad", Step: "greet"},
 		StartedAt: &t1, FinishedAt: &t2, Conflict: json.RawMessage(`{"owner":"run-0"}`), State: json.RawMessage(`{"until":1}`)}
 	bare := &runner.StepRecord{ID: "s-2", StepID: "wait", Status: runner.StepPending}
+	nested := &runner.StepRecord{ID: "charge", Path: "each/3/charge", StepID: "c", Status: runner.StepPending}
 	run := &runner.Run{Error: &runner.Error{Code: "STEP_FAILED", Message: "boom", Step: "greet"},
-		WaitingOn: &runner.WaitingOn{Hook: "tok-1", SleepUntil: &t2}, Steps: []*runner.StepRecord{step, bare}}
+		WaitingOn: &runner.WaitingOn{Hook: "tok-1", SleepUntil: &t2}, Steps: []*runner.StepRecord{step, bare, nested}}
 
 	st, err := storecodec.EncodeRunState(run, nil)
 	require.NoError(t, err)
@@ -137,18 +140,19 @@ func TestStoredFormat(t *testing.T) {
 	require.Equal(t, storedWaiting, string(st.WaitingOn))
 	require.Equal(t, storedStep, string(st.Steps[0].Data))
 	require.Equal(t, storedBareStep, string(st.Steps[1].Data))
+	require.Equal(t, storedNested, string(st.Steps[2].Data))
 
 	for name, decode := range map[string]func() ([]*runner.StepRecord, error){
 		"one row per step": func() ([]*runner.StepRecord, error) {
-			return storecodec.DecodeStepRows(map[int][]byte{0: []byte(storedStep), 1: []byte(storedBareStep)})
+			return storecodec.DecodeStepRows(map[int][]byte{0: []byte(storedStep), 1: []byte(storedBareStep), 2: []byte(storedNested)})
 		},
 		"one array per run": func() ([]*runner.StepRecord, error) {
-			return storecodec.DecodeSteps([]byte("[" + storedStep + "," + storedBareStep + "]"))
+			return storecodec.DecodeSteps([]byte("[" + storedStep + "," + storedBareStep + "," + storedNested + "]"))
 		},
 	} {
 		steps, err := decode()
 		require.NoError(t, err, name)
-		require.Equal(t, []*runner.StepRecord{step, bare}, steps, name)
+		require.Equal(t, []*runner.StepRecord{step, bare, nested}, steps, name)
 	}
 	gotErr, err := storecodec.DecodeError([]byte(storedError))
 	require.NoError(t, err)

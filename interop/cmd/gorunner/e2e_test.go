@@ -202,7 +202,7 @@ func TestSecondStartChangesNothing(t *testing.T) {
 	require.NotContains(t, s2.stdout.String(), "Admin token", "no new admin token on a second start")
 	_, after := call(t, token, "GET", s2.url+"/api/workflows", "")
 	require.Len(t, after["data"], len(before["data"].([]any)))
-	require.Len(t, after["data"], 5, "the five shipped examples")
+	require.Len(t, after["data"], 8, "the eight shipped examples")
 	for _, page := range []map[string]any{before, after} {
 		for _, w := range page["data"].([]any) {
 			w := w.(map[string]any)
