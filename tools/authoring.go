@@ -126,8 +126,11 @@ const Guide = "A definition has a name (the tool's name, " + schemas.NamePattern
 	"set (builds a JSON value), http {method, url, headers, body, connection} (one request), " +
 	"hook {token} (waits for a payload), sleep {duration|until}, run {action, runId|token} (acts on another run), " +
 	"workflow {name, input} (a child run of a published workflow), fail {message}, " +
-	"mcp {url, tool, arguments, connection} (calls a tool of another MCP server); optional if, retry, timeout. " +
-	"Strings may hold expressions ${{ ... }} reading input, steps.<id>.output and run. " +
+	"mcp {url, tool, arguments, connection} (calls a tool of another MCP server); " +
+	"steps that hold steps: parallel {failFast, branches: [{id, steps}]}, foreach {items, as, concurrency, steps}, " +
+	"loop {until, maxIterations, steps}; optional if, retry, timeout, onError (fail|continue) and compensate (a step run " +
+	"if the run fails later); a top-level onFailure lists steps run after a failure. " +
+	"Strings may hold expressions ${{ ... }} reading input, steps.<id>.output, run, and item/index (foreach) or iteration (loop). " +
 	"Write it with " + SaveWorkflow + " (" + ValidateWorkflow + " lists every problem with its JSON pointer), " +
 	"run the draft with " + TestWorkflow + ", then " + PublishWorkflow + " makes it a tool."
 
