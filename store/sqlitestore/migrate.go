@@ -33,6 +33,9 @@ func (s *Store) migrate(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := s.incrementalVacuum(ctx); err != nil {
+		return err
+	}
 	for _, m := range ms {
 		if err := s.write(ctx, func(tx *sql.Tx) error { return applyMigration(ctx, tx, m) }); err != nil {
 			return fmt.Errorf("migration %s: %w", m.name, err)
