@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"context"
 	"errors"
 	"time"
 )
@@ -37,4 +38,27 @@ type SweepResult struct {
 	// Next is the last run it examined when the walk may go on (it examined p.Limit runs);
 	// nil when it reached the end of the runs created at or before p.EndedBefore.
 	Next *RunKey
+}
+
+// DeleteRun deletes an ended run now (DELETE /api/runs/{id}), with its steps, payloads and
+// hooks. Unknown → ErrNotFound; not ended → ErrRunActive. This engine forgets it at once;
+// another process sharing the store may answer it from the ended runs it keeps in memory
+// until they pass it by (MaxEndedRunsKept).
+func (e *Engine) DeleteRun(ctx context.Context, id string) error {
+	if err := e.store.DeleteRun(ctx, id); err != nil {
+		return err
+	}
+	e.finished.forget(id)
+	return nil
+}
+
+// forget drops run id from the ended runs kept, if there: it was deleted. Its place in the
+// order stays until it comes out, as a run no longer kept.
+func (c *endedRuns) forget(id string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if k, ok := c.by[id]; ok {
+		c.bytes -= k.size
+		delete(c.by, id)
+	}
 }

@@ -77,7 +77,7 @@ type SweeperConfig struct {
 type Sweeper struct {
 	store   Store
 	c       SweeperConfig
-	deleted *prometheus.CounterVec
+	deleted prometheus.Counter
 	size    prometheus.Gauge
 
 	mu   sync.Mutex
@@ -97,10 +97,10 @@ func NewSweeper(s Store, c SweeperConfig) (*Sweeper, error) {
 		c.Logger = slog.Default()
 	}
 	w := &Sweeper{store: s, c: c,
-		deleted: prometheus.NewCounterVec(prometheus.CounterOpts{
+		deleted: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "gorunner_runs_deleted_total",
-			Help: "Ended runs deleted by this process, by why: retention or a DELETE.",
-		}, []string{"reason"}),
+			Help: "Ended runs this process deleted past their retention.",
+		}),
 		size: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "gorunner_store_bytes",
 			Help: "The store's size in bytes, as measured after the last sweep.",
@@ -218,19 +218,10 @@ func (w *Sweeper) sweep(ctx context.Context, p SweepParams) (int, error) {
 			return total, err
 		}
 		total += res.Deleted
-		w.deleted.WithLabelValues("retention").Add(float64(res.Deleted))
+		w.deleted.Add(float64(res.Deleted))
 		if res.Next == nil {
 			return total, nil
 		}
 		p.After = res.Next
 	}
-}
-
-// Delete deletes an ended run now (DELETE /api/runs/{id}), counted in the metrics.
-func (w *Sweeper) Delete(ctx context.Context, id string) error {
-	if err := w.store.DeleteRun(ctx, id); err != nil {
-		return err
-	}
-	w.deleted.WithLabelValues("deleted").Inc()
-	return nil
 }

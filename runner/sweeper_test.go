@@ -132,7 +132,7 @@ func TestSweeperRetention(t *testing.T) {
 	hk, err := h.store.GetHook(context.Background(), runner.EnvProduction, "waiting")
 	require.NoError(t, err, "an active run is never deleted, nor its hook")
 	require.Equal(t, "waiting", hk.RunID)
-	require.Equal(t, float64(len(old)), value(t, w.DeletedCounter("retention")))
+	require.Equal(t, float64(len(old)), value(t, w.DeletedCounter()))
 	require.Equal(t, float64(1234), value(t, w.SizeGauge()))
 }
 
@@ -185,14 +185,16 @@ func TestSweeperStartStop(t *testing.T) {
 	requireGone(t, h.store, ids...)
 }
 
-func TestSweeperDelete(t *testing.T) {
+func TestEngineDeleteRun(t *testing.T) {
 	h := newHarness(t)
-	ids := admitEnded(t, h.store, "wf", "run", 1, h.clock.Now())
+	e := h.engine(runner.Config{})
+	ended := h.run(e, h.define(oneStep), `{}`, runner.StatusCompleted)
 	admitWaiting(t, h.store, "wf", "waiting", h.clock.Now())
-	w, err := runner.NewSweeper(h.store, runner.SweeperConfig{})
-	require.NoError(t, err)
-	require.ErrorIs(t, w.Delete(context.Background(), "waiting"), runner.ErrRunActive)
-	require.NoError(t, w.Delete(context.Background(), ids[0]))
-	requireGone(t, h.store, ids[0])
-	require.Equal(t, float64(1), value(t, w.DeletedCounter("deleted")))
+	require.ErrorIs(t, e.DeleteRun(context.Background(), "waiting"), runner.ErrRunActive)
+	_, err := e.Get(context.Background(), ended.ID)
+	require.NoError(t, err, "read once, the ended run is kept in memory")
+	require.NoError(t, e.DeleteRun(context.Background(), ended.ID))
+	_, err = e.Get(context.Background(), ended.ID)
+	require.ErrorIs(t, err, runner.ErrNotFound, "the engine forgets the run it deleted")
+	require.ErrorIs(t, e.DeleteRun(context.Background(), ended.ID), runner.ErrNotFound)
 }
