@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -17,8 +15,6 @@ import (
 const (
 	// DefaultRetention is how long ended runs are kept unless `serve --retention` says.
 	DefaultRetention = 30 * 24 * time.Hour
-	// MinRetention is the shortest retention there is; 0 means keep forever.
-	MinRetention = time.Second
 	// MaxSweepBatch bounds the runs one batch of a sweep examines, each batch one short
 	// transaction (or script) of the store, so that a sweep never holds the hot path.
 	MaxSweepBatch = 500
@@ -26,30 +22,6 @@ const (
 	// within this (and one sweep's time) of the moment it is.
 	SweepInterval = 2 * time.Second
 )
-
-// ParseRetention reads a retention: a Go duration (`90m`, `24h`) or a whole number of days
-// (`30d`); `0` keeps runs forever. Anything else shorter than MinRetention is refused.
-func ParseRetention(s string) (time.Duration, error) {
-	var d time.Duration
-	var err error
-	if days, ok := strings.CutSuffix(s, "d"); ok {
-		var n int64
-		n, err = strconv.ParseInt(days, 10, 64)
-		if err == nil && (n < 0 || n > int64(time.Duration(1<<63-1)/(24*time.Hour))) {
-			err = errors.New("out of range")
-		}
-		d = time.Duration(n) * 24 * time.Hour
-	} else {
-		d, err = time.ParseDuration(s)
-	}
-	switch {
-	case err != nil:
-		return 0, fmt.Errorf("retention %q: a duration such as 30d, 24h or 90m: %w", s, err)
-	case d != 0 && d < MinRetention:
-		return 0, fmt.Errorf("retention %q: at least %s, or 0 to keep runs forever", s, MinRetention)
-	}
-	return d, nil
-}
 
 // SweeperConfig tunes a Sweeper.
 type SweeperConfig struct {

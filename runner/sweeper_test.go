@@ -16,38 +16,6 @@ import (
 	"github.com/gorunner/gorunner/runner/runnertest"
 )
 
-func TestParseRetention(t *testing.T) {
-	tests := []struct {
-		in   string
-		want time.Duration
-		ok   bool
-	}{
-		{"30d", 30 * 24 * time.Hour, true},
-		{"0", 0, true},
-		{"0d", 0, true},
-		{"1s", time.Second, true},
-		{"90m", 90 * time.Minute, true},
-		{"999ms", 0, false}, // one past MinRetention
-		{"-1d", 0, false},
-		{"-1h", 0, false},
-		{"1.5d", 0, false},
-		{"d", 0, false},
-		{"soon", 0, false},
-		{"200000d", 0, false}, // overflows a Duration
-	}
-	for _, tc := range tests {
-		t.Run(tc.in, func(t *testing.T) {
-			got, err := runner.ParseRetention(tc.in)
-			if !tc.ok {
-				require.Error(t, err)
-				return
-			}
-			require.NoError(t, err)
-			require.Equal(t, tc.want, got)
-		})
-	}
-}
-
 // value is a counter's or a gauge's value.
 func value(t *testing.T, m prometheus.Metric) float64 {
 	t.Helper()

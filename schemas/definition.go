@@ -22,6 +22,9 @@ type Definition struct {
 	Start       *Start          `json:"start,omitempty"`
 	// Tags group workflows, for finding them (gorunner_find_workflows) and for token scopes.
 	Tags []string `json:"tags,omitempty" jsonschema:"maxItems=16"`
+	// Retention shortens how long the workflow's ended runs are kept (SPEC §2); 0: the
+	// server's --retention.
+	Retention Retention `json:"retention,omitempty"`
 }
 
 // Annotations are the MCP tool hints a definition may set. Nil means "not said".

@@ -123,3 +123,16 @@ func deleteRuns(ctx context.Context, q querier, ids []string) error {
 	}
 	return nil
 }
+
+// Size is the bytes the store's tables and their indexes hold, in the schema the store
+// works in: the gorunner_store_bytes gauge.
+func (s *Store) Size(ctx context.Context) (int64, error) {
+	var n int64
+	err := s.pool.QueryRow(ctx, `SELECT COALESCE(SUM(pg_total_relation_size(c.oid)), 0)::bigint
+		FROM pg_class c JOIN pg_namespace ns ON ns.oid = c.relnamespace
+		WHERE ns.nspname = current_schema() AND c.relkind = 'r'`).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("measuring the database: %w", unreachable(ctx, err))
+	}
+	return n, nil
+}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gorunner/gorunner/runner"
@@ -60,4 +62,19 @@ func sweepResult(res any, limit int) (runner.SweepResult, error) {
 		out.Next = &runner.RunKey{CreatedAt: time.Unix(0, c.CreatedAt).UTC(), ID: c.ID}
 	}
 	return out, nil
+}
+
+// Size is the memory the Redis server uses (INFO memory's used_memory), all its data
+// included, not only this store's prefix: the gorunner_store_bytes gauge.
+func (s *Store) Size(ctx context.Context) (int64, error) {
+	info, err := s.rdb.Info(ctx, "memory").Result()
+	if err != nil {
+		return 0, fmt.Errorf("measuring the server: %w", err)
+	}
+	for _, line := range strings.Split(info, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "used_memory:"); ok {
+			return strconv.ParseInt(v, 10, 64)
+		}
+	}
+	return 0, errors.New("measuring the server: no used_memory in INFO memory")
 }

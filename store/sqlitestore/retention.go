@@ -130,13 +130,35 @@ func (s *Store) deleteRuns(ctx context.Context, tx *sql.Tx, ids []string) error 
 }
 
 // incrementalVacuum sets auto_vacuum INCREMENTAL on a file with no tables yet, the only
-// time the mode takes without a VACUUM (see the package doc); a file made before keeps its
-// mode.
+// time it takes at no cost (see the package doc), on one connection, outside any
+// transaction. A file made before keeps its mode.
 func (s *Store) incrementalVacuum(ctx context.Context) error {
-	var tables int
-	if err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM sqlite_master`).Scan(&tables); err != nil || tables > 0 {
+	conn, err := s.db.Conn(ctx)
+	if err != nil {
 		return err
 	}
-	_, err := s.db.ExecContext(ctx, `PRAGMA auto_vacuum = INCREMENTAL`)
-	return err
+	defer conn.Close()
+	var tables int
+	if err := conn.QueryRowContext(ctx, `SELECT COUNT(*) FROM sqlite_master`).Scan(&tables); err != nil || tables > 0 {
+		return err
+	}
+	// The WAL mode the DSN sets has already written the file's header: an empty file's
+	// VACUUM, which costs nothing, writes the mode in it.
+	for _, q := range []string{`PRAGMA auto_vacuum = INCREMENTAL`, `VACUUM`, createMigrations} {
+		if _, err := conn.ExecContext(ctx, q); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Size is the file's size in bytes as SQLite counts it (its pages), the write-ahead log
+// aside: the gorunner_store_bytes gauge.
+func (s *Store) Size(ctx context.Context) (int64, error) {
+	var n int64
+	err := s.db.QueryRowContext(ctx, `SELECT page_count * page_size FROM pragma_page_count(), pragma_page_size()`).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("measuring the database: %w", err)
+	}
+	return n, nil
 }
