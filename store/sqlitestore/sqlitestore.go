@@ -26,10 +26,10 @@
 //
 // A new file is made with auto_vacuum INCREMENTAL (incrementalVacuum, before the first
 // migration): it keeps a map of its free pages, so that deleting runs (retention) gives
-// space back in bounded steps (deleteRuns). The mode takes only on a file with no tables
-// yet: a file made before keeps auto_vacuum none, where SQLite still reuses the pages deletions free
-// for new rows (the file stops growing but does not shrink); `PRAGMA auto_vacuum = INCREMENTAL; VACUUM;` once, with the server
-// stopped, switches it.
+// space back in bounded steps (deleteRuns). A file made before keeps auto_vacuum NONE,
+// where SQLite still reuses the pages deletions free for new rows (the file stops growing
+// but does not shrink); `PRAGMA auto_vacuum = INCREMENTAL; VACUUM;` once, with every
+// process stopped, switches it.
 //
 // Within one process, writes commit one transaction at a time, on the goroutine of the
 // write that found none under way (see write in commit.go): the writes that arrive while a
