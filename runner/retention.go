@@ -6,8 +6,8 @@ import (
 	"time"
 )
 
-// ErrRunActive is DeleteRun's refusal of a run that has not ended: only ended runs are
-// deleted (REST: 409 CONFLICT).
+// ErrRunActive is DeleteRun's refusal of a run that has not ended, or of a child run whose
+// parent has not: only ended runs are deleted (REST: 409 CONFLICT).
 var ErrRunActive = errors.New("run has not ended")
 
 // RunKey is a run's place in the order of creation: creation time, then ID. SweepEnded

@@ -148,3 +148,31 @@ func testSweepWorkflow(t *testing.T, s runner.Store) {
 	require.NoError(t, err)
 	require.Empty(t, runs, "the workflow's list drops it")
 }
+
+// testSweepChildOfActiveParent: an ended child run whose parent is still active is kept
+// (the parent reads the child's end when it resumes, and would start it anew were it
+// gone), by the sweep and by DeleteRun, until the parent ends.
+func testSweepChildOfActiveParent(t *testing.T, s runner.Store) {
+	ctx := context.Background()
+	parent := newRun("parent", 0, -1)
+	parent.Status = runner.StatusWaiting
+	child := ended(newRun("child", time.Second, -1), runner.StatusCompleted, 2*time.Second)
+	child.ParentRunID = "parent"
+	orphan := ended(newRun("orphan", time.Second, -1), runner.StatusCompleted, 2*time.Second)
+	orphan.ParentRunID = "gone"
+	create(t, s, parent, child, orphan)
+
+	cut := runner.SweepParams{EndedBefore: base.Add(time.Hour), Limit: 10}
+	deleted, _ := sweepAll(t, s, cut)
+	require.Equal(t, 1, deleted, "the child of a deleted parent goes")
+	require.ErrorIs(t, s.DeleteRun(ctx, "child"), runner.ErrRunActive)
+	get(t, s, "child")
+
+	c := claimed(t, s, "A", 3*time.Second, 10)
+	require.Len(t, c, 1, "the parent was made due by its child's end")
+	p := c[0].Run
+	ended(p, runner.StatusCompleted, 3*time.Second)
+	require.NoError(t, s.SaveRun(ctx, c[0].Lease, p, runner.SaveOptions{}))
+	deleted, _ = sweepAll(t, s, cut)
+	require.Equal(t, 2, deleted, "once the parent ended, both go")
+}

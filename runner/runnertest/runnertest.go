@@ -59,6 +59,7 @@ func Run(t *testing.T, newStore func(t *testing.T) runner.Store) {
 		{"DeleteRun", testDeleteRun},
 		{"SweepEnded", testSweepEnded},
 		{"SweepWorkflow", testSweepWorkflow},
+		{"SweepChildOfActiveParent", testSweepChildOfActiveParent},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -9,8 +9,11 @@ import (
 	"github.com/gorunner/gorunner/runner"
 )
 
-// ended is the SQL condition for a run that ended.
-const ended = `status IN ('completed', 'failed', 'cancelled')`
+// deletable is the SQL condition for a run that may be deleted: it ended, and so did its
+// parent, if any: a parent still active reads its child's end when it resumes, and would
+// start a child run anew were it gone.
+const deletable = `(status IN ('completed', 'failed', 'cancelled') AND (parent_run_id = '' OR NOT EXISTS
+	(SELECT 1 FROM runs AS parent WHERE parent.id = runs.parent_run_id AND parent.` + notTerminal + `)))`
 
 // The deletion of runs: every table holding a part of one, for an array of run IDs ($1),
 // the run's row last. PostgreSQL's autovacuum gives the space to new rows.
@@ -25,10 +28,10 @@ var deleteRunParts = []string{
 // them, in runs_created (or runs_workflow_created, of workflow $5). Rows another sweeper
 // holds are passed over: it deletes them.
 const (
-	sweepWalk = `SELECT id, created_at, finished_at, ` + ended + ` FROM runs
+	sweepWalk = `SELECT id, created_at, finished_at, ` + deletable + ` FROM runs
 		WHERE created_at <= $1 AND (created_at, id) > ($2, $3) ORDER BY created_at, id LIMIT $4
 		FOR UPDATE SKIP LOCKED`
-	sweepWalkWorkflow = `SELECT id, created_at, finished_at, ` + ended + ` FROM runs
+	sweepWalkWorkflow = `SELECT id, created_at, finished_at, ` + deletable + ` FROM runs
 		WHERE workflow_id = $5 AND created_at <= $1 AND (created_at, id) > ($2, $3)
 		ORDER BY created_at, id LIMIT $4 FOR UPDATE SKIP LOCKED`
 )
@@ -37,7 +40,7 @@ const (
 func (s *Store) DeleteRun(ctx context.Context, id string) error {
 	err := s.write(ctx, func(q querier) error {
 		var done bool
-		err := q.QueryRow(ctx, `SELECT `+ended+` FROM runs WHERE id = $1 FOR UPDATE`, id).Scan(&done)
+		err := q.QueryRow(ctx, `SELECT `+deletable+` FROM runs WHERE id = $1 FOR UPDATE`, id).Scan(&done)
 		switch {
 		case err != nil:
 			return mapErr(ctx, err, runner.ErrNotFound, nil)

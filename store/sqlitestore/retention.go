@@ -27,19 +27,22 @@ var deleteRunParts = []string{
 // The walk of SweepEnded: runs created at or before ?1, after (?2, ?3), oldest first, ?4 of
 // them, in runs_created (or runs_workflow_created, of workflow ?5).
 const (
-	sweepWalk = `SELECT id, created_at, finished_at, ` + ended + ` FROM runs
+	sweepWalk = `SELECT id, created_at, finished_at, ` + deletable + ` FROM runs
 		WHERE created_at <= ?1 AND (created_at, id) > (?2, ?3) ORDER BY created_at, id LIMIT ?4`
-	sweepWalkWorkflow = `SELECT id, created_at, finished_at, ` + ended + ` FROM runs
+	sweepWalkWorkflow = `SELECT id, created_at, finished_at, ` + deletable + ` FROM runs
 		WHERE workflow_id = ?5 AND created_at <= ?1 AND (created_at, id) > (?2, ?3)
 		ORDER BY created_at, id LIMIT ?4`
-	ended = `status IN ('completed', 'failed', 'cancelled')`
+	// deletable: the run ended, and so did its parent, if any: a parent still active
+	// reads its child's end when it resumes, and would start a child run anew were it gone.
+	deletable = `(status IN ('completed', 'failed', 'cancelled') AND (parent_run_id = '' OR NOT EXISTS
+		(SELECT 1 FROM runs AS parent WHERE parent.id = runs.parent_run_id AND parent.` + notTerminal + `)))`
 )
 
 // DeleteRun deletes an ended run with its steps, payloads and hooks.
 func (s *Store) DeleteRun(ctx context.Context, id string) error {
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		var done bool
-		err := s.in(tx).QueryRowContext(ctx, `SELECT `+ended+` FROM runs WHERE id = ?`, id).Scan(&done)
+		err := s.in(tx).QueryRowContext(ctx, `SELECT `+deletable+` FROM runs WHERE id = ?`, id).Scan(&done)
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
 			return runner.ErrNotFound

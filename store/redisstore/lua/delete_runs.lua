@@ -2,7 +2,8 @@
 -- KEYS: 1 the index walked (sweep: the created index or a workflow's; one run: the created
 --       index)
 -- ARGV: 1 the store's key prefix, 2 mode: 'one' or 'sweep';
---       one: 3 run ID. Returns 1, or GR_NOTFOUND / GR_ACTIVE with nothing deleted.
+--       one: 3 run ID. Returns 1, or GR_NOTFOUND / GR_ACTIVE (not ended, or its parent
+--       has not) with nothing deleted.
 --       sweep: 3 the cut (a time), 4 the lex lower bound, 5 the lex upper bound, 6 how many
 --       entries to examine. Deletes the runs among them that ended at or before the cut,
 --       trims entries that name no run, and returns {deleted, examined, last entry examined
@@ -23,7 +24,20 @@ local function delete_run(id, f)
 end
 
 local function fields(id)
-  return redis.call('HMGET', p .. 'run:' .. id, 'workflow_id', 'status', 'sort_key', 'finished_at')
+  return redis.call('HMGET', p .. 'run:' .. id, 'workflow_id', 'status', 'sort_key', 'finished_at', 'parent_run_id')
+end
+
+-- A run may go once it ended, and so did its parent, if any: a parent still active reads
+-- its child's end when it resumes, and would start a child run anew were it gone.
+local function deletable(f)
+  if not terminal(f[2]) then
+    return false
+  end
+  if not f[5] or f[5] == '' then
+    return true
+  end
+  local parent = redis.call('HGET', p .. 'run:' .. f[5], 'status')
+  return not parent or terminal(parent)
 end
 
 if ARGV[2] == 'one' then
@@ -31,7 +45,7 @@ if ARGV[2] == 'one' then
   if not f[2] then
     return fail('GR_NOTFOUND')
   end
-  if not terminal(f[2]) then
+  if not deletable(f) then
     return fail('GR_ACTIVE')
   end
   delete_run(ARGV[3], f)
@@ -46,7 +60,7 @@ for _, m in ipairs(members) do
   local f = fields(id)
   if not f[2] then
     redis.call('ZREM', KEYS[1], m)
-  elseif terminal(f[2]) and f[4] ~= ZERO and f[4] <= ARGV[3] then
+  elseif f[4] and f[4] ~= ZERO and f[4] <= ARGV[3] and deletable(f) then
     delete_run(id, f)
     deleted = deleted + 1
   end
