@@ -73,4 +73,7 @@ func TestSweepTrimsEveryIndex(t *testing.T) {
 	h, err := s.GetHook(ctx, runner.EnvProduction, "tok")
 	require.NoError(t, err)
 	require.Equal(t, "waiting", h.RunID)
+	size, err := s.Size(ctx)
+	require.NoError(t, err)
+	require.Positive(t, size, "the server's used_memory")
 }
