@@ -176,6 +176,13 @@ func (s *Server) table() []route {
 			handler: s.runSteps,
 		},
 		{
+			method: "DELETE", pattern: "/api/runs/{id}", id: "deleteRun",
+			summary: "Delete an ended run now, with its steps and hooks (an active run: 409)",
+			access:  need(auth.RunsWrite, onRun),
+			status:  204,
+			handler: s.deleteRun,
+		},
+		{
 			method: "GET", pattern: "/api/runs/{id}/events", id: "runEvents",
 			summary: "Server-Sent Events of the run's step and status changes, then end; Last-Event-ID resumes",
 			access:  need(auth.RunsRead, onRun),

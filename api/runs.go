@@ -144,6 +144,15 @@ func (s *Server) cancelRun(w http.ResponseWriter, r *http.Request) {
 	writeData(w, http.StatusOK, wire.RunOf(run))
 }
 
+// deleteRun deletes an ended run (SPEC §2, retention): 204; an active one → 409.
+func (s *Server) deleteRun(w http.ResponseWriter, r *http.Request) {
+	if err := s.deps.Engine.DeleteRun(r.Context(), chi.URLParam(r, "id")); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
 func (s *Server) rerunRun(w http.ResponseWriter, r *http.Request) {
 	run, err := s.deps.Engine.Rerun(r.Context(), chi.URLParam(r, "id"), starterOf(r))
 	if err != nil {

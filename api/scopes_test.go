@@ -55,6 +55,7 @@ func waitDef() map[string]any {
 type scopeFixture struct {
 	*env
 	greetRun string
+	waitRun  string // waits on hook order:1
 	tokens   map[string]string
 }
 
@@ -68,7 +69,7 @@ func newScopeFixture(t *testing.T) *scopeFixture {
 	f := &scopeFixture{env: e, tokens: map[string]string{"admin": e.token}}
 	f.greetRun = e.startAs(e.token, "greet", map[string]any{"name": "Ada"})
 	require.Equal(t, http.StatusOK, e.do("GET", "/api/runs/"+f.greetRun+"?wait=10s", nil).Status)
-	e.startAs(e.token, "wait", map[string]any{"id": "1"})
+	f.waitRun = e.startAs(e.token, "wait", map[string]any{"id": "1"})
 	require.Eventually(t, func() bool { return e.do("GET", "/api/hooks/order:1", nil).Status == http.StatusOK },
 		10*time.Second, 10*time.Millisecond)
 	for _, s := range []string{"workflows:write", "runs:write", "runs:read", "runs:write:tag=billing", "runs:read:workflow=greet"} {
@@ -122,6 +123,7 @@ func TestRouteScopes(t *testing.T) {
 		{"GET", run + "/events", nil, 200, []string{A, RR, GR}},
 		{"GET", run + "/steps?parent=greet", nil, 200, []string{A, RR, GR}},
 		{"POST", run + "/cancel", nil, 409, []string{A, RW}},
+		{"DELETE", "/api/runs/" + f.waitRun, nil, 409, []string{A, RW}}, // active: not deleted
 		{"POST", run + "/rerun", nil, 202, []string{A, RW}},
 		{"GET", "/api/hooks/order:1", nil, 200, []string{A, RR}},
 		{"POST", "/api/hooks/order:1/resume", map[string]any{"ok": true}, 202, []string{A, RW}},

@@ -130,6 +130,7 @@ var rules = []struct {
 	{catalog.ErrConflict, http.StatusConflict, CodeConflict},
 	{runner.ErrNotPublished, http.StatusConflict, CodeConflict},
 	{runner.ErrFinished, http.StatusConflict, CodeConflict},
+	{runner.ErrRunActive, http.StatusConflict, CodeConflict},
 	{runner.ErrHookConflict, http.StatusConflict, CodeConflict},
 	{catalog.ErrSecretsDisabled, http.StatusServiceUnavailable, CodeUnavailable},
 }

@@ -16,8 +16,8 @@ const (
 )
 
 // endedRuns keeps the last runs that ended here or were read ended, as they ended. An ended
-// run never changes again (no write touches a run with a terminal status, and runs are never
-// deleted), so Get answers one from memory: a replayed call whose run finished, a finished
+// run never changes again (no write touches a run with a terminal status; it is only ever
+// deleted, see Engine.DeleteRun), so Get answers one from memory: a replayed call whose run finished, a finished
 // run's page, costs no store read.
 type endedRuns struct {
 	mu    sync.Mutex

@@ -352,4 +352,15 @@ type Store interface {
 	// then reads it. A count kept for another step starts again at 1. Nothing else of the
 	// run changes. Unknown → ErrNotFound; ended → ErrFinished.
 	MissAsk(ctx context.Context, runID string, step int) (int, error)
+
+	// DeleteRun deletes an ended run now, with its step records, queued payloads and hooks.
+	// Unknown → ErrNotFound; not ended, or a child run whose parent has not ended (which
+	// reads the child's end when it resumes) → ErrRunActive, and nothing is deleted.
+	DeleteRun(ctx context.Context, id string) error
+	// SweepEnded is one bounded batch of retention (SPEC §2): it walks the runs (of
+	// p.WorkflowID, if set) created at or before p.EndedBefore, oldest first, after p.After,
+	// examines at most p.Limit of them and deletes, as DeleteRun does, those that ended at
+	// or before p.EndedBefore. Runs not ended are never deleted, nor child runs whose
+	// parent has not ended.
+	SweepEnded(ctx context.Context, p SweepParams) (SweepResult, error)
 }

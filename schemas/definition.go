@@ -26,6 +26,9 @@ type Definition struct {
 	Tags []string `json:"tags,omitempty" jsonschema:"maxItems=16"`
 	// Schedules start runs of the published version on a clock (schedules.go).
 	Schedules []Schedule `json:"schedules,omitempty" jsonschema:"maxItems=16"`
+	// Retention shortens how long the workflow's ended runs are kept (SPEC §2); 0: the
+	// server's --retention.
+	Retention Retention `json:"retention,omitempty"`
 }
 
 // Annotations are the MCP tool hints a definition may set. Nil means "not said".

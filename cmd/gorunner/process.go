@@ -32,6 +32,7 @@ type processFlags struct {
 	maxDepth        int
 	listLimit       int
 	shutdownTimeout time.Duration
+	retention       time.Duration
 }
 
 // addTo adds the process flags to fl; shutdown is the command's --shutdown-timeout
@@ -42,6 +43,8 @@ func (f *processFlags) addTo(fl *pflag.FlagSet, shutdown time.Duration) {
 	fl.IntVar(&f.maxDepth, "max-depth", runner.DefaultMaxDepth, "how deeply workflow steps may nest child runs; deeper fails the step with DEPTH_LIMIT (env GORUNNER_MAX_DEPTH)")
 	fl.IntVar(&f.listLimit, "mcp-list-limit", mcpserver.DefaultListLimit, "with more published workflows than this, tools/list offers "+
 		"gorunner_find_workflows and gorunner_run_workflow instead of one tool per workflow (env GORUNNER_MCP_LIST_LIMIT)")
+	f.retention = runner.DefaultRetention
+	fl.Var(retentionValue{&f.retention}, "retention", "how long ended runs are kept: a duration (24h) or days (30d), at least 1s; 0 keeps them forever (env GORUNNER_RETENTION)")
 	fl.DurationVar(&f.shutdownTimeout, "shutdown-timeout", shutdown, "how long in-flight requests and steps may take to finish on SIGTERM (env GORUNNER_SHUTDOWN_TIMEOUT)")
 }
 
@@ -86,6 +89,7 @@ type process struct {
 	idem    *idempotency.Service
 	engine  *runner.Engine
 	sched   *scheduler.Scheduler
+	sweeper *runner.Sweeper
 	mcp     *mcpserver.Server
 }
 
@@ -141,6 +145,11 @@ func (p *process) wire(egress *runner.EgressPolicy, f *processFlags, mcp mcpserv
 		return err
 	}
 	p.sched = scheduler.New(p.catalog, p.engine, p.idem, &scheduler.Config{Logger: p.log})
+	p.sweeper, err = runner.NewSweeper(timer.Runs(p.store), runner.SweeperConfig{Retention: f.retention,
+		Shorter: p.catalog.ShorterRetention, Size: p.storeSize(), Logger: p.log, Registerer: p.metrics})
+	if err != nil {
+		return err
+	}
 	mcp.Version, mcp.Logger, mcp.Registerer, mcp.ListLimit = version(), p.log, p.metrics, f.listLimit
 	mcp.StateKey = p.secretKey // a question asked by one process can be answered through another
 	p.mcp, err = mcpserver.New(mcpserver.Deps{Catalog: p.catalog, Engine: p.engine, Idempotency: p.idem, Ready: p.store.Ping}, &mcp)
@@ -161,7 +170,7 @@ func (p *process) start(ctx context.Context) error {
 		stop := context.WithoutCancel(ctx)
 		return errors.Join(err, p.sched.Stop(stop), p.engine.Stop(stop), p.bus.Stop(stop))
 	}
-	return nil
+	return p.sweeper.Start(ctx)
 }
 
 // stop ends the work in order, within ctx: the MCP sessions first, so that no call
@@ -173,5 +182,5 @@ func (p *process) stop(ctx context.Context, between ...func(context.Context) err
 	for _, f := range between {
 		errs = append(errs, f(ctx))
 	}
-	return errors.Join(append(errs, p.sched.Stop(ctx), p.engine.Stop(ctx), p.bus.Stop(ctx))...)
+	return errors.Join(append(errs, p.sweeper.Stop(ctx), p.sched.Stop(ctx), p.engine.Stop(ctx), p.bus.Stop(ctx))...)
 }

@@ -16,7 +16,7 @@ import (
 func newRunsCommand(o *clientOpts) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:     "runs",
-		Short:   "List, show, cancel and rerun runs on a running server",
+		Short:   "List, show, cancel, rerun and delete runs on a running server",
 		Example: "  gorunner runs list --status failed\n  gorunner runs get 0190c6e2-… --wait",
 	}
 	cmd.AddCommand(newRunsListCommand(o), newRunsGetCommand(o), &cobra.Command{
@@ -35,8 +35,28 @@ func newRunsCommand(o *clientOpts) *cobra.Command {
 			}
 			return p.either(&r, func() error { return p.line("run %s: %s", printable(r.ID), printable(string(r.Status))) })
 		},
-	}, newRerunCommand(o))
+	}, newRerunCommand(o), newRunsDeleteCommand(o))
 	return o.addTo(cmd)
+}
+
+// newRunsDeleteCommand is `runs delete`: DELETE /api/runs/{id}.
+func newRunsDeleteCommand(o *clientOpts) *cobra.Command {
+	return &cobra.Command{
+		Use:     "delete RUN_ID",
+		Short:   "Delete an ended run now, with its steps and hooks (an active run is refused: cancel it first)",
+		Example: "  gorunner runs delete 0190c6e2-…",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, p, err := o.clientAndPrinter(cmd)
+			if err != nil {
+				return err
+			}
+			if _, _, err := c.Call(cmd.Context(), client.Request{Method: "DELETE", Path: runPath(args[0])}, nil); err != nil {
+				return err
+			}
+			return p.either(map[string]string{"deleted": args[0]}, func() error { return p.line("run %s: deleted", printable(args[0])) })
+		},
+	}
 }
 
 func runPath(id string) string { return "/api/runs/" + url.PathEscape(id) }

@@ -56,6 +56,10 @@ func Run(t *testing.T, newStore func(t *testing.T) runner.Store) {
 		{"CreateRunning", testCreateRunning},
 		{"Payloads", testPayloads},
 		{"AskMisses", testAskMisses},
+		{"DeleteRun", testDeleteRun},
+		{"SweepEnded", testSweepEnded},
+		{"SweepWorkflow", testSweepWorkflow},
+		{"SweepChildOfActiveParent", testSweepChildOfActiveParent},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -151,6 +151,7 @@ type scripts struct {
 	createRun, claimRuns, renewLeases, saveRun, releaseRun, requestCancel, wakeRun *redis.Script
 	claimToken, enqueuePayload, nextPayload, missAsk                               *redis.Script
 	exchangeCode, rotateRefresh, deleteGrant                                       *redis.Script
+	deleteRuns                                                                     *redis.Script
 }
 
 func loadScripts() (*scripts, error) {
@@ -177,6 +178,7 @@ func loadScripts() (*scripts, error) {
 		requestCancel: load("request_cancel"), wakeRun: load("wake_run"), claimToken: load("claim_token"),
 		enqueuePayload: load("enqueue_payload"), nextPayload: load("next_payload"), missAsk: load("miss_ask"),
 		exchangeCode: load("exchange_code"), rotateRefresh: load("rotate_refresh"), deleteGrant: load("delete_grant"),
+		deleteRuns: load("delete_runs"),
 	}
 	return sc, firstErr
 }

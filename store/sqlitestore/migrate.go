@@ -33,6 +33,9 @@ func (s *Store) migrate(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := s.incrementalVacuum(ctx); err != nil {
+		return err
+	}
 	for _, m := range ms {
 		if err := s.write(ctx, func(tx *sql.Tx) error { return applyMigration(ctx, tx, m) }); err != nil {
 			return fmt.Errorf("migration %s: %w", m.name, err)
@@ -41,9 +44,12 @@ func (s *Store) migrate(ctx context.Context) error {
 	return nil
 }
 
+// createMigrations makes the table of the migrations applied.
+const createMigrations = `CREATE TABLE IF NOT EXISTS schema_migrations (
+	version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)`
+
 func applyMigration(ctx context.Context, tx *sql.Tx, m migration) error {
-	if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
-		version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)`); err != nil {
+	if _, err := tx.ExecContext(ctx, createMigrations); err != nil {
 		return err
 	}
 	var n int

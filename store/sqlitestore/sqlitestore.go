@@ -24,6 +24,13 @@
 //   - synchronous(NORMAL): the usual WAL pairing; a commit survives a process crash, and
 //     only an OS crash or power loss may roll back the last transactions.
 //
+// A new file is made with auto_vacuum INCREMENTAL (incrementalVacuum, before the first
+// migration): it keeps a map of its free pages, so that deleting runs (retention) gives
+// space back in bounded steps (deleteRuns). A file made before keeps auto_vacuum NONE,
+// where SQLite still reuses the pages deletions free for new rows (the file stops growing
+// but does not shrink); `PRAGMA auto_vacuum = INCREMENTAL; VACUUM;` once, with every
+// process stopped, switches it.
+//
 // Within one process, writes commit one transaction at a time, on the goroutine of the
 // write that found none under way (see write in commit.go): the writes that arrive while a
 // transaction commits share the next one (group commit, at most maxBatch), each in its own

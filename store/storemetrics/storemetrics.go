@@ -124,6 +124,14 @@ func (r timedRuns) MissAsk(ctx context.Context, runID string, step int) (int, er
 	return timed(r.t, "miss_ask", func() (int, error) { return r.s.MissAsk(ctx, runID, step) })
 }
 
+func (r timedRuns) DeleteRun(ctx context.Context, id string) error {
+	return timedErr(r.t, "delete_run", func() error { return r.s.DeleteRun(ctx, id) })
+}
+
+func (r timedRuns) SweepEnded(ctx context.Context, p runner.SweepParams) (runner.SweepResult, error) {
+	return timed(r.t, "sweep_ended", func() (runner.SweepResult, error) { return r.s.SweepEnded(ctx, p) })
+}
+
 // timedKeys is the keyed-replay store, timed.
 type timedKeys struct {
 	s idempotency.Store
