@@ -49,10 +49,14 @@ func TestEveryListRefusesBadLimits(t *testing.T) {
 		require.Contains(t, routes, want)
 	}
 	for _, path := range routes {
-		for _, limit := range []string{"-1", "0", "abc", "1001", "1.5"} {
-			requirePointer(t, e.do("GET", path+"?limit="+limit, nil), "/limit")
+		query := "?"
+		if strings.HasSuffix(path, "/steps") {
+			query = "?parent=charge&" // the step records' list needs its parent step
 		}
-		a := e.do("GET", path+"?limit=1000", nil)
+		for _, limit := range []string{"-1", "0", "abc", "1001", "1.5"} {
+			requirePointer(t, e.do("GET", path+query+"limit="+limit, nil), "/limit")
+		}
+		a := e.do("GET", path+query+"limit=1000", nil)
 		require.NotEqual(t, http.StatusBadRequest, a.Status, "%s: %s", path, a.Raw)
 	}
 	for _, path := range []string{"/api/tokens", "/api/workflows/listed/versions", "/api/connections", "/api/templates"} {
