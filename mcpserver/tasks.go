@@ -402,13 +402,19 @@ func (s *Server) taskAt(run *runner.Run, pos position) mcp.Task {
 			t.Status = mcp.TaskStatusInputRequired
 		}
 		t.StatusMessage = step
-		if run.WaitingOn != nil && run.WaitingOn.Hook != "" {
-			t.StatusMessage = joinMessage(step, "waiting on hook "+run.WaitingOn.Hook)
+		if waitsOnHook(run) {
+			t.StatusMessage = joinMessage(step, waitingMessage(run.WaitingOn.Hook))
 		}
 	default:
 		t.StatusMessage = step
 	}
 	return t
+}
+
+// waitingMessage says that a run waits on hook token and how to resume it, for a client
+// that is not asked (no elicitation, or the question withdrawn).
+func waitingMessage(token string) string {
+	return fmt.Sprintf("waiting on hook %q; resume it with gorunner_resume_hook {token, payload} or POST /api/hooks/{token}/resume", token)
 }
 
 // joinMessage is the step, then what is said of it; either may be empty.
@@ -478,11 +484,6 @@ func (pos position) describe(run *runner.Run) string {
 		kind = pos.step.Kind()
 	}
 	return fmt.Sprintf("step %d/%d %s (%s)", pos.index+1, len(run.Steps), run.Steps[pos.index].ID, kind)
-}
-
-// hookAsks reports whether the step at pos is a hook with an ask.
-func (pos position) hookAsks() bool {
-	return pos.step != nil && pos.step.Hook != nil && pos.step.Hook.Ask != nil
 }
 
 // currentIndex is the index of the first step of run that has not finished.

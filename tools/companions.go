@@ -35,7 +35,7 @@ const (
 const Instructions = "Each workflow tool starts a durable run of that workflow and answers with the run envelope " +
 	"{runId, status, output, error, replayed, waitingOn}: status is pending, running, waiting, completed, failed or cancelled; " +
 	"output is present once completed (typed by the tool's outputSchema), error {code, message, step} once failed; a failed or cancelled run answers with isError; " +
-	"replayed is true when the idempotencyKey had been used; waitingOn says what a waiting run waits for (hook: a token, sleepUntil: a time). " +
+	"replayed is true when the idempotencyKey had been used; waitingOn says what a waiting run waits for (hook: {token, message, schema}, the question and the payload's JSON Schema when the hook asks; sleepUntil: a time). " +
 	"A call waits a while for the run; when status is pending, running or waiting the run goes on: continue with gorunner_get_run {runId, waitSeconds} " +
 	"(up to 60 s per call); a run waiting on a hook continues when gorunner_resume_hook {token, payload} sends the payload. " +
 	"idempotencyKey (optional, 1-255 characters) makes a retry safe: the same key with the same arguments never starts a second run " +

@@ -121,13 +121,19 @@ func RunOutputSchema(output json.RawMessage, replayed bool) (json.RawMessage, er
 	var b bytes.Buffer
 	b.WriteString(`{"type":"object","properties":{"runId":{"type":"string"},"status":{"type":"string"},"output":`)
 	b.Write(out)
-	b.WriteString(`,"error":{"type":"object"}`)
+	b.WriteString(`,"error":{"type":"object"},"waitingOn":` + waitingOnSchema)
 	if replayed {
 		b.WriteString(`,"replayed":{"type":"boolean"}`)
 	}
 	b.WriteString(`}}`)
 	return b.Bytes(), nil
 }
+
+// waitingOnSchema is the schema of the envelope's waitingOn (wire.WaitingOn): a hook with
+// its question, or the end of a sleep.
+const waitingOnSchema = `{"type":"object","properties":{"hook":{"type":"object","properties":{` +
+	`"token":{"type":"string"},"message":{"type":"string"},"schema":{"type":"object"}},"required":["token"]},` +
+	`"sleepUntil":{"type":"string","format":"date-time"}}}`
 
 // ownID names an output schema that becomes a resource of its own inside outputSchema.
 const ownID = "urn:gorunner:output"

@@ -51,8 +51,16 @@ type Error struct {
 
 // WaitingOn says what a waiting run waits for.
 type WaitingOn struct {
-	Hook       string     `json:"hook,omitempty"`
-	SleepUntil *time.Time `json:"sleepUntil,omitempty"`
+	Hook       *WaitingHook `json:"hook,omitempty"`
+	SleepUntil *time.Time   `json:"sleepUntil,omitempty"`
+}
+
+// WaitingHook is the hook a run waits on: its token and, for a hook with ask, the question
+// (the evaluated ask.message) and the JSON Schema a resume payload must fit.
+type WaitingHook struct {
+	Token   string          `json:"token"`
+	Message string          `json:"message,omitempty"`
+	Schema  json.RawMessage `json:"schema,omitempty"`
 }
 
 // Hook is a token's active owner: GET /api/hooks/{token}.
@@ -129,7 +137,14 @@ func WaitingOnOf(w *runner.WaitingOn) *WaitingOn {
 	if w == nil {
 		return nil
 	}
-	return &WaitingOn{Hook: w.Hook, SleepUntil: w.SleepUntil}
+	v := &WaitingOn{SleepUntil: w.SleepUntil}
+	if w.Hook != "" {
+		v.Hook = &WaitingHook{Token: w.Hook}
+		if w.Ask != nil {
+			v.Hook.Message, v.Hook.Schema = w.Ask.Message, w.Ask.Schema
+		}
+	}
+	return v
 }
 
 // HookOf is the view of a token's owner; the environment is the caller's and not shown.
