@@ -128,12 +128,14 @@ func Companions() []mcp.Tool {
 			object(map[string]any{"runId": runIDProperty}, "runId"),
 			envelope, hints{destructive: true, idempotent: true}),
 		companion(ResumeHook, "Resume a hook",
-			"Sends a payload to the run waiting on a hook token (waitingOn.hook); the run continues.",
+			"Sends a payload to the run waiting on a hook token (waitingOn.hook.token); the run continues. "+
+				"When the hook asks (waitingOn.hook.schema), the payload must fit that schema. "+
+				"delivery is delivered when a hook step took the payload, queued when none waits on the token now.",
 			object(map[string]any{
 				"token":   map[string]any{"type": "string", "minLength": 1},
-				"payload": map[string]any{"description": "any JSON value: the hook step's output"},
+				"payload": map[string]any{"description": "any JSON value (fitting waitingOn.hook.schema when the hook has one): the hook step's output"},
 			}, "token"),
-			envelope, hints{}),
+			mustOutput(ResumedOutputSchema()), hints{}),
 		companion(FindWorkflows, "Find workflows",
 			"Workflows matching the words of query in their name, title, description or tags, best first, with their input schema.",
 			object(map[string]any{

@@ -44,6 +44,19 @@ func ResultOf(r *runner.Run) Result {
 	return res
 }
 
+// Resumed is gorunner_resume_hook's structuredContent: the run envelope of the run that
+// owns the token, after it took the payload, with what became of the payload.
+type Resumed struct {
+	Result
+	Delivery runner.Delivery `json:"delivery"`
+	Message  string          `json:"message,omitempty"`
+}
+
+// ResumedOf sums up a payload sent to token.
+func ResumedOf(token string, res *runner.Resumed) Resumed {
+	return Resumed{Result: ResultOf(res.Run), Delivery: res.Delivery, Message: res.Message(token)}
+}
+
 // Replay marks the result as the answer to a workflow tool call: replayed tells whether
 // its key had been used before.
 func (r Result) Replay(replayed bool) Result {
@@ -105,6 +118,23 @@ func InvalidArguments(schema json.RawMessage, problems []schemas.Problem) *mcp.C
 	}
 	msg := "the arguments do not match the tool's input schema; fix them and call again:\n" + strings.Join(lines, "\n")
 	return Problem{Status: http.StatusBadRequest, Code: runner.CodeValidation, Message: msg, Details: problems}.Result()
+}
+
+// ResumedOutputSchema is gorunner_resume_hook's outputSchema: the envelope with delivery
+// and message.
+func ResumedOutputSchema() (json.RawMessage, error) {
+	var env map[string]any
+	raw, err := RunOutputSchema(nil, false)
+	if err == nil {
+		err = json.Unmarshal(raw, &env)
+	}
+	if err != nil {
+		return nil, err
+	}
+	props := env["properties"].(map[string]any)
+	props["delivery"] = map[string]any{"type": "string", "enum": []runner.Delivery{runner.Delivered, runner.Queued}}
+	props["message"] = map[string]any{"type": "string"}
+	return json.Marshal(env)
 }
 
 // RunOutputSchema is the outputSchema of run results: the envelope, compact (what its
