@@ -33,7 +33,7 @@ func engineRun() *runner.Run {
 	return &runner.Run{
 		ID: "run-1", WorkflowID: "wf-1", Workflow: "hello", Version: 3, Environment: runner.EnvTest,
 		Status: runner.StatusWaiting, Input: json.RawMessage(`{"name":"Ada"}`), Output: json.RawMessage(`{"ok":true}`),
-		Error:     &runner.Error{Code: "STEP_FAILED", Message: "boom", Step: "greet"},
+		Error: &runner.Error{Code: "STEP_FAILED", Message: "boom", Step: "greet"},
 		WaitingOn: &runner.WaitingOn{Hook: "tok-1", SleepUntil: &t2,
 			Ask: &schemas.HookAsk{Message: "Ship it?", Schema: json.RawMessage(`{"type":"object"}`)}},
 		Undelivered: &runner.Undelivered{Payloads: []runner.UndeliveredPayload{{Token: "tok-1", Payload: json.RawMessage(`{"late":true}`)}}, Omitted: 2},
