@@ -411,10 +411,14 @@ func (s *Server) taskAt(run *runner.Run, pos position) mcp.Task {
 	return t
 }
 
-// waitingMessage says that a run waits on hook token and how to resume it, for a client
-// that is not asked (no elicitation, or the question withdrawn).
+// ResumeHint follows the token in the statusMessage of a task waiting on a hook that it
+// is not asked about (no elicitation, a hook without ask, or the question withdrawn): how
+// to resume it.
+const ResumeHint = "; resume it with gorunner_resume_hook {token, payload} or POST /api/hooks/{token}/resume"
+
+// waitingMessage says that a run waits on hook token and how to resume it.
 func waitingMessage(token string) string {
-	return fmt.Sprintf("waiting on hook %q; resume it with gorunner_resume_hook {token, payload} or POST /api/hooks/{token}/resume", token)
+	return "waiting on hook " + token + ResumeHint
 }
 
 // joinMessage is the step, then what is said of it; either may be empty.
