@@ -211,8 +211,8 @@ func TestTaskStatusMapping(t *testing.T) {
 		status, message string
 	}{
 		{"running", "outlives", map[string]any{}, "working", "step 1/2 rest (sleep)"},
-		{"waiting on a hook", "approve", map[string]any{"orderId": "m1"}, "working", "step 1/2 confirm (hook): waiting on hook order:m1"+mcpserver.ResumeHint},
-		{"waiting on a hook that asks", "ask", map[string]any{"orderId": "m2"}, "input_required", "step 1/2 approve (hook): waiting on hook ask:m2"+mcpserver.ResumeHint},
+		{"waiting on a hook", "approve", map[string]any{"orderId": "m1"}, "working", "step 1/2 confirm (hook): waiting on hook order:m1" + mcpserver.ResumeHint},
+		{"waiting on a hook that asks", "ask", map[string]any{"orderId": "m2"}, "input_required", "step 1/2 approve (hook): waiting on hook ask:m2" + mcpserver.ResumeHint},
 		{"failed", "faillate", map[string]any{}, "failed", "step 2/3 charge (fail): card declined"},
 	}
 	for _, tc := range tests {
