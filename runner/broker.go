@@ -42,11 +42,19 @@ type broker struct {
 	mu    sync.Mutex
 	feeds map[string]*feed
 	waits map[string]int // open waits by principal
+
+	// ended is closed by endWaits: every wait answers at once and every watch ends.
+	ended   chan struct{}
+	endOnce sync.Once
 }
 
 func newBroker(s Store, get func(ctx context.Context, id string) (*Run, error), log *slog.Logger, bus *events.Bus) *broker {
-	return &broker{get: get, next: s.NextPayload, log: log, bus: bus, feeds: map[string]*feed{}, waits: map[string]int{}}
+	return &broker{get: get, next: s.NextPayload, log: log, bus: bus, feeds: map[string]*feed{}, waits: map[string]int{},
+		ended: make(chan struct{})}
 }
+
+// endWaits ends the waits and watches open now and any opened later.
+func (b *broker) endWaits() { b.endOnce.Do(func() { close(b.ended) }) }
 
 // feed is the one reader of a run that its followers share.
 type feed struct {
@@ -438,11 +446,21 @@ func (e *Engine) wait(ctx context.Context, id string, hint *Run, maxWait time.Du
 		case <-changed:
 		case <-timer.C:
 			expired = true
+		case <-e.broker.ended:
+			if r == nil {
+				return e.Get(ctx, id)
+			}
+			return r, nil
 		case <-ctx.Done():
 			return r, ctx.Err()
 		}
 	}
 }
+
+// EndWaits answers every wait (Wait, WaitFrom) at once with the run as it stands, and ends
+// every Watch, now and from now on: a process shutting down calls it before it waits for
+// its requests to end, so that long waits and event streams do not hold the shutdown.
+func (e *Engine) EndWaits() { e.broker.endWaits() }
 
 // capWait is maxWait bounded by Config.MaxWait.
 func (e *Engine) capWait(maxWait time.Duration) time.Duration { return min(maxWait, e.cfg.MaxWait) }
@@ -514,6 +532,8 @@ func (e *Engine) watch(ctx context.Context, id string, out chan<- *Run) {
 		select {
 		case <-changed:
 		case <-ctx.Done():
+			return
+		case <-e.broker.ended:
 			return
 		}
 	}
