@@ -62,7 +62,7 @@ func (s *Server) newEnvironment(name string) *environment {
 	)
 	env := &environment{name: name, mcp: m, tools: map[string]*entry{}}
 	env.view.Store(newView(nil))
-	env.http = server.NewStreamableHTTPServer(m, server.WithStreamableHTTPLogger(s.log),
+	env.http = server.NewStreamableHTTPServer(m, server.WithStreamableHTTPLogger(transportLog(s.log)),
 		server.WithSessionIdManagerResolver(sessionIDs{}))
 	env.tasksHTTP = s.taskHTTP(env)
 	registered := s.companionTools(env)

@@ -131,7 +131,7 @@ func TestViews(t *testing.T) {
 				`"expiresAt":"2026-11-30T12:00:00Z"}`, nil},
 		{"grant", wire.GrantOf(&oauth.Grant{ID: "g", ClientID: "https://c.example/meta", ClientName: "Claude", PrincipalID: "tok-1",
 			PrincipalName: "ci", Scope: "runs:read runs:write", CreatedAt: t0, RefreshHash: []byte("engine-refresh"),
-			RefreshExpiresAt: t1, TokenIDs: []string{"engine-at-1", "engine-at-2"}, Code: []byte("engine-code")}),
+			RefreshExpiresAt: t1, TokenIDs: []string{"engine-at-1", "engine-at-2"}, Issued: 2, Code: []byte("engine-code")}),
 			`{"id":"g","clientId":"https://c.example/meta","clientName":"Claude","principalId":"tok-1","principal":"ci",` +
 				`"scopes":["runs:read","runs:write"],"createdAt":"2026-11-30T12:00:00Z",` +
 				`"refreshExpiresAt":"2026-11-30T12:00:01Z","tokensIssued":2}`,
@@ -167,7 +167,7 @@ func TestEveryFieldMapped(t *testing.T) {
 		"token":      wire.TokenOf(&auth.Token{ID: "i", Name: "n", Scopes: auth.AdminScopes(), ExpiresAt: &t0, Audience: "a", CreatedAt: t0}),
 		"newToken":   wire.NewTokenOf(&auth.Token{ID: "i", Name: "n", Scopes: auth.AdminScopes(), ExpiresAt: &t0}, "s"),
 		"key":        wire.KeyOf(&idempotency.Record{Key: "k", State: idempotency.StateDone, Method: "m", Path: "p", Status: 1, RunID: "r", CreatedAt: t0, ExpiresAt: t0}),
-		"grant":      wire.GrantOf(&oauth.Grant{ID: "i", ClientID: "c", ClientName: "n", PrincipalID: "p", PrincipalName: "pn", Scope: "s", CreatedAt: t0, RefreshExpiresAt: t0, TokenIDs: []string{"t"}}),
+		"grant":      wire.GrantOf(&oauth.Grant{ID: "i", ClientID: "c", ClientName: "n", PrincipalID: "p", PrincipalName: "pn", Scope: "s", CreatedAt: t0, RefreshExpiresAt: t0, TokenIDs: []string{"t"}, Issued: 1}),
 	} {
 		rv := reflect.Indirect(reflect.ValueOf(v))
 		for i := range rv.NumField() {
