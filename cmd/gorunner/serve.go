@@ -111,6 +111,11 @@ func (p *process) prepare(ctx context.Context, out io.Writer, examples bool) err
 	if !examples {
 		return nil
 	}
+	return p.installExamples(ctx)
+}
+
+// installExamples creates and publishes the example workflows not in the store yet.
+func (p *process) installExamples(ctx context.Context) error {
 	created, err := p.catalog.InstallTemplates(ctx)
 	if err != nil {
 		return err
