@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"net/http"
+	"os"
 	"testing"
 	"time"
 
@@ -105,17 +106,9 @@ func TestWaitHoldsForShortSleep(t *testing.T) {
 func TestEveryDefinitionProblem(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	a := e.do("POST", "/api/workflows", `name: Bad Name
-input: {type: object}
-tagz: [x]
-steps:
-  - id: wait
-    sleep: {duration: 2 minutes}
-  - id: call
-    http: {method: 5, url: "https://api.example/x"}
-  - id: wait
-    set: 1
-`, "Content-Type", "application/yaml")
+	doc, err := os.ReadFile("../schemas/testdata/five-problems.yaml")
+	require.NoError(t, err)
+	a := e.do("POST", "/api/workflows", doc, "Content-Type", "application/yaml")
 	require.Equal(t, http.StatusBadRequest, a.Status, string(a.Raw))
 	paths := []any{}
 	for _, d := range a.Body["error"].(map[string]any)["details"].([]any) {

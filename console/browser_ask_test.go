@@ -2,7 +2,6 @@ package console_test
 
 import (
 	"context"
-	"encoding/json"
 	"testing"
 	"time"
 
@@ -36,12 +35,7 @@ steps:
 func TestBrowserAskMessage(t *testing.T) {
 	ctx := browsertest.New(t, 2*time.Minute)
 	e := newEnv(t, "")
-	w := e.createWorkflow(askTemplateYAML)
-	_, _, err := e.catalog.Publish(context.Background(), w.ID)
-	require.NoError(t, err)
-	res, err := e.engine.Submit(context.Background(), runner.SubmitParams{Workflow: w.Name, Input: json.RawMessage(`{"requestId": "R-42"}`)})
-	require.NoError(t, err)
-	run, err := e.engine.Wait(context.Background(), res.Run.ID, 10*time.Second)
+	run, err := e.engine.Wait(context.Background(), e.publishAndRun(askTemplateYAML, `{"requestId": "R-42"}`), 10*time.Second)
 	require.NoError(t, err)
 	require.Equal(t, runner.StatusWaiting, run.Status)
 

@@ -20,21 +20,30 @@ steps:
   - {id: second, hook: {token: second-1}}
 `
 
+// publishAndRun creates and publishes the workflow doc and starts a run of it with input,
+// returning the run's ID.
+func (e *env) publishAndRun(doc, input string) string {
+	e.t.Helper()
+	ctx := context.Background()
+	w := e.createWorkflow(doc)
+	_, _, err := e.catalog.Publish(ctx, w.ID)
+	require.NoError(e.t, err)
+	res, err := e.engine.Submit(ctx, runner.SubmitParams{Workflow: w.Name, Input: json.RawMessage(input)})
+	require.NoError(e.t, err)
+	return res.Run.ID
+}
+
 // TestUndeliveredShown: a payload sent to a token after its hook step took one, and never
 // taken, is shown on the ended run's page.
 func TestUndeliveredShown(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	e := newEnv(t, "")
-	w := e.createWorkflow(twoHooksYAML)
-	_, _, err := e.catalog.Publish(ctx, w.ID)
-	require.NoError(t, err)
-	res, err := e.engine.Submit(ctx, runner.SubmitParams{Workflow: w.Name, Input: json.RawMessage(`{}`)})
-	require.NoError(t, err)
-	id := res.Run.ID
+	id := e.publishAndRun(twoHooksYAML, `{}`)
 	deliver := func(token, payload string, want runner.Delivery) *runner.Run {
 		var got *runner.Resumed
 		require.Eventually(t, func() bool {
+			var err error
 			got, err = e.engine.Deliver(ctx, runner.EnvProduction, token, json.RawMessage(payload), 10*time.Second)
 			return err == nil
 		}, 10*time.Second, 20*time.Millisecond, "the hook is registered")
