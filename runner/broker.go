@@ -411,7 +411,7 @@ func (e *Engine) Wait(ctx context.Context, id string, maxWait time.Duration) (*R
 // looks at that hook's queue before its first read, so that a run resting there costs one
 // read.
 func (e *Engine) WaitFrom(ctx context.Context, r *Run, maxWait time.Duration) (*Run, error) {
-	if r.Status.Settled() && !e.dueBy(r, e.now().Add(e.capWait(maxWait))) && hookOf(r) == "" {
+	if e.Settled(r, maxWait) && hookOf(r) == "" {
 		return r, nil
 	}
 	return e.wait(ctx, r.ID, r, maxWait)
@@ -461,6 +461,13 @@ func (e *Engine) wait(ctx context.Context, id string, hint *Run, maxWait time.Du
 // every Watch, now and from now on: a process shutting down calls it before it waits for
 // its requests to end, so that long waits and event streams do not hold the shutdown.
 func (e *Engine) EndWaits() { e.broker.endWaits() }
+
+// Settled reports whether r, as it stands, is what a wait of maxWait on it answers without
+// following it: ended, or waiting, but not for a time that comes within the wait (dueBy).
+// A run waiting on a hook is settled here; Wait also looks at the hook's queue.
+func (e *Engine) Settled(r *Run, maxWait time.Duration) bool {
+	return r.Status.Settled() && !e.dueBy(r, e.now().Add(e.capWait(maxWait)))
+}
 
 // capWait is maxWait bounded by Config.MaxWait.
 func (e *Engine) capWait(maxWait time.Duration) time.Duration { return min(maxWait, e.cfg.MaxWait) }

@@ -82,7 +82,7 @@ func (s Status) Terminal() bool {
 
 // Settled reports whether a run in s has stopped running: it ended or waits. Engine.Wait
 // returns such a run at once, unless it waits on a hook for which a payload is queued or
-// for a time that has come (Engine.due): a worker is about to move it on.
+// for a time that comes before the wait ends (Engine.Settled): it moves on by itself.
 func (s Status) Settled() bool { return s != StatusPending && s != StatusRunning }
 
 // StepStatus is one step's status.
