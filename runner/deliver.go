@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/gorunner/gorunner/schemas"
@@ -50,8 +51,10 @@ func (r *Resumed) Message(token string) string {
 // Deliver is Resume for a caller outside the run (the REST resume, the MCP tool, the
 // console): a payload for a hook step that waits with ask must fit the ask's schema
 // (else an *InputError naming each violation's pointer, and nothing is queued); a hook
-// without ask takes any JSON value. It says whether the payload was delivered or queued,
-// and, for a delivered one, waits up to wait (as Wait does) for the run to move on.
+// without ask takes any JSON value. It says whether the payload was delivered or queued:
+// for a run waiting on the token, it waits up to wait (as Wait does) for the run to move
+// on; for a running one (a hook step on the token may be about to wait), it waits so to see
+// whether a hook step took the payload.
 func (e *Engine) Deliver(ctx context.Context, env, token string, payload json.RawMessage, wait time.Duration) (*Resumed, error) {
 	env, err := environment(env)
 	if err != nil {
@@ -75,13 +78,54 @@ func (e *Engine) Deliver(ctx context.Context, env, token string, payload json.Ra
 	if err != nil {
 		return nil, err
 	}
-	if !waiting || runID != run.ID || !e.first(ctx, runID, env, token, payload) {
-		return &Resumed{Delivery: Queued, Run: run}, nil
+	switch {
+	case runID != run.ID:
+		return &Resumed{Delivery: Queued, Run: run}, nil // another run took the token meanwhile
+	case waiting && e.first(ctx, runID, env, token, payload):
+		return e.delivered(ctx, runID, wait)
+	case run.Status.Settled():
+		return &Resumed{Delivery: Queued, Run: run}, nil // it waits for something else
 	}
+	// Running: a hook step on the token may be about to wait (it claimed the token before
+	// it saves its wait). What the run did with the payload once the wait ends says.
 	if run, err = e.Wait(ctx, runID, wait); err != nil && run == nil {
 		return nil, err
 	}
+	if e.taken(ctx, run, env, token, payload) {
+		return &Resumed{Delivery: Delivered, Run: run}, nil
+	}
+	return &Resumed{Delivery: Queued, Run: run}, nil
+}
+
+// delivered is the answer for a payload a waiting hook step takes: the run after it, as
+// Wait answers within wait.
+func (e *Engine) delivered(ctx context.Context, runID string, wait time.Duration) (*Resumed, error) {
+	run, err := e.Wait(ctx, runID, wait)
+	if err != nil && run == nil {
+		return nil, err
+	}
 	return &Resumed{Delivery: Delivered, Run: run}, nil
+}
+
+// taken reports whether run, as it stands after payload was queued for token, took it: an
+// ended run took it unless it kept it undelivered; another took it unless it is still the
+// oldest queued.
+func (e *Engine) taken(ctx context.Context, run *Run, env, token string, payload json.RawMessage) bool {
+	if run.Status.Terminal() {
+		return !slices.ContainsFunc(undeliveredOf(run), func(p UndeliveredPayload) bool {
+			return p.Token == token && samePayload(p.Payload, payload)
+		})
+	}
+	p, err := e.store.NextPayload(ctx, run.ID, env, token)
+	return errors.Is(err, ErrNotFound) || (err == nil && !samePayload(p.Payload, payload))
+}
+
+// undeliveredOf is the payloads run kept undelivered.
+func undeliveredOf(run *Run) []UndeliveredPayload {
+	if run.Undelivered == nil {
+		return nil
+	}
+	return run.Undelivered.Payloads
 }
 
 // Question is the question (the evaluated ask) of the hook step waiting on h's token, nil
@@ -128,5 +172,10 @@ func (e *Engine) first(ctx context.Context, runID, env, token string, payload js
 	if errors.Is(err, ErrNotFound) {
 		return true
 	}
-	return err == nil && bytes.Equal(bytes.TrimSpace(p.Payload), bytes.TrimSpace(payload))
+	return err == nil && samePayload(p.Payload, payload)
+}
+
+// samePayload reports whether two payloads are the same bytes, spaces around aside.
+func samePayload(a, b json.RawMessage) bool {
+	return bytes.Equal(bytes.TrimSpace(a), bytes.TrimSpace(b))
 }
