@@ -60,20 +60,11 @@ func (e *Engine) Deliver(ctx context.Context, env, token string, payload json.Ra
 	if err != nil {
 		return nil, err
 	}
-	h, err := e.Hook(ctx, env, token)
+	run, err := e.checkedOwner(ctx, env, token, payload)
 	if err != nil {
-		return nil, fmt.Errorf("resuming hook %q: %w", token, err)
-	}
-	run, err := e.Get(ctx, h.RunID)
-	if err != nil {
-		return nil, fmt.Errorf("resuming hook %q: %w", token, err)
+		return nil, err
 	}
 	waiting := hookOf(run) == token
-	if waiting && run.WaitingOn.Ask != nil {
-		if err := checkAnswer(run.WaitingOn.Ask, payload); err != nil {
-			return nil, err
-		}
-	}
 	runID, err := e.Resume(ctx, env, token, payload)
 	if err != nil {
 		return nil, err
@@ -95,6 +86,25 @@ func (e *Engine) Deliver(ctx context.Context, env, token string, payload json.Ra
 		return &Resumed{Delivery: Delivered, Run: run}, nil
 	}
 	return &Resumed{Delivery: Queued, Run: run}, nil
+}
+
+// checkedOwner is the run that owns token in env, once payload is found to fit the ask of
+// the hook step waiting on it, if one waits and asks.
+func (e *Engine) checkedOwner(ctx context.Context, env, token string, payload json.RawMessage) (*Run, error) {
+	h, err := e.Hook(ctx, env, token)
+	if err != nil {
+		return nil, fmt.Errorf("resuming hook %q: %w", token, err)
+	}
+	run, err := e.Get(ctx, h.RunID)
+	if err != nil {
+		return nil, fmt.Errorf("resuming hook %q: %w", token, err)
+	}
+	if hookOf(run) == token && run.WaitingOn.Ask != nil {
+		if err := checkAnswer(run.WaitingOn.Ask, payload); err != nil {
+			return nil, err
+		}
+	}
+	return run, nil
 }
 
 // delivered is the answer for a payload a waiting hook step takes: the run after it, as
