@@ -16,6 +16,7 @@ import (
 	"net/http"
 	"net/url"
 
+	"github.com/gorunner/gorunner/auth"
 	"github.com/gorunner/gorunner/idempotency"
 	"github.com/gorunner/gorunner/runner"
 	"github.com/gorunner/gorunner/wire"
@@ -32,10 +33,12 @@ type Request struct {
 	Environment string
 	// Input is the run input as sent; empty means {}.
 	Input json.RawMessage
-	// StartedBy is the ID of the principal starting the run; empty for a webhook.
-	StartedBy string
+	// By is the principal starting the run; nil for a webhook (runner.SubmitParams.By).
+	By *auth.Principal
 	// Task says the run is started as an MCP task (runner.Run.Task).
 	Task bool
+	// Trigger says what starts the run (runner.Run.Trigger); zero means api.
+	Trigger runner.Trigger
 	// RunOnly says the caller reads an unkeyed admission's run from Result.Run, not its
 	// REST answer: the answer then has Status and RunID, and no body is encoded.
 	RunOnly bool
@@ -67,6 +70,9 @@ type Result struct {
 	// even ended: see runner.Engine.Commit), or the run it reused; nil for a replay, whose
 	// run the caller reads by RunID if it needs it.
 	Run *runner.Run
+	// Reused says the answer is the start token's owner run, not a new run (SPEC §6:
+	// reject, adopt), also on a replay.
+	Reused bool
 }
 
 // Start admits the run req asks for. With a key that is live it answers as
@@ -76,9 +82,10 @@ func Start(ctx context.Context, eng *runner.Engine, keys *idempotency.Service, r
 	if len(bytes.TrimSpace(req.Input)) == 0 {
 		req.Input = json.RawMessage(`{}`)
 	}
-	p := runner.SubmitParams{Workflow: req.Workflow, Environment: req.Environment, Input: req.Input, StartedBy: req.StartedBy, Task: req.Task}
+	p := runner.SubmitParams{Workflow: req.Workflow, Environment: req.Environment, Input: req.Input, By: req.By, Task: req.Task, Trigger: req.Trigger}
 	var prepared *runner.Admission
 	var admitted *runner.Run // the run this call admitted or reused, whichever path wrote it
+	reused := false
 	fallback := func(ctx context.Context) (*idempotency.Response, error) {
 		res, err := submit(ctx, eng, p, prepared)
 		if err != nil && req.Failed != nil {
@@ -87,7 +94,7 @@ func Start(ctx context.Context, eng *runner.Engine, keys *idempotency.Service, r
 		if err != nil {
 			return nil, err
 		}
-		admitted = res.Run
+		admitted, reused = res.Run, res.Reused
 		if res.Written != nil {
 			admitted = res.Written
 		}
@@ -98,7 +105,7 @@ func Start(ctx context.Context, eng *runner.Engine, keys *idempotency.Service, r
 	}
 	if !req.Keyed {
 		resp, err := fallback(ctx)
-		return result(resp, admitted, err)
+		return result(resp, admitted, reused, err)
 	}
 	resp, err := keys.Admit(ctx, keyedRequest(req), idempotency.Admission{
 		Prepare: func(ctx context.Context) (*idempotency.Prepared, error) {
@@ -114,19 +121,31 @@ func Start(ctx context.Context, eng *runner.Engine, keys *idempotency.Service, r
 	if prepared != nil && admitted == prepared.Run && prepared.Written != nil {
 		admitted = prepared.Written // the one write was made
 	}
-	return result(resp, admitted, err)
+	return result(resp, admitted, reused, err)
 }
 
-// result pairs an answer with the run this call admitted, unless the answer is a replay or
-// names another run (the key was taken by another request meanwhile).
-func result(resp *idempotency.Response, admitted *runner.Run, err error) (*Result, error) {
+// result pairs an answer with the run this call admitted or reused (reused says which),
+// unless the answer is a replay or names another run (the key was taken by another
+// request meanwhile); a replay says what the kept answer says.
+func result(resp *idempotency.Response, admitted *runner.Run, reused bool, err error) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
 	if resp.Replayed || admitted == nil || admitted.ID != resp.RunID {
-		admitted = nil
+		return &Result{Response: resp, Reused: keptReused(resp)}, nil
 	}
-	return &Result{Response: resp, Run: admitted}, nil
+	return &Result{Response: resp, Run: admitted, Reused: reused}, nil
+}
+
+// keptReused reads a kept answer's "reused" (Answer writes it): only a 200 can carry it.
+func keptReused(resp *idempotency.Response) bool {
+	if resp.Status != http.StatusOK || len(resp.Body) == 0 {
+		return false
+	}
+	var answer struct {
+		Reused bool `json:"reused"`
+	}
+	return json.Unmarshal(resp.Body, &answer) == nil && answer.Reused
 }
 
 // keyedRequest is req as keyed replay sees it: the canonical REST request.

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gorunner/gorunner/admission"
+	"github.com/gorunner/gorunner/auth"
 	"github.com/gorunner/gorunner/catalog"
 	"github.com/gorunner/gorunner/idempotency"
 	"github.com/gorunner/gorunner/runner"
@@ -19,6 +20,10 @@ import (
 // answer after another process published a new version is not written as prepared (its
 // answer names a run of the old version): it goes the claim → submit → complete way, and
 // the key keeps the answer of the run actually written, on the new version.
+
+// alice starts the tests' runs: an admin.
+var alice = auth.Principal{ID: "alice", Scopes: auth.AdminScopes()}
+
 func TestKeyedAdmissionOfAChangedWorkflow(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -34,7 +39,7 @@ func TestKeyedAdmissionOfAChangedWorkflow(t *testing.T) {
 	}
 	w, err := here.Create(ctx, def("1"))
 	require.NoError(t, err)
-	_, _, err = here.Publish(ctx, "w")
+	_, _, err = here.Publish(ctx, "w", auth.Local())
 	require.NoError(t, err)
 	e, err := runner.New(st, here, here, &runner.Config{Concurrency: 2})
 	require.NoError(t, err)
@@ -45,7 +50,7 @@ func TestKeyedAdmissionOfAChangedWorkflow(t *testing.T) {
 	start := func(key string) *admission.Result {
 		t.Helper()
 		res, err := admission.Start(ctx, e, keys, admission.Request{Workflow: "w", Name: "w", Input: json.RawMessage(`{}`),
-			Keyed: true, Key: key, Scope: idempotency.PrincipalScope("alice"), StartedBy: "alice"})
+			Keyed: true, Key: key, Scope: idempotency.PrincipalScope("alice"), By: &alice})
 		require.NoError(t, err)
 		return res
 	}
@@ -54,7 +59,7 @@ func TestKeyedAdmissionOfAChangedWorkflow(t *testing.T) {
 
 	_, err = elsewhere.Update(ctx, w.ID, def("2"), 1)
 	require.NoError(t, err)
-	_, _, err = elsewhere.Publish(ctx, "w")
+	_, _, err = elsewhere.Publish(ctx, "w", auth.Local())
 	require.NoError(t, err)
 
 	res := start("k2")
@@ -81,7 +86,7 @@ func TestRunOnlyAnswer(t *testing.T) {
 	e, keys, cat := process(t, filepath.Join(t.TempDir(), "db"))
 	_, err := cat.Create(ctx, []byte(`{"name": "w", "input": {"type": "object"}, "steps": [{"id": "a", "set": 1}]}`))
 	require.NoError(t, err)
-	_, _, err = cat.Publish(ctx, "w")
+	_, _, err = cat.Publish(ctx, "w", auth.Local())
 	require.NoError(t, err)
 	for _, tc := range []struct {
 		name         string
@@ -93,7 +98,7 @@ func TestRunOnlyAnswer(t *testing.T) {
 		{"keyed, run only", true, true, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			req := admission.Request{Workflow: "w", Name: "w", Input: json.RawMessage(`{}`), StartedBy: "alice", RunOnly: tc.only}
+			req := admission.Request{Workflow: "w", Name: "w", Input: json.RawMessage(`{}`), By: &alice, RunOnly: tc.only}
 			if tc.keyed {
 				req.Keyed, req.Key, req.Scope = true, tc.name, idempotency.PrincipalScope("alice")
 			}

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gorunner/gorunner/admission"
+	"github.com/gorunner/gorunner/auth"
 	"github.com/gorunner/gorunner/catalog"
 	"github.com/gorunner/gorunner/idempotency"
 	"github.com/gorunner/gorunner/runner"
@@ -34,7 +35,7 @@ func TestRetryOnAnotherProcessAfterTheWorkflowChanged(t *testing.T) {
 				"steps": [{"id": "a", "set": {"v": "2"}}]}`), 1); err != nil {
 				return err
 			}
-			_, _, err := c.Publish(ctx, id)
+			_, _, err := c.Publish(ctx, id, auth.Local())
 			return err
 		}},
 	}
@@ -46,17 +47,17 @@ func TestRetryOnAnotherProcessAfterTheWorkflowChanged(t *testing.T) {
 			first, firstKeys, c := process(t, path)
 			w, err := c.Create(ctx, []byte(`{"name": "w", "input": {"type": "object"}, "steps": [{"id": "a", "set": {"v": "1"}}]}`))
 			require.NoError(t, err)
-			_, _, err = c.Publish(ctx, "w")
+			_, _, err = c.Publish(ctx, "w", auth.Local())
 			require.NoError(t, err)
 			req := admission.Request{Workflow: "w", Name: "w", Input: json.RawMessage(`{}`), Keyed: true, Key: "k",
-				Scope: idempotency.PrincipalScope("alice"), StartedBy: "alice"}
+				Scope: idempotency.PrincipalScope("alice"), By: &alice}
 			kept, err := admission.Start(ctx, first, firstKeys, req)
 			require.NoError(t, err)
 			require.NoError(t, tt.change(ctx, c, w.ID))
 
 			second, secondKeys, _ := process(t, path)
 			_, err = admission.Start(ctx, second, secondKeys, admission.Request{Workflow: "w", Name: "w",
-				Input: json.RawMessage(`{}`), StartedBy: "alice"})
+				Input: json.RawMessage(`{}`), By: &alice})
 			require.Error(t, err, "without its key the request fails")
 			retry, err := admission.Start(ctx, second, secondKeys, req)
 			require.NoError(t, err)

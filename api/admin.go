@@ -27,12 +27,17 @@ func (s *Server) createConnection(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) listConnections(w http.ResponseWriter, r *http.Request) {
+	page, err := pageOf(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
 	list, err := s.deps.Catalog.ListConnections(r.Context())
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, listBody{Data: wire.ConnectionsOf(list)})
+	writeHeld(s, w, r, page, wire.ConnectionsOf(list))
 }
 
 func (s *Server) deleteConnection(w http.ResponseWriter, r *http.Request) {
@@ -44,12 +49,17 @@ func (s *Server) deleteConnection(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) listTemplates(w http.ResponseWriter, r *http.Request) {
+	page, err := pageOf(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
 	list, err := s.deps.Catalog.Templates()
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, listBody{Data: nonNil(list)})
+	writeHeld(s, w, r, page, list)
 }
 
 func (s *Server) useTemplate(w http.ResponseWriter, r *http.Request) {
@@ -102,6 +112,11 @@ func TokenParams(by auth.Principal, name string, scopes []string, expiresIn stri
 }
 
 func (s *Server) listTokens(w http.ResponseWriter, r *http.Request) {
+	page, err := pageOf(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
 	list, err := s.deps.Auth.List(r.Context())
 	if err != nil {
 		s.writeError(w, r, err)
@@ -111,7 +126,7 @@ func (s *Server) listTokens(w http.ResponseWriter, r *http.Request) {
 	for i, t := range list {
 		views[i] = wire.TokenOf(t)
 	}
-	writeJSON(w, http.StatusOK, listBody{Data: views})
+	writeHeld(s, w, r, page, views)
 }
 
 func (s *Server) revokeToken(w http.ResponseWriter, r *http.Request) {

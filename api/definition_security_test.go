@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gorunner/gorunner/catalog"
+	"github.com/gorunner/gorunner/schemas"
 )
 
 // requirePointer requires a 400 VALIDATION_ERROR listing a problem at path.
@@ -58,6 +59,13 @@ func TestSecurityDefinitionsRefused(t *testing.T) {
 		{"NUL in an input description", with("t3", func(d map[string]any) {
 			d["input"].(map[string]any)["properties"].(map[string]any)["name"].(map[string]any)["description"] = "a\x00b"
 		}), "/input/properties/name/description"},
+		{"a 500,000-character title", with("l1", func(d map[string]any) { d["title"] = strings.Repeat("t", 500_000) }), "/title"},
+		{"a description one past its bound", with("l2", func(d map[string]any) {
+			d["description"] = strings.Repeat("d", schemas.MaxDescriptionLength+1)
+		}), "/description"},
+		{"an input title one past its bound", with("l3", func(d map[string]any) {
+			d["input"].(map[string]any)["properties"].(map[string]any)["name"].(map[string]any)["title"] = strings.Repeat("n", schemas.MaxTitleLength+1)
+		}), "/input/properties/name/title"},
 		{"POST claiming read-only", with("a1", func(d map[string]any) {
 			d["annotations"] = map[string]any{"readOnly": true}
 			d["steps"] = []any{map[string]any{"id": "a", "http": map[string]any{"method": "POST", "url": "https://example.com"}}}

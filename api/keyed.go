@@ -2,10 +2,13 @@ package api
 
 import (
 	"net/http"
+	"strings"
 
 	"github.com/gorunner/gorunner/admission"
 	"github.com/gorunner/gorunner/auth"
 	"github.com/gorunner/gorunner/idempotency"
+	"github.com/gorunner/gorunner/runner"
+	"github.com/gorunner/gorunner/scheduler"
 )
 
 // keyedReplay puts a route behind the keyed-replay store. Principal routes keep keys per
@@ -40,11 +43,15 @@ func (s *Server) admissionOf(r *http.Request, k keyed, wf, name, env string) (ad
 	if err != nil {
 		return admission.Request{}, err
 	}
-	req := admission.Request{Workflow: wf, Name: name, Environment: env, Input: body, StartedBy: principalOf(r).ID}
+	req := admission.Request{Workflow: wf, Name: name, Environment: env, Input: body, By: starterOf(r),
+		Trigger: runner.Trigger{Type: triggerType(r, k)}}
 	keys, hasKey := r.Header[idempotency.HeaderKey]
 	scope, policy, ok := keyScope(r, k)
 	if !hasKey || !ok {
 		return req, nil
+	}
+	if k == webhookKeyed && strings.HasPrefix(keys[0], scheduler.KeyPrefix) {
+		return req, badRequest("", "an Idempotency-Key starting with "+scheduler.KeyPrefix+" is the workflow's schedules' own")
 	}
 	req.Keyed, req.Key, req.Scope, req.Policy = true, keys[0], scope, policy
 	if policy.KeepFailures {
@@ -53,4 +60,19 @@ func (s *Server) admissionOf(r *http.Request, k keyed, wf, name, env string) (ad
 		}
 	}
 	return req, nil
+}
+
+// cliAgent starts the User-Agent of the gorunner CLI (cmd/gorunner): its runs are cli runs.
+const cliAgent = "gorunner-cli/"
+
+// triggerType is what a run request over HTTP starts its run as: a webhook, the CLI (by its
+// User-Agent: a label, which grants nothing), else api.
+func triggerType(r *http.Request, k keyed) string {
+	switch {
+	case k == webhookKeyed:
+		return runner.TriggerWebhook
+	case strings.HasPrefix(r.UserAgent(), cliAgent):
+		return runner.TriggerCLI
+	}
+	return runner.TriggerAPI
 }

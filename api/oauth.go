@@ -13,6 +13,11 @@ import (
 var ErrOAuthOff = problem.New(http.StatusNotFound, problem.CodeNotFound, "OAuth is off: serve with --public-url to turn it on")
 
 func (s *Server) listGrants(w http.ResponseWriter, r *http.Request) {
+	page, err := pageOf(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
 	if s.deps.OAuth == nil {
 		s.writeError(w, r, ErrOAuthOff)
 		return
@@ -26,7 +31,7 @@ func (s *Server) listGrants(w http.ResponseWriter, r *http.Request) {
 	for i, g := range gs {
 		views[i] = wire.GrantOf(g)
 	}
-	writeJSON(w, http.StatusOK, listBody{Data: views})
+	writeHeld(s, w, r, page, views)
 }
 
 func (s *Server) revokeGrant(w http.ResponseWriter, r *http.Request) {

@@ -115,6 +115,17 @@ func (b *specBuilder) operation(rt route) map[string]any {
 			"schema":      map[string]any{"type": "string", "minLength": 1, "maxLength": idempotency.MaxKeyLength},
 		})
 	}
+	if rt.list && rt.method == http.MethodGet {
+		params = append(params, map[string]any{
+			"name": "limit", "in": "query", "required": false,
+			"description": fmt.Sprintf("Items a page holds at most (default %d); another value is 400 VALIDATION_ERROR at /limit.", limits.DefaultPage),
+			"schema":      map[string]any{"type": "integer", "minimum": 1, "maximum": limits.MaxPage},
+		}, map[string]any{
+			"name": "cursor", "in": "query", "required": false,
+			"description": "The nextCursor of the page before; one not given out is 400 VALIDATION_ERROR (invalid cursor).",
+			"schema":      map[string]any{"type": "string"},
+		})
+	}
 	if params != nil {
 		op["parameters"] = params
 	}

@@ -4,6 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"strconv"
+
+	"github.com/gorunner/gorunner/catalog"
+	"github.com/gorunner/gorunner/internal/limits"
 )
 
 // MaxPageBytes is the most body one list answer carries: a page that would be larger is cut
@@ -47,4 +52,55 @@ func fitPage[T any](items []T) (int, error) {
 		}
 	}
 	return len(items), nil
+}
+
+// pageOf reads the list parameters every list route takes: ?limit= (1 to limits.MaxPage,
+// default limits.DefaultPage) and ?cursor=. A malformed one is a 400 naming it.
+func pageOf(r *http.Request) (catalog.Page, error) {
+	p := catalog.Page{Limit: limits.DefaultPage, Cursor: r.URL.Query().Get("cursor")}
+	if v := r.URL.Query().Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > limits.MaxPage {
+			return p, badRequest("/limit", fmt.Sprintf("limit must be an integer from 1 to %d", limits.MaxPage))
+		}
+		p.Limit = n
+	}
+	return p, nil
+}
+
+// errHeldCursor answers a cursor of a held list (heldPage) that is not one.
+var errHeldCursor = badRequest("/cursor", "invalid cursor: list again from the first page, without cursor")
+
+// heldPage is the page of items, a list its store gives whole (tokens, grants, versions,
+// connections, templates), that page asks for: at most page.Limit items and at most
+// MaxPageBytes, from the position its cursor names, and the cursor of the position after.
+// The cursor is that position: a list that changed between two pages may show an item
+// twice or skip one, as it may between two reads of a whole list.
+func heldPage[T any](items []T, page catalog.Page) ([]T, string, error) {
+	from := 0
+	if page.Cursor != "" {
+		n, err := strconv.Atoi(page.Cursor)
+		if err != nil || n < 1 {
+			return nil, "", errHeldCursor
+		}
+		from = min(n, len(items))
+	}
+	return boundedPage(page.Limit, func(limit int) ([]T, string, error) {
+		to := min(from+limit, len(items))
+		next := ""
+		if to < len(items) {
+			next = strconv.Itoa(to)
+		}
+		return items[from:to], next, nil
+	})
+}
+
+// writeHeld answers with the page of items (heldPage) that page asks for.
+func writeHeld[T any](s *Server, w http.ResponseWriter, r *http.Request, page catalog.Page, items []T) {
+	items, next, err := heldPage(items, page)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, listBody{Data: nonNil(items), NextCursor: next})
 }

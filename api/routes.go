@@ -127,6 +127,13 @@ func (s *Server) table() []route {
 			handler: s.listVersions,
 		},
 		{
+			method: "GET", pattern: "/api/workflows/{id}/schedules", id: "listSchedules",
+			summary: "List the published version's schedules, each with its next five ticks",
+			access:  need(auth.RunsRead, onWorkflow),
+			status:  200, data: wire.Schedule{}, list: true,
+			handler: s.listSchedules,
+		},
+		{
 			method: "POST", pattern: "/api/workflows/{id}/webhook/rotate", id: "rotateWebhook",
 			summary: "Give the workflow a new webhook address; the old one stops at once",
 			access:  need(auth.WorkflowsWrite, onEvery), keyed: secretKeyed,
@@ -142,7 +149,7 @@ func (s *Server) table() []route {
 		},
 		{
 			method: "GET", pattern: "/api/runs", id: "listRuns",
-			summary: "List runs, newest first (?workflow=&status=&limit=&cursor=)",
+			summary: "List runs, newest first (?workflow=&status=&trigger=&limit=&cursor=)",
 			access:  authenticated,
 			status:  200, data: wire.Run{}, list: true,
 			handler: s.listRuns,

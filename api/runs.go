@@ -2,6 +2,7 @@ package api
 
 import (
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -69,6 +70,10 @@ func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) {
 	p := runner.ListRunsParams{Status: runner.Status(q.Get("status")), Limit: page.Limit, Cursor: page.Cursor}
 	if p.Status != "" && !p.Status.Valid() {
 		s.writeError(w, r, badRequest("/status", "status must be one of "+runner.StatusList()))
+		return
+	}
+	if p.Trigger = q.Get("trigger"); p.Trigger != "" && !runner.ValidTriggerType(p.Trigger) {
+		s.writeError(w, r, badRequest("/trigger", "trigger must be one of "+strings.Join(runner.TriggerTypes(), ", ")))
 		return
 	}
 	pr := principalOf(r)
@@ -140,7 +145,7 @@ func (s *Server) cancelRun(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) rerunRun(w http.ResponseWriter, r *http.Request) {
-	run, err := s.deps.Engine.Rerun(r.Context(), chi.URLParam(r, "id"), principalOf(r).ID)
+	run, err := s.deps.Engine.Rerun(r.Context(), chi.URLParam(r, "id"), starterOf(r))
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -154,7 +159,7 @@ func (s *Server) rerunMany(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	p := runner.RerunManyParams{RunIDs: body.RunIDs, Status: body.Status, StartedBy: principalOf(r).ID}
+	p := runner.RerunManyParams{RunIDs: body.RunIDs, Status: body.Status, By: starterOf(r)}
 	if body.Workflow != "" {
 		wf, err := s.deps.Catalog.Get(r.Context(), body.Workflow)
 		if err != nil {

@@ -111,6 +111,7 @@ func TestRouteScopes(t *testing.T) {
 		{"POST", "/api/workflows/nope/publish", nil, 404, []string{A, WW}},
 		{"POST", "/api/workflows/nope/unpublish", nil, 404, []string{A, WW}},
 		{"GET", "/api/workflows/greet/versions", nil, 200, []string{A, RR, GR}},
+		{"GET", "/api/workflows/greet/schedules", nil, 200, []string{A, RR, GR}},
 		{"POST", "/api/workflows/nope/webhook/rotate", nil, 404, []string{A, WW}},
 		{"POST", "/api/workflows/charge/run", map[string]any{"name": "x"}, 202, []string{A, RW, BW}},
 		{"POST", "/api/workflows/greet/run", map[string]any{"name": "x"}, 202, []string{A, RW}},

@@ -169,6 +169,15 @@ func principalOf(r *http.Request) auth.Principal {
 	return p
 }
 
+// starterOf is the principal a request starts runs for; nil at a webhook, which has none
+// (its runs act for the publisher of the version, SPEC §6).
+func starterOf(r *http.Request) *auth.Principal {
+	if p, ok := auth.PrincipalFrom(r.Context()); ok {
+		return &p
+	}
+	return nil
+}
+
 // challenge is the WWW-Authenticate value of a 401. At /mcp it also points MCP clients to
 // the protected resource metadata (RFC 9728) when a Public route serves it.
 func (s *Server) challenge(r *http.Request) string {

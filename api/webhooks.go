@@ -43,7 +43,8 @@ func webhookOf(r *http.Request) *catalog.Workflow {
 }
 
 // callWebhook runs the published version of the workflow the token belongs to and answers
-// with the run once it ends, or as it stands after WebhookWait. A replay (same key, same
+// with the run once it ends, or as it stands after WebhookWait; "reused" marks the owner of
+// its start token (SPEC §6). A replay (same key, same
 // request) answers the same way about the first call's run, marked Idempotency-Replayed;
 // a failure kept under the key replays as it was answered.
 func (s *Server) callWebhook(w http.ResponseWriter, r *http.Request) {
@@ -75,5 +76,5 @@ func (s *Server) callWebhook(w http.ResponseWriter, r *http.Request) {
 	if res.Replayed {
 		w.Header().Set(idempotency.HeaderReplayed, "true")
 	}
-	writeData(w, status, wire.RunOf(run))
+	writeJSON(w, status, wire.Submitted{Data: wire.RunOf(run), Reused: res.Reused})
 }

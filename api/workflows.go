@@ -3,16 +3,13 @@ package api
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"net/http"
-	"strconv"
 
 	"github.com/go-chi/chi/v5"
 	"gopkg.in/yaml.v3"
 
 	"github.com/gorunner/gorunner/catalog"
 	"github.com/gorunner/gorunner/guard"
-	"github.com/gorunner/gorunner/internal/limits"
 	"github.com/gorunner/gorunner/wire"
 )
 
@@ -155,7 +152,7 @@ func (s *Server) duplicateWorkflow(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) publishWorkflow(w http.ResponseWriter, r *http.Request) {
-	v, created, err := s.deps.Catalog.Publish(r.Context(), chi.URLParam(r, "id"))
+	v, created, err := s.deps.Catalog.Publish(r.Context(), chi.URLParam(r, "id"), principalOf(r))
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -177,6 +174,11 @@ func (s *Server) unpublishWorkflow(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) listVersions(w http.ResponseWriter, r *http.Request) {
+	page, err := pageOf(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
 	list, err := s.deps.Catalog.Versions(r.Context(), chi.URLParam(r, "id"))
 	if err != nil {
 		s.writeError(w, r, err)
@@ -186,7 +188,7 @@ func (s *Server) listVersions(w http.ResponseWriter, r *http.Request) {
 	for i, v := range list {
 		views[i] = wire.VersionOf(v)
 	}
-	writeJSON(w, http.StatusOK, listBody{Data: views})
+	writeHeld(s, w, r, page, views)
 }
 
 func (s *Server) rotateWebhook(w http.ResponseWriter, r *http.Request) {
@@ -196,19 +198,6 @@ func (s *Server) rotateWebhook(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeData(w, http.StatusCreated, wire.Webhook{URL: WebhookURL(s.cfg.PublicURL, token), Token: token})
-}
-
-// pageOf reads ?limit= (1 to limits.MaxPage, default limits.DefaultPage) and ?cursor=.
-func pageOf(r *http.Request) (catalog.Page, error) {
-	p := catalog.Page{Limit: limits.DefaultPage, Cursor: r.URL.Query().Get("cursor")}
-	if v := r.URL.Query().Get("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > limits.MaxPage {
-			return p, badRequest("/limit", fmt.Sprintf("limit must be an integer from 1 to %d", limits.MaxPage))
-		}
-		p.Limit = n
-	}
-	return p, nil
 }
 
 func wantsYAML(r *http.Request) bool {

@@ -232,6 +232,17 @@ func (ss Scopes) Require(p Permission, w Target) error {
 	return &ForbiddenError{Missing: missing}
 }
 
+// RequireRun is the one rule of who may act on a run (SPEC §9): perm on the run's
+// workflow t, or, for runs:read, having started it (startedBy is the run's starter). The
+// faces ask it through guard, and the engine asks it for the principals a run acts for
+// when that run reaches another workflow's run (SPEC §6), so the two cannot disagree.
+func (p Principal) RequireRun(perm Permission, startedBy string, t Target) error {
+	if perm == RunsRead && startedBy != "" && startedBy == p.ID {
+		return nil
+	}
+	return p.Scopes.Require(perm, t)
+}
+
 // StoredScopes decodes the scopes a backend stored with ParseScopeList's format. A token
 // stored before scopes existed has none recorded and is admin (the migration SPEC §9 asks).
 func StoredScopes(s string) (Scopes, error) {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/gorunner/gorunner/auth"
 	"github.com/gorunner/gorunner/internal/seal"
 	"github.com/gorunner/gorunner/schemas"
 )
@@ -270,9 +271,10 @@ func (s *Service) Delete(ctx context.Context, idOrName string) error {
 	return s.changed(ctx, w.ID, s.store.DeleteWorkflow(ctx, w.ID, s.now()))
 }
 
-// Publish makes the draft a new version; an unchanged draft returns the latest version
-// with created=false. The draft is validated again so no invalid version is ever made.
-func (s *Service) Publish(ctx context.Context, idOrName string) (*Version, bool, error) {
+// Publish makes the draft a new version, published by by, whose runs then act within by's
+// scopes (SPEC §6); an unchanged draft returns the latest version with created=false. The
+// draft is validated again so no invalid version is ever made.
+func (s *Service) Publish(ctx context.Context, idOrName string, by auth.Principal) (*Version, bool, error) {
 	w, err := s.store.GetWorkflow(ctx, idOrName)
 	if err != nil {
 		return nil, false, err
@@ -285,7 +287,7 @@ func (s *Service) Publish(ctx context.Context, idOrName string) (*Version, bool,
 	if err != nil {
 		return nil, false, err
 	}
-	v, created, err := s.store.Publish(ctx, w.ID, hash, s.now())
+	v, created, err := s.store.Publish(ctx, w.ID, hash, by, s.now())
 	return v, created, s.changed(ctx, w.ID, err)
 }
 

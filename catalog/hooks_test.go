@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/gorunner/gorunner/auth"
 	"github.com/gorunner/gorunner/catalog"
 	"github.com/gorunner/gorunner/store/sqlitestore"
 )
@@ -47,7 +48,7 @@ func TestChangeHooks(t *testing.T) {
 	require.NoError(t, err)
 	_, err = c.Update(ctx, w.ID, []byte(`{"name":"hooked","input":{"type":"object"},"steps":[{"id":"s","set":2}]}`), 0)
 	require.NoError(t, err)
-	_, _, err = c.Publish(ctx, w.ID)
+	_, _, err = c.Publish(ctx, w.ID, auth.Local())
 	require.NoError(t, err)
 	_, err = c.Unpublish(ctx, w.ID)
 	require.NoError(t, err)
@@ -56,7 +57,7 @@ func TestChangeHooks(t *testing.T) {
 
 	_, err = c.Create(ctx, []byte(`{"name":"broken"`))
 	require.Error(t, err)
-	_, _, err = c.Publish(ctx, "no-such-workflow")
+	_, _, err = c.Publish(ctx, "no-such-workflow", auth.Local())
 	require.ErrorIs(t, err, catalog.ErrNotFound)
 	require.Len(t, r.seen(), 5, "failed writes tell nothing")
 

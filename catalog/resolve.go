@@ -65,7 +65,7 @@ func (s *Service) resolvePublished(ctx context.Context, idOrName string) (*runne
 	if err != nil {
 		return nil, fmt.Errorf("reading the latest version of %q: %w", w.Name, err)
 	}
-	return &runner.Target{WorkflowID: w.ID, Name: w.Name, Version: v.Version, Definition: v.Definition}, nil
+	return &runner.Target{WorkflowID: w.ID, Name: w.Name, Version: v.Version, Definition: v.Definition, Publisher: v.PublishedBy}, nil
 }
 
 // getForRun reads a live workflow for Resolve; unknown → runner.ErrWorkflowNotFound.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/gorunner/gorunner/auth"
 	"github.com/gorunner/gorunner/catalog"
 	"github.com/gorunner/gorunner/runner"
 	"github.com/gorunner/gorunner/store/sqlitestore"
@@ -49,7 +50,7 @@ func TestResolveKeepsAnswersWhileTheCatalogStands(t *testing.T) {
 
 	w, err := there.Create(ctx, resolveDef(1))
 	require.NoError(t, err)
-	_, _, err = there.Publish(ctx, w.ID)
+	_, _, err = there.Publish(ctx, w.ID, auth.Local())
 	require.NoError(t, err)
 
 	for _, key := range []string{"cached", w.ID} {
@@ -69,7 +70,7 @@ func TestResolveKeepsAnswersWhileTheCatalogStands(t *testing.T) {
 
 	_, err = there.Update(ctx, w.ID, resolveDef(2), 0)
 	require.NoError(t, err)
-	_, _, err = there.Publish(ctx, w.ID)
+	_, _, err = there.Publish(ctx, w.ID, auth.Local())
 	require.NoError(t, err)
 	got, err := here.Resolve(ctx, "cached", runner.EnvProduction)
 	require.NoError(t, err)

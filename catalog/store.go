@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"time"
+
+	"github.com/gorunner/gorunner/auth"
 )
 
 // Sentinel errors every Store returns (wrapped or bare) so callers can branch with errors.Is.
@@ -46,6 +48,9 @@ type Version struct {
 	Definition  json.RawMessage
 	Hash        string
 	PublishedAt time.Time
+	// PublishedBy is who published the version (ID and scopes): its runs act within that
+	// principal's scopes (SPEC §6). Nil for a version published before it was recorded.
+	PublishedBy *auth.Principal
 }
 
 // Connection is a named credential for HTTP steps. Sealed is the secret encrypted by the
@@ -96,10 +101,10 @@ type Store interface {
 	// DeleteWorkflow removes a live workflow (its versions may stay for its runs). Bumps the
 	// catalog version. Unknown or already deleted → ErrNotFound.
 	DeleteWorkflow(ctx context.Context, id string, now time.Time) error
-	// Publish atomically makes the draft a new version unless the latest version has the
-	// same hash, in which case it returns that version and created=false. Marks the workflow
-	// published. Bumps the catalog version.
-	Publish(ctx context.Context, workflowID, hash string, now time.Time) (v *Version, created bool, err error)
+	// Publish atomically makes the draft a new version, published by by, unless the latest
+	// version has the same hash, in which case it returns that version (and its publisher)
+	// and created=false. Marks the workflow published. Bumps the catalog version.
+	Publish(ctx context.Context, workflowID, hash string, by auth.Principal, now time.Time) (v *Version, created bool, err error)
 	// Unpublish marks the workflow unpublished. Bumps the catalog version.
 	Unpublish(ctx context.Context, workflowID string, now time.Time) (*Workflow, error)
 	// GetVersion returns one version; version 0 means the latest.

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/gorunner/gorunner/auth"
 	"github.com/gorunner/gorunner/schemas"
 )
 
@@ -89,10 +90,10 @@ func (s *Service) UseTemplate(ctx context.Context, id, name string) (*Workflow, 
 	return s.createValidated(ctx, t.def)
 }
 
-// InstallTemplates creates and publishes every template whose name is not taken yet. A
-// workflow that already has a template's name is left as it is, so running it again
-// changes nothing. It returns the workflows it created.
-func (s *Service) InstallTemplates(ctx context.Context) ([]*Workflow, error) {
+// InstallTemplates creates and publishes every template whose name is not taken yet, as
+// published by by. A workflow that already has a template's name is left as it is, so
+// running it again changes nothing. It returns the workflows it created.
+func (s *Service) InstallTemplates(ctx context.Context, by auth.Principal) ([]*Workflow, error) {
 	all, err := s.Templates()
 	if err != nil {
 		return nil, err
@@ -110,7 +111,7 @@ func (s *Service) InstallTemplates(ctx context.Context) ([]*Workflow, error) {
 		if err != nil {
 			return nil, fmt.Errorf("installing template %s: %w", t.ID, err)
 		}
-		if _, _, err := s.Publish(ctx, w.ID); err != nil {
+		if _, _, err := s.Publish(ctx, w.ID, by); err != nil {
 			return nil, fmt.Errorf("publishing template %s: %w", t.ID, err)
 		}
 		out = append(out, w)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/gorunner/gorunner/auth"
 	"github.com/gorunner/gorunner/runner"
 )
 
@@ -29,7 +30,7 @@ func TestResumeNoticeNeverInURL(t *testing.T) {
 	ctx := context.Background()
 	e := newEnv(t, "")
 	wf := e.createWorkflow(hookYAML)
-	_, _, err := e.catalog.Publish(ctx, wf.ID)
+	_, _, err := e.catalog.Publish(ctx, wf.ID, auth.Local())
 	require.NoError(t, err)
 	res, err := e.engine.Submit(ctx, runner.SubmitParams{Workflow: "wait", Input: json.RawMessage(`{}`)})
 	require.NoError(t, err)

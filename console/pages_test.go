@@ -14,6 +14,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/gorunner/gorunner/auth"
 	"github.com/gorunner/gorunner/console"
 	"github.com/gorunner/gorunner/idempotency"
 	"github.com/gorunner/gorunner/internal/stacktest"
@@ -80,7 +81,7 @@ func TestRunPagesShort(t *testing.T) {
 	e.createWorkflow("name: nap\ninput: {type: object}\nsteps:\n  - id: nap\n    sleep: {duration: 1h}\n")
 	ctx := context.Background()
 	for _, name := range []string{"greet", "nap"} {
-		_, _, err := e.catalog.Publish(ctx, name)
+		_, _, err := e.catalog.Publish(ctx, name, auth.Local())
 		require.NoError(t, err)
 	}
 	res, err := e.engine.Submit(ctx, runner.SubmitParams{Workflow: "greet", Input: json.RawMessage(`{"name": "Ada"}`)})

@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/gorunner/gorunner/auth"
 	"github.com/gorunner/gorunner/runner"
 )
 
@@ -26,7 +27,7 @@ func (e *env) publishAndRun(doc, input string) string {
 	e.t.Helper()
 	ctx := context.Background()
 	w := e.createWorkflow(doc)
-	_, _, err := e.catalog.Publish(ctx, w.ID)
+	_, _, err := e.catalog.Publish(ctx, w.ID, auth.Local())
 	require.NoError(e.t, err)
 	res, err := e.engine.Submit(ctx, runner.SubmitParams{Workflow: w.Name, Input: json.RawMessage(input)})
 	require.NoError(e.t, err)

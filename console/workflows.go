@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/go-chi/chi/v5"
 
@@ -14,6 +15,8 @@ import (
 	"github.com/gorunner/gorunner/catalog"
 	"github.com/gorunner/gorunner/guard"
 	"github.com/gorunner/gorunner/runner"
+	"github.com/gorunner/gorunner/scheduler"
+	"github.com/gorunner/gorunner/wire"
 )
 
 type workflowsPage struct {
@@ -62,7 +65,8 @@ func (c *Console) createWorkflow(w http.ResponseWriter, r *http.Request) {
 type workflowPage struct {
 	Workflow   *catalog.Workflow
 	Versions   []*catalog.Version
-	WebhookURL string // empty unless guard.WebhookVisible
+	Schedules  []wire.Schedule // the published version's, with their next ticks
+	WebhookURL string          // empty unless guard.WebhookVisible
 	Draft      string
 	Input      string
 	Problem    *errorPage
@@ -86,6 +90,10 @@ func (c *Console) showWorkflow(w http.ResponseWriter, r *http.Request, status in
 		return
 	}
 	p.Workflow, p.Versions = wf, versions
+	if p.Schedules, err = scheduler.Upcoming(r.Context(), c.deps.Catalog, wf, time.Now()); err != nil {
+		c.fail(w, r, err)
+		return
+	}
 	if guard.WebhookVisible(visitOf(r).principal, wf) {
 		token, err := c.deps.Catalog.WebhookToken(wf)
 		if err != nil {
@@ -133,7 +141,7 @@ func (c *Console) backToWorkflow(w http.ResponseWriter, r *http.Request, name, n
 }
 
 func (c *Console) publish(w http.ResponseWriter, r *http.Request) {
-	v, created, err := c.deps.Catalog.Publish(r.Context(), chi.URLParam(r, "id"))
+	v, created, err := c.deps.Catalog.Publish(r.Context(), chi.URLParam(r, "id"), visitOf(r).principal)
 	if err != nil {
 		c.fail(w, r, err)
 		return
@@ -165,7 +173,7 @@ func (c *Console) startRun(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	res, err := c.deps.Engine.Submit(r.Context(), runner.SubmitParams{Workflow: chi.URLParam(r, "id"),
-		Environment: r.PostFormValue("environment"), Input: json.RawMessage(input), StartedBy: visitOf(r).principal.ID})
+		Environment: r.PostFormValue("environment"), Input: json.RawMessage(input), By: &visitOf(r).principal})
 	if err != nil {
 		status, p := c.problem(r, err)
 		c.showWorkflow(w, r, status, workflowPage{Input: input, Problem: &p})

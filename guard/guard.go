@@ -70,10 +70,7 @@ func (g *Guard) Run(ctx context.Context, p auth.Principal, perm auth.Permission,
 
 // RunAllowed checks that p may act on the run r with perm (see Run), without a lookup.
 func (g *Guard) RunAllowed(p auth.Principal, perm auth.Permission, r *runner.Run) error {
-	if perm == auth.RunsRead && r.StartedBy != "" && r.StartedBy == p.ID {
-		return nil
-	}
-	return p.Scopes.Require(perm, auth.TargetOf(r.Workflow, r.Definition))
+	return p.RequireRun(perm, r.StartedBy, auth.TargetOf(r.Workflow, r.Definition))
 }
 
 // Hook checks perm on the run owning the active hook token in env; no active hook →

@@ -12,6 +12,7 @@ import (
 	"github.com/gorunner/gorunner/idempotency/idemtest"
 	"github.com/gorunner/gorunner/runner"
 	"github.com/gorunner/gorunner/runner/runnertest"
+	"github.com/gorunner/gorunner/store/pgstore/pgtest"
 	"github.com/gorunner/gorunner/store/redisstore/redistest"
 )
 
@@ -22,6 +23,7 @@ var admissionBackends = []struct {
 }{
 	{"sqlite", func(t *testing.T) runnertest.AdmissionStore { return openStore(t) }},
 	{"redis", func(t *testing.T) runnertest.AdmissionStore { st, _, _ := redistest.Open(t); return st }},
+	{"postgres", func(t *testing.T) runnertest.AdmissionStore { st, _ := pgtest.Open(t); return st }},
 }
 
 // TestAdmitColdCache: a Service that holds nothing of a key another Service (another

@@ -47,6 +47,9 @@ func (s *Server) runTool(ctx context.Context, req mcp.CallToolRequest, env strin
 	if !ok {
 		return nil, errUnauthenticated
 	}
+	if bad := progressTokenProblem(req); bad != nil {
+		return bad, nil
+	}
 	release, err := s.deps.Engine.ReserveWait(p.ID) // before the run starts: a refused call does nothing
 	if err != nil {
 		return s.errorResult(ctx, err)
@@ -55,7 +58,7 @@ func (s *Server) runTool(ctx context.Context, req mcp.CallToolRequest, env strin
 	if st, ok := askStateOf(req); ok {
 		return s.continueAsk(ctx, req, t, st) // the person's answer to a question of the run's
 	}
-	run, replayed, problems, err := s.admitCall(ctx, p, env, t, call, false)
+	run, ad, problems, err := s.admitCall(ctx, p, env, t, call, false)
 	if problems != nil {
 		return argumentProblems(t, at, problems), nil
 	}
@@ -65,23 +68,29 @@ func (s *Server) runTool(ctx context.Context, req mcp.CallToolRequest, env strin
 	if run, err = s.settle(ctx, req, run, s.toolTimeout(t)); err != nil {
 		return s.errorResult(ctx, err)
 	}
-	return s.answer(ctx, run, replayed), nil
+	return s.answer(ctx, run, ad), nil
 }
 
 // admitCall is start for a call of t's workflow, with the problems of its arguments
 // instead of a run: a key of the wrong length, or an input the engine refused for the
 // workflow's input schema. With a wrong key nothing is admitted, and the input's own
 // problems are listed beside the key's, so that the agent fixes all at once.
-func (s *Server) admitCall(ctx context.Context, p auth.Principal, env string, t *tools.Tool, call *tools.Call, task bool) (*runner.Run, bool, []schemas.Problem, error) {
+func (s *Server) admitCall(ctx context.Context, p auth.Principal, env string, t *tools.Tool, call *tools.Call, task bool) (*runner.Run, admitted, []schemas.Problem, error) {
 	if problems := call.KeyProblems(); problems != nil {
-		return nil, false, s.withInputProblems(ctx, env, t, call, problems, nil), nil
+		return nil, admitted{}, s.withInputProblems(ctx, env, t, call, problems, nil), nil
 	}
-	run, replayed, err := s.start(ctx, p, env, t.Definition.Name, call, task)
+	run, ad, err := s.start(ctx, p, env, t.Definition.Name, call, task)
 	var ie *runner.InputError
 	if errors.As(err, &ie) {
-		return nil, false, ie.Problems, nil
+		return nil, admitted{}, ie.Problems, nil
 	}
-	return run, replayed, nil, err
+	return run, ad, nil, err
+}
+
+// admitted is how a call's run was come by: replayed, its key had been used before (the
+// first call's run); reused, the run is the owner of the workflow's start token (SPEC §6).
+type admitted struct {
+	replayed, reused bool
 }
 
 // withInputProblems lists own, the problems a call of t's workflow is refused for before
@@ -150,22 +159,23 @@ func (s *Server) toolTimeout(t *tools.Tool) time.Duration {
 // current state, read by the run ID its key's record names. The admission outlives a
 // cancelled request: only the waiting stops. task marks a new run as started as a task
 // (runner.Run.Task), which tasks/list lists.
-func (s *Server) start(ctx context.Context, p auth.Principal, env, name string, c *tools.Call, task bool) (*runner.Run, bool, error) {
-	req := admission.Request{Workflow: name, Name: name, Environment: env, Input: c.Input, StartedBy: p.ID, Task: task, RunOnly: true}
+func (s *Server) start(ctx context.Context, p auth.Principal, env, name string, c *tools.Call, task bool) (*runner.Run, admitted, error) {
+	req := admission.Request{Workflow: name, Name: name, Environment: env, Input: c.Input, By: &p, Task: task, RunOnly: true,
+		Trigger: runner.Trigger{Type: runner.TriggerMCP}}
 	if c.HasKey {
 		req.Keyed, req.Key, req.Scope = true, c.Key, idempotency.PrincipalScope(p.ID)
 	}
 	res, err := admission.Start(ctx, s.deps.Engine, s.deps.Idempotency, req)
 	switch {
 	case err != nil:
-		return nil, false, err
+		return nil, admitted{}, err
 	case res.Run != nil:
-		return res.Run, false, nil
+		return res.Run, admitted{reused: res.Reused}, nil
 	case res.RunID == "":
-		return nil, false, fmt.Errorf("the kept answer (status %d) names no run", res.Status)
+		return nil, admitted{}, fmt.Errorf("the kept answer (status %d) names no run", res.Status)
 	}
 	run, err := s.deps.Engine.Get(ctx, res.RunID)
-	return run, res.Replayed, err
+	return run, admitted{replayed: res.Replayed, reused: res.Reused}, err
 }
 
 // settle is await for a run just read or just admitted: one already settled for the wait

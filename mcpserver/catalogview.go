@@ -232,8 +232,8 @@ func (s *Server) find(ctx context.Context, env string, c *tools.Call) (*mcp.Call
 	if err := json.Unmarshal(c.Input, &a); err != nil {
 		return nil, err
 	}
-	if len(tools.Words(a.Query)) == 0 {
-		return tools.InvalidArguments(nil, []schemas.Problem{{Path: "/query", Message: "the query has no words; send words from a workflow's name, title or description, e.g. \"invoice\""}}), nil
+	if _, problem := tools.QueryWords(a.Query); problem != nil {
+		return tools.InvalidArguments(nil, []schemas.Problem{*problem}), nil
 	}
 	found := tools.Find(callScopeOf(ctx, env).tools(s.envs[env].view.Load().sorted), a.Query, a.Tag, tools.MaxFound)
 	return tools.Structured(tools.FoundList{Workflows: found}), nil

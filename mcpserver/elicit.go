@@ -127,17 +127,17 @@ func askStateOf(req mcp.CallToolRequest) (askState, bool) {
 // answer is the tool result for run: when it waits on a hook that asks and the client can
 // elicit, an input_required result asking the person (mcp-go turns it into
 // elicitation/create for clients before 2026-07-28); else the run's state.
-func (s *Server) answer(ctx context.Context, run *runner.Run, replayed bool) *mcp.CallToolResult {
+func (s *Server) answer(ctx context.Context, run *runner.Run, ad admitted) *mcp.CallToolResult {
 	if canElicit(ctx) {
 		ask, err := s.askOf(run)
 		if err != nil {
 			s.log.WarnContext(ctx, "mcp: cannot ask through elicitation", "run", run.ID, "err", err)
 		}
 		if ask != nil {
-			return s.askResult(askState{RunID: run.ID, Step: ask.step, Attempt: 1, Replayed: replayed}, ask.message, ask)
+			return s.askResult(askState{RunID: run.ID, Step: ask.step, Attempt: 1, Replayed: ad.replayed}, ask.message, ask)
 		}
 	}
-	return tools.ResultOf(run).Replay(replayed).CallResult()
+	return tools.ResultOf(run).Replay(ad.replayed).Reuse(ad.reused).CallResult()
 }
 
 // askResult is the input_required result putting ask to the person.
@@ -200,7 +200,7 @@ func (s *Server) continueAsk(ctx context.Context, req mcp.CallToolRequest, t *to
 	if run, err = s.await(ctx, req, run, s.toolTimeout(t)); err != nil {
 		return s.errorResult(ctx, err)
 	}
-	return s.answer(ctx, run, st.Replayed), nil
+	return s.answer(ctx, run, admitted{replayed: st.Replayed}), nil
 }
 
 // answerPayload is the hook payload of the person's answer: the content accepted (which

@@ -72,35 +72,52 @@ const sessionPrefix = "mcp-session-"
 // digest of the principal and a random part, so any process sharing the store can tell,
 // without state, whether a session ID belongs to the caller. Guessing another principal's
 // ID is as hard as guessing its random part; presenting a stolen one with one's own token
-// fails the digest.
-type sessionIDs struct{}
+// fails the digest. An ID of the caller's is valid only while env's transport holds its
+// session: one ended (DELETE, or past MaxSessionsPerPrincipal) or that another process
+// opened is terminated, 404.
+type sessionIDs struct {
+	held *sessionsHeld
+	env  string
+}
 
 // ResolveSessionIdManager binds the session IDs of r to r's principal; without a request
 // (shutdown, a sweeper), which can only end sessions, it is endingSessions.
-func (sessionIDs) ResolveSessionIdManager(r *http.Request) server.SessionIdManager {
+func (ids sessionIDs) ResolveSessionIdManager(r *http.Request) server.SessionIdManager {
 	if r == nil {
 		return endingSessions{}
 	}
 	p, _ := auth.PrincipalFrom(r.Context())
-	return boundSessions{p}
+	return boundSessions{p: p, held: ids.held, env: ids.env}
 }
 
-// boundSessions is the session ID manager of one principal.
-type boundSessions struct{ p auth.Principal }
+// boundSessions is the session ID manager of one principal in one environment.
+type boundSessions struct {
+	p    auth.Principal
+	held *sessionsHeld
+	env  string
+}
 
 func (b boundSessions) Generate() string {
 	nonce := uuid.NewString()
 	return sessionPrefix + nonce + "." + sessionDigest(b.p, nonce)
 }
 
-func (b boundSessions) Validate(id string) (bool, error) {
+// Validate refuses an ID minted for another principal, and reports one of b's that its
+// environment no longer holds (or never did) as terminated.
+func (b boundSessions) Validate(id string) (isTerminated bool, err error) {
+	if !ownsSession(b.p, id) {
+		return false, errForeignSession
+	}
+	return !b.held.holds(b.env, b.p.ID, id), nil
+}
+
+// Terminate lets b's principal end its own sessions only.
+func (b boundSessions) Terminate(id string) (bool, error) {
 	if !ownsSession(b.p, id) {
 		return false, errForeignSession
 	}
 	return false, nil
 }
-
-func (b boundSessions) Terminate(id string) (bool, error) { return b.Validate(id) }
 
 // errForeignSession: the session ID was not minted for the caller.
 var errForeignSession = errors.New("invalid session ID")

@@ -2,14 +2,54 @@ package mcpserver
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"net/http"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/gorunner/gorunner/problem"
 	"github.com/gorunner/gorunner/runner"
+	"github.com/gorunner/gorunner/schemas"
+	"github.com/gorunner/gorunner/tools"
 )
+
+// MaxProgressTokenLength bounds a call's progressToken written out (a string's bytes, a
+// number's digits): every progress notification of the call echoes it, one per step.
+const MaxProgressTokenLength = 256
+
+// progressTokenProblem is the isError result of a call whose _meta.progressToken is not
+// what MCP allows (a string or a number) or is longer than MaxProgressTokenLength; nil
+// when it is fine or absent. The call is refused before it starts anything.
+func progressTokenProblem(req mcp.CallToolRequest) *mcp.CallToolResult {
+	token, ok := progressToken(req)
+	if !ok {
+		return nil
+	}
+	var n int
+	switch t := token.(type) {
+	case string:
+		n = len(t)
+	case json.Number:
+		n = len(t)
+	case float64, int, int64:
+		return nil
+	default:
+		return badProgressToken("must be a string or a number")
+	}
+	if n > MaxProgressTokenLength {
+		return badProgressToken(fmt.Sprintf("must be at most %d bytes long, got %d", MaxProgressTokenLength, n))
+	}
+	return nil
+}
+
+func badProgressToken(why string) *mcp.CallToolResult {
+	msg := "_meta.progressToken " + why + "; send a short string or a number, or none"
+	return tools.Problem{Status: http.StatusBadRequest, Code: problem.CodeValidation, Message: msg,
+		Details: []schemas.Problem{{Path: "/_meta/progressToken", Message: msg}}}.Result()
+}
 
 // progress sends one notifications/progress per finished step of a run while a tool call
 // waits for it.

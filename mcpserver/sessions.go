@@ -22,9 +22,16 @@ const MaxSessionsPerPrincipal = 256
 // sessionsHeld are the sessions each principal holds in each environment, oldest first.
 type sessionsHeld struct {
 	mu  sync.Mutex
-	ids map[string][]string // heldKey → session IDs
-	key map[string]string   // session ID → its heldKey, so that forgetting one looks at one list
+	ids map[string][]string    // heldKey → session IDs
+	key map[string]heldSession // session ID → its heldKey (so that forgetting one looks at one list) and version
 }
+
+// heldSession is what is kept of a held session: its heldKey, and the protocol version its
+// initialize negotiated ("" for a session a GET opened).
+type heldSession struct{ key, version string }
+
+// versioned is a session that knows the protocol version its initialize negotiated.
+type versioned interface{ ProtocolVersion() string }
 
 // heldKey keys the sessions of a principal in an environment (each has its transport).
 func heldKey(env, principal string) string { return env + "\x00" + principal }
@@ -40,11 +47,15 @@ func (h *sessionsHeld) hooks(env string, hk *server.Hooks) {
 		h.mu.Lock()
 		defer h.mu.Unlock()
 		if h.ids == nil {
-			h.ids, h.key = map[string][]string{}, map[string]string{}
+			h.ids, h.key = map[string][]string{}, map[string]heldSession{}
 		}
-		key, id := heldKey(env, p.ID), session.SessionID()
-		h.ids[key] = append(h.ids[key], id)
-		h.key[id] = key
+		held := heldSession{key: heldKey(env, p.ID)}
+		if v, ok := session.(versioned); ok {
+			held.version = v.ProtocolVersion()
+		}
+		id := session.SessionID()
+		h.ids[held.key] = append(h.ids[held.key], id)
+		h.key[id] = held
 	})
 	hk.AddOnUnregisterSession(func(_ context.Context, session server.ClientSession) {
 		h.forget(session.SessionID())
@@ -55,11 +66,12 @@ func (h *sessionsHeld) hooks(env string, hk *server.Hooks) {
 func (h *sessionsHeld) forget(id string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	key, ok := h.key[id]
+	held, ok := h.key[id]
 	if !ok {
 		return
 	}
 	delete(h.key, id)
+	key := held.key
 	ids := h.ids[key]
 	if i := slices.Index(ids, id); i >= 0 {
 		ids = slices.Delete(ids, i, i+1)
@@ -69,6 +81,27 @@ func (h *sessionsHeld) forget(id string) {
 	} else {
 		h.ids[key] = ids
 	}
+}
+
+// holds reports whether principal's session id is held in env (h may be nil: none is).
+func (h *sessionsHeld) holds(env, principal, id string) bool {
+	_, ok := h.version(env, principal, id)
+	return ok
+}
+
+// version is the protocol version principal's session id in env negotiated, and whether
+// env holds that session (h may be nil: none is).
+func (h *sessionsHeld) version(env, principal, id string) (string, bool) {
+	if h == nil {
+		return "", false
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	held, ok := h.key[id]
+	if !ok || held.key != heldKey(env, principal) {
+		return "", false
+	}
+	return held.version, true
 }
 
 // excess returns the oldest sessions of principal in env beyond MaxSessionsPerPrincipal.
@@ -92,7 +125,7 @@ func (s *Server) endExcessSessions(r *http.Request, env *environment, p auth.Pri
 		req, _ := http.NewRequestWithContext(auth.WithPrincipal(context.WithoutCancel(ctx), p), http.MethodDelete, "/mcp", nil)
 		req.Header.Set(sessionHeader, id)
 		req.Host = r.Host // mcp-go checks it (DNS rebinding)
-		env.http.ServeHTTP(discardResponse{header: http.Header{}}, req)
+		env.http.ServeHTTP(&recorded{header: http.Header{}}, req)
 		s.held.forget(id) // in case mcp-go had not registered it with the server
 	}
 }
@@ -118,10 +151,3 @@ func mintedForm(id string) bool {
 	nonce, digest, dot := strings.Cut(rest, ".")
 	return ok && dot && nonce != "" && len(digest) == 32
 }
-
-// discardResponse is a ResponseWriter that keeps nothing.
-type discardResponse struct{ header http.Header }
-
-func (d discardResponse) Header() http.Header         { return d.header }
-func (d discardResponse) Write(b []byte) (int, error) { return len(b), nil }
-func (d discardResponse) WriteHeader(int)             {}

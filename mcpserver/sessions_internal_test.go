@@ -83,7 +83,7 @@ func (s *Server) heldKeys() int {
 func TestSessionManagers(t *testing.T) {
 	t.Parallel()
 	alice := auth.Principal{ID: "alice"}
-	id := boundSessions{alice}.Generate()
+	id := boundSessions{p: alice}.Generate()
 	withPrincipal := func(p *auth.Principal) *http.Request {
 		r := httptest.NewRequest(http.MethodDelete, "/mcp", nil)
 		if p != nil {

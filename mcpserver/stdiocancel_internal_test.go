@@ -42,7 +42,7 @@ func heldServer(t *testing.T) *Server {
 	st := stacktest.New(t, stacktest.Config{Runner: runner.Config{Egress: allow}})
 	wf, err := st.Catalog.Create(ctx, fmt.Appendf(nil, `{"name":"held","input":{"type":"object"},"steps":[{"id":"gate","http":{"url":%q}}]}`, gate.URL))
 	require.NoError(t, err)
-	_, _, err = st.Catalog.Publish(ctx, wf.ID)
+	_, _, err = st.Catalog.Publish(ctx, wf.ID, auth.Local())
 	require.NoError(t, err)
 	s, err := New(Deps{Catalog: st.Catalog, Engine: st.Engine, Idempotency: st.Idempotency}, &Config{ToolTimeout: time.Minute})
 	require.NoError(t, err)

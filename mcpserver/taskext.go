@@ -189,7 +189,7 @@ func (s *Server) runOrTask(ctx context.Context, p auth.Principal, c *taskCall, t
 		return s.errorResult(ctx, err)
 	}
 	defer release()
-	run, replayed, problems, err := s.admitCall(ctx, p, c.env.name, t, call, false)
+	run, ad, problems, err := s.admitCall(ctx, p, c.env.name, t, call, false)
 	if problems != nil {
 		return argumentProblems(t, "", problems), nil
 	}
@@ -200,7 +200,7 @@ func (s *Server) runOrTask(ctx context.Context, p auth.Principal, c *taskCall, t
 		return s.errorResult(ctx, err)
 	}
 	if run.Status.Terminal() {
-		return tools.ResultOf(run).Replay(replayed).CallResult(), nil
+		return tools.ResultOf(run).Replay(ad.replayed).Reuse(ad.reused).CallResult(), nil
 	}
 	return s.extTaskOf(ctx, run, resultTypeTask, c.meta.elicits()), nil
 }

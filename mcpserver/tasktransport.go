@@ -30,6 +30,9 @@ const sessionHeader = "Mcp-Session-Id"
 func (s *Server) taskHTTP(env *environment) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost {
+			if s.endedSession(w, r, env) {
+				return
+			}
 			env.http.ServeHTTP(w, r)
 			return
 		}
@@ -42,24 +45,34 @@ func (s *Server) taskHTTP(env *environment) http.Handler {
 			refuseInvalidUTF8(w, body) // nothing reaches a handler
 			return
 		}
-		var msg rpcMessage
-		if !plainToolsCall(body) && json.Unmarshal(body, &msg) == nil {
-			// guard has refused another principal's session ID.
-			if msg.Method == "" && s.replies.deliver(principalID(r.Context()), body) {
-				w.WriteHeader(http.StatusAccepted)
-				return
-			}
-			if c, ok := s.taskCallOf(r.Context(), env, &msg); ok {
-				s.serveTaskCall(w, r, c)
-				return
-			}
+		if isBatch(body) {
+			s.serveBatch(w, r, env, body)
+			return
 		}
-		r.Body = io.NopCloser(bytes.NewReader(body))
-		env.http.ServeHTTP(w, r)
-		if p, ok := auth.PrincipalFrom(r.Context()); ok && msg.Method == string(mcp.MethodInitialize) {
-			s.endExcessSessions(r, env, p)
-		}
+		s.serveMessage(w, r, env, body)
 	})
+}
+
+// serveMessage answers body, one JSON-RPC message POSTed to env's /mcp: a reply to a
+// request the task layer sent, a task request, or anything else, which mcp-go answers.
+func (s *Server) serveMessage(w http.ResponseWriter, r *http.Request, env *environment, body []byte) {
+	var msg rpcMessage
+	if !plainToolsCall(body) && json.Unmarshal(body, &msg) == nil {
+		// guard has refused another principal's session ID.
+		if msg.Method == "" && s.replies.deliver(principalID(r.Context()), body) {
+			w.WriteHeader(http.StatusAccepted)
+			return
+		}
+		if c, ok := s.taskCallOf(r.Context(), env, &msg); ok {
+			s.serveTaskCall(w, r, c)
+			return
+		}
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	env.http.ServeHTTP(w, r)
+	if p, ok := auth.PrincipalFrom(r.Context()); ok && msg.Method == string(mcp.MethodInitialize) {
+		s.endExcessSessions(r, env, p)
+	}
 }
 
 // serveTaskCall answers c over HTTP: as JSON, or as an event stream once the answer sends
@@ -73,7 +86,7 @@ func (s *Server) serveTaskCall(w http.ResponseWriter, r *http.Request, c *taskCa
 		}
 	} else {
 		c.sessionID = r.Header.Get(sessionHeader)
-		if problem, status := legacySessionProblem(r, c.sessionID); status != 0 {
+		if problem, status := legacySessionProblem(r, c.env, c.sessionID); status != 0 {
 			http.Error(w, problem, status)
 			return
 		}
@@ -88,15 +101,33 @@ func (s *Server) serveTaskCall(w http.ResponseWriter, r *http.Request, c *taskCa
 // (tools/call and the rest), so that the task methods need the same handshake: a protocol
 // version header it does not know is a 400, and a request needs the Mcp-Session-Id that
 // initialize minted for its principal (a missing or foreign one is a 404). It returns
-// the problem and its status, or 0. The 2026-07-28 requests are stateless by design.
-func legacySessionProblem(r *http.Request, sessionID string) (string, int) {
+// the problem and its status, or 0; a terminated session is a 404 too. The 2026-07-28
+// requests are stateless by design.
+func legacySessionProblem(r *http.Request, env *environment, sessionID string) (string, int) {
 	if v := r.Header.Get(server.HeaderKeyProtocolVersion); v != "" && !mcp.IsValidProtocolVersion(v) {
 		return "Unsupported protocol version: " + v, http.StatusBadRequest
 	}
-	if _, err := (sessionIDs{}).ResolveSessionIdManager(r).Validate(sessionID); err != nil {
+	terminated, err := env.sessions.ResolveSessionIdManager(r).Validate(sessionID)
+	switch {
+	case err != nil:
 		return "Invalid session ID", http.StatusNotFound
+	case terminated:
+		return "Session terminated", http.StatusNotFound
 	}
 	return "", 0
+}
+
+// endedSession answers 404 to a GET or DELETE naming a session of the caller's that env
+// does not hold (ended, or opened on another process), as mcp-go answers a POST
+// (boundSessions.Validate): mcp-go would open a new stream under the ID of a GET, and
+// answer a DELETE 200. It reports whether it answered.
+func (s *Server) endedSession(w http.ResponseWriter, r *http.Request, env *environment) bool {
+	id := r.Header.Get(sessionHeader)
+	if id == "" || s.held.holds(env.name, principalID(r.Context()), id) {
+		return false
+	}
+	http.Error(w, "Session terminated", http.StatusNotFound)
+	return true
 }
 
 // headerMismatch checks the headers a 2026-07-28 request over HTTP must carry (SEP-2243):

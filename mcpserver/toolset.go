@@ -28,7 +28,9 @@ type environment struct {
 	mcp        *server.MCPServer
 	companions []mcp.Tool // the companion tools, as listed
 	http       *server.StreamableHTTPServer
-	tools      map[string]*entry // by tool name; touched under Server.syncMu only
+	// sessions mints and checks the session IDs of http.
+	sessions sessionIDs
+	tools    map[string]*entry // by tool name; touched under Server.syncMu only
 	// view is what calls and lists read of the workflow tools, replaced whole by the sync.
 	view atomic.Pointer[view]
 	// tasksHTTP serves /mcp: the task layer in front of http.
@@ -58,12 +60,13 @@ func (s *Server) newEnvironment(name string) *environment {
 		server.WithHooks(s.hooks(name)),
 		server.WithResourceCapabilities(false, false),
 		server.WithTaskCapabilities(true, true, true),
-		server.WithExtensions(map[string]any{TasksExtension: map[string]any{}}),
+		server.WithExtensions(serverExtensions()),
 	)
 	env := &environment{name: name, mcp: m, tools: map[string]*entry{}}
 	env.view.Store(newView(nil))
+	env.sessions = sessionIDs{held: &s.held, env: name}
 	env.http = server.NewStreamableHTTPServer(m, server.WithStreamableHTTPLogger(transportLog(s.log)),
-		server.WithSessionIdManagerResolver(sessionIDs{}))
+		server.WithSessionIdManagerResolver(env.sessions))
 	env.tasksHTTP = s.taskHTTP(env)
 	registered := s.companionTools(env)
 	for _, t := range registered {
@@ -71,6 +74,7 @@ func (s *Server) newEnvironment(name string) *environment {
 	}
 	m.SetTools(append(registered, s.dispatchTool(name))...)
 	m.AddResourceTemplates(s.runTemplate())
+	m.AddResources(cardResource())
 	return env
 }
 

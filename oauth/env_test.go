@@ -63,7 +63,7 @@ func newEnvWith(t *testing.T, tune func(*oauth.Config)) *env {
 	e.store, e.auth, e.admin = st, s.Auth, s.AdminToken
 	w, err := cat.Create(ctx, []byte(greetDef))
 	require.NoError(t, err)
-	_, _, err = cat.Publish(ctx, w.ID)
+	_, _, err = cat.Publish(ctx, w.ID, auth.Local())
 	require.NoError(t, err)
 	m, err := mcpserver.New(mcpserver.Deps{Catalog: cat, Engine: eng, Idempotency: s.Idempotency}, nil)
 	require.NoError(t, err)

@@ -151,6 +151,8 @@ func ForAgent(err error) (*Error, bool) {
 	var conflict *runner.TokenConflictError
 	var limit *idempotency.LimitError
 	switch {
+	case errors.As(err, &conflict) && conflict.OwnerRunID == "": // a run the caller may not see (SPEC §6)
+		out.Message = fmt.Sprintf("another run already holds the start token %q; call again with other arguments, or once that run has ended", conflict.Token)
 	case errors.As(err, &conflict):
 		out.Message = fmt.Sprintf("run %s already holds the start token %q; read it with gorunner_get_run", conflict.OwnerRunID, conflict.Token)
 	case errors.As(err, &limit):

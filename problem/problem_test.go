@@ -51,3 +51,18 @@ func TestForAgentAddsAdvice(t *testing.T) {
 	plain, _ := problem.Classify(catalog.ErrNotFound)
 	require.NotContains(t, plain.Message, "gorunner_find_workflows", "Classify stays advice-free")
 }
+
+// A start token owned by a run the caller may not reach names no run, also in the advice
+// (SPEC §6); one it may reach names the owner to read.
+func TestForAgentStartConflict(t *testing.T) {
+	hidden, ok := problem.ForAgent(&runner.TokenConflictError{Environment: runner.EnvProduction, Token: "order:1"})
+	require.True(t, ok)
+	require.Equal(t, problem.CodeConflict, hidden.Code)
+	require.Contains(t, hidden.Message, `"order:1"`)
+	require.NotContains(t, hidden.Message, "gorunner_get_run")
+	require.NotContains(t, hidden.Message, "run  ", "no empty run ID")
+
+	shown, ok := problem.ForAgent(&runner.TokenConflictError{Environment: runner.EnvProduction, Token: "order:1", OwnerRunID: "run-1"})
+	require.True(t, ok)
+	require.Contains(t, shown.Message, "run run-1 already holds")
+}

@@ -73,6 +73,19 @@ type Admission struct {
 	// catalog the catalog version its target stands at (0: unchecked).
 	asked   *SubmitParams
 	catalog int64
+	// parent is the run whose workflow step admits this one (nil: a run started from
+	// outside). It is what sees the owner of a start token the child's policy reuses, so
+	// the policy acts on that owner only as the parent may reach it (SPEC §6).
+	parent *Run
+}
+
+// viewer is the run a's start-token policy acts for: its parent's workflow step, or the
+// run itself.
+func (a *Admission) viewer() *Run {
+	if a.parent != nil {
+		return a.parent
+	}
+	return a.Run
 }
 
 // Prepare resolves the workflow, validates the input and builds the new run with its
@@ -96,8 +109,16 @@ func (e *Engine) Prepare(ctx context.Context, p SubmitParams) (*Admission, error
 	if err != nil {
 		return nil, err
 	}
+	trigger, err := triggerOf(p)
+	if err != nil {
+		return nil, err
+	}
 	r := e.newRun(t, env, input)
-	r.RerunOf, r.StartedBy, r.Task = p.RerunOf, p.StartedBy, p.Task
+	r.RerunOf, r.Task, r.ActsFor = p.RerunOf, p.Task, authorityOf(p.By, t.Publisher)
+	r.Trigger = trigger
+	if p.By != nil {
+		r.StartedBy = p.By.ID
+	}
 	a, err := e.prepared(c, r)
 	if err != nil {
 		return nil, err

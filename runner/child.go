@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/gorunner/gorunner/auth"
 	"github.com/gorunner/gorunner/schemas"
 )
 
@@ -44,7 +45,7 @@ func runWorkflow(ctx context.Context, s *stepExec) (outcome, error) {
 	} else if err != nil {
 		return outcome{}, err
 	}
-	r, wait, err := s.awaitRun(ctx, st.Child, st)
+	r, wait, err := s.awaitRun(ctx, st.Child, auth.RunsRead, st)
 	if err != nil || wait != nil {
 		return outcome{wait: wait}, err
 	}
@@ -90,7 +91,9 @@ func (s *stepExec) startChild(ctx context.Context, id string) (string, error) {
 	}
 	child := e.newRun(t, parent.Environment, input)
 	child.ID, child.ParentRunID, child.Depth, child.StartedBy = id, parent.ID, parent.Depth+1, parent.StartedBy
-	res, err := e.admit(ctx, c, child)
+	child.Trigger = Trigger{Type: TriggerChild}
+	child.ActsFor = parent.ActsFor.limitedBy(t.Publisher)
+	res, err := e.admitChild(ctx, c, child, parent)
 	var conflict *TokenConflictError
 	if errors.As(err, &conflict) {
 		return "", permanent(CodeHookConflict, "step %q: %v", s.st.ID, err)

@@ -174,7 +174,7 @@ func TestRerun(t *testing.T) {
 	e := h.engine(runner.Config{})
 	name := h.define(echoX("again", "{type: object}"))
 	first := h.run(e, name, `{"x": 1}`, runner.StatusCompleted)
-	second, err := e.Rerun(ctx, first.ID, "")
+	second, err := e.Rerun(ctx, first.ID, nil)
 	require.NoError(t, err)
 	require.Equal(t, first.ID, second.RerunOf)
 	require.JSONEq(t, string(first.Input), string(second.Input))

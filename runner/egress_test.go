@@ -18,6 +18,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/gorunner/gorunner/auth"
 	"github.com/gorunner/gorunner/catalog"
 	"github.com/gorunner/gorunner/examples"
 	"github.com/gorunner/gorunner/runner"
@@ -236,7 +237,7 @@ func TestFetchStatusCannotExfiltrate(t *testing.T) {
 			ctx := context.Background()
 			cat, err := catalog.New(h.store, &catalog.Config{SecretKey: bytes.Repeat([]byte{9}, 32), Templates: examples.Workflows()})
 			require.NoError(t, err)
-			_, err = cat.InstallTemplates(ctx)
+			_, err = cat.InstallTemplates(ctx, auth.Local())
 			require.NoError(t, err)
 			_, err = cat.CreateConnection(ctx, catalog.ConnectionParams{Name: "status-api", Type: catalog.ConnBearer, Secret: secret, Hosts: tt.hosts(steal)})
 			require.NoError(t, err)

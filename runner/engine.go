@@ -26,6 +26,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gorunner/gorunner/auth"
 	"github.com/gorunner/gorunner/events"
 	"github.com/gorunner/gorunner/internal/seal"
 )
@@ -45,6 +46,10 @@ type Target struct {
 	// Version is the published version, 0 for the draft of a test run.
 	Version    int
 	Definition json.RawMessage
+	// Publisher is who published the version: its runs act within that principal's scopes
+	// (SPEC §6). Nil for a draft and for a version published before publishers were
+	// recorded.
+	Publisher *auth.Principal
 	// CatalogVersion, when not 0, is the catalog version (catalog.Store.CatalogVersion)
 	// this answer was current at. A run admitted from it is written only while the catalog
 	// still stands there (CreateRunParams.CatalogVersion), so an answer kept from an earlier

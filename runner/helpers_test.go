@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/gorunner/gorunner/auth"
 	"github.com/gorunner/gorunner/events"
 	"github.com/gorunner/gorunner/runner"
 	"github.com/gorunner/gorunner/schemas"
@@ -22,6 +23,8 @@ import (
 type workflows struct {
 	mu   sync.Mutex
 	defs map[string]json.RawMessage
+	// unrecorded serves versions published before publishers were recorded.
+	unrecorded bool
 }
 
 func (w *workflows) Resolve(_ context.Context, name, env string) (*runner.Target, error) {
@@ -36,8 +39,15 @@ func (w *workflows) Resolve(_ context.Context, name, env string) (*runner.Target
 	if env == runner.EnvTest {
 		version = 0
 	}
-	return &runner.Target{WorkflowID: "wf-" + name, Name: name, Version: version, Definition: def}, nil
+	t := &runner.Target{WorkflowID: "wf-" + name, Name: name, Version: version, Definition: def}
+	if version > 0 && !w.unrecorded {
+		t.Publisher = &publisher
+	}
+	return t, nil
 }
+
+// publisher published the harness's workflows: an admin, so that their runs reach every run.
+var publisher = auth.Principal{ID: "publisher", Scopes: auth.AdminScopes()}
 
 // clock is real time plus an offset tests move forward.
 type clock struct {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/gorunner/gorunner/auth"
 	"github.com/gorunner/gorunner/schemas"
 )
 
@@ -31,7 +32,7 @@ func runHook(ctx context.Context, s *stepExec) (outcome, error) {
 		return outcome{}, err
 	}
 	if st.Awaiting != "" {
-		r, wait, err := s.awaitRun(ctx, st.Awaiting, st)
+		r, wait, err := s.awaitRun(ctx, st.Awaiting, conflictPermission(st.Policy), st)
 		if err != nil || wait != nil {
 			return outcome{wait: wait}, err
 		}
@@ -107,8 +108,17 @@ func (s *stepExec) nextPayload(ctx context.Context, st *hookState) (outcome, err
 	return outcome{wait: w}, nil
 }
 
-// hookConflict applies onConflict; again means claim the token once more.
+// hookConflict applies onConflict; again means claim the token once more. The policy acts
+// on the owner only as the run may reach it: else the step fails HOOK_CONFLICT naming no
+// run (SPEC §6).
 func (s *stepExec) hookConflict(ctx context.Context, st *hookState, c *TokenConflictError) (out outcome, again bool, err error) {
+	perm := conflictPermission(st.Policy)
+	if _, err := s.engine().reachRun(ctx, s.run(), perm, c.OwnerRunID); err != nil {
+		if errors.Is(err, ErrNotFound) {
+			return outcome{}, false, permanent(CodeHookConflict, "%v", hiddenConflict(c))
+		}
+		return outcome{}, false, err
+	}
 	owner := map[string]any{"runId": c.OwnerRunID}
 	switch st.Policy {
 	case schemas.OnConflictReject:
@@ -117,7 +127,7 @@ func (s *stepExec) hookConflict(ctx context.Context, st *hookState, c *TokenConf
 		return outcome{conflict: owner}, false, nil
 	case schemas.OnConflictAdopt:
 		st.Awaiting = c.OwnerRunID
-		r, wait, err := s.awaitRun(ctx, c.OwnerRunID, st)
+		r, wait, err := s.awaitRun(ctx, c.OwnerRunID, perm, st)
 		if err != nil || wait != nil {
 			return outcome{wait: wait}, false, err
 		}
@@ -128,7 +138,7 @@ func (s *stepExec) hookConflict(ctx context.Context, st *hookState, c *TokenConf
 	case schemas.OnConflictSupersede:
 		return s.supersede(ctx, st, c)
 	}
-	return outcome{}, false, permanent(CodeHookConflict, "token %q is owned by run %s", c.Token, c.OwnerRunID)
+	return outcome{}, false, permanent(CodeHookConflict, "%v", c)
 }
 
 func (s *stepExec) forward(ctx context.Context, st *hookState, c *TokenConflictError) (outcome, bool, error) {
@@ -153,7 +163,7 @@ func (s *stepExec) supersede(ctx context.Context, st *hookState, c *TokenConflic
 		return outcome{}, false, err
 	}
 	st.Awaiting = c.OwnerRunID
-	_, wait, err := s.awaitRun(ctx, c.OwnerRunID, st)
+	_, wait, err := s.awaitRun(ctx, c.OwnerRunID, auth.RunsWrite, st)
 	if err != nil || wait != nil {
 		return outcome{wait: wait}, false, err
 	}

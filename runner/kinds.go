@@ -6,6 +6,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/gorunner/gorunner/auth"
 	"github.com/gorunner/gorunner/schemas"
 )
 
@@ -172,7 +173,8 @@ func runCustom(ctx context.Context, s *stepExec) (outcome, error) {
 	return outcome{}, retryable(CodeStep, "%v", err)
 }
 
-// runRun acts on another run.
+// runRun acts on another run, as the run may reach it (SPEC §6): one it may not is not
+// found, exactly as one that does not exist.
 func runRun(ctx context.Context, s *stepExec) (outcome, error) {
 	var rs schemas.RunStep
 	if err := s.eval(s.st.Run, &rs); err != nil {
@@ -181,7 +183,7 @@ func runRun(ctx context.Context, s *stepExec) (outcome, error) {
 	e := s.engine()
 	switch rs.Action {
 	case schemas.RunActionStatus:
-		r, err := e.store.GetRun(ctx, rs.RunID)
+		r, err := e.reachRun(ctx, s.run(), auth.RunsRead, rs.RunID)
 		if err != nil {
 			return outcome{}, runNotFound(err, rs.RunID)
 		}
@@ -189,29 +191,44 @@ func runRun(ctx context.Context, s *stepExec) (outcome, error) {
 	case schemas.RunActionResult:
 		return s.awaitResult(ctx, rs.RunID, rs)
 	case schemas.RunActionCancel:
+		if _, err := e.reachRun(ctx, s.run(), auth.RunsWrite, rs.RunID); err != nil {
+			return outcome{}, runNotFound(err, rs.RunID)
+		}
 		if err := e.requestCancel(ctx, rs.RunID); err != nil && !errors.Is(err, ErrFinished) {
 			return outcome{}, runNotFound(err, rs.RunID)
 		}
 		return outcome{}, nil
 	case schemas.RunActionResume:
-		payload, err := json.Marshal(rs.Payload)
-		if err != nil {
-			return outcome{}, permanent(CodeInvalidStep, "step %q: payload: %v", s.st.ID, err)
-		}
-		if _, err := e.Resume(ctx, s.run().Environment, rs.Token, payload); err != nil {
-			if errors.Is(err, ErrNotFound) {
-				return outcome{}, retryable(CodeNotFound, "no active hook on token %q", rs.Token)
-			}
-			return outcome{}, err
-		}
-		return outcome{}, nil
+		return s.resumeOther(ctx, rs)
 	}
 	return outcome{}, permanent(CodeInvalidStep, "step %q: unknown run action %q", s.st.ID, rs.Action)
 }
 
+// resumeOther queues rs.Payload for the hook on rs.Token in the run's environment, when the
+// run may reach the hook's run with runs:write; a hook it may not reach is not found, as
+// one not registered (yet).
+func (s *stepExec) resumeOther(ctx context.Context, rs schemas.RunStep) (outcome, error) {
+	payload, err := json.Marshal(rs.Payload)
+	if err != nil {
+		return outcome{}, permanent(CodeInvalidStep, "step %q: payload: %v", s.st.ID, err)
+	}
+	e := s.engine()
+	h, err := e.Hook(ctx, s.run().Environment, rs.Token)
+	if err == nil {
+		_, err = e.reachRun(ctx, s.run(), auth.RunsWrite, h.RunID)
+	}
+	if err == nil {
+		_, err = e.Resume(ctx, s.run().Environment, rs.Token, payload)
+	}
+	if errors.Is(err, ErrNotFound) {
+		return outcome{}, retryable(CodeNotFound, "no active hook on token %q", rs.Token)
+	}
+	return outcome{}, err
+}
+
 // awaitResult waits (durably) for run id to end and outputs its output.
 func (s *stepExec) awaitResult(ctx context.Context, id string, state any) (outcome, error) {
-	r, wait, err := s.awaitRun(ctx, id, state)
+	r, wait, err := s.awaitRun(ctx, id, auth.RunsRead, state)
 	if err != nil || wait != nil {
 		return outcome{wait: wait}, err
 	}
@@ -240,9 +257,10 @@ func errSuffix(e *Error) string {
 const awaitRecheck = 2 * time.Second
 
 // awaitRun returns run id if it has ended, else a suspension (with state) that checks again.
-func (s *stepExec) awaitRun(ctx context.Context, id string, state any) (*Run, *suspension, error) {
+// A run the run may not reach with perm is not found, as one that does not exist.
+func (s *stepExec) awaitRun(ctx context.Context, id string, perm auth.Permission, state any) (*Run, *suspension, error) {
 	e := s.engine()
-	r, err := e.store.GetRun(ctx, id)
+	r, err := e.reachRun(ctx, s.run(), perm, id)
 	if err != nil {
 		return nil, nil, runNotFound(err, id)
 	}

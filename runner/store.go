@@ -34,10 +34,15 @@ var (
 type TokenConflictError struct {
 	Environment string
 	Token       string
-	OwnerRunID  string
+	// OwnerRunID is empty when the run that asked may not reach the owner (SPEC §6):
+	// the conflict then names no run.
+	OwnerRunID string
 }
 
 func (e *TokenConflictError) Error() string {
+	if e.OwnerRunID == "" {
+		return fmt.Sprintf("token %q is owned by another run", e.Token)
+	}
 	return fmt.Sprintf("token %q is owned by run %s", e.Token, e.OwnerRunID)
 }
 
@@ -155,9 +160,11 @@ type Run struct {
 	Steps       []*StepRecord
 	WaitingOn   *WaitingOn
 	RerunOf     string
-	CreatedAt   time.Time
-	StartedAt   *time.Time
-	FinishedAt  *time.Time
+	// Trigger says what started the run (SPEC §2): fixed at admission.
+	Trigger    Trigger
+	CreatedAt  time.Time
+	StartedAt  *time.Time
+	FinishedAt *time.Time
 
 	// Engine state, never shown to clients (wire.Run leaves it out).
 
@@ -176,6 +183,10 @@ type Run struct {
 	// StartedBy is the ID of the principal that started the run (a child run inherits its
 	// parent's); empty for webhook runs. That principal may read the run (SPEC §9).
 	StartedBy string
+	// ActsFor is who the run acts for when it reaches another workflow's run (SPEC §6);
+	// empty for a run admitted before it was recorded, which acts for no one. Fixed at
+	// admission.
+	ActsFor Authority
 	// Task says the run was started as an MCP task (a task-augmented tools/call, SPEC §5):
 	// tasks/list lists such runs. Fixed at admission; a child or a rerun is not a task.
 	Task bool
@@ -260,9 +271,11 @@ type ListRunsParams struct {
 	// Environment, when set, keeps only the runs of that environment.
 	Environment string
 	// Task keeps only the runs started as MCP tasks (Run.Task).
-	Task   bool
-	Limit  int
-	Cursor string
+	Task bool
+	// Trigger, when set, keeps only the runs of that trigger type (Trigger.Type).
+	Trigger string
+	Limit   int
+	Cursor  string
 	// Readable, when set, keeps only the runs it admits.
 	Readable *Readable
 	// Examine bounds the runs the page examines, lower than limits.MaxRunsExamined (0:

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/gorunner/gorunner/auth"
 	"github.com/gorunner/gorunner/expression"
 	"github.com/gorunner/gorunner/schemas"
 )
@@ -24,10 +25,14 @@ type SubmitParams struct {
 	Input json.RawMessage
 	// RerunOf is the run this one reruns, if any.
 	RerunOf string
-	// StartedBy is the ID of the principal starting the run; empty for a webhook.
-	StartedBy string
+	// By is the principal starting the run, whom it acts for (SPEC §6); nil for a
+	// webhook, whose run acts for the publisher of its version.
+	By *auth.Principal
 	// Task says the run is started as an MCP task (Run.Task).
 	Task bool
+	// Trigger says what starts the run (Run.Trigger); zero means api, and a rerun is
+	// always rerun.
+	Trigger Trigger
 }
 
 // SubmitResult is the run a submission answers with.
@@ -142,13 +147,15 @@ func stepID(runID, stepName string) string {
 	return id.String()
 }
 
-// admit creates r, claiming its start token if the definition has one, and applies the
-// conflict policy when another run owns the token.
-func (e *Engine) admit(ctx context.Context, c *compiled, r *Run) (*SubmitResult, error) {
+// admitChild creates r, a child of parent, claiming its start token if the definition has
+// one, and applies the conflict policy, as parent may reach the owner, when another run
+// owns the token.
+func (e *Engine) admitChild(ctx context.Context, c *compiled, r, parent *Run) (*SubmitResult, error) {
 	a, err := e.prepared(c, r)
 	if err != nil {
 		return nil, err
 	}
+	a.parent = parent
 	return e.Admit(ctx, a)
 }
 
@@ -177,9 +184,9 @@ func (e *Engine) Admit(ctx context.Context, a *Admission) (*SubmitResult, error)
 			return nil, fmt.Errorf("creating run: %w", err)
 		}
 		if try > maxStartTries {
-			return nil, conflict
+			return nil, e.shownConflict(ctx, a, conflict)
 		}
-		if res, err := e.startConflict(ctx, a.c.def.Start.OnConflict, a.Run, conflict); res != nil || err != nil {
+		if res, err := e.startConflict(ctx, a, conflict); res != nil || err != nil {
 			return res, err
 		}
 	}
@@ -187,8 +194,19 @@ func (e *Engine) Admit(ctx context.Context, a *Admission) (*SubmitResult, error)
 
 // startConflict answers a start-token conflict per policy (default fail; continue acts as
 // reject, since a run that was never admitted has no later steps); (nil, nil) means claim
-// again.
-func (e *Engine) startConflict(ctx context.Context, policy string, r *Run, c *TokenConflictError) (*SubmitResult, error) {
+// again. The policy acts on the owner only as a's viewer may (reaches): else the start is
+// refused with a conflict that names no run (SPEC §6).
+func (e *Engine) startConflict(ctx context.Context, a *Admission, c *TokenConflictError) (*SubmitResult, error) {
+	policy := a.c.def.Start.OnConflict
+	owner, err := e.store.GetRun(ctx, c.OwnerRunID)
+	switch {
+	case errors.Is(err, ErrNotFound): // gone since: claim again
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("reading owner run %s: %w", c.OwnerRunID, err)
+	case !reaches(a.viewer(), conflictPermission(policy), owner):
+		return nil, hiddenConflict(c)
+	}
 	switch policy {
 	case schemas.OnConflictFail, "":
 		return nil, c
@@ -198,20 +216,25 @@ func (e *Engine) startConflict(ctx context.Context, policy string, r *Run, c *To
 		}
 		return nil, nil
 	case schemas.OnConflictForward:
-		if _, err := e.store.EnqueuePayload(ctx, c.Environment, c.Token, r.Input, e.now()); err != nil {
+		if _, err := e.store.EnqueuePayload(ctx, c.Environment, c.Token, a.Run.Input, e.now()); err != nil {
 			if errors.Is(err, ErrNotFound) {
 				return nil, nil
 			}
 			return nil, fmt.Errorf("forwarding to run %s: %w", c.OwnerRunID, err)
 		}
 		e.wake()
+		return &SubmitResult{Run: owner, Forwarded: true}, nil
 	}
+	return &SubmitResult{Run: owner, Reused: true}, nil
+}
+
+// shownConflict is c as a's viewer may see it: naming the owner only when it may read it.
+func (e *Engine) shownConflict(ctx context.Context, a *Admission, c *TokenConflictError) error {
 	owner, err := e.store.GetRun(ctx, c.OwnerRunID)
-	if err != nil {
-		return nil, fmt.Errorf("reading owner run %s: %w", c.OwnerRunID, err)
+	if err != nil || !reaches(a.viewer(), auth.RunsRead, owner) {
+		return hiddenConflict(c)
 	}
-	forwarded := policy == schemas.OnConflictForward
-	return &SubmitResult{Run: owner, Reused: !forwarded, Forwarded: forwarded}, nil
+	return c
 }
 
 // startHook evaluates the definition's start token from the input; nil when it has none.
@@ -244,9 +267,9 @@ func runEnv(r *Run) map[string]any {
 }
 
 // Rerun starts a new run with the same input and environment as run id, on the workflow's
-// current version, with RerunOf set, started by the principal startedBy.
-func (e *Engine) Rerun(ctx context.Context, id, startedBy string) (*Run, error) {
-	a, err := e.prepareRerun(ctx, id, startedBy)
+// current version, with RerunOf set, started by the principal by.
+func (e *Engine) Rerun(ctx context.Context, id string, by *auth.Principal) (*Run, error) {
+	a, err := e.prepareRerun(ctx, id, by)
 	if err != nil {
 		return nil, err
 	}
@@ -258,12 +281,12 @@ func (e *Engine) Rerun(ctx context.Context, id, startedBy string) (*Run, error) 
 }
 
 // prepareRerun prepares the admission of a rerun of run id (Prepare: it writes nothing).
-func (e *Engine) prepareRerun(ctx context.Context, id, startedBy string) (*Admission, error) {
+func (e *Engine) prepareRerun(ctx context.Context, id string, by *auth.Principal) (*Admission, error) {
 	old, err := e.store.GetRun(ctx, id)
 	if err != nil {
 		return nil, fmt.Errorf("reading run %s: %w", id, err)
 	}
-	return e.Prepare(ctx, SubmitParams{Workflow: old.WorkflowID, Environment: old.Environment, Input: old.Input, RerunOf: id, StartedBy: startedBy})
+	return e.Prepare(ctx, SubmitParams{Workflow: old.WorkflowID, Environment: old.Environment, Input: old.Input, RerunOf: id, By: by})
 }
 
 // MaxBulkRerun is how many runs one RerunMany may start.
@@ -275,8 +298,8 @@ type RerunManyParams struct {
 	RunIDs   []string
 	Workflow string
 	Status   Status
-	// StartedBy is the ID of the principal starting the new runs.
-	StartedBy string
+	// By is the principal starting the new runs.
+	By *auth.Principal
 }
 
 // RerunMany reruns up to MaxBulkRerun runs and returns the new runs in order. Every rerun
@@ -293,13 +316,13 @@ func (e *Engine) RerunMany(ctx context.Context, p RerunManyParams) ([]*Run, erro
 		return nil, err
 	}
 	for _, id := range ids {
-		if _, err := e.prepareRerun(ctx, id, p.StartedBy); err != nil {
+		if _, err := e.prepareRerun(ctx, id, p.By); err != nil {
 			return nil, fmt.Errorf("rerunning run %s: %w", id, err)
 		}
 	}
 	out := make([]*Run, 0, len(ids))
 	for _, id := range ids {
-		r, err := e.Rerun(ctx, id, p.StartedBy)
+		r, err := e.Rerun(ctx, id, p.By)
 		if err != nil {
 			return out, fmt.Errorf("rerunning run %s: %w", id, err)
 		}

@@ -54,6 +54,7 @@ func (v *validator) ask(p string, a *HookAsk, i int) {
 		v.askProperty(fmt.Sprintf("%s/schema/properties/%s", p, pointerEscape(name)), props[name])
 	}
 	v.schema(p+"/schema", a.Schema)
+	v.schemaTexts(p+"/schema", a.Schema) // shown to the person, as tool texts to the agent
 }
 
 // askProperty checks one property of an ask schema: a primitive type and its keywords.

@@ -22,6 +22,8 @@ type Definition struct {
 	Start       *Start          `json:"start,omitempty"`
 	// Tags group workflows, for finding them (gorunner_find_workflows) and for token scopes.
 	Tags []string `json:"tags,omitempty" jsonschema:"maxItems=16"`
+	// Schedules start runs of the published version on a clock (schedules.go).
+	Schedules []Schedule `json:"schedules,omitempty" jsonschema:"maxItems=16"`
 }
 
 // Annotations are the MCP tool hints a definition may set. Nil means "not said".

@@ -193,6 +193,44 @@ func TestSecurityToolText(t *testing.T) {
 	}))
 }
 
+// TestToolTextLengths: a title or description one character past its bound is refused at
+// its pointer, wherever it is (issue #27 item 8); at the bound, in characters (not bytes),
+// it is fine.
+func TestToolTextLengths(t *testing.T) {
+	t.Parallel()
+	prop := func(field, s string) map[string]any {
+		return map[string]any{"type": "object", "properties": map[string]any{"a": map[string]any{"type": "string", field: s}}}
+	}
+	title, desc := strings.Repeat("é", MaxTitleLength), strings.Repeat("ü", MaxDescriptionLength)
+	tests := []struct {
+		name string
+		over func(title, desc string) map[string]any
+		path string
+	}{
+		{"title", func(ti, _ string) map[string]any { return map[string]any{"title": ti} }, "/title"},
+		{"description", func(_, d string) map[string]any { return map[string]any{"description": d} }, "/description"},
+		{"input property title", func(ti, _ string) map[string]any { return map[string]any{"input": prop("title", ti)} }, "/input/properties/a/title"},
+		{"input property description", func(_, d string) map[string]any { return map[string]any{"input": prop("description", d)} }, "/input/properties/a/description"},
+		{"output title", func(ti, _ string) map[string]any {
+			return map[string]any{"output": map[string]any{"type": "object", "title": ti}}
+		}, "/output/title"},
+		{"output description", func(_, d string) map[string]any {
+			return map[string]any{"output": map[string]any{"type": "object", "description": d}}
+		}, "/output/description"},
+		{"ask property title", func(ti, _ string) map[string]any {
+			return map[string]any{"steps": []any{map[string]any{"id": "ok", "hook": map[string]any{"token": "t", "ask": map[string]any{
+				"message": "Approve?", "schema": prop("title", ti)}}}}}
+		}, "/steps/0/hook/ask/schema/properties/a/title"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			requireValid(t, defWith(t, tc.over(title, desc)))
+			requireProblem(t, defWith(t, tc.over(title+"x", desc+"x")), tc.path, "at most")
+		})
+	}
+}
+
 // TestSecurityAnnotations: hints may only be more cautious than the steps (issue #11 item 5).
 func TestSecurityAnnotations(t *testing.T) {
 	t.Parallel()

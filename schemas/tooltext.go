@@ -5,9 +5,29 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"unicode/utf8"
 
 	"github.com/gorunner/gorunner/internal/safetext"
 )
+
+// Lengths of the texts a definition shows as a tool, in characters: its title and
+// description, and every title and description in its input and output schemas (and in
+// its hooks' ask schemas, shown to the person). A tool list carries them all to every
+// agent, so a definition may not make it as large as it likes.
+const (
+	// MaxTitleLength bounds a title.
+	MaxTitleLength = 200
+	// MaxDescriptionLength bounds a description.
+	MaxDescriptionLength = 10_000
+)
+
+// maxTextLength is the bound of the text called key: a title or a description.
+func maxTextLength(key string) int {
+	if key == "title" {
+		return MaxTitleLength
+	}
+	return MaxDescriptionLength
+}
 
 // What a definition shows an agent as an MCP tool — its title, description, the titles and
 // descriptions in its schemas, its annotations — must say what the workflow is, no more:
@@ -25,8 +45,13 @@ func badTextRune(s string) (rune, bool) {
 	return 0, false
 }
 
-// text reports a tool text holding a character badTextRune refuses.
-func (v *validator) text(path, s string) {
+// text reports a tool text, a title or a description (key), that is longer than its
+// bound or holds a character badTextRune refuses.
+func (v *validator) text(path, key, s string) {
+	if n, most := utf8.RuneCountInString(s), maxTextLength(key); n > most {
+		v.add(path, "a %s may hold at most %d characters, got %d", key, most, n)
+		return
+	}
 	if r, ok := badTextRune(s); ok {
 		v.add(path, "must not contain control or bidirectional formatting characters (found %U)", r)
 	}
@@ -46,7 +71,7 @@ func (v *validator) walkTexts(path string, doc any) {
 		for k, e := range x {
 			p := path + "/" + escapePointer(k)
 			if s, ok := e.(string); ok && (k == "title" || k == "description") {
-				v.text(p, s)
+				v.text(p, k, s)
 				continue
 			}
 			v.walkTexts(p, e)

@@ -65,15 +65,15 @@ func Parse(data []byte, opts ValidateOptions) (*Definition, []Problem, error) {
 }
 
 // Validate reports every problem of d, each with the JSON pointer of the value at fault:
-// the name, title and description (see badTextRune), the input and output schemas (and
+// the name, title and description (their length, and see badTextRune), the input and output schemas (and
 // their titles and descriptions), the annotations (see annotations), each step (its ID, kind, required fields, retry
 // policy, expressions and the steps they read), the result and the start token. A nil or
 // empty answer means d is valid.
 func Validate(d *Definition, opts ValidateOptions) []Problem {
 	v := &validator{opts: opts, stepIndex: map[string]int{}}
 	v.name(d.Name)
-	v.text("/title", d.Title)
-	v.text("/description", d.Description)
+	v.text("/title", "title", d.Title)
+	v.text("/description", "description", d.Description)
 	v.input(d.Input)
 	if len(d.Output) > 0 {
 		v.schema("/output", d.Output)
@@ -88,6 +88,7 @@ func Validate(d *Definition, opts ValidateOptions) []Problem {
 		v.start(d.Start)
 	}
 	v.tags(d.Tags)
+	v.schedules(d)
 	return v.problems
 }
 

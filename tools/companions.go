@@ -33,9 +33,9 @@ const (
 // Instructions are the server instructions: what every workflow tool has in common, said
 // once, so that each tool carries only what differs.
 const Instructions = "Each workflow tool starts a durable run of that workflow and answers with the run envelope " +
-	"{runId, status, output, error, replayed, waitingOn}: status is pending, running, waiting, completed, failed or cancelled; " +
+	"{runId, status, output, error, replayed, reused, waitingOn}: status is pending, running, waiting, completed, failed or cancelled; " +
 	"output is present once completed (typed by the tool's outputSchema), error {code, message, step} once failed; a failed or cancelled run answers with isError; " +
-	"replayed is true when the idempotencyKey had been used; waitingOn says what a waiting run waits for (hook: {token, message, schema}, the question and the payload's JSON Schema when the hook asks; sleepUntil: a time). " +
+	"replayed is true when the idempotencyKey had been used; reused is true when the run is the one already holding the workflow's start token; waitingOn says what a waiting run waits for (hook: {token, message, schema}, the question and the payload's JSON Schema when the hook asks; sleepUntil: a time). " +
 	"A call waits a while for the run; when status is pending, running or waiting the run goes on: continue with gorunner_get_run {runId, waitSeconds} " +
 	"(up to 60 s per call); a run waiting on a hook continues when gorunner_resume_hook {token, payload} sends the payload. " +
 	"idempotencyKey (optional, 1-255 characters) makes a retry safe: the same key with the same arguments never starts a second run " +
@@ -101,13 +101,13 @@ var runIDProperty = map[string]any{"type": "string", "minLength": 1}
 func Companions() []mcp.Tool {
 	envelope := mustOutput(RunOutputSchema(nil, false))
 	return []mcp.Tool{
-		companion(GetRun, "Get a run",
+		withCard(companion(GetRun, "Get a run",
 			"A run's current state. With waitSeconds (up to 60), waits until it is no longer pending or running.",
 			object(map[string]any{
 				"runId":       runIDProperty,
 				"waitSeconds": map[string]any{"type": "number", "minimum": 0, "maximum": MaxWaitSeconds},
 			}, "runId"),
-			envelope, readOnlyHints),
+			envelope, readOnlyHints)),
 		companion(ListRuns, "List runs",
 			"Runs, newest first, optionally of one workflow and with one status, a page at a time. "+
 				"A call looks through a bounded number of runs, so a page may hold fewer runs than limit, even none, "+
@@ -139,7 +139,7 @@ func Companions() []mcp.Tool {
 		companion(FindWorkflows, "Find workflows",
 			"Workflows matching the words of query in their name, title, description or tags, best first, with their input schema.",
 			object(map[string]any{
-				"query": map[string]any{"type": "string", "minLength": 1},
+				"query": map[string]any{"type": "string", "minLength": 1, "maxLength": MaxQueryLength},
 				"tag":   map[string]any{"type": "string", "minLength": 1},
 			}, "query"),
 			mustJSON(map[string]any{"type": "object", "properties": map[string]any{"workflows": map[string]any{"type": "array", "items": map[string]any{
@@ -149,14 +149,14 @@ func Companions() []mcp.Tool {
 				},
 			}}}}),
 			readOnlyHints),
-		companion(RunWorkflow, "Run a workflow",
+		withCard(companion(RunWorkflow, "Run a workflow",
 			"Runs a workflow by name, as its own tool would: arguments must match its input schema (see gorunner_find_workflows).",
 			object(map[string]any{
 				"workflow":  map[string]any{"type": "string", "minLength": 1},
 				"arguments": map[string]any{"type": "object"},
 				KeyArgument: keyProperty,
 			}, "workflow"),
-			mustOutput(RunOutputSchema(nil, true)), hints{destructive: true, openWorld: true}),
+			mustOutput(RunOutputSchema(nil, true)), hints{destructive: true, openWorld: true})),
 		companion(Miss, "Unknown tool",
 			"Answers a call of a tool that is not listed.",
 			object(map[string]any{"name": map[string]any{"type": "string"}}, "name"),

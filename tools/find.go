@@ -3,6 +3,7 @@ package tools
 import (
 	"cmp"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"unicode"
@@ -24,18 +25,65 @@ type FoundList struct {
 	Workflows []Found `json:"workflows"`
 }
 
+// Bounds of gorunner_find_workflows' query, so that a call's work is bounded: it compares
+// at most MaxQueryWords words with each workflow's, and each comparison is binary searches
+// of the workflow's words (sorted once, when its tool is built), whatever the length of
+// its description.
+const (
+	// MaxQueryLength bounds the query, in characters (its input schema's maxLength).
+	MaxQueryLength = 1000
+	// MaxQueryWords bounds the query's distinct words.
+	MaxQueryWords = 20
+)
+
+// QueryWords are the distinct words of query (Words, each once, in their order), or the
+// problem refusing it: no word, or more than MaxQueryWords.
+func QueryWords(query string) ([]string, *schemas.Problem) {
+	words := distinct(Words(query))
+	switch {
+	case len(words) == 0:
+		return nil, &schemas.Problem{Path: "/query", Message: "the query has no words; send words from a workflow's name, title or description, e.g. \"invoice\""}
+	case len(words) > MaxQueryWords:
+		return nil, &schemas.Problem{Path: "/query", Message: fmt.Sprintf("the query has %d distinct words, at most %d are allowed; send the few words that matter", len(words), MaxQueryWords)}
+	}
+	return words, nil
+}
+
+// distinct is words without repeats, in their order.
+func distinct(words []string) []string {
+	seen := make(map[string]bool, len(words))
+	out := words[:0]
+	for _, w := range words {
+		if !seen[w] {
+			seen[w] = true
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
 // terms are a workflow's words, lowercased, by field, and its tags as they are.
 type terms struct {
-	name, title, description, tagWords []string
+	name, title, description, tagWords field
 	tags                               []string
 }
 
+// field is a field's distinct words, sorted.
+type field struct{ words []string }
+
+func fieldOf(words []string) field {
+	slices.Sort(words)
+	return field{words: slices.Compact(words)}
+}
+
 func termsOf(def *schemas.Definition) terms {
-	t := terms{name: Words(def.Name), title: Words(def.Title), description: Words(def.Description)}
+	t := terms{name: fieldOf(Words(def.Name)), title: fieldOf(Words(def.Title)), description: fieldOf(Words(def.Description))}
+	var tagWords []string
 	for _, tag := range def.Tags {
 		t.tags = append(t.tags, strings.ToLower(tag))
-		t.tagWords = append(t.tagWords, Words(tag)...)
+		tagWords = append(tagWords, Words(tag)...)
 	}
+	t.tagWords = fieldOf(tagWords)
 	return t
 }
 
@@ -62,8 +110,8 @@ const (
 func (t *terms) score(words []string, query string, name string) int {
 	total := 0
 	for _, w := range words {
-		total += match(w, t.name, nameEqual, namePrefix) + match(w, t.tagWords, tagEqual, 0) +
-			match(w, t.title, titleEqual, titlePrefix) + match(w, t.description, descEqual, descPrefix)
+		total += t.name.match(w, nameEqual, namePrefix) + t.tagWords.match(w, tagEqual, 0) +
+			t.title.match(w, titleEqual, titlePrefix) + t.description.match(w, descEqual, descPrefix)
 	}
 	if total > 0 && strings.EqualFold(strings.TrimSpace(query), name) {
 		total += nameBonus
@@ -71,25 +119,61 @@ func (t *terms) score(words []string, query string, name string) int {
 	return total
 }
 
-// match scores one query word against a field's words: its best match only, so that a
-// word repeated in a description does not outweigh one in the title.
-func match(w string, field []string, equal, prefix int) int {
-	best := 0
-	for _, f := range field {
-		switch {
-		case f == w:
-			return equal
-		case len(w) >= minPrefix && len(f) >= minPrefix && (strings.HasPrefix(f, w) || strings.HasPrefix(w, f)):
-			best = prefix
-		}
+// match scores one query word against the field's words: its best match only, so that a
+// word repeated in a description does not outweigh one in the title. It binary-searches
+// the sorted words, so that its work grows with the log of their number: for w itself, for
+// the first word after w (the words starting with w come first there), and for the words w
+// starts with (see startsWith).
+func (f field) match(w string, equal, prefix int) int {
+	i, found := slices.BinarySearch(f.words, w)
+	switch {
+	case found:
+		return equal
+	case len(w) < minPrefix:
+		return 0
+	case i < len(f.words) && strings.HasPrefix(f.words[i], w):
+		return prefix
+	case startsWith(w, f.words[:i]):
+		return prefix
 	}
-	return best
+	return 0
+}
+
+// startsWith reports whether w starts with one of below, the sorted words before w, of
+// minPrefix bytes or more. Such a word p sorts before w, and every word between the two
+// starts with p: so the last of below shares with w at least p's length, which bounds the
+// length of the p to look for; each look that fails lowers that bound.
+func startsWith(w string, below []string) bool {
+	for len(below) > 0 {
+		n := commonPrefix(below[len(below)-1], w)
+		if n < minPrefix {
+			return false
+		}
+		j, found := slices.BinarySearch(below, w[:n])
+		if found {
+			return true
+		}
+		below = below[:j]
+	}
+	return false
+}
+
+// commonPrefix is how many leading bytes a and b share.
+func commonPrefix(a, b string) int {
+	n := 0
+	for n < len(a) && n < len(b) && a[n] == b[n] {
+		n++
+	}
+	return n
 }
 
 // Find ranks workflow tools against a query: every tool with a positive score (and the tag,
 // when one is given), best first, ties by name, at most limit.
+// Past MaxQueryWords distinct words, the rest are not compared (QueryWords refuses such a
+// query before).
 func Find(all []*Tool, query, tag string, limit int) []Found {
-	words := Words(query)
+	words := distinct(Words(query))
+	words = words[:min(len(words), MaxQueryWords)]
 	tag = strings.ToLower(tag)
 	type scored struct {
 		t     *Tool

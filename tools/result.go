@@ -27,6 +27,9 @@ type Result struct {
 	// Replayed says the call carried a key already used: no run was started, RunID is the
 	// first call's run, in its current state.
 	Replayed *bool `json:"replayed,omitempty"`
+	// Reused says the run is the owner of the workflow's start token, not a new run
+	// (SPEC §6: reject, adopt).
+	Reused bool `json:"reused,omitempty"`
 	// WaitingOn says what a waiting run waits for, so an agent knows whom to ask.
 	WaitingOn *wire.WaitingOn `json:"waitingOn,omitempty"`
 }
@@ -61,6 +64,12 @@ func ResumedOf(token string, res *runner.Resumed) Resumed {
 // its key had been used before.
 func (r Result) Replay(replayed bool) Result {
 	r.Replayed = &replayed
+	return r
+}
+
+// Reuse marks the result as answering with the owner of the workflow's start token.
+func (r Result) Reuse(reused bool) Result {
+	r.Reused = reused
 	return r
 }
 
@@ -153,7 +162,7 @@ func RunOutputSchema(output json.RawMessage, replayed bool) (json.RawMessage, er
 	b.Write(out)
 	b.WriteString(`,"error":{"type":"object"},"waitingOn":` + waitingOnSchema)
 	if replayed {
-		b.WriteString(`,"replayed":{"type":"boolean"}`)
+		b.WriteString(`,"replayed":{"type":"boolean"},"reused":{"type":"boolean"}`)
 	}
 	b.WriteString(`}}`)
 	return b.Bytes(), nil

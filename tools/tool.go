@@ -68,7 +68,7 @@ func FromDefinition(def *schemas.Definition) (*Tool, error) {
 	t.Annotations = Annotations(def)
 	// A run is durable, so every call may run as a task (SPEC §5, Tasks).
 	t.Execution = &mcp.ToolExecution{TaskSupport: mcp.TaskSupportOptional}
-	return &Tool{Tool: t, Definition: def, terms: termsOf(def)}, nil
+	return &Tool{Tool: withCard(t), Definition: def, terms: termsOf(def)}, nil
 }
 
 // InputSchema is a workflow's input schema with the optional idempotencyKey property. An

@@ -76,7 +76,7 @@ func TestToolShape(t *testing.T) {
 	key := props[tools.KeyArgument].(map[string]any)
 	require.Equal(t, []any{float64(1), float64(255)}, []any{key["minLength"], key["maxLength"]})
 	require.Equal(t, []any{"name"}, got.InputSchema["required"])
-	require.ElementsMatch(t, []string{"runId", "status", "output", "error", "replayed", "waitingOn"}, keys(got.OutputSchema["properties"].(map[string]any)))
+	require.ElementsMatch(t, []string{"runId", "status", "output", "error", "replayed", "reused", "waitingOn"}, keys(got.OutputSchema["properties"].(map[string]any)))
 	require.Equal(t, map[string]any{}, got.OutputSchema["properties"].(map[string]any)["output"], "no output schema: any output")
 
 	input, err := schemas.CompileInput(tool.Tool.RawInputSchema)
@@ -93,7 +93,7 @@ func TestTypedOutput(t *testing.T) {
 		invalid      string // one it refuses
 	}{
 		{"object", `{"type":"object","properties":{"message":{"type":"string"}},"required":["message"]}`,
-			`{"runId":"r","status":"completed","output":{"message":"hi"},"replayed":false}`,
+			`{"runId":"r","status":"completed","output":{"message":"hi"},"replayed":false,"reused":true}`,
 			`{"runId":"r","status":"completed","output":{"message":3}}`},
 		{"local references", `{"$defs":{"msg":{"type":"string"}},"type":"object","properties":{"message":{"$ref":"#/$defs/msg"}}}`,
 			`{"runId":"r","status":"completed","output":{"message":"hi"}}`,
@@ -133,6 +133,20 @@ func TestResultOutputOnlyOnceCompleted(t *testing.T) {
 	raw, err = json.Marshal(done)
 	require.NoError(t, err)
 	require.JSONEq(t, `{"runId":"r","status":"completed","output":null}`, string(raw))
+}
+
+// reused appears only on the answer that is the start token's owner (SPEC §6).
+func TestResultReused(t *testing.T) {
+	t.Parallel()
+	run := &runner.Run{ID: "r", Status: runner.StatusWaiting}
+	for reused, want := range map[bool]string{
+		true:  `{"runId":"r","status":"waiting","replayed":false,"reused":true}`,
+		false: `{"runId":"r","status":"waiting","replayed":false}`,
+	} {
+		raw, err := json.Marshal(tools.ResultOf(run).Replay(false).Reuse(reused))
+		require.NoError(t, err)
+		require.JSONEq(t, want, string(raw))
+	}
 }
 
 func TestClosest(t *testing.T) {

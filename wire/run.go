@@ -23,6 +23,7 @@ type Run struct {
 	Steps       []*StepRecord   `json:"steps"`
 	WaitingOn   *WaitingOn      `json:"waitingOn"`
 	RerunOf     string          `json:"rerunOf,omitempty"`
+	Trigger     *Trigger        `json:"trigger,omitempty"`
 	CreatedAt   time.Time       `json:"createdAt"`
 	StartedAt   *time.Time      `json:"startedAt"`
 	FinishedAt  *time.Time      `json:"finishedAt"`
@@ -37,6 +38,27 @@ type Run struct {
 type UndeliveredPayload struct {
 	Token   string          `json:"token"`
 	Payload json.RawMessage `json:"payload"`
+}
+
+// Trigger is what started a run (SPEC §2): {"type": "schedule", "index": i, "at": tick} for a
+// schedule's run, {"type": t} for the others.
+type Trigger struct {
+	Type  string     `json:"type" jsonschema:"enum=api,enum=mcp,enum=webhook,enum=cli,enum=schedule,enum=rerun,enum=child"`
+	Index *int       `json:"index,omitempty"`
+	At    *time.Time `json:"at,omitempty"`
+}
+
+// TriggerOf is the view of a trigger; a run stored before runs carried one has none (nil).
+func TriggerOf(t runner.Trigger) *Trigger {
+	if t.Type == "" {
+		return nil
+	}
+	v := &Trigger{Type: t.Type}
+	if t.Type == runner.TriggerSchedule {
+		index, at := t.Schedule, t.At
+		v.Index, v.At = &index, &at
+	}
+	return v
 }
 
 // StepRecord is one step of a run as the API shows it: the record without the step kind's
@@ -103,7 +125,7 @@ func RunOf(r *runner.Run) *Run {
 		ID: r.ID, WorkflowID: r.WorkflowID, Workflow: r.Workflow, Version: r.Version,
 		Environment: r.Environment, Status: r.Status, Input: r.Input, Output: r.Output,
 		Error: ErrorOf(r.Error), WaitingOn: WaitingOnOf(r.WaitingOn), RerunOf: r.RerunOf,
-		CreatedAt: r.CreatedAt, StartedAt: r.StartedAt, FinishedAt: r.FinishedAt,
+		CreatedAt: r.CreatedAt, StartedAt: r.StartedAt, FinishedAt: r.FinishedAt, Trigger: TriggerOf(r.Trigger),
 	}
 	if u := r.Undelivered; u != nil {
 		v.UndeliveredOmitted = u.Omitted

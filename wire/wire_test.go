@@ -42,7 +42,7 @@ func engineRun() *runner.Run {
 			Error: &runner.Error{Code: "HTTP_500", Message: "bad"}, StartedAt: &t1, FinishedAt: &t2,
 			Conflict: json.RawMessage(`{"owner":"run-0"}`), State: json.RawMessage(`{"engineState":1}`),
 		}},
-		RerunOf: "run-0", CreatedAt: t0, StartedAt: &t1, FinishedAt: &t2,
+		RerunOf: "run-0", Trigger: runner.ScheduleTrigger(2, t0), CreatedAt: t0, StartedAt: &t1, FinishedAt: &t2,
 		Definition: json.RawMessage(`{"engineDefinition":1}`), WakeAt: wakeAt, CancelRequested: true,
 		StartToken: "engine-start-token", ParentRunID: "engine-parent", StartedBy: "engine-principal",
 		Depth: 88, Claims: 77,
@@ -56,6 +56,7 @@ const runJSON = `{"id":"run-1","workflowId":"wf-1","workflow":"hello","version":
 	`"error":{"code":"HTTP_500","message":"bad"},"startedAt":"2026-11-30T12:00:01Z",` +
 	`"finishedAt":"2026-11-30T12:00:02Z","conflict":{"owner":"run-0"}}],` +
 	`"waitingOn":{"hook":{"token":"tok-1","message":"Ship it?","schema":{"type":"object"}},"sleepUntil":"2026-11-30T12:00:02Z"},"rerunOf":"run-0",` +
+	`"trigger":{"type":"schedule","index":2,"at":"2026-11-30T12:00:00Z"},` +
 	`"createdAt":"2026-11-30T12:00:00Z","startedAt":"2026-11-30T12:00:01Z","finishedAt":"2026-11-30T12:00:02Z",` +
 	`"undeliveredPayloads":[{"token":"tok-1","payload":{"late":true}}],"undeliveredOmitted":2}`
 

@@ -11,12 +11,17 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/gorunner/gorunner/auth"
 	"github.com/gorunner/gorunner/catalog"
 )
 
 // base is the suite's clock start: nanoseconds set, not UTC, so a backend must keep full
 // precision and answer in UTC.
 var base = time.Date(2031, 5, 6, 7, 8, 9, 123456789, time.FixedZone("X", 2*3600))
+
+// publisher publishes the suite's versions: narrowed scopes, which must read back as given.
+var publisher = auth.Principal{ID: "tok-publisher", Scopes: auth.Scopes{
+	{Permission: auth.WorkflowsWrite}, {Permission: auth.RunsRead, Workflow: "pub"}, {Permission: auth.RunsWrite, Tag: "billing"}}}
 
 // Run runs the suite. newStore must return a fresh, empty, isolated store on each call.
 func Run(t *testing.T, newStore func(t *testing.T) catalog.Store) {
@@ -219,7 +224,7 @@ func testUpdateDraft(t *testing.T, s catalog.Store) {
 func testDelete(t *testing.T, s catalog.Store) {
 	ctx := context.Background()
 	w := create(t, s, "doomed")
-	v, _, err := s.Publish(ctx, w.ID, "h1", base)
+	v, _, err := s.Publish(ctx, w.ID, "h1", publisher, base)
 	require.NoError(t, err)
 
 	require.NoError(t, s.DeleteWorkflow(ctx, w.ID, base.Add(time.Minute)))
@@ -253,24 +258,27 @@ func testPublish(t *testing.T, s catalog.Store) {
 	require.NoError(t, err)
 	require.Empty(t, vs)
 
-	v1, created, err := s.Publish(ctx, w.ID, "h1", base.Add(time.Minute))
+	v1, created, err := s.Publish(ctx, w.ID, "h1", publisher, base.Add(time.Minute))
 	require.NoError(t, err)
 	require.True(t, created)
+	require.Equal(t, &publisher, v1.PublishedBy, "a version keeps who published it, with its scopes")
 	require.Equal(t, 1, v1.Version)
 	require.Equal(t, w.ID, v1.WorkflowID)
 	require.Equal(t, "h1", v1.Hash)
 	require.JSONEq(t, string(w.Definition), string(v1.Definition))
 	requireTime(t, base.Add(time.Minute), v1.PublishedAt)
 
-	same, created, err := s.Publish(ctx, w.ID, "h1", base.Add(2*time.Minute))
+	other := auth.Principal{ID: "other", Scopes: auth.AdminScopes()}
+	same, created, err := s.Publish(ctx, w.ID, "h1", other, base.Add(2*time.Minute))
 	require.NoError(t, err)
 	require.False(t, created, "same hash returns the latest version")
 	require.Equal(t, 1, same.Version)
+	require.Equal(t, &publisher, same.PublishedBy, "an unchanged version keeps its publisher")
 	requireTime(t, v1.PublishedAt, same.PublishedAt)
 
 	_, err = s.UpdateDraft(ctx, w.ID, &catalog.Workflow{Name: "pub", Definition: definition("pub", 2)}, 0, base)
 	require.NoError(t, err)
-	v2, created, err := s.Publish(ctx, w.ID, "h2", base.Add(3*time.Minute))
+	v2, created, err := s.Publish(ctx, w.ID, "h2", publisher, base.Add(3*time.Minute))
 	require.NoError(t, err)
 	require.True(t, created)
 	require.Equal(t, 2, v2.Version)
@@ -287,6 +295,7 @@ func testPublish(t *testing.T, s catalog.Store) {
 	first, err := s.GetVersion(ctx, w.ID, 1)
 	require.NoError(t, err)
 	require.Equal(t, "h1", first.Hash)
+	require.Equal(t, &publisher, first.PublishedBy)
 	_, err = s.GetVersion(ctx, w.ID, 3)
 	require.ErrorIs(t, err, catalog.ErrNotFound)
 
@@ -295,7 +304,7 @@ func testPublish(t *testing.T, s catalog.Store) {
 	require.Len(t, vs, 2)
 	require.Equal(t, []int{2, 1}, []int{vs[0].Version, vs[1].Version}, "newest first")
 
-	_, _, err = s.Publish(ctx, "nope", "h", base)
+	_, _, err = s.Publish(ctx, "nope", "h", publisher, base)
 	require.ErrorIs(t, err, catalog.ErrNotFound)
 	_, err = s.ListVersions(ctx, "nope")
 	require.ErrorIs(t, err, catalog.ErrNotFound)
@@ -305,7 +314,7 @@ func testUnpublish(t *testing.T, s catalog.Store) {
 	ctx := context.Background()
 	w := create(t, s, "flip")
 	create(t, s, "draft-only")
-	_, _, err := s.Publish(ctx, w.ID, "h1", base)
+	_, _, err := s.Publish(ctx, w.ID, "h1", publisher, base)
 	require.NoError(t, err)
 
 	ws, _, err := s.ListWorkflows(ctx, catalog.ListWorkflowsParams{PublishedOnly: true})
@@ -320,7 +329,7 @@ func testUnpublish(t *testing.T, s catalog.Store) {
 	require.NoError(t, err)
 	require.Empty(t, ws)
 
-	v, created, err := s.Publish(ctx, w.ID, "h1", base.Add(2*time.Minute))
+	v, created, err := s.Publish(ctx, w.ID, "h1", publisher, base.Add(2*time.Minute))
 	require.NoError(t, err)
 	require.False(t, created)
 	require.Equal(t, 1, v.Version)
@@ -388,7 +397,7 @@ func testCatalogVersion(t *testing.T, s catalog.Store) {
 	_, err = s.UpdateDraft(ctx, w.ID, &catalog.Workflow{Name: "cv", Definition: definition("cv", 2)}, 0, base)
 	require.NoError(t, err)
 	moved("update")
-	_, _, err = s.Publish(ctx, w.ID, "h1", base)
+	_, _, err = s.Publish(ctx, w.ID, "h1", publisher, base)
 	require.NoError(t, err)
 	moved("publish")
 	_, err = s.Unpublish(ctx, w.ID, base)

@@ -20,6 +20,7 @@ import (
 	"github.com/gorunner/gorunner/idempotency"
 	"github.com/gorunner/gorunner/oauth"
 	"github.com/gorunner/gorunner/runner"
+	"github.com/gorunner/gorunner/store/pgstore"
 	"github.com/gorunner/gorunner/store/redisstore"
 	"github.com/gorunner/gorunner/store/sqlitestore"
 )
@@ -36,7 +37,7 @@ type app struct {
 	// cursors, MCP requestStates).
 	secretKey []byte
 	// transport carries the events of the processes sharing the store (run, key,
-	// catalog, due): Redis pub/sub, or the SQLite file's change log.
+	// catalog, due): Redis pub/sub, PostgreSQL's LISTEN/NOTIFY, or the SQLite file's change log.
 	transport events.Transport
 }
 
@@ -102,15 +103,23 @@ func (a *app) openServices(bus *events.Bus) error {
 	return nil
 }
 
-// openStore opens the store --store names: Redis, or the SQLite file (by default the one
-// in the data directory).
+// openStore opens the store --store names: Redis, PostgreSQL, or the SQLite file (by
+// default the one in the data directory).
 func (a *app) openStore(ctx context.Context, g *globals) error {
-	if strings.HasPrefix(g.store, "redis://") {
+	switch {
+	case strings.HasPrefix(g.store, "redis://"):
 		rs, err := redisstore.Open(ctx, g.store, nil)
 		if err != nil {
 			return fmt.Errorf("opening store %s: %w", redactURL(g.store), err)
 		}
 		a.store, a.transport = rs, rs.Events()
+		return nil
+	case isPostgres(g.store):
+		ps, err := pgstore.Open(ctx, g.store)
+		if err != nil {
+			return fmt.Errorf("opening store %s: %w", redactURL(g.store), err)
+		}
+		a.store, a.transport = ps, ps.Events()
 		return nil
 	}
 	path, err := sqlitePath(g)
@@ -129,7 +138,7 @@ func (a *app) openStore(ctx context.Context, g *globals) error {
 func redactURL(raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil {
-		return "the redis store"
+		return "the store"
 	}
 	return u.Redacted()
 }
@@ -164,11 +173,17 @@ func (g *globals) check() error {
 	if _, err := g.logger(); err != nil {
 		return err
 	}
-	if strings.HasPrefix(g.store, "redis://") {
+	if strings.HasPrefix(g.store, "redis://") || isPostgres(g.store) {
 		return nil
 	}
 	_, err := sqlitePath(g)
 	return err
+}
+
+// isPostgres reports whether --store names a PostgreSQL database: postgres:// or
+// postgresql://, as libpq spells its URLs.
+func isPostgres(store string) bool {
+	return strings.HasPrefix(store, "postgres://") || strings.HasPrefix(store, "postgresql://")
 }
 
 // sqlitePath reads --store: empty means the embedded default in the data directory.
@@ -183,7 +198,7 @@ func sqlitePath(g *globals) (string, error) {
 		}
 		return p, nil
 	default:
-		return "", usageError(fmt.Errorf("--store %q: use sqlite:PATH or redis://HOST:PORT/DB", g.store))
+		return "", usageError(fmt.Errorf("--store %q: use sqlite:PATH, redis://HOST:PORT/DB or postgres://USER@HOST:PORT/DB", g.store))
 	}
 }
 

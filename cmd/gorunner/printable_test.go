@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gorunner/gorunner/api"
+	"github.com/gorunner/gorunner/auth"
 	"github.com/gorunner/gorunner/internal/stacktest"
 	"github.com/gorunner/gorunner/runner"
 )
@@ -46,7 +47,7 @@ func TestServerTextCannotDriveTheTerminal(t *testing.T) {
 		          {"id": "stop", "fail": {"message": "${{ input.reason }}"}}]}`
 	wf, err := st.Catalog.Create(ctx, []byte(def))
 	require.NoError(t, err)
-	_, _, err = st.Catalog.Publish(ctx, wf.ID)
+	_, _, err = st.Catalog.Publish(ctx, wf.ID, auth.Local())
 	require.NoError(t, err)
 	input, err := json.Marshal(map[string]string{"reason": hostile})
 	require.NoError(t, err)

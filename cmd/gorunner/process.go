@@ -16,6 +16,7 @@ import (
 	"github.com/gorunner/gorunner/idempotency"
 	"github.com/gorunner/gorunner/mcpserver"
 	"github.com/gorunner/gorunner/runner"
+	"github.com/gorunner/gorunner/scheduler"
 	"github.com/gorunner/gorunner/store/storemetrics"
 )
 
@@ -84,6 +85,7 @@ type process struct {
 	bus     *events.Bus
 	idem    *idempotency.Service
 	engine  *runner.Engine
+	sched   *scheduler.Scheduler
 	mcp     *mcpserver.Server
 }
 
@@ -138,14 +140,15 @@ func (p *process) wire(egress *runner.EgressPolicy, f *processFlags, mcp mcpserv
 	if err != nil {
 		return err
 	}
+	p.sched = scheduler.New(p.catalog, p.engine, p.idem, &scheduler.Config{Logger: p.log})
 	mcp.Version, mcp.Logger, mcp.Registerer, mcp.ListLimit = version(), p.log, p.metrics, f.listLimit
 	mcp.StateKey = p.secretKey // a question asked by one process can be answered through another
 	p.mcp, err = mcpserver.New(mcpserver.Deps{Catalog: p.catalog, Engine: p.engine, Idempotency: p.idem, Ready: p.store.Ping}, &mcp)
 	return err
 }
 
-// start connects the events bus to the other processes, then starts the engine's workers
-// and the MCP server's catalog watch.
+// start connects the events bus to the other processes, then starts the engine's workers,
+// the schedules' loop and the MCP server's catalog watch.
 func (p *process) start(ctx context.Context) error {
 	if err := p.bus.Start(ctx); err != nil {
 		return err
@@ -153,20 +156,23 @@ func (p *process) start(ctx context.Context) error {
 	if err := p.engine.Start(ctx); err != nil {
 		return errors.Join(err, p.bus.Stop(context.WithoutCancel(ctx)))
 	}
+	p.sched.Start(ctx)
 	if err := p.mcp.Start(ctx); err != nil {
-		return errors.Join(err, p.engine.Stop(context.WithoutCancel(ctx)), p.bus.Stop(context.WithoutCancel(ctx)))
+		stop := context.WithoutCancel(ctx)
+		return errors.Join(err, p.sched.Stop(stop), p.engine.Stop(stop), p.bus.Stop(stop))
 	}
 	return nil
 }
 
 // stop ends the work in order, within ctx: the MCP sessions first, so that no call
-// arrives meanwhile, then the command's own listeners (between), then the engine, which
-// hands the runs in flight back, and last the events bus, which carried their notices.
+// arrives meanwhile, then the command's own listeners (between), then the schedules' loop,
+// then the engine, which hands the runs in flight back, and last the events bus, which
+// carried their notices.
 func (p *process) stop(ctx context.Context, between ...func(context.Context) error) error {
 	p.engine.EndWaits() // a wait or an event stream must not hold what follows
 	errs := []error{p.mcp.Stop(ctx)}
 	for _, f := range between {
 		errs = append(errs, f(ctx))
 	}
-	return errors.Join(append(errs, p.engine.Stop(ctx), p.bus.Stop(ctx))...)
+	return errors.Join(append(errs, p.sched.Stop(ctx), p.engine.Stop(ctx), p.bus.Stop(ctx))...)
 }

@@ -37,7 +37,7 @@ func newRootCommand() *cobra.Command {
 	}
 	pf := root.PersistentFlags()
 	pf.StringVar(&g.dataDir, "data-dir", "./.gorunner", "data directory (env GORUNNER_DATA)")
-	pf.StringVar(&g.store, "store", "", "store: sqlite:PATH (default <data-dir>/gorunner.db) or redis://HOST:PORT/DB (env GORUNNER_STORE)")
+	pf.StringVar(&g.store, "store", "", "store: sqlite:PATH (default <data-dir>/gorunner.db) redis://HOST:PORT/DB or postgres://USER@HOST:PORT/DB (env GORUNNER_STORE)")
 	pf.StringVar(&g.logFormat, "log-format", "text", "log format: text or json (env GORUNNER_LOG_FORMAT)")
 	pf.StringVar(&g.logLevel, "log-level", "info", "log level: debug, info, warn or error (env GORUNNER_LOG_LEVEL)")
 	root.AddCommand(newServeCommand(g), newMCPCommand(g), newTokenCommand(g), newAuthCommand(g), newVersionCommand())

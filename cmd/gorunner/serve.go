@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gorunner/gorunner/api"
+	"github.com/gorunner/gorunner/auth"
 	"github.com/gorunner/gorunner/console"
 	"github.com/gorunner/gorunner/mcpserver"
 	"github.com/gorunner/gorunner/runner"
@@ -114,9 +115,11 @@ func (p *process) prepare(ctx context.Context, out io.Writer, examples bool) err
 	return p.installExamples(ctx)
 }
 
-// installExamples creates and publishes the example workflows not in the store yet.
+// installExamples creates and publishes the example workflows not in the store yet. The
+// operator starting the process asked for them: published as the local principal, an
+// admin, as `gorunner mcp` over stdio acts.
 func (p *process) installExamples(ctx context.Context) error {
-	created, err := p.catalog.InstallTemplates(ctx)
+	created, err := p.catalog.InstallTemplates(ctx, auth.Local())
 	if err != nil {
 		return err
 	}

@@ -37,8 +37,9 @@ func ExecPath(t testing.TB) string {
 
 // New starts a headless Chromium for t, quiet (no background networking, updates or
 // sync, so every request it makes is the page's) and sandboxless (tests run as root in
-// CI), and returns a chromedp context that ends after timeout or with the test.
-func New(t testing.TB, timeout time.Duration) context.Context {
+// CI), and returns a chromedp context that ends after timeout or with the test. extra
+// options come after these.
+func New(t testing.TB, timeout time.Duration, extra ...chromedp.ExecAllocatorOption) context.Context {
 	t.Helper()
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(ExecPath(t)),
@@ -48,6 +49,7 @@ func New(t testing.TB, timeout time.Duration) context.Context {
 		chromedp.Flag("disable-sync", true),
 		chromedp.WindowSize(1200, 900),
 	)
+	opts = append(opts, extra...)
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelCtx := chromedp.NewContext(actx)
 	ctx, cancelTimeout := context.WithTimeout(ctx, timeout)

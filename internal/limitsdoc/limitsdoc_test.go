@@ -29,6 +29,8 @@ import (
 	"github.com/gorunner/gorunner/mcpserver"
 	"github.com/gorunner/gorunner/oauth"
 	"github.com/gorunner/gorunner/runner"
+	"github.com/gorunner/gorunner/schedule"
+	"github.com/gorunner/gorunner/scheduler"
 	"github.com/gorunner/gorunner/schemas"
 	"github.com/gorunner/gorunner/tools"
 )
@@ -74,11 +76,15 @@ var named = map[string]int64{
 	"mcpserver.AbsentTTL":               int64(mcpserver.AbsentTTL),
 	"mcpserver.MaxAbsentNames":          mcpserver.MaxAbsentNames,
 	"mcpserver.MaxSessionsPerPrincipal": mcpserver.MaxSessionsPerPrincipal,
+	"mcpserver.MaxProgressTokenLength":  mcpserver.MaxProgressTokenLength,
+	"mcpserver.MaxBatchMessages":        mcpserver.MaxBatchMessages,
 	"mcpserver.MinStateKeyBytes":        mcpserver.MinStateKeyBytes,
 	"mcpserver.DefaultPageSize":         mcpserver.DefaultPageSize,
 	"mcpserver.DefaultToolTimeout":      int64(mcpserver.DefaultToolTimeout),
 	"mcpserver.DefaultMaxToolTimeout":   int64(mcpserver.DefaultMaxToolTimeout),
 	"tools.MaxFound":                    tools.MaxFound,
+	"tools.MaxQueryLength":              tools.MaxQueryLength,
+	"tools.MaxQueryWords":               tools.MaxQueryWords,
 	"tools.MaxSuggestions":              tools.MaxSuggestions,
 	"tools.MaxWaitSeconds":              int64(tools.MaxWaitSeconds * time.Second),
 	"tools.MaxListLimit":                tools.MaxListLimit,
@@ -102,6 +108,11 @@ var named = map[string]int64{
 	"runner.MaxHostLength":              runner.MaxHostLength,
 	"schemas.MaxSteps":                  schemas.MaxSteps,
 	"schemas.MaxTags":                   schemas.MaxTags,
+	"schemas.MaxTitleLength":            schemas.MaxTitleLength,
+	"schemas.MaxDescriptionLength":      schemas.MaxDescriptionLength,
+	"schemas.MaxSchedules":              schemas.MaxSchedules,
+	"schedule.MinEvery":                 int64(schedule.MinEvery),
+	"scheduler.MaxTicksPerPass":         scheduler.MaxTicksPerPass,
 	"schemas.MaxAttempts":               schemas.MaxAttempts,
 	"schemas.MaxDepth":                  schemas.MaxDepth,
 	"schemas.MaxSchemaApplications":     schemas.MaxSchemaApplications,

@@ -22,6 +22,7 @@ func TestAskWithdrawnAcrossProcesses(t *testing.T) {
 	}{
 		{"sqlite", func(t *testing.T) *fixture { return newFixture(t, askDef) }},
 		{"redis", func(t *testing.T) *fixture { return newRedisFixture(t, askDef) }},
+		{"postgres", func(t *testing.T) *fixture { return newPostgresFixture(t, askDef) }},
 	}
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {

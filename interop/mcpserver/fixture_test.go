@@ -23,6 +23,8 @@ import (
 	"github.com/gorunner/gorunner/idempotency"
 	"github.com/gorunner/gorunner/mcpserver"
 	"github.com/gorunner/gorunner/runner"
+	"github.com/gorunner/gorunner/store/pgstore"
+	"github.com/gorunner/gorunner/store/pgstore/pgtest"
 	"github.com/gorunner/gorunner/store/redisstore"
 	"github.com/gorunner/gorunner/store/redisstore/redistest"
 	"github.com/gorunner/gorunner/store/sqlitestore"
@@ -67,6 +69,8 @@ func transportOf(st sharedStore) events.Transport {
 	case *sqlitestore.Store:
 		return st.Events()
 	case *redisstore.Store:
+		return st.Events()
+	case *pgstore.Store:
 		return st.Events()
 	}
 	panic(fmt.Sprintf("no events transport for %T", st))
@@ -150,6 +154,16 @@ func newRedisFixture(t testing.TB, defs ...string) *fixture {
 	return f
 }
 
+// newPostgresFixture is newFixture on a PostgreSQL store (GORUNNER_TEST_POSTGRES, in a
+// fresh schema; the test skips without it).
+func newPostgresFixture(t testing.TB, defs ...string) *fixture {
+	t.Helper()
+	st, schema := pgtest.Open(t)
+	f := &fixture{t: t, reopen: func() sharedStore { return pgtest.OpenIn(t, schema) }}
+	f.start(st, &mcpserver.Config{PageSize: 2}, defs)
+	return f
+}
+
 // twin is another process on f's store: its own engine, MCP server and API.
 func (f *fixture) twin() *fixture {
 	f.t.Helper()
@@ -227,7 +241,7 @@ func publish(t testing.TB, c *catalog.Service, def string) {
 	ctx := context.Background()
 	w, err := c.Create(ctx, []byte(def))
 	require.NoError(t, err)
-	_, _, err = c.Publish(ctx, w.ID)
+	_, _, err = c.Publish(ctx, w.ID, auth.Local())
 	require.NoError(t, err)
 }
 
@@ -244,7 +258,7 @@ func publishAll(t testing.TB, c *catalog.Service, defs []string) {
 			for i := w; i < len(defs) && errs[w] == nil; i += workers {
 				var wf *catalog.Workflow
 				if wf, errs[w] = c.Create(ctx, []byte(defs[i])); errs[w] == nil {
-					_, _, errs[w] = c.Publish(ctx, wf.ID)
+					_, _, errs[w] = c.Publish(ctx, wf.ID, auth.Local())
 				}
 			}
 		})

@@ -10,6 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gorunner/gorunner/auth"
 	"github.com/gorunner/gorunner/store/redisstore/redistest"
 	"github.com/gorunner/gorunner/tools"
 )
@@ -77,7 +78,7 @@ func TestRunWithoutItsVersion(t *testing.T) {
 	}
 	_, err := f.catalog.Update(ctx, "orphan", []byte(orphanV2Def), 0)
 	require.NoError(t, err)
-	_, _, err = f.catalog.Publish(ctx, "orphan")
+	_, _, err = f.catalog.Publish(ctx, "orphan", auth.Local())
 	require.NoError(t, err)
 	require.NoError(t, f.engine.Stop(ctx))
 	dropVersion("orphan", 1)

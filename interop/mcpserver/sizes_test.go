@@ -12,8 +12,9 @@ import (
 )
 
 // maxGreetBytes is the budget for a one-property workflow's tool in tools/list (issue #17),
-// `"execution":{"taskSupport":"optional"}` (SPEC §5) included.
-const maxGreetBytes = 700
+// `"execution":{"taskSupport":"optional"}` and the run card's 51 bytes of
+// `"_meta":{"ui":{"resourceUri":"ui://gorunner/run"}}` (SPEC §5, Tasks and MCP Apps) included.
+const maxGreetBytes = 760
 
 // exampleDefs are the shipped example workflows.
 func exampleDefs(t testing.TB) []string {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/gorunner/gorunner/auth"
 	"github.com/gorunner/gorunner/mcpserver"
 	"github.com/gorunner/gorunner/runner"
 )
@@ -249,7 +250,7 @@ func TestTaskListPages(t *testing.T) {
 	for i := range mcpserver.TaskListPage + 1 {
 		want = append([]any{s.startTask(t, fmt.Sprint("Ada", i))}, want...)
 		_, err := f.engine.Submit(context.Background(), runner.SubmitParams{Workflow: "greet", Environment: runner.EnvProduction,
-			Input: json.RawMessage(`{"name":"Ada"}`), StartedBy: f.principal})
+			Input: json.RawMessage(`{"name":"Ada"}`), By: &auth.Principal{ID: f.principal, Scopes: auth.AdminScopes()}})
 		require.NoError(t, err, "a run that is not a task, started between the tasks")
 	}
 	first := s.ok(t, "tasks/list", nil)

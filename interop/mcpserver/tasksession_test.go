@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/gorunner/gorunner/auth"
 	"github.com/gorunner/gorunner/runner"
 )
 
@@ -20,7 +21,7 @@ func TestTaskRequestsNeedTheSession(t *testing.T) {
 	f := newFixture(t, greetDef, approveDef)
 	s := f.openSession(t)
 	submitted, err := f.engine.Submit(context.Background(), runner.SubmitParams{Workflow: "approve", Environment: runner.EnvProduction,
-		Input: json.RawMessage(`{"orderId":"o1"}`), StartedBy: f.principal})
+		Input: json.RawMessage(`{"orderId":"o1"}`), By: &auth.Principal{ID: f.principal, Scopes: auth.AdminScopes()}})
 	require.NoError(t, err)
 	run, err := f.engine.Wait(context.Background(), submitted.Run.ID, 10*time.Second)
 	require.NoError(t, err)

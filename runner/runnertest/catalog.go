@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/gorunner/gorunner/auth"
 	"github.com/gorunner/gorunner/catalog"
 	"github.com/gorunner/gorunner/idempotency"
 	"github.com/gorunner/gorunner/runner"
@@ -144,7 +145,7 @@ func testKeptTargets(t *testing.T, s CatalogStore, local bool) {
 	}
 	w, err := cat.Create(ctx, def("1"))
 	require.NoError(t, err)
-	_, _, err = cat.Publish(ctx, "kept")
+	_, _, err = cat.Publish(ctx, "kept", auth.Local())
 	require.NoError(t, err)
 	e, err := runner.New(s, cat, cat, &runner.Config{Concurrency: 4, Owner: "A"})
 	require.NoError(t, err)
@@ -182,7 +183,7 @@ func testKeptTargets(t *testing.T, s CatalogStore, local bool) {
 	require.NoError(t, err)
 	_, err = cat.Update(ctx, w.ID, def("2"), 1)
 	require.NoError(t, err)
-	_, _, err = cat.Publish(ctx, "kept")
+	_, _, err = cat.Publish(ctx, "kept", auth.Local())
 	require.NoError(t, err)
 	_, err = e.Commit(ctx, a, nil)
 	require.ErrorIs(t, err, runner.ErrTargetChanged)

@@ -137,6 +137,8 @@ func testList(t *testing.T, s runner.Store) {
 	}
 	all[1].Environment, all[3].Environment = runner.EnvTest, runner.EnvTest // r2, r4
 	all[0].Task, all[3].Task, all[4].Task = true, true, true                // r1, r4, r5
+	all[1].Trigger, all[2].Trigger = runner.ScheduleTrigger(0, base), runner.Trigger{Type: runner.TriggerWebhook}
+	all[4].Trigger = runner.ScheduleTrigger(2, base.Add(time.Hour))
 	create(t, s, all...)
 	tests := []struct {
 		name string
@@ -159,6 +161,9 @@ func testList(t *testing.T, s runner.Store) {
 		{"tasks and status", runner.ListRunsParams{Task: true, Status: runner.StatusFailed}, []string{"r5"}},
 		{"own tasks in an environment", runner.ListRunsParams{Task: true, Environment: runner.EnvProduction, Readable: &runner.Readable{StartedBy: "alice"}}, []string{"r1"}},
 		{"own tasks in the other", runner.ListRunsParams{Task: true, Environment: runner.EnvTest, Readable: &runner.Readable{StartedBy: "alice"}}, []string{"r4"}},
+		{"trigger", runner.ListRunsParams{Trigger: runner.TriggerSchedule}, []string{"r5", "r2"}},
+		{"trigger and workflow", runner.ListRunsParams{Trigger: runner.TriggerSchedule, WorkflowID: "wf-a"}, []string{"r5"}},
+		{"trigger none has", runner.ListRunsParams{Trigger: runner.TriggerMCP}, []string{}},
 	}
 	for _, tc := range tests {
 		runs, next, err := s.ListRuns(ctx, tc.p)
@@ -166,6 +171,9 @@ func testList(t *testing.T, s runner.Store) {
 		require.Empty(t, next, tc.name)
 		require.Equal(t, tc.want, ids(runs), tc.name)
 	}
+	got, err := s.GetRun(ctx, "r5")
+	require.NoError(t, err)
+	require.Equal(t, all[4].Trigger, got.Trigger, "a run keeps its trigger, index and tick")
 }
 
 func testListPagination(t *testing.T, s runner.Store) {

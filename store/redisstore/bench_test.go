@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gorunner/gorunner/auth"
 	"github.com/gorunner/gorunner/catalog"
 	"github.com/gorunner/gorunner/idempotency"
 	"github.com/gorunner/gorunner/runner"
@@ -29,7 +30,7 @@ func BenchmarkCreateEnded(b *testing.B) {
 	at := time.Now().UTC()
 	require.NoError(b, s.CreateWorkflow(ctx, &catalog.Workflow{ID: wf, Name: "bench", Rev: 1, WebhookDigest: "wh",
 		Definition: def, CreatedAt: at, UpdatedAt: at}))
-	v, _, err := s.Publish(ctx, wf, "h", at)
+	v, _, err := s.Publish(ctx, wf, "h", auth.Local(), at)
 	require.NoError(b, err)
 	def = v.Definition
 	b.ReportAllocs()

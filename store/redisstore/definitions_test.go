@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/gorunner/gorunner/auth"
 	"github.com/gorunner/gorunner/catalog"
 	"github.com/gorunner/gorunner/runner"
 	"github.com/gorunner/gorunner/store/redisstore"
@@ -187,7 +188,7 @@ func publishW(t *testing.T, s *redisstore.Store) (json.RawMessage, time.Time, *c
 	now := time.Now().UTC()
 	require.NoError(t, s.CreateWorkflow(ctx, &catalog.Workflow{ID: "wf", Name: "w", Rev: 1, WebhookDigest: "wh",
 		Definition: def, CreatedAt: now, UpdatedAt: now}))
-	v, _, err := s.Publish(ctx, "wf", "h1", now)
+	v, _, err := s.Publish(ctx, "wf", "h1", auth.Local(), now)
 	require.NoError(t, err)
 	return def, now, v
 }

@@ -33,8 +33,9 @@ var errAllSteps = errors.New("every step record must be written")
 // an ended run's hash is about half as many fields.
 //
 // byVersion leaves the definition out too: it is the run's version's (definitions.go).
-// They are appended to f, whose room runFieldsLen counts.
-func runFields(f []any, r *runner.Run, st storecodec.RunState, owner string, leaseUntil time.Time, byVersion bool, member string) []any {
+// actsFor is r.ActsFor encoded (storecodec.EncodeAuthority). They are appended to f, whose
+// room runFieldsLen counts.
+func runFields(f []any, r *runner.Run, st storecodec.RunState, owner string, leaseUntil time.Time, byVersion bool, member, actsFor string) []any {
 	f = append(f, "id", r.ID, "workflow_id", r.WorkflowID, "workflow", r.Workflow, "version", r.Version,
 		"environment", r.Environment, "status", string(r.Status), "input", []byte(r.Input),
 		"output", []byte(r.Output), "created_at", ts(r.CreatedAt),
@@ -61,6 +62,8 @@ func runFields(f []any, r *runner.Run, st storecodec.RunState, owner string, lea
 	opt("claims", 1, owner == "")
 	opt("started_by", r.StartedBy, r.StartedBy == "")
 	opt("task", "1", !r.Task)
+	opt("acts_for", actsFor, actsFor == "")
+	opt("trigger", st.Trigger, len(st.Trigger) == 0)
 	for _, s := range st.Steps {
 		f = append(f, stepFieldPrefix+strconv.Itoa(s.Index), s.Data)
 	}
@@ -68,7 +71,7 @@ func runFields(f []any, r *runner.Run, st storecodec.RunState, owner string, lea
 }
 
 // runFieldsLen is the most values runFields appends for st.
-func runFieldsLen(st storecodec.RunState) int { return 2 * (24 + len(st.Steps)) }
+func runFieldsLen(st storecodec.RunState) int { return 2 * (25 + len(st.Steps)) }
 
 // dueScore is where a new run goes in the due index, as reindex_due would put it: its
 // wake-up, or its lease's end if later while leased; "" when it is not due by time (ended,
@@ -142,6 +145,12 @@ func decodeRun(m map[string]string) (*runner.Run, error) {
 	if r.Undelivered, err = storecodec.DecodeUndelivered(f.bytes("undelivered")); err != nil {
 		return nil, fmt.Errorf("decoding run %s: %w", r.ID, err)
 	}
+	if r.ActsFor, err = storecodec.DecodeAuthority(f.str("acts_for")); err != nil {
+		return nil, fmt.Errorf("decoding run %s: %w", r.ID, err)
+	}
+	if r.Trigger, err = storecodec.DecodeTrigger(f.bytes("trigger")); err != nil {
+		return nil, fmt.Errorf("decoding run %s: %w", r.ID, err)
+	}
 	if r.Steps, err = decodeSteps(m); err != nil {
 		return nil, fmt.Errorf("decoding run %s: %w", r.ID, err)
 	}
@@ -156,7 +165,7 @@ func (s *Store) CreateRun(ctx context.Context, p runner.CreateRunParams) (runner
 		return runner.CreateRunResult{}, err
 	}
 	r := p.Run
-	st, err := storecodec.EncodeRunState(r, nil)
+	st, err := storecodec.EncodeNewRun(r)
 	if err != nil {
 		return runner.CreateRunResult{}, fmt.Errorf("creating run %s: %w", r.ID, err)
 	}
@@ -165,6 +174,10 @@ func (s *Store) CreateRun(ctx context.Context, p runner.CreateRunParams) (runner
 		return runner.CreateRunResult{}, fmt.Errorf("creating run %s: %w", r.ID, err)
 	}
 	byVersion, err := s.byVersion(ctx, r)
+	if err != nil {
+		return runner.CreateRunResult{}, fmt.Errorf("creating run %s: %w", r.ID, err)
+	}
+	actsFor, err := storecodec.EncodeAuthority(r.ActsFor)
 	if err != nil {
 		return runner.CreateRunResult{}, fmt.Errorf("creating run %s: %w", r.ID, err)
 	}
@@ -202,7 +215,7 @@ func (s *Store) CreateRun(ctx context.Context, p runner.CreateRunParams) (runner
 	}
 	member := sortKey(r.CreatedAt, r.ID)
 	cmd = append(cmd, r.ID, member, hookRun, hookAt, hookMem, catalogAt, dueScore(r, p.Owner, p.LeaseUntil), ended, parent, finished)
-	cmd = runFields(append(cmd, keyArgs...), r, st, p.Owner, p.LeaseUntil, byVersion, member)
+	cmd = runFields(append(cmd, keyArgs...), r, st, p.Owner, p.LeaseUntil, byVersion, member, actsFor)
 	res, err := s.evalsha(ctx, s.scripts.createRun, runnerErrs, cmd)
 	if err != nil {
 		return runner.CreateRunResult{}, fmt.Errorf("creating run %s: %w", r.ID, tokenConflict(err, &h))
@@ -270,7 +283,7 @@ func (s *Store) ListRuns(ctx context.Context, p runner.ListRunsParams) ([]*runne
 	readable := p.Readable.Admitter()
 	runs, stop, err := s.collectRuns(ctx, index, upper, limit+1, limits.Examined(p.Examine), served, func(r *runner.Run) bool {
 		return (p.Status == "" || r.Status == p.Status) && (p.Environment == "" || r.Environment == p.Environment) &&
-			(!p.Task || r.Task) && readable(r)
+			(!p.Task || r.Task) && (p.Trigger == "" || r.Trigger.Type == p.Trigger) && readable(r)
 	})
 	if err != nil {
 		return nil, "", fmt.Errorf("listing runs: %w", err)
@@ -282,7 +295,7 @@ func (s *Store) ListRuns(ctx context.Context, p runner.ListRunsParams) ([]*runne
 // all), and whether it serves the whole filter: every run it names is kept (but one
 // changed since), so the walk reads them whole at once, with no sift first.
 func (s *Store) listIndex(p runner.ListRunsParams) (string, bool) {
-	rest := p.Environment != "" || p.Task || p.Readable != nil
+	rest := p.Environment != "" || p.Task || p.Trigger != "" || p.Readable != nil
 	switch {
 	case p.WorkflowID != "":
 		return s.k.runsByWorkflow(p.WorkflowID), !rest && p.Status == ""
@@ -375,7 +388,7 @@ const maxWalkBatch = 1000
 
 // listFields are the fields of a run hash that ListRuns's filter reads: decodeRun of them
 // alone is the run as far as that filter looks. A filter on another field adds it here.
-var listFields = []string{"id", "workflow_id", "status", "environment", "task", "started_by"}
+var listFields = []string{"id", "workflow_id", "status", "environment", "task", "started_by", "trigger"}
 
 // sift reads the first want runs of ids that keep accepts, in order, and how many of ids
 // it looked through to find them (all of them when fewer pass). It checks each on

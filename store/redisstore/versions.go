@@ -7,7 +7,9 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/gorunner/gorunner/auth"
 	"github.com/gorunner/gorunner/catalog"
+	"github.com/gorunner/gorunner/store/storecodec"
 )
 
 func decodeVersion(m map[string]string) (*catalog.Version, error) {
@@ -19,16 +21,24 @@ func decodeVersion(m map[string]string) (*catalog.Version, error) {
 		WorkflowID: f.str("workflow_id"), Version: f.int("version"), Definition: f.bytes("definition"),
 		Hash: f.str("hash"), PublishedAt: f.time("published_at"),
 	}
+	var err error
+	if v.PublishedBy, err = storecodec.DecodePublisher(f.str("published_by")); err != nil {
+		return nil, fmt.Errorf("version %d of workflow %q: %w", v.Version, v.WorkflowID, err)
+	}
 	return v, f.err
 }
 
 // Publish makes the draft of a live workflow its next version, unless the latest version
 // has the same hash, and marks the workflow published, in one script.
-func (s *Store) Publish(ctx context.Context, workflowID, hash string, now time.Time) (*catalog.Version, bool, error) {
+func (s *Store) Publish(ctx context.Context, workflowID, hash string, by auth.Principal, now time.Time) (*catalog.Version, bool, error) {
+	publisher, err := storecodec.EncodePublisher(&by)
+	if err != nil {
+		return nil, false, fmt.Errorf("publishing workflow %q: %w", workflowID, err)
+	}
 	k := s.k
 	res, err := s.run(ctx, s.scripts.publish, catalogErrs,
 		[]string{k.workflow(workflowID), k.workflowsPublished(), k.catalogVersion()},
-		k.catalogChannel(), hash, ts(now), k.versionPrefix(workflowID))
+		k.catalogChannel(), hash, ts(now), k.versionPrefix(workflowID), publisher)
 	if err != nil {
 		return nil, false, fmt.Errorf("publishing workflow %q: %w", workflowID, err)
 	}

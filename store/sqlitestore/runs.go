@@ -16,7 +16,7 @@ import (
 
 const runCols = `id, workflow_id, workflow, version, environment, status, input, output, error,
 	waiting_on, rerun_of, created_at, started_at, finished_at, definition, wake_at, cancel_requested,
-	start_token, parent_run_id, depth, claims, started_by, task`
+	start_token, parent_run_id, depth, claims, started_by, task, acts_for, run_trigger`
 
 // stepsCol reads a run's step records as one JSON array: its own steps column, for a run
 // admitted already ended (see insertRun), else its run_steps rows (one each) in the
@@ -41,8 +41,10 @@ const notTerminal = `status NOT IN ('completed', 'failed', 'cancelled')`
 type runRow struct {
 	run                              runner.Run
 	input, output, errJSON, waiting  []byte
-	definition, steps, undelivered   []byte
+	definition, steps, trigger       []byte
+	undelivered                      []byte
 	created, started, finished, wake int64
+	actsFor                          string
 }
 
 // scanRun scans the columns of runSelect.
@@ -52,7 +54,7 @@ func scanRun(row scanner) (*runner.Run, error) {
 	err := row.Scan(&r.ID, &r.WorkflowID, &r.Workflow, &r.Version, &r.Environment, &r.Status,
 		&x.input, &x.output, &x.errJSON, &x.waiting, &r.RerunOf, &x.created, &x.started,
 		&x.finished, &x.definition, &x.wake, &r.CancelRequested, &r.StartToken, &r.ParentRunID,
-		&r.Depth, &r.Claims, &r.StartedBy, &r.Task, &r.AskMisses.Step, &r.AskMisses.N, &x.undelivered, &x.steps)
+		&r.Depth, &r.Claims, &r.StartedBy, &r.Task, &x.actsFor, &x.trigger, &r.AskMisses.Step, &r.AskMisses.N, &x.undelivered, &x.steps)
 	if err != nil {
 		return nil, err
 	}
@@ -75,6 +77,12 @@ func (x *runRow) decode() error {
 		return err
 	}
 	if r.Undelivered, err = storecodec.DecodeUndelivered(x.undelivered); err != nil {
+		return err
+	}
+	if r.ActsFor, err = storecodec.DecodeAuthority(x.actsFor); err != nil {
+		return err
+	}
+	if r.Trigger, err = storecodec.DecodeTrigger(x.trigger); err != nil {
 		return err
 	}
 	r.Steps, err = decodeSteps(x.steps)
@@ -125,7 +133,7 @@ func (s *Store) CreateRun(ctx context.Context, p runner.CreateRunParams) (runner
 		return runner.CreateRunResult{}, err
 	}
 	r := p.Run
-	st, err := storecodec.EncodeRunState(r, nil)
+	st, err := storecodec.EncodeNewRun(r)
 	if err != nil {
 		return runner.CreateRunResult{}, fmt.Errorf("creating run %s: %w", r.ID, err)
 	}
@@ -189,12 +197,16 @@ func insertRun(ctx context.Context, q querier, p runner.CreateRunParams, st stor
 	if r.Status.Terminal() {
 		steps = stepsArray(st.Steps)
 	}
-	_, err := q.ExecContext(ctx, `INSERT INTO runs (`+runCols+`, lease_owner, lease_until, steps)
-		VALUES (?, ?, ?, `+checkedVersion+`, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	actsFor, err := storecodec.EncodeAuthority(r.ActsFor)
+	if err != nil {
+		return err
+	}
+	_, err = q.ExecContext(ctx, `INSERT INTO runs (`+runCols+`, lease_owner, lease_until, steps)
+		VALUES (?, ?, ?, `+checkedVersion+`, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		r.ID, r.WorkflowID, r.Workflow, p.CatalogVersion, p.CatalogVersion, r.Version, r.Environment, r.Status, []byte(r.Input),
 		[]byte(r.Output), st.Error, st.WaitingOn, r.RerunOf, nanos(r.CreatedAt),
 		nanosPtr(r.StartedAt), nanosPtr(r.FinishedAt), []byte(r.Definition), nanos(r.WakeAt),
-		r.CancelRequested, r.StartToken, r.ParentRunID, r.Depth, claims, r.StartedBy, r.Task,
+		r.CancelRequested, r.StartToken, r.ParentRunID, r.Depth, claims, r.StartedBy, r.Task, actsFor, st.Trigger,
 		p.Owner, nanos(p.LeaseUntil), steps)
 	if isNotNull(err) {
 		return runner.ErrStaleCatalog
@@ -395,6 +407,10 @@ func runFilterOf(p runner.ListRunsParams) runFilter {
 	}
 	if p.Task {
 		f.add(tasks, "task = 1") // literal, so that the partial index runs_tasks serves it
+	}
+	if p.Trigger != "" {
+		// As text: SQLite's JSON functions read a BLOB as JSONB first.
+		f.add(false, "json_extract(CAST(run_trigger AS TEXT), '$.type') = ?", p.Trigger)
 	}
 	return f
 }

@@ -7,38 +7,49 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/gorunner/gorunner/auth"
 	"github.com/gorunner/gorunner/catalog"
+	"github.com/gorunner/gorunner/store/storecodec"
 )
 
-const versionCols = `workflow_id, version, definition, hash, published_at`
+const versionCols = `workflow_id, version, definition, hash, published_at, published_by`
 
 func scanVersion(row scanner) (*catalog.Version, error) {
 	var v catalog.Version
 	var def []byte
 	var published int64
-	if err := row.Scan(&v.WorkflowID, &v.Version, &def, &v.Hash, &published); err != nil {
+	var by string
+	if err := row.Scan(&v.WorkflowID, &v.Version, &def, &v.Hash, &published, &by); err != nil {
 		return nil, err
 	}
 	v.Definition, v.PublishedAt = def, fromNanos(published)
+	var err error
+	if v.PublishedBy, err = storecodec.DecodePublisher(by); err != nil {
+		return nil, fmt.Errorf("version %d of workflow %q: %w", v.Version, v.WorkflowID, err)
+	}
 	return &v, nil
 }
 
 // Publish makes the draft of a live workflow its next version, unless the latest version
 // has the same hash, and marks the workflow published. The version number is computed and
 // the hash compared inside the write transaction, so racing publishes cannot collide.
-func (s *Store) Publish(ctx context.Context, workflowID, hash string, now time.Time) (*catalog.Version, bool, error) {
+func (s *Store) Publish(ctx context.Context, workflowID, hash string, by auth.Principal, now time.Time) (*catalog.Version, bool, error) {
+	publisher, err := storecodec.EncodePublisher(&by)
+	if err != nil {
+		return nil, false, fmt.Errorf("publishing workflow %q: %w", workflowID, err)
+	}
 	var (
 		out     *catalog.Version
 		created bool
 	)
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err = s.write(ctx, func(tx *sql.Tx) error {
 		var latest int
 		err := s.in(tx).QueryRowContext(ctx, `SELECT latest_version FROM workflows WHERE id = ? AND deleted_at = 0`,
 			workflowID).Scan(&latest)
 		if err != nil {
 			return fmt.Errorf("publishing workflow %q: %w", workflowID, mapErr(err, catalog.ErrNotFound, nil))
 		}
-		out, created, err = publishVersion(ctx, s.in(tx), workflowID, hash, latest, now)
+		out, created, err = publishVersion(ctx, s.in(tx), workflowID, hash, publisher, latest, now)
 		if err != nil {
 			return fmt.Errorf("publishing workflow %q: %w", workflowID, err)
 		}
@@ -53,7 +64,7 @@ func (s *Store) Publish(ctx context.Context, workflowID, hash string, now time.T
 }
 
 // publishVersion returns the latest version when its hash matches, else inserts the next.
-func publishVersion(ctx context.Context, q querier, workflowID, hash string, latest int, now time.Time) (*catalog.Version, bool, error) {
+func publishVersion(ctx context.Context, q querier, workflowID, hash, publisher string, latest int, now time.Time) (*catalog.Version, bool, error) {
 	if latest > 0 {
 		v, err := getVersion(ctx, q, workflowID, latest)
 		if err != nil || v.Hash == hash {
@@ -61,7 +72,7 @@ func publishVersion(ctx context.Context, q querier, workflowID, hash string, lat
 		}
 	}
 	_, err := q.ExecContext(ctx, `INSERT INTO workflow_versions (`+versionCols+`)
-		SELECT id, ?, definition, ?, ? FROM workflows WHERE id = ?`, latest+1, hash, nanos(now), workflowID)
+		SELECT id, ?, definition, ?, ?, ? FROM workflows WHERE id = ?`, latest+1, hash, nanos(now), publisher, workflowID)
 	if err != nil {
 		return nil, false, err
 	}

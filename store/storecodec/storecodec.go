@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gorunner/gorunner/auth"
 	"github.com/gorunner/gorunner/idempotency"
 	"github.com/gorunner/gorunner/runner"
 	"github.com/gorunner/gorunner/schemas"
@@ -90,6 +91,9 @@ func MarshalOrNil[T any](v *T) ([]byte, error) {
 type RunState struct {
 	Error     []byte
 	WaitingOn []byte
+	// Trigger is what started the run (EncodeTrigger), fixed at admission: only
+	// EncodeNewRun sets it.
+	Trigger []byte
 	// Steps are the step records to write, each one row (SQLite) or hash field (Redis).
 	Steps []EncodedStep
 }
@@ -129,6 +133,16 @@ func EncodeRunState(r *runner.Run, indexes []int) (RunState, error) {
 		st.Steps[n] = EncodedStep{Index: i, Data: b}
 	}
 	return st, nil
+}
+
+// EncodeNewRun is EncodeRunState of every step of a run being admitted, with what is
+// written only then: its trigger.
+func EncodeNewRun(r *runner.Run) (RunState, error) {
+	st, err := EncodeRunState(r, nil)
+	if err == nil {
+		st.Trigger, err = EncodeTrigger(r.Trigger)
+	}
+	return st, err
 }
 
 // The stored encodings are declared here, apart from the engine's records, so that what a
@@ -444,6 +458,113 @@ func DecodeHosts(s string) ([]string, error) {
 		return nil, fmt.Errorf("decoding connection hosts: %w", err)
 	}
 	return hosts, nil
+}
+
+// principalRow is how both backends keep a principal that a run acts for or that published
+// a version: its ID and its scopes (auth.Scopes.String).
+type principalRow struct {
+	ID     string `json:"id"`
+	Scopes string `json:"scopes"`
+}
+
+// EncodeAuthority is how both backends keep who a run acts for (runner.Run.ActsFor): a
+// JSON array of {id, scopes}; "" for no one.
+func EncodeAuthority(a runner.Authority) (string, error) {
+	if len(a) == 0 {
+		return "", nil
+	}
+	rows := make([]principalRow, len(a))
+	for i, p := range a {
+		rows[i] = principalRow{ID: p.ID, Scopes: p.Scopes.String()}
+	}
+	b, err := json.Marshal(rows)
+	if err != nil {
+		return "", fmt.Errorf("encoding a run's authority: %w", err)
+	}
+	return string(b), nil
+}
+
+// DecodeAuthority reads EncodeAuthority. "" (also a run stored before runs kept it) is no
+// one. A principal without scopes is refused, never read as admin.
+func DecodeAuthority(s string) (runner.Authority, error) {
+	if s == "" {
+		return nil, nil
+	}
+	var rows []principalRow
+	if err := json.Unmarshal([]byte(s), &rows); err != nil {
+		return nil, fmt.Errorf("decoding a run's authority: %w", err)
+	}
+	out := make(runner.Authority, len(rows))
+	for i, row := range rows {
+		scopes, err := auth.ParseScopeList(row.Scopes)
+		if err != nil {
+			return nil, fmt.Errorf("decoding a run's authority: principal %q: %w", row.ID, err)
+		}
+		out[i] = auth.Principal{ID: row.ID, Scopes: scopes}
+	}
+	return out, nil
+}
+
+// EncodePublisher is how both backends keep who published a version
+// (catalog.Version.PublishedBy): EncodeAuthority of that one principal; "" for nil.
+func EncodePublisher(p *auth.Principal) (string, error) {
+	if p == nil {
+		return "", nil
+	}
+	return EncodeAuthority(runner.Authority{*p})
+}
+
+// DecodePublisher reads EncodePublisher; "" (a version published before publishers were
+// recorded) is nil.
+func DecodePublisher(s string) (*auth.Principal, error) {
+	a, err := DecodeAuthority(s)
+	switch {
+	case err != nil:
+		return nil, err
+	case len(a) == 0:
+		return nil, nil
+	case len(a) > 1:
+		return nil, fmt.Errorf("decoding a version's publisher: %d principals", len(a))
+	}
+	return &a[0], nil
+}
+
+// triggerRow is what started a run, as stored; the tick in UTC.
+type triggerRow struct {
+	Type  string     `json:"type"`
+	Index *int       `json:"index,omitempty"`
+	At    *time.Time `json:"at,omitempty"`
+}
+
+// EncodeTrigger encodes what started a run: nil for a zero trigger (a run that does not
+// say), so that the field stays absent.
+func EncodeTrigger(t runner.Trigger) ([]byte, error) {
+	if t.Type == "" {
+		return nil, nil
+	}
+	row := triggerRow{Type: t.Type}
+	if t.Type == runner.TriggerSchedule {
+		at := t.At.UTC()
+		row.Index, row.At = &t.Schedule, &at
+	}
+	return json.Marshal(row)
+}
+
+// DecodeTrigger reads what EncodeTrigger wrote; empty is the zero trigger (runs stored
+// before runs carried one).
+func DecodeTrigger(b []byte) (runner.Trigger, error) {
+	row, err := UnmarshalOrNil[triggerRow](b)
+	if err != nil || row == nil {
+		return runner.Trigger{}, err
+	}
+	t := runner.Trigger{Type: row.Type}
+	if row.Index != nil {
+		t.Schedule = *row.Index
+	}
+	if row.At != nil {
+		t.At = row.At.UTC()
+	}
+	return t, nil
 }
 
 // undeliveredRow is what a run kept of its undelivered payloads, as stored: the backends

@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/gorunner/gorunner/auth"
 	"github.com/gorunner/gorunner/runner"
 	"github.com/gorunner/gorunner/store/storecodec"
 )
@@ -216,4 +217,64 @@ func TestRunPage(t *testing.T) {
 			require.Equal(t, *tc.after, got)
 		})
 	}
+}
+
+// Who a run acts for and who published a version read back as written; none recorded (a
+// record stored before either was kept) is no one, and a principal stored without scopes
+// is refused, never read as admin.
+func TestAuthorityEncoding(t *testing.T) {
+	t.Parallel()
+	narrow := auth.Principal{ID: "tok-1", Scopes: auth.Scopes{{Permission: auth.RunsRead, Workflow: "a"}, {Permission: auth.RunsWrite, Tag: "billing"}}}
+	a := runner.Authority{narrow, {ID: "tok-2", Scopes: auth.AdminScopes()}}
+	s, err := storecodec.EncodeAuthority(a)
+	require.NoError(t, err)
+	got, err := storecodec.DecodeAuthority(s)
+	require.NoError(t, err)
+	require.Equal(t, a, got)
+
+	none, err := storecodec.EncodeAuthority(nil)
+	require.NoError(t, err)
+	require.Empty(t, none)
+	got, err = storecodec.DecodeAuthority("")
+	require.NoError(t, err)
+	require.Empty(t, got)
+
+	_, err = storecodec.DecodeAuthority(`[{"id": "tok-3", "scopes": ""}]`)
+	require.ErrorIs(t, err, auth.ErrInvalidScope)
+
+	p, err := storecodec.EncodePublisher(&narrow)
+	require.NoError(t, err)
+	back, err := storecodec.DecodePublisher(p)
+	require.NoError(t, err)
+	require.Equal(t, &narrow, back)
+	back, err = storecodec.DecodePublisher("")
+	require.NoError(t, err)
+	require.Nil(t, back)
+	_, err = storecodec.DecodePublisher(s)
+	require.Error(t, err, "a version has one publisher")
+}
+
+func TestTriggerRoundTrip(t *testing.T) {
+	t.Parallel()
+	at := time.Date(2026, 3, 29, 2, 30, 0, 0, time.FixedZone("CEST", 7200))
+	for _, tc := range []struct {
+		name    string
+		trigger runner.Trigger
+		stored  string
+	}{
+		{"none: a run stored before triggers", runner.Trigger{}, ""},
+		{"api", runner.Trigger{Type: runner.TriggerAPI}, `{"type":"api"}`},
+		{"schedule 0 keeps its index", runner.ScheduleTrigger(0, at), `{"type":"schedule","index":0,"at":"2026-03-29T00:30:00Z"}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b, err := storecodec.EncodeTrigger(tc.trigger)
+			require.NoError(t, err)
+			require.Equal(t, tc.stored, string(b))
+			got, err := storecodec.DecodeTrigger(b)
+			require.NoError(t, err)
+			require.Equal(t, tc.trigger, got)
+		})
+	}
+	_, err := storecodec.DecodeTrigger([]byte(`[`))
+	require.Error(t, err)
 }

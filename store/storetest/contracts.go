@@ -41,6 +41,9 @@ func Run(t *testing.T, fresh func(t *testing.T) Backend) {
 		{"CatalogVersionAdmission", func(t *testing.T) {
 			runnertest.RunCatalogVersion(t, func(t *testing.T) runnertest.CatalogStore { return fresh(t) })
 		}},
+		{"Authority", func(t *testing.T) {
+			runnertest.RunAuthority(t, func(t *testing.T) runnertest.CatalogStore { return fresh(t) })
+		}},
 		{"Admission", func(t *testing.T) {
 			runnertest.RunAdmission(t, func(t *testing.T) runnertest.AdmissionStore { return fresh(t) })
 		}},

@@ -8,8 +8,11 @@ import (
 	"testing"
 	"time"
 
+	_ "github.com/jackc/pgx/v5/stdlib"
 	"github.com/stretchr/testify/require"
 	_ "modernc.org/sqlite"
+
+	"github.com/gorunner/gorunner/store/pgstore/pgtest"
 )
 
 // crashRounds is how many times TestAdmissionCrash kills the server mid-admissions, each
@@ -17,14 +20,27 @@ import (
 // of the admission write while four clients keep admitting.
 const crashRounds = 6
 
-// TestAdmissionCrash SIGKILLs the real binary while clients send keyed run requests, over
-// and over on one data directory, then reads the store: every key is either free with no
-// run, or done with its kept answer naming a run that exists, never in progress; every run
-// is named by exactly one key; and every 202 a client got is kept under its key.
+// TestAdmissionCrash is admissionCrash on the embedded SQLite file.
 func TestAdmissionCrash(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	s := startServe(t, dir)
+	admissionCrash(t, dir, nil, "sqlite", "file:"+filepath.Join(dir, "gorunner.db"))
+}
+
+// TestAdmissionCrashPostgres is admissionCrash on a PostgreSQL schema.
+func TestAdmissionCrashPostgres(t *testing.T) {
+	t.Parallel()
+	store := pgtest.StoreURL(t)
+	admissionCrash(t, t.TempDir(), []string{"--store", store}, "pgx", store)
+}
+
+// admissionCrash SIGKILLs the real binary (serving dir with args) while clients send keyed
+// run requests, over and over, then reads the store (driver, dsn for database/sql): every
+// key is either free with no run, or done with its kept answer naming a run that exists,
+// never in progress; every run is named by exactly one key; and every 202 a client got is
+// kept under its key.
+func admissionCrash(t *testing.T, dir string, args []string, driver, dsn string) {
+	s := startServe(t, dir, args...)
 	token := s.adminToken(t)
 	publish(t, s, token, `{"name": "admit", "input": {"type": "object"}, "steps": [{"id": "one", "set": 1}]}`)
 
@@ -37,7 +53,7 @@ func TestAdmissionCrash(t *testing.T) {
 	}
 	for round := range crashRounds {
 		if round > 0 {
-			s = startServe(t, dir)
+			s = startServe(t, dir, args...)
 		}
 		stop := make(chan struct{})
 		var wg sync.WaitGroup
@@ -72,7 +88,7 @@ func TestAdmissionCrash(t *testing.T) {
 		wg.Wait()
 	}
 
-	keys, runs := admissionState(t, filepath.Join(dir, "gorunner.db"))
+	keys, runs := admissionState(t, driver, dsn)
 	require.NotEmpty(t, acked, "some admissions were answered before the kills")
 	named := map[string]string{}
 	for key, k := range keys {
@@ -93,10 +109,10 @@ func TestAdmissionCrash(t *testing.T) {
 // keyState is a key as the store holds it.
 type keyState struct{ state, runID string }
 
-// admissionState reads every key and run ID from a SQLite store no process serves.
-func admissionState(t *testing.T, path string) (map[string]keyState, map[string]bool) {
+// admissionState reads every key and run ID from a SQL store no process serves.
+func admissionState(t *testing.T, driver, dsn string) (map[string]keyState, map[string]bool) {
 	t.Helper()
-	db, err := sql.Open("sqlite", "file:"+path)
+	db, err := sql.Open(driver, dsn)
 	require.NoError(t, err)
 	defer db.Close()
 	keys := map[string]keyState{}

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/gorunner/gorunner/store/pgstore/pgtest"
 )
 
 // keyCounter is an HTTP endpoint that counts requests per Idempotency-Key. While hold is
@@ -81,13 +83,24 @@ func stepsByID(run map[string]any) map[string]map[string]any {
 // http step was retried with the same Idempotency-Key.
 func TestCrashRecovery(t *testing.T) {
 	t.Parallel()
+	crashRecovery(t)
+}
+
+// TestCrashRecoveryPostgres is TestCrashRecovery on a PostgreSQL schema.
+func TestCrashRecoveryPostgres(t *testing.T) {
+	t.Parallel()
+	crashRecovery(t, "--store", pgtest.StoreURL(t))
+}
+
+// crashRecovery is TestCrashRecovery on the store args name (none: the embedded SQLite).
+func crashRecovery(t *testing.T, args ...string) {
 	counter := newKeyCounter()
 	target := httptest.NewServer(counter)
 	defer target.Close()
 	defer close(counter.release)
 
 	dir := t.TempDir()
-	flags := []string{"--lease-ttl", "2s", "--http-allow", "127.0.0.1"}
+	flags := append([]string{"--lease-ttl", "2s", "--http-allow", "127.0.0.1"}, args...)
 	s := startServe(t, dir, flags...)
 	token := s.adminToken(t)
 	def := `{"name": "crashy", "input": {"type": "object"}, "steps": [

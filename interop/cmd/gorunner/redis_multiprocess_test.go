@@ -132,13 +132,17 @@ func submit(s *server, token, workflow, key, body string) (int, string, error) {
 
 const onceDef = `{"name": "once", "input": {"type": "object"}, "steps": [{"id": "s", "set": "${{ input }}"}]}`
 
-// TestRedisThreeProcesses runs three real `gorunner serve` processes on one Redis: one
+// TestRedisThreeProcesses is threeProcesses on one Redis.
+func TestRedisThreeProcesses(t *testing.T) {
+	t.Parallel()
+	threeProcesses(t, redisStore(t))
+}
+
+// threeProcesses runs three real `gorunner serve` processes on one store: one
 // Idempotency-Key sent 500 times at once over the three starts one run; an MCP session on
 // one process hears list_changed within 1 s of a publish on another; and when the process
 // working a run is SIGKILLed, another completes it without running a completed step again.
-func TestRedisThreeProcesses(t *testing.T) {
-	t.Parallel()
-	store := redisStore(t)
+func threeProcesses(t *testing.T, store string) {
 	counter := newKeyCounter()
 	callers := make(chan string, 100)
 	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -387,16 +391,27 @@ func (tr *traffic) end() {
 	<-tr.done
 }
 
-// TestRedisOutage stops Redis under traffic and starts it again: no process crashes or
-// stops answering, every run accepted before the outage completes, and keys are enforced
-// again once Redis is back. During the outage a known token still authenticates (from the
-// process's last-known-good memory), the key claim fails and the call goes through without
-// its key, logged; the run cannot be admitted either, since runs live in the same store, so
-// the answer is 503 UNAVAILABLE with Retry-After.
+// TestRedisOutage is storeOutage on a redis-server of the test's own.
 func TestRedisOutage(t *testing.T) {
 	t.Parallel()
 	requireRedis(t)
-	rs := newOwnRedis(t)
+	storeOutage(t, newOwnRedis(t))
+}
+
+// outage is a store a test can take away and bring back, losing nothing.
+type outage interface {
+	url() string
+	stop(t *testing.T)
+	start(t *testing.T)
+}
+
+// storeOutage stops the store under traffic and starts it again: no process crashes or
+// stops answering, every run accepted before the outage completes, and keys are enforced
+// again once the store is back. During the outage /readyz fails, a known token still
+// authenticates (from the process's last-known-good memory), the key claim fails and the
+// call goes through without its key, logged; the run cannot be admitted either, since runs
+// live in the same store, so the answer is 503 UNAVAILABLE with Retry-After.
+func storeOutage(t *testing.T, rs outage) {
 	logs := &syncbuf.Buffer{}
 	servers := startOnStore(t, 3, rs.url(), logs, "--lease-ttl", "2s")
 	token := servers[0].adminToken(t)
@@ -415,13 +430,15 @@ func TestRedisOutage(t *testing.T) {
 	rs.stop(t)
 	downBefore := tr.unavailable.Load()
 	require.Eventually(t, func() bool { return tr.unavailable.Load() >= downBefore+10 }, 30*time.Second, 10*time.Millisecond,
-		"requests are answered 503 while Redis is down")
+		"requests are answered 503 while the store is down")
+	status, _ := call(t, token, "GET", servers[1].url+"/readyz", "")
+	require.Equal(t, 503, status, "not ready while the store is down")
 	require.Eventually(t, func() bool { return logs.Count("goes through without its key") > 0 }, 30*time.Second, 10*time.Millisecond,
 		"a call whose key cannot be claimed goes through without it, logged")
 	rs.start(t)
 	okAfter := tr.ok.Load()
 	require.Eventually(t, func() bool { return tr.ok.Load() >= okAfter+10 }, 30*time.Second, 10*time.Millisecond,
-		"requests succeed again once Redis is back")
+		"requests succeed again once the store is back")
 	tr.end()
 	require.Zero(t, tr.broken.Load(), "every request got an answer: no process crashed")
 	require.Zero(t, tr.failed.Load(), "an outage answers 503 UNAVAILABLE or lets a call through, nothing else")
@@ -440,8 +457,10 @@ func TestRedisOutage(t *testing.T) {
 	require.Equal(t, []int{202, 202}, []int{first, again})
 	require.Equal(t, firstID, againID, "the key is enforced again: the retry replays")
 	for _, id := range accepted {
-		status, body := call(t, token, "GET", servers[2].url+"/api/runs/"+id+"?wait=60s", "")
-		require.Equal(t, 200, status)
-		require.Equal(t, "completed", body["data"].(map[string]any)["status"], "a run accepted before the outage completes")
+		// ?wait= answers once a run settles, and a run still asleep is settled (waiting).
+		require.Eventually(t, func() bool {
+			status, body := call(t, token, "GET", servers[2].url+"/api/runs/"+id+"?wait=10s", "")
+			return status == 200 && body["data"].(map[string]any)["status"] == "completed"
+		}, 60*time.Second, 10*time.Millisecond, "a run accepted before the outage completes")
 	}
 }

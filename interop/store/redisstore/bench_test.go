@@ -25,6 +25,7 @@ import (
 	"github.com/gorunner/gorunner/mcpserver"
 	"github.com/gorunner/gorunner/runner"
 	"github.com/gorunner/gorunner/runner/runnertest"
+	"github.com/gorunner/gorunner/store/pgstore/pgtest"
 	"github.com/gorunner/gorunner/store/redisstore/redistest"
 	"github.com/gorunner/gorunner/store/sqlitestore"
 )
@@ -36,7 +37,8 @@ type benchStore interface {
 	runner.Store
 }
 
-// backends opens each backend fresh for one benchmark: the embedded SQLite file and Redis.
+// backends opens each backend fresh for one benchmark: the embedded SQLite file, Redis and
+// PostgreSQL (a schema of its own).
 var backends = []struct {
 	name string
 	open func(b *testing.B) benchStore
@@ -49,6 +51,10 @@ var backends = []struct {
 	}},
 	{"redis", func(b *testing.B) benchStore {
 		s, _, _ := redistest.Open(b)
+		return s
+	}},
+	{"postgres", func(b *testing.B) benchStore {
+		s, _ := pgtest.Open(b)
 		return s
 	}},
 }
@@ -65,7 +71,7 @@ func started(b *testing.B, st benchStore) (*catalog.Service, *runner.Engine) {
 	require.NoError(b, err)
 	_, err = cat.Create(ctx, []byte(benchDef))
 	require.NoError(b, err)
-	_, _, err = cat.Publish(ctx, "bench")
+	_, _, err = cat.Publish(ctx, "bench", auth.Local())
 	require.NoError(b, err)
 	e, err := runner.New(st, cat, cat, &runner.Config{Concurrency: 8})
 	require.NoError(b, err)
