@@ -13,8 +13,9 @@ import (
 
 // maxGreetBytes is the budget for a one-property workflow's tool in tools/list (issue #17),
 // `"execution":{"taskSupport":"optional"}` and the run card's 51 bytes of
-// `"_meta":{"ui":{"resourceUri":"ui://gorunner/run"}}` (SPEC §5, Tasks and MCP Apps) included.
-const maxGreetBytes = 760
+// `"_meta":{"ui":{"resourceUri":"ui://gorunner/run"}}` (SPEC §5, Tasks and MCP Apps) and the
+// envelope's `"waitingOn":{"type":"object"}` (issue #28) included.
+const maxGreetBytes = 800
 
 // exampleDefs are the shipped example workflows.
 func exampleDefs(t testing.TB) []string {
