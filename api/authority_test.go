@@ -115,7 +115,8 @@ func TestWebhookAnswerMarksTheReusedRun(t *testing.T) {
 	e.publish(map[string]any{
 		"name": "slow", "input": map[string]any{"type": "object"},
 		"start": map[string]any{"token": "slow:${{ input.id }}", "onConflict": "adopt"},
-		"steps": []any{map[string]any{"id": "nap", "sleep": map[string]any{"duration": "2s"}}},
+		// past the webhook's wait: a sleep that ends within it is waited for (issue #28)
+		"steps": []any{map[string]any{"id": "nap", "sleep": map[string]any{"duration": "1h"}}},
 	})
 	a := e.do("POST", "/api/workflows/slow/webhook/rotate", nil)
 	require.Equal(t, http.StatusCreated, a.Status, string(a.Raw))

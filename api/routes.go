@@ -212,7 +212,7 @@ func (s *Server) table() []route {
 		},
 		{
 			method: "POST", pattern: "/api/hooks/{token}/resume", id: "resumeHook",
-			summary: "Send a payload to the run that owns a token (?environment=)",
+			summary: "Send a payload to the run that owns a token (?environment=): checked against the waiting hook's ask, answered delivered or queued with the run after it",
 			access:  need(auth.RunsWrite, onHook), keyed: principalKeyed,
 			body: anyValue{}, status: 202, data: wire.Resume{},
 			handler: s.resumeHook,

@@ -200,7 +200,12 @@ func (s *Server) getHook(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	writeData(w, http.StatusOK, wire.HookOf(h))
+	ask, err := s.deps.Engine.Question(r.Context(), h)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeData(w, http.StatusOK, wire.HookOf(h, ask))
 }
 
 func (s *Server) resumeHook(w http.ResponseWriter, r *http.Request) {
@@ -215,12 +220,12 @@ func (s *Server) resumeHook(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	token := chi.URLParam(r, "token")
-	runID, err := s.deps.Engine.Resume(r.Context(), env, token, payload)
+	res, err := s.deps.Engine.Deliver(r.Context(), env, token, payload, runner.ResumeWait)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	writeData(w, http.StatusAccepted, wire.Resume{Token: token, RunID: runID})
+	writeData(w, http.StatusAccepted, wire.ResumeOf(token, res))
 }
 
 // mayRerun checks, before any starts, that p may rerun every run a bulk rerun would

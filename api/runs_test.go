@@ -99,7 +99,7 @@ func TestHooksAndResume(t *testing.T) {
 	run := e.do("POST", "/api/workflows/h-order/run", map[string]any{"orderId": "1"}).data()
 	waiting := e.do("GET", "/api/runs/"+run["id"].(string)+"?wait=30s", nil).data()
 	require.Equal(t, "waiting", waiting["status"])
-	require.Equal(t, "order:1", waiting["waitingOn"].(map[string]any)["hook"])
+	require.Equal(t, map[string]any{"token": "order:1"}, waiting["waitingOn"].(map[string]any)["hook"])
 
 	hook := e.do("GET", "/api/hooks/order:1", nil)
 	require.Equal(t, http.StatusOK, hook.Status)

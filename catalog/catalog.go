@@ -148,14 +148,7 @@ func (s *Service) now() time.Time { return s.cfg.Now().UTC() }
 // Parse decodes and validates a definition document (JSON or YAML). Invalid documents
 // give a *schemas.ValidationError listing every problem.
 func (s *Service) Parse(data []byte) (*schemas.Definition, error) {
-	def, err := schemas.Decode(data)
-	if err != nil {
-		return nil, err
-	}
-	if problems := schemas.Validate(def, schemas.ValidateOptions{CustomKinds: s.cfg.CustomKinds}); len(problems) > 0 {
-		return nil, &schemas.ValidationError{Problems: problems}
-	}
-	return def, nil
+	return schemas.Check(data, schemas.ValidateOptions{CustomKinds: s.cfg.CustomKinds})
 }
 
 // Create stores a new workflow whose draft is the document data, at rev 1.

@@ -144,8 +144,12 @@ func (s *Service) DeleteConnection(ctx context.Context, idOrName string) error {
 // runner.Credentials.
 func (s *Service) Credential(ctx context.Context, name string) (*runner.Credential, error) {
 	c, err := s.store.GetConnection(ctx, name)
+	if errors.Is(err, ErrNotFound) {
+		// The caller names the connection: say what is wrong with it, once.
+		return nil, fmt.Errorf("there is none of that name (create it with POST /api/connections): %w", ErrNotFound)
+	}
 	if err != nil {
-		return nil, fmt.Errorf("connection %q: %w", name, err)
+		return nil, err
 	}
 	if s.sealer == nil {
 		return nil, ErrSecretsDisabled

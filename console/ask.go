@@ -11,17 +11,9 @@ import (
 	"github.com/gorunner/gorunner/schemas"
 )
 
-// definitionStep is what the console reads of a definition's step: its id, and the ask of
-// a hook step (issue #14's hook.ask {message, schema}), read from the raw definition so
-// the form appears as soon as definitions carry it.
+// definitionStep is what the console reads of a definition's step: its id.
 type definitionStep struct {
-	ID   string `json:"id"`
-	Hook *struct {
-		Ask *struct {
-			Message string          `json:"message"`
-			Schema  json.RawMessage `json:"schema"`
-		} `json:"ask"`
-	} `json:"hook"`
+	ID string `json:"id"`
 }
 
 func definitionSteps(def json.RawMessage) []definitionStep {
@@ -48,16 +40,14 @@ type askField struct {
 	Required    bool
 }
 
-// waitingAsk is the ask of the hook step run waits on, or nil (then the generic form).
-func waitingAsk(run *runner.Run, steps []definitionStep) *ask {
-	for i, rec := range run.Steps {
-		if rec.Status != runner.StepWaiting || i >= len(steps) || steps[i].Hook == nil || steps[i].Hook.Ask == nil {
-			continue
-		}
-		a := steps[i].Hook.Ask
-		return &ask{Message: a.Message, Fields: askFields(a.Schema)}
+// waitingAsk is the ask of the hook run waits on, as the run holds it (its message
+// evaluated once, the one MCP shows too), or nil (then the generic form).
+func waitingAsk(run *runner.Run) *ask {
+	if run.WaitingOn == nil || run.WaitingOn.Ask == nil {
+		return nil
 	}
-	return nil
+	a := run.WaitingOn.Ask
+	return &ask{Message: a.Message, Fields: askFields(a.Schema)}
 }
 
 // askFields turns an object schema's scalar properties into form fields, sorted by name.

@@ -10,22 +10,21 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gorunner/gorunner/runner"
+	"github.com/gorunner/gorunner/schemas"
 )
 
-// TestAskForm: a hook step with an ask (issue #14's hook.ask {message, schema}) gets a form
-// with one field per property, and the posted fields become a typed payload object.
+// TestAskForm: a run waiting on a hook with an ask (issue #14's hook.ask {message, schema},
+// as the run holds it evaluated) gets a form with one field per property, and the posted
+// fields become a typed payload object.
 func TestAskForm(t *testing.T) {
-	def := json.RawMessage(`{"steps": [
-		{"id": "prepare", "set": 1},
-		{"id": "approve", "hook": {"token": "t", "ask": {"message": "Approve the refund?",
-			"schema": {"type": "object", "required": ["approved"], "properties": {
+	schema := json.RawMessage(`{"type": "object", "required": ["approved"], "properties": {
 				"approved": {"type": "boolean", "title": "Approved"},
 				"amount": {"type": "number"},
 				"count": {"type": "integer"},
-				"reason": {"type": "string", "enum": ["ok", "fraud"]}}}}}}]}`)
-	run := &runner.Run{Definition: def, Steps: []*runner.StepRecord{
-		{Status: runner.StepCompleted}, {Status: runner.StepWaiting}}}
-	a := waitingAsk(run, definitionSteps(def))
+				"reason": {"type": "string", "enum": ["ok", "fraud"]}}}`)
+	run := &runner.Run{Status: runner.StatusWaiting, WaitingOn: &runner.WaitingOn{Hook: "t",
+		Ask: &schemas.HookAsk{Message: "Approve the refund?", Schema: schema}}}
+	a := waitingAsk(run)
 	require.NotNil(t, a)
 	require.Equal(t, "Approve the refund?", a.Message)
 	names := []string{}
@@ -66,7 +65,6 @@ func TestAskForm(t *testing.T) {
 		require.JSONEq(t, tc.want, string(got), tc.name)
 	}
 
-	plain := json.RawMessage(`{"steps": [{"id": "approve", "hook": {"token": "t"}}]}`)
-	run = &runner.Run{Steps: []*runner.StepRecord{{Status: runner.StepWaiting}}}
-	require.Nil(t, waitingAsk(run, definitionSteps(plain)), "no ask: the generic JSON form")
+	run = &runner.Run{Status: runner.StatusWaiting, WaitingOn: &runner.WaitingOn{Hook: "t"}}
+	require.Nil(t, waitingAsk(run), "no ask: the generic JSON form")
 }

@@ -91,8 +91,9 @@ func (s definitionless) GetRun(ctx context.Context, id string) (*runner.Run, err
 }
 
 // TestRunPageWithoutDefinition: a run read without its definition has its page as any
-// run: its steps by their records, and, waiting on a hook whose ask is unknown then, the
-// generic resume form, which resumes it; cancelling from its page works too.
+// run: its steps by their records, and, waiting on a hook that asks, the ask form from the
+// question the run holds (its definition is not needed for it); a generic payload that
+// fits resumes it; cancelling from its page works too.
 func TestRunPageWithoutDefinition(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -118,8 +119,8 @@ func TestRunPageWithoutDefinition(t *testing.T) {
 	page := b.get("/console/runs/" + run.ID)
 	require.Equal(t, http.StatusOK, page.Status, page.Body)
 	require.Contains(t, page.Body, run.Steps[0].StepID)
-	require.Contains(t, page.Body, `id="payload"`)
-	require.NotContains(t, page.Body, "Approve the refund?")
+	require.NotContains(t, page.Body, `id="payload"`)
+	require.Contains(t, page.Body, "Approve the refund?")
 	form := url.Values{"csrf": {csrf}, "token": {"refund-1"}, "environment": {runner.EnvProduction}, "run": {run.ID},
 		"payload": {`{"approved": true}`}}
 	require.Equal(t, http.StatusSeeOther, b.post("/console/hooks/resume", form).Status)

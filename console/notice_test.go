@@ -49,8 +49,8 @@ func TestResumeNoticeNeverInURL(t *testing.T) {
 	require.Equal(t, runPath, p.Location, "no query: the notice is not in the URL")
 	require.NotContains(t, p.Header.Get("Set-Cookie"), "k7-hush", "the notice is sealed")
 	require.NotContains(t, b.get("/console/workflows/wait").Body, `class="notice"`, "another page neither shows nor takes the notice")
-	require.Contains(t, b.get(runPath).Body, "Payload sent to approve:k7-hush.")
-	require.NotContains(t, b.get(runPath).Body, "Payload sent", "a notice shows once")
+	require.Contains(t, b.get(runPath).Body, "Payload delivered to approve:k7-hush.")
+	require.NotContains(t, b.get(runPath).Body, "Payload delivered", "a notice shows once")
 
 	require.NotContains(t, b.get(runPath+"?notice=Your+session+expired.+Call+us").Body, "Call us", "a URL cannot write on the page")
 	u, err := url.Parse(e.srv.URL + "/console")

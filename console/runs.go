@@ -109,7 +109,7 @@ func (c *Console) showRun(w http.ResponseWriter, r *http.Request, status int, p 
 		p.Steps = append(p.Steps, row)
 	}
 	if run.Status == runner.StatusWaiting && run.WaitingOn != nil && run.WaitingOn.Hook != "" {
-		p.Hook = &hookForm{Token: run.WaitingOn.Hook, Environment: run.Environment, Ask: waitingAsk(run, steps)}
+		p.Hook = &hookForm{Token: run.WaitingOn.Hook, Environment: run.Environment, Ask: waitingAsk(run)}
 	}
 	c.render(w, r, status, "run", "Run "+run.ID, p)
 }
@@ -142,9 +142,10 @@ func (c *Console) backToRun(w http.ResponseWriter, r *http.Request, id, notice s
 // resumeHook sends the resume form's payload to the hook's token.
 func (c *Console) resumeHook(w http.ResponseWriter, r *http.Request) {
 	payload, err := formPayload(r)
-	runID := r.PostFormValue("run")
+	runID, token := r.PostFormValue("run"), r.PostFormValue("token")
+	var res *runner.Resumed
 	if err == nil {
-		_, err = c.deps.Engine.Resume(r.Context(), r.PostFormValue("environment"), r.PostFormValue("token"), payload)
+		res, err = c.deps.Engine.Deliver(r.Context(), r.PostFormValue("environment"), token, payload, 0) // the run page follows the run live
 	}
 	if err != nil {
 		// The page shown is the form's run: a run the person may not read is not shown.
@@ -158,7 +159,11 @@ func (c *Console) resumeHook(w http.ResponseWriter, r *http.Request) {
 		c.showRun(w, r, status, runPage{Problem: &p, Payload: r.PostFormValue("payload")})
 		return
 	}
-	c.backToRun(w, r, runID, "Payload sent to "+r.PostFormValue("token")+".")
+	notice := "Payload delivered to " + token + "."
+	if msg := res.Message(token); msg != "" {
+		notice = "Payload queued: " + msg + "."
+	}
+	c.backToRun(w, r, runID, notice)
 }
 
 // formPayload is the payload of a resume form: the JSON typed in the generic form, or an

@@ -178,12 +178,12 @@ func (s *Server) start(ctx context.Context, p auth.Principal, env, name string, 
 	return run, admitted{replayed: res.Replayed, reused: res.Reused}, err
 }
 
-// settle is await for a run just read or just admitted: one already settled (ended, or
-// waiting; Engine.Wait would answer with it at once) is the answer as it is, without the
-// second read of the run that Wait's feed would make. A replay so costs the key's read and
+// settle is await for a run just read or just admitted: one already settled for the wait
+// (ended, or waiting, but not on a sleep that ends within it: Engine.Settled) is the answer
+// as it is, without the second read of the run that Wait's feed would make. A replay so costs the key's read and
 // one run read, and a run that ended in its admission no read at all.
 func (s *Server) settle(ctx context.Context, req mcp.CallToolRequest, run *runner.Run, d time.Duration) (*runner.Run, error) {
-	if !run.Status.Settled() {
+	if !s.deps.Engine.Settled(run, d) {
 		return s.await(ctx, req, run, d)
 	}
 	if token, ok := progressToken(req); ok {

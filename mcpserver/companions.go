@@ -189,8 +189,9 @@ func (s *Server) cancelRun(ctx context.Context, _ string, c *tools.Call) (*mcp.C
 	return tools.Structured(tools.ResultOf(run)), nil
 }
 
-// resumeHook sends the payload to the hook token in the session's environment and answers
-// with the state of the run that owns it. It needs runs:write on that run's workflow
+// resumeHook sends the payload to the hook token in the session's environment (checked
+// against the waiting hook's ask, runner.Engine.Deliver) and answers with what became of
+// it and the state of the run that owns it, after it took the payload. It needs runs:write on that run's workflow
 // (see ownHook).
 func (s *Server) resumeHook(ctx context.Context, env string, c *tools.Call) (*mcp.CallToolResult, error) {
 	var a tools.ResumeHookArgs
@@ -200,15 +201,11 @@ func (s *Server) resumeHook(ctx context.Context, env string, c *tools.Call) (*mc
 	if err := s.ownHook(ctx, principal(ctx), env, a.Token); err != nil {
 		return nil, err
 	}
-	runID, err := s.deps.Engine.Resume(context.WithoutCancel(ctx), env, a.Token, a.Payload)
+	res, err := s.deps.Engine.Deliver(context.WithoutCancel(ctx), env, a.Token, a.Payload, runner.ResumeWait)
 	if err != nil {
 		return nil, err
 	}
-	run, err := s.deps.Engine.Get(ctx, runID)
-	if err != nil {
-		return nil, err
-	}
-	return tools.Structured(tools.ResultOf(run)), nil
+	return tools.Structured(tools.ResumedOf(a.Token, res)), nil
 }
 
 // ownHook checks that p may resume the hook token in env: runs:write on the run that owns

@@ -13,7 +13,6 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/gorunner/gorunner/auth"
-	"github.com/gorunner/gorunner/expression"
 	"github.com/gorunner/gorunner/problem"
 	"github.com/gorunner/gorunner/runner"
 	"github.com/gorunner/gorunner/schemas"
@@ -60,7 +59,7 @@ func waitsOnHook(run *runner.Run) bool {
 // for gorunner_resume_hook or the REST resume as for a client without elicitation. The
 // count is the run's own (Run.AskMisses), so every process reads the same answer.
 func (s *Server) asks(run *runner.Run, pos position) bool {
-	return waitsOnHook(run) && pos.hookAsks() && run.AskMisses.At(pos.index) < MaxAskAttempts
+	return waitsOnHook(run) && run.WaitingOn.Ask != nil && pos.step != nil && run.AskMisses.At(pos.index) < MaxAskAttempts
 }
 
 // missAnswer counts one more answer to ask, of run, that did not fit, on the run (so that
@@ -75,50 +74,18 @@ func (s *Server) missAnswer(ctx context.Context, run *runner.Run, ask *pendingAs
 	return n, err
 }
 
-// askAt is askOf for run standing at pos.
+// askAt is askOf for run standing at pos. The question is the run's own (WaitingOn.Ask,
+// evaluated once when the hook began to wait), the one every face shows.
 func (s *Server) askAt(run *runner.Run, pos position) (*pendingAsk, error) {
 	if !s.asks(run, pos) {
 		return nil, nil
 	}
-	st := pos.step
-	compiled, err := schemas.CompileInput(st.Hook.Ask.Schema)
+	a := run.WaitingOn.Ask
+	compiled, err := schemas.CompileInput(a.Schema)
 	if err != nil {
-		return nil, fmt.Errorf("compiling the ask schema of step %s: %w", st.ID, err)
+		return nil, fmt.Errorf("compiling the ask schema of step %s: %w", pos.step.ID, err)
 	}
-	msg, err := askMessage(run, st.Hook.Ask.Message)
-	if err != nil {
-		return nil, fmt.Errorf("evaluating the ask message of step %s: %w", st.ID, err)
-	}
-	return &pendingAsk{step: pos.index, key: st.ID, token: run.WaitingOn.Hook, message: msg, schema: st.Hook.Ask.Schema, input: compiled}, nil
-}
-
-// askMessage evaluates an ask message template over what the run's steps see.
-func askMessage(run *runner.Run, src string) (string, error) {
-	t, err := expression.Compile(src)
-	if err != nil {
-		return "", err
-	}
-	input, err := decodeNumbers(run.Input)
-	if err != nil {
-		return "", err
-	}
-	steps := map[string]any{}
-	for _, st := range run.Steps {
-		out, _ := decodeNumbers(st.Output)
-		conflict, _ := decodeNumbers(st.Conflict)
-		steps[st.ID] = map[string]any{"output": out, "conflict": conflict}
-	}
-	v, err := t.Eval(expression.Env{"input": input, "steps": steps, "run": map[string]any{
-		"id": run.ID, "workflow": run.Workflow, "version": run.Version, "environment": run.Environment,
-	}})
-	if err != nil {
-		return "", err
-	}
-	if s, ok := v.(string); ok {
-		return s, nil
-	}
-	b, err := json.Marshal(v)
-	return string(b), err
+	return &pendingAsk{step: pos.index, key: pos.step.ID, token: run.WaitingOn.Hook, message: a.Message, schema: a.Schema, input: compiled}, nil
 }
 
 // decodeNumbers decodes JSON keeping numbers exact; empty is nil.
@@ -138,9 +105,6 @@ func canElicit(ctx context.Context) bool {
 	session, ok := server.ClientSessionFromContext(ctx).(server.SessionWithClientInfo)
 	return ok && session.GetClientCapabilities().Elicitation != nil
 }
-
-// askInputID keys the elicitation input request of a hook's ask.
-const askInputID = "hook"
 
 // askState is the requestState of an input_required tool result: which run and hook step
 // the question is about, and how many times it has been asked. It goes out signed (see
@@ -183,7 +147,7 @@ func (s *Server) askResult(st askState, message string, ask *pendingAsk) *mcp.Ca
 		return tools.Problem{Status: http.StatusInternalServerError, Code: "INTERNAL", Message: "encoding the request state: " + err.Error()}.Result()
 	}
 	return server.NewInputRequestBuilder(state).
-		Elicit(askInputID, mcp.ElicitationParams{Message: message, RequestedSchema: ask.schema}).
+		Elicit(ask.key, mcp.ElicitationParams{Message: message, RequestedSchema: ask.schema}).
 		ToolResult()
 }
 
@@ -214,7 +178,7 @@ func (s *Server) continueAsk(ctx context.Context, req mcp.CallToolRequest, t *to
 		return s.errorResult(ctx, err)
 	}
 	if ask != nil && ask.step == st.Step {
-		if res := server.ElicitationResponse(req.Params.InputResponses, askInputID); res != nil {
+		if res := server.ElicitationResponse(req.Params.InputResponses, ask.key); res != nil {
 			payload, problems := answerPayload(res, ask)
 			if len(problems) > 0 {
 				// An older state sent again does not reset the count: the run's wins.

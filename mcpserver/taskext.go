@@ -67,6 +67,12 @@ func (m requestMeta) extension() bool {
 	return ok
 }
 
+// elicits reports whether a modern request declares elicitation: only such a client is
+// asked (input_required); another would poll a question it cannot answer.
+func (m requestMeta) elicits() bool {
+	return m.Capabilities != nil && len(m.Capabilities.Elicitation) > 0 && string(m.Capabilities.Elicitation) != "null"
+}
+
 // extTask is a task as the extension shows it: CreateTaskResult (resultType "task") and
 // the DetailedTask of tasks/get (resultType "complete"), with the ask of an
 // input_required task, the result of a completed one.
@@ -85,9 +91,10 @@ type extTask struct {
 
 // extTaskOf is run as an extension task. A failed run is a tool result with isError, which
 // the extension reports as completed (its failed is for JSON-RPC errors only); a run
-// waiting on a hook that asks carries the question as its one input request. The run's
-// definition is decoded once for both.
-func (s *Server) extTaskOf(ctx context.Context, run *runner.Run, resultType mcp.ResultType) extTask {
+// waiting on a hook that asks carries the question as its one input request, for a client
+// that declared elicitation (elicits); another gets working, with statusMessage naming the
+// hook and how to resume it. The run's definition is decoded once for both.
+func (s *Server) extTaskOf(ctx context.Context, run *runner.Run, resultType mcp.ResultType, elicits bool) extTask {
 	pos, err := positionOf(run)
 	if err != nil {
 		s.log.WarnContext(ctx, "mcp: cannot read the definition of a task's run", "run", run.ID, "err", err)
@@ -99,15 +106,20 @@ func (s *Server) extTaskOf(ctx context.Context, run *runner.Run, resultType mcp.
 	case runner.StatusCompleted, runner.StatusFailed:
 		out.Status, out.Result = mcp.TaskStatusCompleted, tools.ResultOf(run).Replay(false).CallResult()
 	case runner.StatusWaiting:
-		ask, err := s.askAt(run, pos)
-		if err != nil {
-			s.log.WarnContext(ctx, "mcp: cannot show the question of a task", "run", run.ID, "err", err)
+		var ask *pendingAsk
+		if elicits {
+			if ask, err = s.askAt(run, pos); err != nil {
+				s.log.WarnContext(ctx, "mcp: cannot show the question of a task", "run", run.ID, "err", err)
+			}
 		}
 		if ask != nil {
 			out.InputRequests = mcp.InputRequests{ask.key: mcp.NewElicitationInputRequest(
 				mcp.ElicitationParams{Message: ask.message, RequestedSchema: ask.schema})}
 		} else {
 			out.Status = mcp.TaskStatusWorking
+			if waitsOnHook(run) {
+				out.StatusMessage = joinMessage(pos.describe(run), waitingMessage(run.WaitingOn.Hook))
+			}
 		}
 	}
 	return out
@@ -133,7 +145,7 @@ func (s *Server) answerExt(ctx context.Context, p auth.Principal, c *taskCall) (
 		if err != nil {
 			return nil, err
 		}
-		return s.extTaskOf(ctx, run, mcp.ResultTypeComplete), nil
+		return s.extTaskOf(ctx, run, mcp.ResultTypeComplete, c.meta.elicits()), nil
 	case methodTasksUpdate:
 		return s.updateTask(ctx, p, c.msg.Params)
 	case string(mcp.MethodTasksCancel):
@@ -150,7 +162,7 @@ var ack = map[string]any{"resultType": mcp.ResultTypeComplete}
 // stops (the tool's timeout, or the run waiting on a hook), the answer is its task.
 func (s *Server) callAsTask(ctx context.Context, p auth.Principal, c *taskCall) (any, error) {
 	t := c.tool // taskCallOf found it
-	res, err := s.runOrTask(ctx, p, c.env, t, c.call.Arguments)
+	res, err := s.runOrTask(ctx, p, c, t)
 	outcome := outcomeOK
 	switch r := res.(type) {
 	case *mcp.CallToolResult:
@@ -167,8 +179,8 @@ func (s *Server) callAsTask(ctx context.Context, p auth.Principal, c *taskCall) 
 
 // runOrTask is callAsTask's run: a tool result when the run ended (or the call was
 // refused), else the run's task.
-func (s *Server) runOrTask(ctx context.Context, p auth.Principal, env *environment, t *tools.Tool, args json.RawMessage) (any, error) {
-	call, problems := tools.ParseCall(args)
+func (s *Server) runOrTask(ctx context.Context, p auth.Principal, c *taskCall, t *tools.Tool) (any, error) {
+	call, problems := tools.ParseCall(c.call.Arguments)
 	if problems != nil {
 		return argumentProblems(t, "", problems), nil
 	}
@@ -177,7 +189,7 @@ func (s *Server) runOrTask(ctx context.Context, p auth.Principal, env *environme
 		return s.errorResult(ctx, err)
 	}
 	defer release()
-	run, ad, problems, err := s.admitCall(ctx, p, env.name, t, call, false)
+	run, ad, problems, err := s.admitCall(ctx, p, c.env.name, t, call, false)
 	if problems != nil {
 		return argumentProblems(t, "", problems), nil
 	}
@@ -190,7 +202,7 @@ func (s *Server) runOrTask(ctx context.Context, p auth.Principal, env *environme
 	if run.Status.Terminal() {
 		return tools.ResultOf(run).Replay(ad.replayed).Reuse(ad.reused).CallResult(), nil
 	}
-	return s.extTaskOf(ctx, run, resultTypeTask), nil
+	return s.extTaskOf(ctx, run, resultTypeTask, c.meta.elicits()), nil
 }
 
 // workflowTool is the workflow tool called name that the caller in ctx may call in env, or

@@ -402,13 +402,23 @@ func (s *Server) taskAt(run *runner.Run, pos position) mcp.Task {
 			t.Status = mcp.TaskStatusInputRequired
 		}
 		t.StatusMessage = step
-		if run.WaitingOn != nil && run.WaitingOn.Hook != "" {
-			t.StatusMessage = joinMessage(step, "waiting on hook "+run.WaitingOn.Hook)
+		if waitsOnHook(run) {
+			t.StatusMessage = joinMessage(step, waitingMessage(run.WaitingOn.Hook))
 		}
 	default:
 		t.StatusMessage = step
 	}
 	return t
+}
+
+// ResumeHint follows the token in the statusMessage of a task waiting on a hook that it
+// is not asked about (no elicitation, a hook without ask, or the question withdrawn): how
+// to resume it.
+const ResumeHint = "; resume it with gorunner_resume_hook {token, payload} or POST /api/hooks/{token}/resume"
+
+// waitingMessage says that a run waits on hook token and how to resume it.
+func waitingMessage(token string) string {
+	return "waiting on hook " + token + ResumeHint
 }
 
 // joinMessage is the step, then what is said of it; either may be empty.
@@ -495,11 +505,6 @@ func topSteps(run *runner.Run) int {
 		n++
 	}
 	return n
-}
-
-// hookAsks reports whether the step at pos is a hook with an ask.
-func (pos position) hookAsks() bool {
-	return pos.step != nil && pos.step.Hook != nil && pos.step.Hook.Ask != nil
 }
 
 // currentIndex is the index of the first step of run that has not finished.

@@ -65,7 +65,7 @@ func (s *Server) newEnvironment(name string) *environment {
 	env := &environment{name: name, mcp: m, tools: map[string]*entry{}}
 	env.view.Store(newView(nil))
 	env.sessions = sessionIDs{held: &s.held, env: name}
-	env.http = server.NewStreamableHTTPServer(m, server.WithStreamableHTTPLogger(s.log),
+	env.http = server.NewStreamableHTTPServer(m, server.WithStreamableHTTPLogger(transportLog(s.log)),
 		server.WithSessionIdManagerResolver(env.sessions))
 	env.tasksHTTP = s.taskHTTP(env)
 	registered := s.companionTools(env)

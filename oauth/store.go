@@ -63,6 +63,9 @@ type Grant struct {
 	RefreshHash      []byte // the current refresh token's SHA-256
 	RefreshExpiresAt time.Time
 	TokenIDs         []string // the GoRunner access tokens the grant holds
+	// Issued counts the access tokens issued under the grant: the code exchange's, then one
+	// per refresh (RotateRefresh adds it).
+	Issued int
 	// Code is the SHA-256 of the authorization code exchanged for the grant, for
 	// CreateGrant to check; it is not stored and reads back nil.
 	Code []byte
@@ -84,7 +87,7 @@ type RotateParams struct {
 	ExpiresAt time.Time
 	// TokenID is the access token issued with the new refresh token: it replaces the
 	// grant's TokenIDs (the caller revokes the ones it replaces), so that a grant holds one
-	// live access token however long it is refreshed.
+	// live access token however long it is refreshed; Grant.Issued counts it.
 	TokenID string
 }
 

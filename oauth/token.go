@@ -247,7 +247,7 @@ func (s *Server) createGrant(ctx context.Context, c *Code, grantID, tokenID stri
 	now := s.cfg.Now().UTC()
 	g := &Grant{ID: grantID, ClientID: c.ClientID, ClientName: c.ClientName, PrincipalID: c.PrincipalID,
 		PrincipalName: c.PrincipalName, Scope: c.Scope, CreatedAt: now, RefreshHash: hash(refresh),
-		RefreshExpiresAt: now.Add(RefreshTTL), TokenIDs: []string{tokenID}, Code: code}
+		RefreshExpiresAt: now.Add(RefreshTTL), TokenIDs: []string{tokenID}, Issued: 1, Code: code}
 	if err := s.store.CreateGrant(ctx, g); err != nil {
 		rerr := s.revokeTokens(ctx, []string{tokenID})
 		if errors.Is(err, ErrCodeUsed) && rerr == nil {

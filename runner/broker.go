@@ -42,11 +42,19 @@ type broker struct {
 	mu    sync.Mutex
 	feeds map[string]*feed
 	waits map[string]int // open waits by principal
+
+	// ended is closed by endWaits: every wait answers at once and every watch ends.
+	ended   chan struct{}
+	endOnce sync.Once
 }
 
 func newBroker(s Store, get func(ctx context.Context, id string) (*Run, error), log *slog.Logger, bus *events.Bus) *broker {
-	return &broker{get: get, next: s.NextPayload, log: log, bus: bus, feeds: map[string]*feed{}, waits: map[string]int{}}
+	return &broker{get: get, next: s.NextPayload, log: log, bus: bus, feeds: map[string]*feed{}, waits: map[string]int{},
+		ended: make(chan struct{})}
 }
+
+// endWaits ends the waits and watches open now and any opened later.
+func (b *broker) endWaits() { b.endOnce.Do(func() { close(b.ended) }) }
 
 // feed is the one reader of a run that its followers share.
 type feed struct {
@@ -382,7 +390,11 @@ func (b *broker) takeWait(principal string) (release func(), err error) {
 // returned run may be shared with other callers: it must not be modified.
 //
 // A run waiting on a hook for which a payload is queued, or for a time that has come (a
-// sleep over), has not settled: a worker is about to move it on. So a wait that follows an
+// sleep over), has not settled: a worker is about to move it on. Nor has a run whose sleep
+// ends before the wait does: it moves on by itself within the wait, so the wait holds for
+// it (a retry's backoff and a child run keep the run running, which holds the wait too).
+// What needs the outside world answers at once: a hook with nothing queued, whatever its
+// timeout, and a sleep that ends after the wait. So a wait that follows an
 // accepted resume (Resume answered) never answers with the wait that payload ends, nor a
 // wait on an overdue run with the wait it is past: a hook wait is answered only once a
 // look at its queue, begun after the wait did, found it empty, and the run read after that
@@ -399,7 +411,7 @@ func (e *Engine) Wait(ctx context.Context, id string, maxWait time.Duration) (*R
 // looks at that hook's queue before its first read, so that a run resting there costs one
 // read.
 func (e *Engine) WaitFrom(ctx context.Context, r *Run, maxWait time.Duration) (*Run, error) {
-	if r.Status.Settled() && !e.due(r) && hookOf(r) == "" {
+	if e.Settled(r, maxWait) && hookOf(r) == "" {
 		return r, nil
 	}
 	return e.wait(ctx, r.ID, r, maxWait)
@@ -415,7 +427,9 @@ func (e *Engine) wait(ctx context.Context, id string, hint *Run, maxWait time.Du
 	}
 	f, since, leave := e.broker.followFrom(id, hint)
 	defer leave()
-	timer := time.NewTimer(min(maxWait, e.cfg.MaxWait))
+	maxWait = e.capWait(maxWait)
+	deadline := e.now().Add(maxWait)
+	timer := time.NewTimer(maxWait)
 	defer timer.Stop()
 	expired := false
 	for {
@@ -425,24 +439,52 @@ func (e *Engine) wait(ctx context.Context, id string, hint *Run, maxWait time.Du
 			return nil, err
 		case r != nil && expired:
 			return r, nil
-		case r != nil && r.Status.Settled() && !e.due(r) && (hookOf(r) == "" || f.rests(r, since)):
+		case r != nil && r.Status.Settled() && !e.dueBy(r, deadline) && (hookOf(r) == "" || f.rests(r, since)):
 			return r, nil
 		}
 		select {
 		case <-changed:
 		case <-timer.C:
 			expired = true
+		case <-e.broker.ended:
+			if r == nil {
+				return e.Get(ctx, id)
+			}
+			return r, nil
 		case <-ctx.Done():
 			return r, ctx.Err()
 		}
 	}
 }
 
-// due reports whether r waits for a time that has come (its sleep is over, its hook or
-// ask timed out, its retry's backoff has passed, or it was woken): a worker is about to
-// move it on, so it has not settled either.
-func (e *Engine) due(r *Run) bool {
-	return r.Status == StatusWaiting && !r.WakeAt.IsZero() && !r.WakeAt.After(e.now())
+// EndWaits answers every wait (Wait, WaitFrom) at once with the run as it stands, and ends
+// every Watch, now and from now on: a process shutting down calls it before it waits for
+// its requests to end, so that long waits and event streams do not hold the shutdown.
+func (e *Engine) EndWaits() { e.broker.endWaits() }
+
+// Settled reports whether r, as it stands, is what a wait of maxWait on it answers without
+// following it: ended, or waiting, but not for a time that comes within the wait (dueBy).
+// A run waiting on a hook is settled here; Wait also looks at the hook's queue.
+func (e *Engine) Settled(r *Run, maxWait time.Duration) bool {
+	return r.Status.Settled() && !e.dueBy(r, e.now().Add(e.capWait(maxWait)))
+}
+
+// capWait is maxWait bounded by Config.MaxWait.
+func (e *Engine) capWait(maxWait time.Duration) time.Duration { return min(maxWait, e.cfg.MaxWait) }
+
+// dueBy reports whether r waits for a time that comes by deadline, the end of a wait: a
+// sleep that ends by then (or a time that has come: its hook or ask timed out, or it was
+// woken). A worker moves it on by itself within the wait, so it has not settled for that
+// wait. A hook's timeout counts only once it has come: until then the hook waits for the
+// outside world, which the wait's answer must tell.
+func (e *Engine) dueBy(r *Run, deadline time.Time) bool {
+	if r.Status != StatusWaiting || r.WakeAt.IsZero() {
+		return false
+	}
+	if hookOf(r) != "" {
+		deadline = e.now()
+	}
+	return !r.WakeAt.After(deadline)
 }
 
 // hookOf is the token of the hook run r waits on, or "" when it does not wait on one.
@@ -497,6 +539,8 @@ func (e *Engine) watch(ctx context.Context, id string, out chan<- *Run) {
 		select {
 		case <-changed:
 		case <-ctx.Done():
+			return
+		case <-e.broker.ended:
 			return
 		}
 	}

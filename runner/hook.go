@@ -19,6 +19,9 @@ type hookState struct {
 	Payload  json.RawMessage `json:"payload,omitempty"`
 	Awaiting string          `json:"awaiting,omitempty"`
 	Tries    int             `json:"tries,omitempty"`
+	// Ask is the step's ask as evaluated on the first attempt: the one evaluation that
+	// every face shows (WaitingOn.Ask).
+	Ask *schemas.HookAsk `json:"ask,omitempty"`
 }
 
 // runHook claims the token (held until the run ends) and takes the next payload queued for
@@ -68,7 +71,7 @@ func (s *stepExec) hookState() (*hookState, error) {
 	if hs.Token == "" {
 		return nil, permanent(CodeInvalidStep, "step %q: the hook token is empty", s.st.ID)
 	}
-	st.Token, st.Policy = hs.Token, hs.OnConflict
+	st.Token, st.Policy, st.Ask = hs.Token, hs.OnConflict, hs.Ask
 	timeout := hs.Timeout.Std()
 	if timeout <= 0 {
 		timeout = s.st.Timeout.Std()
@@ -95,7 +98,7 @@ func (s *stepExec) nextPayload(ctx context.Context, st *hookState) (outcome, err
 	if !errors.Is(err, ErrNotFound) {
 		return outcome{}, err
 	}
-	w := &suspension{runStatus: StatusWaiting, waitingOn: &WaitingOn{Hook: st.Token}, state: st}
+	w := &suspension{runStatus: StatusWaiting, waitingOn: &WaitingOn{Hook: st.Token, Ask: st.Ask}, state: st}
 	if st.Deadline != nil {
 		if !e.now().Before(*st.Deadline) {
 			return outcome{}, permanent(CodeHookTimeout, "no payload for token %q before %s", st.Token, st.Deadline.Format(time.RFC3339))

@@ -17,12 +17,15 @@ type metrics struct {
 	started  *prometheus.CounterVec
 	finished *prometheus.CounterVec
 	steps    *prometheus.HistogramVec
+	// undelivered counts the payloads runs left queued for their tokens when they ended.
+	undelivered *prometheus.CounterVec
 
 	// The children of the vectors by their labels, held: finding one by its label values
 	// hashes them every time, several times per run. As bounded as the labels.
 	startedBy  held[string, prometheus.Counter]
 	finishedBy held[labels, prometheus.Counter]
 	stepsBy    held[labels, prometheus.Observer]
+	leftBy     held[string, prometheus.Counter]
 }
 
 // labels are two label values.
@@ -71,14 +74,19 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Help:    "Time from a step's start to its end (waits included), by step kind and final status.",
 			Buckets: []float64{.001, .005, .025, .1, .5, 1, 5, 30, 120, 600, 3600, 86400},
 		}, []string{"kind", "status"}),
+		undelivered: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "gorunner_payloads_undelivered_total",
+			Help: "Payloads sent to a run's hook tokens that no hook step took before the run ended (kept on the run as undeliveredPayloads), by workflow.",
+		}, []string{"workflow"}),
 	}
 	m.startedBy.child = func(w string) prometheus.Counter { return m.started.WithLabelValues(w) }
 	m.finishedBy.child = func(k labels) prometheus.Counter { return m.finished.WithLabelValues(k.a, k.b) }
 	m.stepsBy.child = func(k labels) prometheus.Observer { return m.steps.WithLabelValues(k.a, k.b) }
+	m.leftBy.child = func(w string) prometheus.Counter { return m.undelivered.WithLabelValues(w) }
 	if reg == nil {
 		return m, nil
 	}
-	for _, c := range []prometheus.Collector{m.started, m.finished, m.steps} {
+	for _, c := range []prometheus.Collector{m.started, m.finished, m.steps, m.undelivered} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("registering runner metrics: %w", err)
 		}
@@ -91,10 +99,14 @@ func (m *metrics) admitted(r *Run) {
 	m.startedBy.get(r.Workflow).Inc()
 }
 
-// ended counts a run that reached its final status and observes the duration of each of
+// ended counts a run that reached its final status (and the payloads it left undelivered)
+// and observes the duration of each of
 // its steps that ran, once: a run ends on exactly one worker. kind names step i's kind.
 func (m *metrics) ended(r *Run, kind func(i int) string) {
 	m.finishedBy.get(labels{r.Workflow, string(r.Status)}).Inc()
+	if n := r.Undelivered.Count(); n > 0 {
+		m.leftBy.get(r.Workflow).Add(float64(n))
+	}
 	for i, s := range r.Steps {
 		if s.StartedAt == nil || s.FinishedAt == nil || s.Status == StepSkipped {
 			continue

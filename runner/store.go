@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/gorunner/gorunner/schemas"
 )
 
 // Sentinel errors a Store returns so the engine and the API can branch with errors.Is.
@@ -85,7 +87,7 @@ func (s Status) Terminal() bool {
 
 // Settled reports whether a run in s has stopped running: it ended or waits. Engine.Wait
 // returns such a run at once, unless it waits on a hook for which a payload is queued or
-// for a time that has come (Engine.due): a worker is about to move it on.
+// for a time that comes before the wait ends (Engine.Settled): it moves on by itself.
 func (s Status) Settled() bool { return s != StatusPending && s != StatusRunning }
 
 // StepStatus is one step's status.
@@ -117,7 +119,11 @@ type Error struct {
 
 // WaitingOn says what a waiting run waits for. Clients see wire.WaitingOn.
 type WaitingOn struct {
-	Hook       string
+	Hook string
+	// Ask is the hook step's question (its ask, message and schema evaluated when the run
+	// began to wait), nil for a hook that does not ask. Every face shows this one evaluation
+	// and resumes are checked against its schema.
+	Ask        *schemas.HookAsk
 	SleepUntil *time.Time
 }
 
@@ -197,10 +203,39 @@ type Run struct {
 	// saver's own claim; ReleaseRun sets it to 0. Above 1, earlier workers vanished holding
 	// the run.
 	Claims int
+	// Undelivered is what the run kept, when it ended, of the payloads sent to its tokens
+	// that no hook step took; nil when none was left. Only the store writes it, in the save
+	// that ends the run (which sets it on the run it saved too).
+	Undelivered *Undelivered
 	// AskMisses counts the answers to the question of a hook step (SPEC §5, ask) that did
 	// not fit its schema. Only MissAsk writes it (SaveRun leaves it as it is), so that
 	// every process sharing the store counts the same answers.
 	AskMisses AskMisses
+}
+
+// MaxUndeliveredPayloads is how many of the payloads still queued for a run's tokens when
+// it ends the run keeps (Run.Undelivered), the oldest first; the rest are counted.
+const MaxUndeliveredPayloads = 20
+
+// Undelivered is what a run that ended kept of the payloads queued for its tokens that no
+// hook step took: the oldest MaxUndeliveredPayloads, and how many more there were.
+type Undelivered struct {
+	Payloads []UndeliveredPayload
+	Omitted  int
+}
+
+// Count is how many payloads were left undelivered in all.
+func (u *Undelivered) Count() int {
+	if u == nil {
+		return 0
+	}
+	return len(u.Payloads) + u.Omitted
+}
+
+// UndeliveredPayload is one payload sent to token that no hook step took.
+type UndeliveredPayload struct {
+	Token   string
+	Payload json.RawMessage
 }
 
 // AskMisses is how many answers (N) to the question of the hook step at index Step did
@@ -323,7 +358,8 @@ type Store interface {
 	// SaveRun writes the run row and the step records opts.Steps names (nil: all). lease must
 	// be a lease on r its owner still holds, else ErrLeaseLost and nothing is written. Unless
 	// opts.AttemptStart, it sets Claims to 1. When r.Status is terminal, in the same
-	// transaction: its tokens are released, its lease dropped, and its parent run (if any)
+	// transaction: its tokens are released, the payloads still queued for them kept on the
+	// run as Undelivered (also set on r), its lease dropped, and its parent run (if any)
 	// made due now.
 	SaveRun(ctx context.Context, lease Lease, r *Run, opts SaveOptions) error
 	// ReleaseRun drops lease so another worker can take its run at once, and sets the run's

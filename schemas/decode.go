@@ -42,31 +42,109 @@ const MaxDepth = 128
 
 // Decode reads a definition from JSON (a document whose first non-space byte is '{') or YAML,
 // strictly: unknown fields, values of the wrong type, duplicate keys, non-string YAML keys
-// and invalid UTF-8 are refused with a *DecodeError. Values of free-form fields (set, body,
-// payload, input, result) keep numbers as json.Number. Decode does not validate; see Validate.
+// and invalid UTF-8 are refused with a *DecodeError — or, when several values are at
+// fault, a *ValidationError listing each. Values of free-form fields (set, body, payload,
+// input, result) keep numbers as json.Number. Decode does not validate; see Validate and
+// Check.
 func Decode(data []byte) (*Definition, error) {
+	d, errs, err := decode(data)
+	switch {
+	case err != nil:
+		return nil, err
+	case len(errs) == 1:
+		return nil, errs[0]
+	case len(errs) > 1:
+		return nil, &ValidationError{Problems: decodeProblems(errs)}
+	}
+	return d, nil
+}
+
+// Check decodes and validates a definition, reporting every problem at once: those of the
+// values that do not decode (Decode's) and those Validate finds in the rest, as one
+// *ValidationError. A validation problem at or around a value that did not decode is left
+// out: it would only restate that the value is missing. A document that is not JSON or
+// YAML at all is Decode's *DecodeError.
+func Check(data []byte, opts ValidateOptions) (*Definition, error) {
+	d, errs, err := decode(data)
+	if err != nil {
+		return nil, err
+	}
+	problems := decodeProblems(errs)
+	for _, p := range Validate(d, opts) {
+		if !slices.ContainsFunc(errs, func(e *DecodeError) bool { return related(p.Path, e.Path) }) {
+			problems = append(problems, p)
+		}
+	}
+	if len(problems) > 0 {
+		return nil, &ValidationError{Problems: problems}
+	}
+	return d, nil
+}
+
+// related reports whether pointers a and b name the same value or one holds the other.
+func related(a, b string) bool {
+	return a == b || strings.HasPrefix(a, b+"/") || strings.HasPrefix(b, a+"/") || a == "" || b == ""
+}
+
+// decodeProblems is errs as problems.
+func decodeProblems(errs []*DecodeError) []Problem {
+	out := make([]Problem, len(errs))
+	for i, e := range errs {
+		out[i] = e.Problem()
+	}
+	return out
+}
+
+// decode reads a definition as Decode does, going on past values at fault: it returns
+// what decoded, with each such value's error; err is a document that cannot be read at
+// all (not JSON or YAML, too deep, not UTF-8).
+func decode(data []byte) (d *Definition, errs []*DecodeError, err error) {
 	if !utf8.Valid(data) {
-		return nil, &DecodeError{Message: "document is not valid UTF-8"}
+		return nil, nil, &DecodeError{Message: "document is not valid UTF-8"}
 	}
 	trimmed := bytes.TrimSpace(data)
 	if len(trimmed) == 0 || trimmed[0] != '{' {
 		if err := checkYAMLDepth(data); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		var err error
 		if data, err = yamlToJSON(data); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	if err := checkJSON(data); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	var d Definition
-	if err := decodeValue(data, reflect.ValueOf(&d).Elem(), ""); err != nil {
-		return nil, err
+	d = &Definition{}
+	errs = decodeErrorsOf(decodeValue(data, reflect.ValueOf(d).Elem(), ""))
+	if len(errs) == 1 && errs[0].Path == "" {
+		return nil, nil, errs[0] // the document itself is not an object
 	}
-	return &d, nil
+	return d, errs, nil
 }
+
+// decodeErrorsOf flattens the errors a decode joined (see joinDecode) into its
+// *DecodeErrors; an error of another type becomes one at the document's root.
+func decodeErrorsOf(err error) []*DecodeError {
+	if err == nil {
+		return nil
+	}
+	if joined, ok := err.(interface{ Unwrap() []error }); ok {
+		var out []*DecodeError
+		for _, e := range joined.Unwrap() {
+			out = append(out, decodeErrorsOf(e)...)
+		}
+		return out
+	}
+	var de *DecodeError
+	if errors.As(err, &de) {
+		return []*DecodeError{de}
+	}
+	return []*DecodeError{{Message: err.Error()}}
+}
+
+// joinDecode is the errors of a value's members, nil when there are none: a decode goes
+// on past a member at fault so that every problem of a document is reported.
+func joinDecode(errs []error) error { return errors.Join(errs...) }
 
 // Marshal writes d as JSON; Decode(Marshal(d)) gives d back.
 func Marshal(d *Definition) ([]byte, error) {
@@ -113,16 +191,14 @@ func decodeValue(raw json.RawMessage, v reflect.Value, path string) error {
 	return nil
 }
 
-// atPath puts err (from a json.Unmarshaler) under path.
+// atPath puts err (from a json.Unmarshaler: one error, or several joined) under path.
 func atPath(path string, err error) error {
-	if err == nil {
-		return nil
+	errs := decodeErrorsOf(err)
+	out := make([]error, len(errs))
+	for i, de := range errs {
+		out[i] = &DecodeError{Path: path + de.Path, Message: de.Message}
 	}
-	var de *DecodeError
-	if errors.As(err, &de) {
-		return &DecodeError{Path: path + de.Path, Message: de.Message}
-	}
-	return &DecodeError{Path: path, Message: err.Error()}
+	return joinDecode(out)
 }
 
 func decodeStruct(raw json.RawMessage, v reflect.Value, path string) error {
@@ -131,17 +207,19 @@ func decodeStruct(raw json.RawMessage, v reflect.Value, path string) error {
 		return err
 	}
 	index := jsonFields(v.Type())
+	var errs []error
 	for _, k := range keys {
 		p := path + "/" + escapePointer(k)
 		i, ok := index[k]
 		if !ok {
-			return &DecodeError{Path: p, Message: fmt.Sprintf("unknown field %q", k)}
+			errs = append(errs, &DecodeError{Path: p, Message: fmt.Sprintf("unknown field %q", k)})
+			continue
 		}
 		if err := decodeValue(fields[k], v.FieldByIndex(i), p); err != nil {
-			return err
+			errs = append(errs, err)
 		}
 	}
-	return nil
+	return joinDecode(errs)
 }
 
 func decodeSlice(raw json.RawMessage, v reflect.Value, path string) error {
@@ -153,13 +231,14 @@ func decodeSlice(raw json.RawMessage, v reflect.Value, path string) error {
 		return &DecodeError{Path: path, Message: "invalid array"}
 	}
 	out := reflect.MakeSlice(v.Type(), len(items), len(items))
+	var errs []error
 	for i, item := range items {
 		if err := decodeValue(item, out.Index(i), path+"/"+strconv.Itoa(i)); err != nil {
-			return err
+			errs = append(errs, err)
 		}
 	}
 	v.Set(out)
-	return nil
+	return joinDecode(errs)
 }
 
 func decodeMap(raw json.RawMessage, v reflect.Value, path string) error {
@@ -168,15 +247,17 @@ func decodeMap(raw json.RawMessage, v reflect.Value, path string) error {
 		return err
 	}
 	out := reflect.MakeMapWithSize(v.Type(), len(keys))
+	var errs []error
 	for _, k := range keys {
 		elem := reflect.New(v.Type().Elem()).Elem()
 		if err := decodeValue(fields[k], elem, path+"/"+escapePointer(k)); err != nil {
-			return err
+			errs = append(errs, err)
+			continue
 		}
 		out.SetMapIndex(reflect.ValueOf(k), elem)
 	}
 	v.Set(out)
-	return nil
+	return joinDecode(errs)
 }
 
 // objectFields splits a JSON object into its members and their sorted keys.

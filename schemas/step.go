@@ -14,7 +14,8 @@ func stepFields() map[string][]int {
 
 // UnmarshalJSON decodes a step strictly: id, if, retry, timeout and the built-in kinds have
 // their types; any other key is a custom kind whose body goes to Custom. Errors are
-// *DecodeError with a JSON pointer relative to the step.
+// *DecodeError with a JSON pointer relative to the step, joined when several fields are at
+// fault (the rest still decodes).
 func (s *Step) UnmarshalJSON(data []byte) error {
 	fields, keys, err := objectFields(data, "")
 	if err != nil {
@@ -22,6 +23,7 @@ func (s *Step) UnmarshalJSON(data []byte) error {
 	}
 	known := stepFields()
 	var out Step
+	var errs []error
 	for _, k := range keys {
 		path := "/" + escapePointer(k)
 		switch index, ok := known[k]; {
@@ -37,11 +39,11 @@ func (s *Step) UnmarshalJSON(data []byte) error {
 			out.Custom[k], err = compactRaw(fields[k], path)
 		}
 		if err != nil {
-			return err
+			errs = append(errs, err)
 		}
 	}
 	*s = out
-	return nil
+	return joinDecode(errs)
 }
 
 // stepJSON is Step's wire form; Set holds the encoded value so that null is written.

@@ -77,6 +77,8 @@ func Unknown(what, name string, closest []string, search bool) *mcp.CallToolResu
 	msg := fmt.Sprintf("there is no %s named %q", what, name)
 	if len(closest) > 0 {
 		msg += "; did you mean " + quoteList(closest) + "?"
+	} else {
+		msg += "."
 	}
 	switch {
 	case search:

@@ -35,7 +35,7 @@ const (
 const Instructions = "Each workflow tool starts a durable run of that workflow and answers with the run envelope " +
 	"{runId, status, output, error, replayed, reused, waitingOn}: status is pending, running, waiting, completed, failed or cancelled; " +
 	"output is present once completed (typed by the tool's outputSchema), error {code, message, step} once failed; a failed or cancelled run answers with isError; " +
-	"replayed is true when the idempotencyKey had been used; reused is true when the run is the one already holding the workflow's start token; waitingOn says what a waiting run waits for (hook: a token, sleepUntil: a time). " +
+	"replayed is true when the idempotencyKey had been used; reused is true when the run is the one already holding the workflow's start token; waitingOn says what a waiting run waits for (hook: {token, message, schema}, the question and the payload's JSON Schema when the hook asks; sleepUntil: a time). " +
 	"A call waits a while for the run; when status is pending, running or waiting the run goes on: continue with gorunner_get_run {runId, waitSeconds} " +
 	"(up to 60 s per call); a run waiting on a hook continues when gorunner_resume_hook {token, payload} sends the payload. " +
 	"idempotencyKey (optional, 1-255 characters) makes a retry safe: the same key with the same arguments never starts a second run " +
@@ -129,12 +129,14 @@ func Companions() []mcp.Tool {
 			object(map[string]any{"runId": runIDProperty}, "runId"),
 			envelope, hints{destructive: true, idempotent: true}),
 		companion(ResumeHook, "Resume a hook",
-			"Sends a payload to the run waiting on a hook token (waitingOn.hook); the run continues.",
+			"Sends a payload to the run waiting on a hook token (waitingOn.hook.token); the run continues. "+
+				"When the hook asks (waitingOn.hook.schema), the payload must fit that schema. "+
+				"delivery is delivered when a hook step took the payload, queued when none waits on the token now.",
 			object(map[string]any{
 				"token":   map[string]any{"type": "string", "minLength": 1},
-				"payload": map[string]any{"description": "any JSON value: the hook step's output"},
+				"payload": map[string]any{"description": "any JSON value (fitting waitingOn.hook.schema when the hook has one): the hook step's output"},
 			}, "token"),
-			envelope, hints{}),
+			mustOutput(ResumedOutputSchema()), hints{}),
 		companion(FindWorkflows, "Find workflows",
 			"Workflows matching the words of query in their name, title, description or tags, best first, with their input schema.",
 			object(map[string]any{

@@ -47,6 +47,19 @@ func ResultOf(r *runner.Run) Result {
 	return res
 }
 
+// Resumed is gorunner_resume_hook's structuredContent: the run envelope of the run that
+// owns the token, after it took the payload, with what became of the payload.
+type Resumed struct {
+	Result
+	Delivery runner.Delivery `json:"delivery"`
+	Message  string          `json:"message,omitempty"`
+}
+
+// ResumedOf sums up a payload sent to token.
+func ResumedOf(token string, res *runner.Resumed) Resumed {
+	return Resumed{Result: ResultOf(res.Run), Delivery: res.Delivery, Message: res.Message(token)}
+}
+
 // Replay marks the result as the answer to a workflow tool call: replayed tells whether
 // its key had been used before.
 func (r Result) Replay(replayed bool) Result {
@@ -116,6 +129,23 @@ func InvalidArguments(schema json.RawMessage, problems []schemas.Problem) *mcp.C
 	return Problem{Status: http.StatusBadRequest, Code: runner.CodeValidation, Message: msg, Details: problems}.Result()
 }
 
+// ResumedOutputSchema is gorunner_resume_hook's outputSchema: the envelope with delivery
+// and message.
+func ResumedOutputSchema() (json.RawMessage, error) {
+	var env map[string]any
+	raw, err := RunOutputSchema(nil, false)
+	if err == nil {
+		err = json.Unmarshal(raw, &env)
+	}
+	if err != nil {
+		return nil, err
+	}
+	props := env["properties"].(map[string]any)
+	props["delivery"] = map[string]any{"type": "string", "enum": []runner.Delivery{runner.Delivered, runner.Queued}}
+	props["message"] = map[string]any{"type": "string"}
+	return json.Marshal(env)
+}
+
 // RunOutputSchema is the outputSchema of run results: the envelope, compact (what its
 // fields mean is in Instructions), with output typed by the definition's output schema when
 // there is one, and replayed for workflow tools.
@@ -130,13 +160,17 @@ func RunOutputSchema(output json.RawMessage, replayed bool) (json.RawMessage, er
 	var b bytes.Buffer
 	b.WriteString(`{"type":"object","properties":{"runId":{"type":"string"},"status":{"type":"string"},"output":`)
 	b.Write(out)
-	b.WriteString(`,"error":{"type":"object"}`)
+	b.WriteString(`,"error":{"type":"object"},"waitingOn":` + waitingOnSchema)
 	if replayed {
 		b.WriteString(`,"replayed":{"type":"boolean"},"reused":{"type":"boolean"}`)
 	}
 	b.WriteString(`}}`)
 	return b.Bytes(), nil
 }
+
+// waitingOnSchema is the schema of the envelope's waitingOn (wire.WaitingOn), compact as
+// the rest: Instructions say what it holds (a hook with its question, or a sleep's end).
+const waitingOnSchema = `{"type":"object"}`
 
 // ownID names an output schema that becomes a resource of its own inside outputSchema.
 const ownID = "urn:gorunner:output"

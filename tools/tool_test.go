@@ -76,7 +76,7 @@ func TestToolShape(t *testing.T) {
 	key := props[tools.KeyArgument].(map[string]any)
 	require.Equal(t, []any{float64(1), float64(255)}, []any{key["minLength"], key["maxLength"]})
 	require.Equal(t, []any{"name"}, got.InputSchema["required"])
-	require.ElementsMatch(t, []string{"runId", "status", "output", "error", "replayed", "reused"}, keys(got.OutputSchema["properties"].(map[string]any)))
+	require.ElementsMatch(t, []string{"runId", "status", "output", "error", "replayed", "reused", "waitingOn"}, keys(got.OutputSchema["properties"].(map[string]any)))
 	require.Equal(t, map[string]any{}, got.OutputSchema["properties"].(map[string]any)["output"], "no output schema: any output")
 
 	input, err := schemas.CompileInput(tool.Tool.RawInputSchema)

@@ -83,5 +83,5 @@ func keyState(s idempotency.State) string {
 func GrantOf(g *oauth.Grant) Grant {
 	return Grant{ID: g.ID, ClientID: g.ClientID, ClientName: g.ClientName, PrincipalID: g.PrincipalID,
 		Principal: g.PrincipalName, Scopes: strings.Fields(g.Scope), CreatedAt: g.CreatedAt,
-		RefreshBy: g.RefreshExpiresAt, Tokens: len(g.TokenIDs)}
+		RefreshBy: g.RefreshExpiresAt, Tokens: g.Issued}
 }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/gorunner/gorunner/runner"
+	"github.com/gorunner/gorunner/schemas"
 )
 
 // Run is a run as the API shows it: the record without the engine's state (its definition,
@@ -26,6 +27,17 @@ type Run struct {
 	CreatedAt   time.Time       `json:"createdAt"`
 	StartedAt   *time.Time      `json:"startedAt"`
 	FinishedAt  *time.Time      `json:"finishedAt"`
+	// UndeliveredPayloads are the payloads sent to the run's tokens that no hook step took
+	// before it ended (the oldest runner.MaxUndeliveredPayloads); UndeliveredOmitted counts
+	// those past that.
+	UndeliveredPayloads []UndeliveredPayload `json:"undeliveredPayloads,omitempty"`
+	UndeliveredOmitted  int                  `json:"undeliveredOmitted,omitempty"`
+}
+
+// UndeliveredPayload is a payload sent to token that no hook step took.
+type UndeliveredPayload struct {
+	Token   string          `json:"token"`
+	Payload json.RawMessage `json:"payload"`
 }
 
 // Trigger is what started a run (SPEC §2): {"type": "schedule", "index": i, "at": tick} for a
@@ -88,15 +100,26 @@ type Error struct {
 
 // WaitingOn says what a waiting run waits for.
 type WaitingOn struct {
-	Hook       string     `json:"hook,omitempty"`
-	SleepUntil *time.Time `json:"sleepUntil,omitempty"`
+	Hook       *WaitingHook `json:"hook,omitempty"`
+	SleepUntil *time.Time   `json:"sleepUntil,omitempty"`
 }
 
-// Hook is a token's active owner: GET /api/hooks/{token}.
+// WaitingHook is the hook a run waits on: its token and, for a hook with ask, the question
+// (the evaluated ask.message) and the JSON Schema a resume payload must fit.
+type WaitingHook struct {
+	Token   string          `json:"token"`
+	Message string          `json:"message,omitempty"`
+	Schema  json.RawMessage `json:"schema,omitempty"`
+}
+
+// Hook is a token's active owner: GET /api/hooks/{token}; with the question (message and
+// schema) of the hook step that waits on it, when that step asks.
 type Hook struct {
-	Token     string    `json:"token"`
-	RunID     string    `json:"runId"`
-	CreatedAt time.Time `json:"createdAt"`
+	Token     string          `json:"token"`
+	RunID     string          `json:"runId"`
+	CreatedAt time.Time       `json:"createdAt"`
+	Message   string          `json:"message,omitempty"`
+	Schema    json.RawMessage `json:"schema,omitempty"`
 }
 
 // Submitted is the answer to a run admission (SPEC §6): the run, marked reused or
@@ -118,6 +141,12 @@ func RunOf(r *runner.Run) *Run {
 		Environment: r.Environment, Status: r.Status, Input: r.Input, Output: r.Output,
 		Error: ErrorOf(r.Error), WaitingOn: WaitingOnOf(r.WaitingOn), RerunOf: r.RerunOf,
 		CreatedAt: r.CreatedAt, StartedAt: r.StartedAt, FinishedAt: r.FinishedAt, Trigger: TriggerOf(r.Trigger),
+	}
+	if u := r.Undelivered; u != nil {
+		v.UndeliveredOmitted = u.Omitted
+		for _, p := range u.Payloads {
+			v.UndeliveredPayloads = append(v.UndeliveredPayloads, UndeliveredPayload{Token: p.Token, Payload: p.Payload})
+		}
 	}
 	switch {
 	case runner.Collapsed(r):
@@ -192,15 +221,28 @@ func WaitingOnOf(w *runner.WaitingOn) *WaitingOn {
 	if w == nil {
 		return nil
 	}
-	return &WaitingOn{Hook: w.Hook, SleepUntil: w.SleepUntil}
+	v := &WaitingOn{SleepUntil: w.SleepUntil}
+	if w.Hook != "" {
+		v.Hook = &WaitingHook{Token: w.Hook}
+		if w.Ask != nil {
+			v.Hook.Message, v.Hook.Schema = w.Ask.Message, w.Ask.Schema
+		}
+	}
+	return v
 }
 
-// HookOf is the view of a token's owner; the environment is the caller's and not shown.
-func HookOf(h *runner.Hook) *Hook {
+// HookOf is the view of a token's owner, with ask, the question of the hook step waiting
+// on it (nil: none waits, or it does not ask); the environment is the caller's and not
+// shown.
+func HookOf(h *runner.Hook, ask *schemas.HookAsk) *Hook {
 	if h == nil {
 		return nil
 	}
-	return &Hook{Token: h.Token, RunID: h.RunID, CreatedAt: h.CreatedAt}
+	v := &Hook{Token: h.Token, RunID: h.RunID, CreatedAt: h.CreatedAt}
+	if ask != nil {
+		v.Message, v.Schema = ask.Message, ask.Schema
+	}
+	return v
 }
 
 // SubmittedOf is the answer to an admission; its HTTP status is 200 when reused or
@@ -209,8 +251,18 @@ func SubmittedOf(res *runner.SubmitResult) Submitted {
 	return Submitted{Data: RunOf(res.Run), Reused: res.Reused, Forwarded: res.Forwarded}
 }
 
-// Resume is the answer to a payload sent to a token: the run it was queued for.
+// Resume is the answer to a payload sent to a token: the run that owns it, whether a hook
+// step took the payload (delivery; message says what a queued one awaits), and the run
+// after it took it.
 type Resume struct {
-	Token string `json:"token"`
-	RunID string `json:"runId"`
+	Token    string          `json:"token"`
+	RunID    string          `json:"runId"`
+	Delivery runner.Delivery `json:"delivery"`
+	Message  string          `json:"message,omitempty"`
+	Run      *Run            `json:"run"`
+}
+
+// ResumeOf is the answer to a payload sent to token.
+func ResumeOf(token string, res *runner.Resumed) Resume {
+	return Resume{Token: token, RunID: res.Run.ID, Delivery: res.Delivery, Message: res.Message(token), Run: RunOf(res.Run)}
 }

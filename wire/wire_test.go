@@ -15,6 +15,7 @@ import (
 	"github.com/gorunner/gorunner/idempotency"
 	"github.com/gorunner/gorunner/oauth"
 	"github.com/gorunner/gorunner/runner"
+	"github.com/gorunner/gorunner/schemas"
 	"github.com/gorunner/gorunner/wire"
 )
 
@@ -32,8 +33,10 @@ func engineRun() *runner.Run {
 	return &runner.Run{
 		ID: "run-1", WorkflowID: "wf-1", Workflow: "hello", Version: 3, Environment: runner.EnvTest,
 		Status: runner.StatusWaiting, Input: json.RawMessage(`{"name":"Ada"}`), Output: json.RawMessage(`{"ok":true}`),
-		Error:     &runner.Error{Code: "STEP_FAILED", Message: "boom", Step: "greet"},
-		WaitingOn: &runner.WaitingOn{Hook: "tok-1", SleepUntil: &t2},
+		Error: &runner.Error{Code: "STEP_FAILED", Message: "boom", Step: "greet"},
+		WaitingOn: &runner.WaitingOn{Hook: "tok-1", SleepUntil: &t2,
+			Ask: &schemas.HookAsk{Message: "Ship it?", Schema: json.RawMessage(`{"type":"object"}`)}},
+		Undelivered: &runner.Undelivered{Payloads: []runner.UndeliveredPayload{{Token: "tok-1", Payload: json.RawMessage(`{"late":true}`)}}, Omitted: 2},
 		Steps: []*runner.StepRecord{{
 			ID: "s-1", StepID: "greet", Status: runner.StepFailed, Attempts: 2, Output: json.RawMessage(`"hi"`),
 			Error: &runner.Error{Code: "HTTP_500", Message: "bad"}, StartedAt: &t1, FinishedAt: &t2,
@@ -52,9 +55,10 @@ const runJSON = `{"id":"run-1","workflowId":"wf-1","workflow":"hello","version":
 	`"steps":[{"id":"s-1","path":"s-1","stepId":"greet","status":"failed","attempts":2,"output":"hi",` +
 	`"error":{"code":"HTTP_500","message":"bad"},"startedAt":"2026-11-30T12:00:01Z",` +
 	`"finishedAt":"2026-11-30T12:00:02Z","conflict":{"owner":"run-0"}}],` +
-	`"waitingOn":{"hook":"tok-1","sleepUntil":"2026-11-30T12:00:02Z"},"rerunOf":"run-0",` +
+	`"waitingOn":{"hook":{"token":"tok-1","message":"Ship it?","schema":{"type":"object"}},"sleepUntil":"2026-11-30T12:00:02Z"},"rerunOf":"run-0",` +
 	`"trigger":{"type":"schedule","index":2,"at":"2026-11-30T12:00:00Z"},` +
-	`"createdAt":"2026-11-30T12:00:00Z","startedAt":"2026-11-30T12:00:01Z","finishedAt":"2026-11-30T12:00:02Z"}`
+	`"createdAt":"2026-11-30T12:00:00Z","startedAt":"2026-11-30T12:00:01Z","finishedAt":"2026-11-30T12:00:02Z",` +
+	`"undeliveredPayloads":[{"token":"tok-1","payload":{"late":true}}],"undeliveredOmitted":2}`
 
 // bareRun is a pending run with nothing but its ID and creation time; bareRunJSON its view.
 func bareRun() *runner.Run {
@@ -91,8 +95,8 @@ func TestViews(t *testing.T) {
 		{"run without steps or error", wire.RunOf(bareRun()), bareRunJSON, runEngineOnly},
 		{"step", wire.StepOf(engineRun().Steps[0]), runJSON[strings.Index(runJSON, `{"id":"s-1"`):strings.Index(runJSON, `],"waitingOn"`)], runEngineOnly},
 		{"error", wire.ErrorOf(&runner.Error{Code: "C", Message: "m"}), `{"code":"C","message":"m"}`, nil},
-		{"waitingOn", wire.WaitingOnOf(&runner.WaitingOn{Hook: "h"}), `{"hook":"h"}`, nil},
-		{"hook", wire.HookOf(&runner.Hook{Environment: runner.EnvProduction, Token: "t", RunID: "r", CreatedAt: t0}),
+		{"waitingOn", wire.WaitingOnOf(&runner.WaitingOn{Hook: "h"}), `{"hook":{"token":"h"}}`, nil},
+		{"hook", wire.HookOf(&runner.Hook{Environment: runner.EnvProduction, Token: "t", RunID: "r", CreatedAt: t0}, nil),
 			`{"token":"t","runId":"r","createdAt":"2026-11-30T12:00:00Z"}`, []string{"production", "environment"}},
 		{"submitted", wire.SubmittedOf(&runner.SubmitResult{Run: bareRun()}), `{"data":` + bareRunJSON + `}`, runEngineOnly},
 		{"reused", wire.SubmittedOf(&runner.SubmitResult{Run: bareRun(), Reused: true}), `{"data":` + bareRunJSON + `,"reused":true}`, nil},
@@ -128,7 +132,7 @@ func TestViews(t *testing.T) {
 				`"expiresAt":"2026-11-30T12:00:00Z"}`, nil},
 		{"grant", wire.GrantOf(&oauth.Grant{ID: "g", ClientID: "https://c.example/meta", ClientName: "Claude", PrincipalID: "tok-1",
 			PrincipalName: "ci", Scope: "runs:read runs:write", CreatedAt: t0, RefreshHash: []byte("engine-refresh"),
-			RefreshExpiresAt: t1, TokenIDs: []string{"engine-at-1", "engine-at-2"}, Code: []byte("engine-code")}),
+			RefreshExpiresAt: t1, TokenIDs: []string{"engine-at-1", "engine-at-2"}, Issued: 2, Code: []byte("engine-code")}),
 			`{"id":"g","clientId":"https://c.example/meta","clientName":"Claude","principalId":"tok-1","principal":"ci",` +
 				`"scopes":["runs:read","runs:write"],"createdAt":"2026-11-30T12:00:00Z",` +
 				`"refreshExpiresAt":"2026-11-30T12:00:01Z","tokensIssued":2}`,
@@ -157,14 +161,14 @@ func TestEveryFieldMapped(t *testing.T) {
 		"step":       wire.StepOf(engineRun().Steps[0]),
 		"error":      wire.ErrorOf(engineRun().Error),
 		"waiting":    wire.WaitingOnOf(engineRun().WaitingOn),
-		"hook":       wire.HookOf(&runner.Hook{Token: "t", RunID: "r", CreatedAt: t0}),
+		"hook":       wire.HookOf(&runner.Hook{Token: "t", RunID: "r", CreatedAt: t0}, &schemas.HookAsk{Message: "m", Schema: json.RawMessage(`{}`)}),
 		"workflow":   wire.WorkflowOf(&catalog.Workflow{ID: "w", Name: "n", Title: "t", Description: "d", Rev: 1, Definition: json.RawMessage(`{}`), LatestVersion: 1, Published: true, CreatedAt: t0, UpdatedAt: t0}, "u"),
 		"connection": wire.ConnectionOf(&catalog.Connection{ID: "i", Name: "n", Type: "t", Header: "h", Username: "u", Hosts: []string{"h"}, CreatedAt: t0}),
 		"version":    wire.VersionOf(&catalog.Version{WorkflowID: "w", Version: 1, Definition: json.RawMessage(`{}`), Hash: "h", PublishedAt: t0}),
 		"token":      wire.TokenOf(&auth.Token{ID: "i", Name: "n", Scopes: auth.AdminScopes(), ExpiresAt: &t0, Audience: "a", CreatedAt: t0}),
 		"newToken":   wire.NewTokenOf(&auth.Token{ID: "i", Name: "n", Scopes: auth.AdminScopes(), ExpiresAt: &t0}, "s"),
 		"key":        wire.KeyOf(&idempotency.Record{Key: "k", State: idempotency.StateDone, Method: "m", Path: "p", Status: 1, RunID: "r", CreatedAt: t0, ExpiresAt: t0}),
-		"grant":      wire.GrantOf(&oauth.Grant{ID: "i", ClientID: "c", ClientName: "n", PrincipalID: "p", PrincipalName: "pn", Scope: "s", CreatedAt: t0, RefreshExpiresAt: t0, TokenIDs: []string{"t"}}),
+		"grant":      wire.GrantOf(&oauth.Grant{ID: "i", ClientID: "c", ClientName: "n", PrincipalID: "p", PrincipalName: "pn", Scope: "s", CreatedAt: t0, RefreshExpiresAt: t0, TokenIDs: []string{"t"}, Issued: 1}),
 	} {
 		rv := reflect.Indirect(reflect.ValueOf(v))
 		for i := range rv.NumField() {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"net/url"
 
 	"github.com/spf13/cobra"
@@ -46,7 +47,7 @@ func newHookCommand(o *clientOpts) *cobra.Command {
 			if _, _, err := c.Call(cmd.Context(), req, &res); err != nil {
 				return err
 			}
-			return p.either(res, func() error { return p.line("%s: payload sent to run %s", printable(res.Token), printable(res.RunID)) })
+			return p.either(res, func() error { return p.line("%s", resumeLine(res)) })
 		},
 	}
 	resume.Flags().StringVarP(&payload, "payload", "p", "", "the payload: JSON, or @FILE (@- for stdin); default null")
@@ -54,4 +55,17 @@ func newHookCommand(o *clientOpts) *cobra.Command {
 	resume.Flags().StringVar(&env, "env", runner.EnvProduction, "environment of the token: production or test")
 	cmd.AddCommand(resume)
 	return o.addTo(cmd)
+}
+
+// resumeLine says on a terminal what became of a payload: delivered, with the run's status
+// after it, or queued, with why.
+func resumeLine(res wire.Resume) string {
+	if res.Delivery == runner.Queued {
+		return fmt.Sprintf("%s: payload queued for run %s: %s", printable(res.Token), printable(res.RunID), printable(res.Message))
+	}
+	line := fmt.Sprintf("%s: payload delivered to run %s", printable(res.Token), printable(res.RunID))
+	if res.Run != nil {
+		line += ", now " + string(res.Run.Status)
+	}
+	return line
 }

@@ -145,8 +145,8 @@ func (v *liveView) stepDetail(r *wire.Run, s *wire.StepRecord) string {
 	}
 	if s.Status == runner.StepWaiting && r.WaitingOn != nil {
 		switch {
-		case r.WaitingOn.Hook != "":
-			detail += " · hook " + printable(r.WaitingOn.Hook)
+		case r.WaitingOn.Hook != nil:
+			detail += " · hook " + printable(r.WaitingOn.Hook.Token)
 		case r.WaitingOn.SleepUntil != nil:
 			detail += " · until " + humanTime(*r.WaitingOn.SleepUntil)
 		}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/gorunner/gorunner/api"
 	"github.com/gorunner/gorunner/auth"
+	"github.com/gorunner/gorunner/catalog"
 	"github.com/gorunner/gorunner/mcpserver"
 )
 
@@ -24,6 +25,7 @@ const mcpShutdownTimeout = 10 * time.Second
 type mcpFlags struct {
 	processFlags
 	metricsAddr string
+	examples    bool
 }
 
 func newMCPCommand(g *globals) *cobra.Command {
@@ -43,6 +45,7 @@ func newMCPCommand(g *globals) *cobra.Command {
 	}
 	f.processFlags.addTo(cmd.Flags(), mcpShutdownTimeout)
 	cmd.Flags().StringVar(&f.metricsAddr, "metrics-addr", "", "serve Prometheus /metrics on this address, e.g. 127.0.0.1:9464; default none (env GORUNNER_METRICS_ADDR)")
+	cmd.Flags().BoolVar(&f.examples, "examples", false, "create and publish the example workflows (env GORUNNER_EXAMPLES)")
 	return cmd
 }
 
@@ -59,6 +62,9 @@ func serveMCP(cmd *cobra.Command, g *globals, f *mcpFlags) (err error) {
 	defer p.Close()
 	principal, err := stdioPrincipal(ctx, p.auth, os.Getenv("GORUNNER_TOKEN"))
 	if err != nil {
+		return err
+	}
+	if err := p.readyCatalog(ctx, f.examples); err != nil {
 		return err
 	}
 	stopMetrics, err := p.serveMetrics(f.metricsAddr)
@@ -80,6 +86,27 @@ func serveMCP(cmd *cobra.Command, g *globals, f *mcpFlags) (err error) {
 		return nil // SIGINT or SIGTERM: a clean stop, bounded by --shutdown-timeout
 	}
 	return err
+}
+
+// readyCatalog installs the examples when asked, and says so on stderr when the store
+// publishes no workflow: the MCP client would list GoRunner's own tools only, with no word
+// of why.
+func (p *process) readyCatalog(ctx context.Context, examples bool) error {
+	if examples {
+		if err := p.installExamples(ctx); err != nil {
+			return fmt.Errorf("installing the examples: %w", err)
+		}
+	}
+	published, _, err := p.catalog.List(ctx, catalog.ListWorkflowsParams{Page: catalog.Page{Limit: 1}, PublishedOnly: true})
+	if err != nil {
+		return fmt.Errorf("reading the catalog: %w", err)
+	}
+	if len(published) == 0 {
+		p.log.Warn("no workflow is published in this store, so the MCP client gets no workflow tools: "+
+			"publish one (gorunner workflow apply FILE, then gorunner workflow publish NAME) or start with --examples",
+			"data_dir", p.dataDir)
+	}
+	return nil
 }
 
 // serveMetrics serves the process's /metrics on addr, unless addr is empty, and returns

@@ -178,6 +178,7 @@ func (p *process) start(ctx context.Context) error {
 // then the engine, which hands the runs in flight back, and last the events bus, which
 // carried their notices.
 func (p *process) stop(ctx context.Context, between ...func(context.Context) error) error {
+	p.engine.EndWaits() // a wait or an event stream must not hold what follows
 	errs := []error{p.mcp.Stop(ctx)}
 	for _, f := range between {
 		errs = append(errs, f(ctx))

@@ -112,8 +112,13 @@ func (p *process) prepare(ctx context.Context, out io.Writer, examples bool) err
 	if !examples {
 		return nil
 	}
-	// The operator starting the server asked for them: published as the local principal,
-	// an admin, as `gorunner mcp` over stdio acts.
+	return p.installExamples(ctx)
+}
+
+// installExamples creates and publishes the example workflows not in the store yet. The
+// operator starting the process asked for them: published as the local principal, an
+// admin, as `gorunner mcp` over stdio acts.
+func (p *process) installExamples(ctx context.Context) error {
 	created, err := p.catalog.InstallTemplates(ctx, auth.Local())
 	if err != nil {
 		return err

@@ -89,6 +89,8 @@ var named = map[string]int64{
 	"tools.MaxWaitSeconds":              int64(tools.MaxWaitSeconds * time.Second),
 	"tools.MaxListLimit":                tools.MaxListLimit,
 	"runner.MaxWaitsPerPrincipal":       runner.MaxWaitsPerPrincipal,
+	"runner.MaxUndeliveredPayloads":     runner.MaxUndeliveredPayloads,
+	"runner.ResumeWait":                 int64(runner.ResumeWait),
 	"runner.MaxUncommittedSteps":        runner.MaxUncommittedSteps,
 	"runner.MaxEndedRunsKept":           runner.MaxEndedRunsKept,
 	"runner.MaxEndedRunsBytes":          runner.MaxEndedRunsBytes,

@@ -69,7 +69,7 @@ func TestAskWithdrawnAcrossProcesses(t *testing.T) {
 			}
 			require.Equal(t, mcpserver.MaxAskAttempts, f.engineRun(t, taskID).AskMisses.N, "every process's answers counted once")
 			withdrawn := c.next(t, statusIs("working"))
-			require.Equal(t, "step 1/2 approve (hook): waiting on hook ask:split", withdrawn["params"].(map[string]any)["statusMessage"])
+			require.Equal(t, "step 1/2 approve (hook): waiting on hook ask:split"+mcpserver.ResumeHint, withdrawn["params"].(map[string]any)["statusMessage"])
 			c.send(t, map[string]any{"id": 3, "method": "tasks/get", "params": map[string]any{"taskId": taskID}})
 			require.Equal(t, "working", c.next(t, byID(3))["result"].(map[string]any)["status"])
 

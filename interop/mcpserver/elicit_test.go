@@ -72,7 +72,7 @@ func askCall(id int, orderID, state string, content map[string]any) rpcRequest {
 	params := map[string]any{"name": "ask", "arguments": map[string]any{"orderId": orderID}}
 	if state != "" {
 		params["requestState"] = state
-		params["inputResponses"] = map[string]any{"hook": map[string]any{"action": "accept", "content": content}}
+		params["inputResponses"] = map[string]any{"approve": map[string]any{"action": "accept", "content": content}}
 	}
 	r := statelessRequest(id, "tools/call", "ask", params)
 	r.body["params"].(map[string]any)["_meta"].(map[string]any)["io.modelcontextprotocol/clientCapabilities"] = map[string]any{"elicitation": map[string]any{}}
@@ -83,7 +83,7 @@ func TestElicitationInvalidAnswers(t *testing.T) {
 	f := newFixture(t, askDef)
 	first := f.rpcResult(t, askCall(1, "inv", "", nil))
 	require.Equal(t, "input_required", first["resultType"])
-	ask := first["inputRequests"].(map[string]any)["hook"].(map[string]any)
+	ask := first["inputRequests"].(map[string]any)["approve"].(map[string]any)
 	require.Equal(t, "elicitation/create", ask["method"])
 	require.Equal(t, "Charge order inv?", ask["params"].(map[string]any)["message"])
 
@@ -91,7 +91,7 @@ func TestElicitationInvalidAnswers(t *testing.T) {
 	for attempt := 2; attempt <= 3; attempt++ {
 		again := f.rpcResult(t, askCall(attempt, "inv", state, map[string]any{"approved": true, "note": "far too long"}))
 		require.Equal(t, "input_required", again["resultType"], "asked again")
-		msg := again["inputRequests"].(map[string]any)["hook"].(map[string]any)["params"].(map[string]any)["message"].(string)
+		msg := again["inputRequests"].(map[string]any)["approve"].(map[string]any)["params"].(map[string]any)["message"].(string)
 		require.Contains(t, msg, "/note")
 		require.Contains(t, msg, "Charge order inv?")
 		state = again["requestState"].(string)
@@ -112,7 +112,10 @@ func TestNoElicitationClientResumesWithTheTool(t *testing.T) {
 	session, _ := f.connect("")
 	_, got := call(t, session, "ask", map[string]any{"orderId": "plain"})
 	require.Equal(t, "waiting", got["status"])
-	require.Equal(t, map[string]any{"hook": "ask:plain"}, got["waitingOn"])
+	hook := got["waitingOn"].(map[string]any)["hook"].(map[string]any)
+	require.Equal(t, "ask:plain", hook["token"])
+	require.Equal(t, "Charge order plain?", hook["message"], "the question, for the agent to put")
+	require.Equal(t, []any{"approved"}, hook["schema"].(map[string]any)["required"])
 	call(t, session, "gorunner_resume_hook", map[string]any{"token": "ask:plain", "payload": map[string]any{"approved": true}})
 	require.Eventually(t, func() bool {
 		_, done := call(t, session, "gorunner_get_run", map[string]any{"runId": got["runId"]})

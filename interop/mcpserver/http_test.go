@@ -202,7 +202,7 @@ func TestWaitingRunContinuesWithCompanions(t *testing.T) {
 	require.False(t, res.IsError)
 	require.Equal(t, "waiting", got["status"])
 	runID := got["runId"]
-	require.Equal(t, "order:7", got["waitingOn"].(map[string]any)["hook"])
+	require.Equal(t, "order:7", got["waitingOn"].(map[string]any)["hook"].(map[string]any)["token"])
 
 	_, resumed := call(t, s, "gorunner_resume_hook", map[string]any{"token": "order:7", "payload": map[string]any{"ok": true}})
 	require.Equal(t, runID, resumed["runId"])

@@ -13,8 +13,9 @@ import (
 
 // maxGreetBytes is the budget for a one-property workflow's tool in tools/list (issue #17),
 // `"execution":{"taskSupport":"optional"}` and the run card's 51 bytes of
-// `"_meta":{"ui":{"resourceUri":"ui://gorunner/run"}}` (SPEC §5, Tasks and MCP Apps) included.
-const maxGreetBytes = 760
+// `"_meta":{"ui":{"resourceUri":"ui://gorunner/run"}}` (SPEC §5, Tasks and MCP Apps) and the
+// envelope's `"waitingOn":{"type":"object"}` (issue #28) included.
+const maxGreetBytes = 800
 
 // maxAuthoringBytes is the budget for each authoring tool in tools/list (SPEC §5, listed
 // with workflows:write): no bigger than the run companions (gorunner_list_runs is 1,067).

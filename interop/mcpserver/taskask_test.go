@@ -132,7 +132,7 @@ func TestTaskResultGivesUpAfterInvalidAnswers(t *testing.T) {
 	}
 	require.Eventually(t, func() bool {
 		got := s.ok(t, "tasks/get", map[string]any{"taskId": taskID})
-		return got["status"] == "working" && got["statusMessage"] == "step 1/2 approve (hook): waiting on hook ask:g1"
+		return got["status"] == "working" && got["statusMessage"] == "step 1/2 approve (hook): waiting on hook ask:g1"+mcpserver.ResumeHint
 	}, 10*time.Second, 20*time.Millisecond, "no longer input_required")
 
 	resumed, body := f.rest("POST", "/api/hooks/ask:g1/resume", map[string]any{"approved": true}, http.Header{})

@@ -83,7 +83,7 @@ func TestTasksExtension(t *testing.T) {
 	waiting := f.rpcResult(t, extRequest(5, "tools/call", "approve", map[string]any{"name": "approve", "arguments": map[string]any{"orderId": "e1"}}))
 	require.Equal(t, "task", waiting["resultType"], "a run waiting on a hook answers its task")
 	require.Equal(t, "working", waiting["status"])
-	require.Equal(t, "step 1/2 confirm (hook): waiting on hook order:e1", waiting["statusMessage"])
+	require.Equal(t, "step 1/2 confirm (hook): waiting on hook order:e1"+mcpserver.ResumeHint, waiting["statusMessage"])
 	require.Equal(t, map[string]any{"resultType": "complete"}, f.rpcResult(t, extTask(6, "tasks/cancel", waiting["taskId"].(string), nil)))
 	require.Eventually(t, func() bool {
 		return f.rpcResult(t, extTask(7, "tasks/get", waiting["taskId"].(string), nil))["status"] == "cancelled"
@@ -238,7 +238,7 @@ func TestTasksExtensionInvalidAnswers(t *testing.T) {
 				require.Contains(t, rpcErr["message"], "withdrawn")
 				require.Equal(t, "working", got["status"], "no longer asked after %d wrong answers", i)
 				require.NotContains(t, got, "inputRequests")
-				require.Equal(t, "step 1/2 approve (hook): waiting on hook ask:"+orderID, got["statusMessage"])
+				require.Equal(t, "step 1/2 approve (hook): waiting on hook ask:"+orderID+mcpserver.ResumeHint, got["statusMessage"])
 			}
 			_, res, _ := answer(30, map[string]any{"approved": true, "note": "mcp"})
 			require.Equal(t, map[string]any{"resultType": "complete"}, res)

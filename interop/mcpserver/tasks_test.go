@@ -134,7 +134,7 @@ func TestTasksOverHTTP(t *testing.T) {
 	waiting := s.ok(t, "tools/call", map[string]any{"name": "approve", "arguments": map[string]any{"orderId": "t1"}, "task": map[string]any{}})["task"].(map[string]any)
 	require.Eventually(t, func() bool {
 		got := s.ok(t, "tasks/get", map[string]any{"taskId": waiting["taskId"]})
-		return got["status"] == "working" && got["statusMessage"] == "step 1/2 confirm (hook): waiting on hook order:t1"
+		return got["status"] == "working" && got["statusMessage"] == "step 1/2 confirm (hook): waiting on hook order:t1"+mcpserver.ResumeHint
 	}, 5*time.Second, 20*time.Millisecond)
 
 	page := s.ok(t, "tasks/list", nil)
@@ -212,8 +212,8 @@ func TestTaskStatusMapping(t *testing.T) {
 		status, message string
 	}{
 		{"running", "outlives", map[string]any{}, "working", "step 1/2 rest (sleep)"},
-		{"waiting on a hook", "approve", map[string]any{"orderId": "m1"}, "working", "step 1/2 confirm (hook): waiting on hook order:m1"},
-		{"waiting on a hook that asks", "ask", map[string]any{"orderId": "m2"}, "input_required", "step 1/2 approve (hook): waiting on hook ask:m2"},
+		{"waiting on a hook", "approve", map[string]any{"orderId": "m1"}, "working", "step 1/2 confirm (hook): waiting on hook order:m1" + mcpserver.ResumeHint},
+		{"waiting on a hook that asks", "ask", map[string]any{"orderId": "m2"}, "input_required", "step 1/2 approve (hook): waiting on hook ask:m2" + mcpserver.ResumeHint},
 		{"failed", "faillate", map[string]any{}, "failed", "step 2/3 charge (fail): card declined"},
 	}
 	for _, tc := range tests {

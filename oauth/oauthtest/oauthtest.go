@@ -243,7 +243,7 @@ func testGrantByToken(t *testing.T, s oauth.Store) {
 func newGrant(id, principal string, at time.Time) *oauth.Grant {
 	return &oauth.Grant{ID: id, ClientID: "client-" + id, ClientName: "Client " + id, PrincipalID: principal,
 		PrincipalName: "name-" + principal, Scope: "runs:read", CreatedAt: at, RefreshHash: hashOf("refresh-" + id),
-		RefreshExpiresAt: at.Add(24 * time.Hour), TokenIDs: []string{"tok-" + id}}
+		RefreshExpiresAt: at.Add(24 * time.Hour), TokenIDs: []string{"tok-" + id}, Issued: 1}
 }
 
 func testGrantsByPrincipal(t *testing.T, s oauth.Store) {
@@ -285,6 +285,7 @@ func testRefreshRotation(t *testing.T, s oauth.Store) {
 	require.Equal(t, hashOf("r2"), g.RefreshHash)
 	require.Equal(t, later, g.RefreshExpiresAt)
 	require.Equal(t, []string{"tok2"}, g.TokenIDs, "the new access token replaces the old ones")
+	require.Equal(t, 2, g.Issued, "a refresh counts as a token issued")
 	stored, err := s.GrantByID(ctx, "g1")
 	require.NoError(t, err)
 	require.Equal(t, g, stored)

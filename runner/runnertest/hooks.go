@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -138,6 +139,47 @@ func testPayloads(t *testing.T, s runner.Store) {
 	require.ErrorIs(t, err, runner.ErrNotFound)
 	_, err = s.NextPayload(ctx, "r", runner.EnvTest, "tok")
 	require.ErrorIs(t, err, runner.ErrNotFound)
+}
+
+// testUndelivered: payloads still queued for a run's tokens when it ends are kept on it,
+// oldest first, up to runner.MaxUndeliveredPayloads with the rest counted, both on the run
+// saved and on the run read back; a run that took every payload keeps none.
+func testUndelivered(t *testing.T, s runner.Store) {
+	ctx := context.Background()
+	create(t, s, newRun("r", 0, -1), newRun("clean", 0, 3*time.Second))
+	require.NoError(t, s.ClaimToken(ctx, hook(runner.EnvProduction, "tok", "r")))
+	require.NoError(t, s.ClaimToken(ctx, hook(runner.EnvProduction, "other:1", "r")))
+	n := runner.MaxUndeliveredPayloads + 2
+	for i := range n {
+		token := "tok"
+		if i == 1 {
+			token = "other:1"
+		}
+		_, err := s.EnqueuePayload(ctx, runner.EnvProduction, token, json.RawMessage(fmt.Sprintf(`{"n":%d}`, i)), base)
+		require.NoError(t, err)
+	}
+	c := claimOne(t, s, "A", time.Second, "r")
+	p := nextPayload(t, s, `{"n":0}`)
+	r := ended(c.Run, runner.StatusCompleted, 2*time.Second)
+	require.NoError(t, s.SaveRun(ctx, c.Lease, r, runner.SaveOptions{ConsumePayload: p.Seq}))
+	for name, got := range map[string]*runner.Undelivered{"saved": r.Undelivered, "read": get(t, s, "r").Undelivered} {
+		require.NotNil(t, got, name)
+		require.Len(t, got.Payloads, runner.MaxUndeliveredPayloads, name)
+		require.Equal(t, 1, got.Omitted, name)
+		require.Equal(t, n-1, got.Count(), name)
+		require.Equal(t, "other:1", got.Payloads[0].Token, name)
+		require.JSONEq(t, `{"n":1}`, string(got.Payloads[0].Payload), name)
+		require.Equal(t, "tok", got.Payloads[1].Token, name)
+		require.JSONEq(t, `{"n":2}`, string(got.Payloads[1].Payload), name)
+	}
+	_, err := s.NextPayload(ctx, "r", runner.EnvProduction, "tok")
+	require.ErrorIs(t, err, runner.ErrNotFound, "the queue is dropped")
+
+	c = claimOne(t, s, "B", 3*time.Second, "clean")
+	r = ended(c.Run, runner.StatusCompleted, 2*time.Second)
+	require.NoError(t, s.SaveRun(ctx, c.Lease, r, runner.SaveOptions{}))
+	require.Nil(t, r.Undelivered)
+	require.Nil(t, get(t, s, "clean").Undelivered)
 }
 
 func nextPayload(t *testing.T, s runner.Store, want string) *runner.Payload {

@@ -55,6 +55,7 @@ func Run(t *testing.T, newStore func(t *testing.T) runner.Store) {
 		{"CreateEnded", testCreateEnded},
 		{"CreateRunning", testCreateRunning},
 		{"Payloads", testPayloads},
+		{"Undelivered", testUndelivered},
 		{"AskMisses", testAskMisses},
 		{"DeleteRun", testDeleteRun},
 		{"SweepEnded", testSweepEnded},

@@ -107,6 +107,9 @@ func (s *Store) SaveRun(ctx context.Context, lease runner.Lease, r *runner.Run, 
 		if r.FinishedAt != nil {
 			at = *r.FinishedAt
 		}
+		if r.Undelivered, err = keepUndelivered(ctx, q, r.ID); err != nil {
+			return err
+		}
 		return finishRun(ctx, q, r.ID, parent, at)
 	})
 	if err != nil {
@@ -129,6 +132,38 @@ func consumePayload(ctx context.Context, q querier, runID string, seq int64) err
 		return fmt.Errorf("consuming payload %d: %w", seq, err)
 	}
 	return nil
+}
+
+// keepUndelivered keeps on run runID, in the transaction that ends it, the payloads still
+// queued for its tokens (the oldest runner.MaxUndeliveredPayloads, and how many more),
+// before finishRun drops them, and returns what it kept (nil: none).
+func keepUndelivered(ctx context.Context, q querier, runID string) (*runner.Undelivered, error) {
+	rows, err := q.Query(ctx, `SELECT token, payload, count(*) OVER () FROM payloads WHERE run_id = $1
+		ORDER BY seq LIMIT $2`, runID, runner.MaxUndeliveredPayloads)
+	if err != nil {
+		return nil, fmt.Errorf("reading undelivered payloads: %w", err)
+	}
+	defer rows.Close()
+	u, total := &runner.Undelivered{}, int64(0)
+	for rows.Next() {
+		var p runner.UndeliveredPayload
+		if err := rows.Scan(&p.Token, &p.Payload, &total); err != nil {
+			return nil, fmt.Errorf("reading undelivered payloads: %w", err)
+		}
+		u.Payloads = append(u.Payloads, p)
+	}
+	if err := rows.Err(); err != nil || total == 0 {
+		return nil, err
+	}
+	u.Omitted = int(total) - len(u.Payloads)
+	b, err := storecodec.EncodeUndelivered(u)
+	if err == nil {
+		_, err = q.Exec(ctx, `UPDATE runs SET undelivered = $1 WHERE id = $2`, b, runID)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("keeping undelivered payloads: %w", err)
+	}
+	return u, nil
 }
 
 // finishRun does what a run's end implies, in the transaction that ends it: its tokens

@@ -153,9 +153,9 @@ func (s *Store) CreateGrant(ctx context.Context, g *oauth.Grant) error {
 			}
 		}
 		_, err := q.Exec(ctx, `INSERT INTO oauth_grants (id, client_id, client_name, principal_id,
-			principal_name, scope, created_at, refresh_hash, refresh_expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+			principal_name, scope, created_at, refresh_hash, refresh_expires_at, tokens_issued) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
 			g.ID, g.ClientID, g.ClientName, g.PrincipalID, g.PrincipalName, g.Scope, nanos(g.CreatedAt),
-			g.RefreshHash, nanos(g.RefreshExpiresAt))
+			g.RefreshHash, nanos(g.RefreshExpiresAt), g.Issued)
 		if err == nil {
 			_, err = q.Exec(ctx, `INSERT INTO oauth_refresh_tokens (hash, grant_id) VALUES ($1, $2)`, g.RefreshHash, g.ID)
 		}
@@ -178,7 +178,7 @@ func addGrantToken(ctx context.Context, q querier, grantID, tokenID string) erro
 	return err
 }
 
-const grantCols = `id, client_id, client_name, principal_id, principal_name, scope, created_at, refresh_hash, refresh_expires_at`
+const grantCols = `id, client_id, client_name, principal_id, principal_name, scope, created_at, refresh_hash, refresh_expires_at, tokens_issued`
 
 // grantWhere reads the grants a WHERE clause selects, with their token IDs, oldest first.
 func grantWhere(ctx context.Context, q querier, where string, args ...any) ([]*oauth.Grant, error) {
@@ -190,7 +190,7 @@ func grantWhere(ctx context.Context, q querier, where string, args ...any) ([]*o
 		var g oauth.Grant
 		var created, refreshExp int64
 		err := row.Scan(&g.ID, &g.ClientID, &g.ClientName, &g.PrincipalID, &g.PrincipalName, &g.Scope,
-			&created, &g.RefreshHash, &refreshExp)
+			&created, &g.RefreshHash, &refreshExp, &g.Issued)
 		g.CreatedAt, g.RefreshExpiresAt = fromNanos(created), fromNanos(refreshExp)
 		return &g, err
 	})
@@ -276,7 +276,7 @@ func (s *Store) RotateRefresh(ctx context.Context, p oauth.RotateParams) (*oauth
 		if string(g.RefreshHash) != string(p.Old) {
 			return oauth.ErrRefreshReused
 		}
-		if _, err := q.Exec(ctx, `UPDATE oauth_grants SET refresh_hash = $1, refresh_expires_at = $2 WHERE id = $3`,
+		if _, err := q.Exec(ctx, `UPDATE oauth_grants SET refresh_hash = $1, refresh_expires_at = $2, tokens_issued = tokens_issued + 1 WHERE id = $3`,
 			p.New, nanos(p.ExpiresAt), g.ID); err != nil {
 			return err
 		}
@@ -290,6 +290,7 @@ func (s *Store) RotateRefresh(ctx context.Context, p oauth.RotateParams) (*oauth
 			return err
 		}
 		g.RefreshHash, g.RefreshExpiresAt, g.TokenIDs = p.New, p.ExpiresAt, []string{p.TokenID}
+		g.Issued++
 		return nil
 	})
 	switch {

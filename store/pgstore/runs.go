@@ -19,9 +19,10 @@ const runCols = `id, workflow_id, workflow, version, environment, status, input,
 	waiting_on, rerun_of, created_at, started_at, finished_at, definition, wake_at, cancel_requested,
 	start_token, parent_run_id, depth, claims, started_by, task, acts_for, run_trigger, ask_step, ask_misses`
 
-// runSelect is what a read of runs selects: runCols, then the run's step records, their
-// indexes and their encodings in index order, read with the run in one statement.
-const runSelect = runCols + `,
+// runSelect is what a read of runs selects: runCols, the payloads the run left undelivered
+// (written by the save that ends it), then the run's step records, their indexes and their
+// encodings in index order, read with the run in one statement.
+const runSelect = runCols + `, undelivered,
 	ARRAY(SELECT idx FROM run_steps WHERE run_steps.run_id = runs.id ORDER BY idx),
 	ARRAY(SELECT data FROM run_steps WHERE run_steps.run_id = runs.id ORDER BY idx)`
 
@@ -34,13 +35,13 @@ func scanRun(row pgx.Row) (*runner.Run, error) {
 	var input, output, errJSON, waiting, definition []byte
 	var created, started, finished, wake int64
 	var actsFor string
-	var trigger []byte
+	var trigger, undelivered []byte
 	var indexes []int
 	var steps [][]byte
 	err := row.Scan(&r.ID, &r.WorkflowID, &r.Workflow, &r.Version, &r.Environment, &r.Status,
 		&input, &output, &errJSON, &waiting, &r.RerunOf, &created, &started,
 		&finished, &definition, &wake, &r.CancelRequested, &r.StartToken, &r.ParentRunID,
-		&r.Depth, &r.Claims, &r.StartedBy, &r.Task, &actsFor, &trigger, &r.AskMisses.Step, &r.AskMisses.N, &indexes, &steps)
+		&r.Depth, &r.Claims, &r.StartedBy, &r.Task, &actsFor, &trigger, &r.AskMisses.Step, &r.AskMisses.N, &undelivered, &indexes, &steps)
 	if err != nil {
 		return nil, err
 	}
@@ -55,6 +56,9 @@ func scanRun(row pgx.Row) (*runner.Run, error) {
 	}
 	if err == nil {
 		r.Trigger, err = storecodec.DecodeTrigger(trigger)
+	}
+	if err == nil {
+		r.Undelivered, err = storecodec.DecodeUndelivered(undelivered)
 	}
 	if err == nil {
 		r.Steps, err = decodeSteps(indexes, steps)

@@ -71,7 +71,8 @@ func (s *Store) RenewLeases(ctx context.Context, p runner.RenewLeasesParams) (lo
 // opts.AttemptStart. Identity and admission fields never change. A wake-up asked from outside since the claim is kept:
 // WakeAt becomes the earlier of the two. A terminal status releases the run's tokens and
 // queued payloads, drops the lease and wakes the parent, at r.FinishedAt (or the wall clock
-// when unset). Consuming a payload already consumed → runner.ErrNotFound, nothing written.
+// when unset), keeping those payloads on the run (Run.Undelivered, set on r too).
+// Consuming a payload already consumed → runner.ErrNotFound, nothing written.
 // A run stored with its steps in one field gets them all written, a field each.
 func (s *Store) SaveRun(ctx context.Context, lease runner.Lease, r *runner.Run, opts runner.SaveOptions) error {
 	err := lease.Check(r.ID)
@@ -98,9 +99,12 @@ func (s *Store) saveRun(ctx context.Context, owner string, r *runner.Run, opts r
 	args := append([]any{r.ID, owner, string(r.Status), []byte(r.Output), st.Error, boolArg(opts.Steps == nil),
 		st.WaitingOn, tsPtr(r.StartedAt), tsPtr(r.FinishedAt), ts(r.WakeAt), boolArg(r.CancelRequested),
 		max(opts.ConsumePayload, 0), ts(end), k.runsStatusPrefix(), k.hookPrefix(), k.queuePrefix(), k.runPrefix(),
-		boolArg(opts.AttemptStart)}, stepFields(st.Steps)...)
-	_, err = s.run(ctx, s.scripts.saveRun, runnerErrs,
+		boolArg(opts.AttemptStart), runner.MaxUndeliveredPayloads}, stepFields(st.Steps)...)
+	res, err := s.run(ctx, s.scripts.saveRun, runnerErrs,
 		[]string{k.run(r.ID), k.runsDue(), k.payloads(r.ID), k.runHooks(r.ID)}, args...)
+	if kept, ok := res.(string); ok && err == nil && kept != "OK" {
+		r.Undelivered, err = storecodec.DecodeUndelivered([]byte(kept))
+	}
 	return err
 }
 

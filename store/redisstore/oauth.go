@@ -184,7 +184,7 @@ func (s *Store) storeGrant(ctx context.Context, p redis.Pipeliner, g *oauth.Gran
 	p.HSet(ctx, s.k.oauthGrant(g.ID), "id", g.ID, "client_id", g.ClientID, "client_name", g.ClientName,
 		"principal_id", g.PrincipalID, "principal_name", g.PrincipalName, "scope", g.Scope,
 		"created_at", ts(g.CreatedAt), "refresh_hash", refresh, "refresh_expires_at", ts(g.RefreshExpiresAt),
-		"sort_key", member)
+		"sort_key", member, "tokens_issued", g.Issued)
 	p.HSet(ctx, s.k.oauthRefresh(), refresh, g.ID)
 	p.SAdd(ctx, s.k.oauthGrantRefresh(g.ID), refresh)
 	for _, t := range g.TokenIDs {
@@ -217,7 +217,7 @@ func (s *Store) grants(ctx context.Context, ids []string) ([]*oauth.Grant, error
 		g := &oauth.Grant{ID: f.str("id"), ClientID: f.str("client_id"), ClientName: f.str("client_name"),
 			PrincipalID: f.str("principal_id"), PrincipalName: f.str("principal_name"), Scope: f.str("scope"),
 			CreatedAt: f.time("created_at"), RefreshHash: refresh, RefreshExpiresAt: f.time("refresh_expires_at"),
-			TokenIDs: ls[i].Val()}
+			TokenIDs: ls[i].Val(), Issued: max(f.int("tokens_issued"), 1)}
 		if err = errors.Join(err, f.err); err != nil {
 			return nil, err
 		}

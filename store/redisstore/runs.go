@@ -142,6 +142,9 @@ func decodeRun(m map[string]string) (*runner.Run, error) {
 	if r.WaitingOn, err = storecodec.DecodeWaitingOn(f.bytes("waiting_on")); err != nil {
 		return nil, fmt.Errorf("decoding run %s: %w", r.ID, err)
 	}
+	if r.Undelivered, err = storecodec.DecodeUndelivered(f.bytes("undelivered")); err != nil {
+		return nil, fmt.Errorf("decoding run %s: %w", r.ID, err)
+	}
 	if r.ActsFor, err = storecodec.DecodeAuthority(f.str("acts_for")); err != nil {
 		return nil, fmt.Errorf("decoding run %s: %w", r.ID, err)
 	}

@@ -144,6 +144,9 @@ func (s *Store) SaveRun(ctx context.Context, lease runner.Lease, r *runner.Run, 
 		if r.FinishedAt != nil {
 			at = *r.FinishedAt
 		}
+		if r.Undelivered, err = keepUndelivered(ctx, s.in(tx), r.ID); err != nil {
+			return err
+		}
 		return finishRun(ctx, s.in(tx), r.ID, parent, at)
 	})
 	if err != nil {
@@ -166,6 +169,38 @@ func consumePayload(ctx context.Context, q querier, runID string, seq int64) err
 		return fmt.Errorf("consuming payload %d: %w", seq, err)
 	}
 	return nil
+}
+
+// keepUndelivered keeps on run runID, in the transaction that ends it, the payloads still
+// queued for its tokens (the oldest runner.MaxUndeliveredPayloads, and how many more),
+// before finishRun drops them, and returns what it kept (nil: none).
+func keepUndelivered(ctx context.Context, q querier, runID string) (*runner.Undelivered, error) {
+	rows, err := q.QueryContext(ctx, `SELECT token, payload, count(*) OVER () FROM payloads WHERE run_id = ?
+		ORDER BY seq LIMIT ?`, runID, runner.MaxUndeliveredPayloads)
+	if err != nil {
+		return nil, fmt.Errorf("reading undelivered payloads: %w", err)
+	}
+	defer rows.Close()
+	u, total := &runner.Undelivered{}, 0
+	for rows.Next() {
+		var p runner.UndeliveredPayload
+		if err := rows.Scan(&p.Token, &p.Payload, &total); err != nil {
+			return nil, fmt.Errorf("reading undelivered payloads: %w", err)
+		}
+		u.Payloads = append(u.Payloads, p)
+	}
+	if err := rows.Err(); err != nil || total == 0 {
+		return nil, err
+	}
+	u.Omitted = total - len(u.Payloads)
+	b, err := storecodec.EncodeUndelivered(u)
+	if err == nil {
+		_, err = q.ExecContext(ctx, `UPDATE runs SET undelivered = ? WHERE id = ?`, b, runID)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("keeping undelivered payloads: %w", err)
+	}
+	return u, nil
 }
 
 // finishRun does what a run's end implies, in the transaction that ends it: its tokens

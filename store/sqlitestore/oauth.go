@@ -154,9 +154,9 @@ func (s *Store) CreateGrant(ctx context.Context, g *oauth.Grant) error {
 			}
 		}
 		_, err := s.in(tx).ExecContext(ctx, `INSERT INTO oauth_grants (id, client_id, client_name, principal_id,
-			principal_name, scope, created_at, refresh_hash, refresh_expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			principal_name, scope, created_at, refresh_hash, refresh_expires_at, tokens_issued) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			g.ID, g.ClientID, g.ClientName, g.PrincipalID, g.PrincipalName, g.Scope, nanos(g.CreatedAt),
-			g.RefreshHash, nanos(g.RefreshExpiresAt))
+			g.RefreshHash, nanos(g.RefreshExpiresAt), g.Issued)
 		if err == nil {
 			_, err = s.in(tx).ExecContext(ctx, `INSERT INTO oauth_refresh_tokens (hash, grant_id) VALUES (?, ?)`, g.RefreshHash, g.ID)
 		}
@@ -179,7 +179,7 @@ func addGrantToken(ctx context.Context, q querier, grantID, tokenID string) erro
 	return err
 }
 
-const grantCols = `id, client_id, client_name, principal_id, principal_name, scope, created_at, refresh_hash, refresh_expires_at`
+const grantCols = `id, client_id, client_name, principal_id, principal_name, scope, created_at, refresh_hash, refresh_expires_at, tokens_issued`
 
 // grantWhere reads the grants a WHERE clause selects, with their token IDs, oldest first.
 func grantWhere(ctx context.Context, q querier, where string, args ...any) ([]*oauth.Grant, error) {
@@ -191,7 +191,7 @@ func grantWhere(ctx context.Context, q querier, where string, args ...any) ([]*o
 		var g oauth.Grant
 		var created, refreshExp int64
 		err := row.Scan(&g.ID, &g.ClientID, &g.ClientName, &g.PrincipalID, &g.PrincipalName, &g.Scope,
-			&created, &g.RefreshHash, &refreshExp)
+			&created, &g.RefreshHash, &refreshExp, &g.Issued)
 		g.CreatedAt, g.RefreshExpiresAt = fromNanos(created), fromNanos(refreshExp)
 		return &g, err
 	})
@@ -272,7 +272,7 @@ func (s *Store) RotateRefresh(ctx context.Context, p oauth.RotateParams) (*oauth
 		if string(g.RefreshHash) != string(p.Old) {
 			return oauth.ErrRefreshReused
 		}
-		if _, err := s.in(tx).ExecContext(ctx, `UPDATE oauth_grants SET refresh_hash = ?, refresh_expires_at = ? WHERE id = ?`,
+		if _, err := s.in(tx).ExecContext(ctx, `UPDATE oauth_grants SET refresh_hash = ?, refresh_expires_at = ?, tokens_issued = tokens_issued + 1 WHERE id = ?`,
 			p.New, nanos(p.ExpiresAt), g.ID); err != nil {
 			return err
 		}
@@ -286,6 +286,7 @@ func (s *Store) RotateRefresh(ctx context.Context, p oauth.RotateParams) (*oauth
 			return err
 		}
 		g.RefreshHash, g.RefreshExpiresAt, g.TokenIDs = p.New, p.ExpiresAt, []string{p.TokenID}
+		g.Issued++
 		return nil
 	})
 	switch {

@@ -30,8 +30,9 @@ const stepsCol = `coalesce(runs.steps, (SELECT CASE WHEN min(idx) = 0 AND max(id
 	FROM run_steps WHERE run_steps.run_id = runs.id))`
 
 // runSelect is what a read of runs selects: runCols, the count of answers that did not
-// fit a hook's question (written by MissAsk only), then stepsCol.
-const runSelect = runCols + `, ask_step, ask_misses, ` + stepsCol
+// fit a hook's question (written by MissAsk only), the payloads it left undelivered
+// (written by the save that ends it), then stepsCol.
+const runSelect = runCols + `, ask_step, ask_misses, undelivered, ` + stepsCol
 
 // notTerminal is the SQL condition for a run that has not ended.
 const notTerminal = `status NOT IN ('completed', 'failed', 'cancelled')`
@@ -41,6 +42,7 @@ type runRow struct {
 	run                              runner.Run
 	input, output, errJSON, waiting  []byte
 	definition, steps, trigger       []byte
+	undelivered                      []byte
 	created, started, finished, wake int64
 	actsFor                          string
 }
@@ -52,7 +54,7 @@ func scanRun(row scanner) (*runner.Run, error) {
 	err := row.Scan(&r.ID, &r.WorkflowID, &r.Workflow, &r.Version, &r.Environment, &r.Status,
 		&x.input, &x.output, &x.errJSON, &x.waiting, &r.RerunOf, &x.created, &x.started,
 		&x.finished, &x.definition, &x.wake, &r.CancelRequested, &r.StartToken, &r.ParentRunID,
-		&r.Depth, &r.Claims, &r.StartedBy, &r.Task, &x.actsFor, &x.trigger, &r.AskMisses.Step, &r.AskMisses.N, &x.steps)
+		&r.Depth, &r.Claims, &r.StartedBy, &r.Task, &x.actsFor, &x.trigger, &r.AskMisses.Step, &r.AskMisses.N, &x.undelivered, &x.steps)
 	if err != nil {
 		return nil, err
 	}
@@ -72,6 +74,9 @@ func (x *runRow) decode() error {
 		return err
 	}
 	if r.WaitingOn, err = storecodec.DecodeWaitingOn(x.waiting); err != nil {
+		return err
+	}
+	if r.Undelivered, err = storecodec.DecodeUndelivered(x.undelivered); err != nil {
 		return err
 	}
 	if r.ActsFor, err = storecodec.DecodeAuthority(x.actsFor); err != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/gorunner/gorunner/auth"
 	"github.com/gorunner/gorunner/idempotency"
 	"github.com/gorunner/gorunner/runner"
+	"github.com/gorunner/gorunner/schemas"
 )
 
 // EncodeCursor makes an opaque cursor of a sort key.
@@ -171,15 +172,16 @@ func (e *errorRow) record() *runner.Error {
 
 // waitingRow is what a waiting run waits for, as stored; times in UTC.
 type waitingRow struct {
-	Hook       string     `json:"hook,omitempty"`
-	SleepUntil *time.Time `json:"sleepUntil,omitempty"`
+	Hook       string           `json:"hook,omitempty"`
+	Ask        *schemas.HookAsk `json:"ask,omitempty"`
+	SleepUntil *time.Time       `json:"sleepUntil,omitempty"`
 }
 
 func waitingRowOf(w *runner.WaitingOn) *waitingRow {
 	if w == nil {
 		return nil
 	}
-	return &waitingRow{Hook: w.Hook, SleepUntil: UTC(w.SleepUntil)}
+	return &waitingRow{Hook: w.Hook, Ask: w.Ask, SleepUntil: UTC(w.SleepUntil)}
 }
 
 // stepRow is a step record as stored, with the engine's State; times in UTC.
@@ -340,7 +342,7 @@ func DecodeWaitingOn(b []byte) (*runner.WaitingOn, error) {
 	if row == nil {
 		return nil, nil
 	}
-	return &runner.WaitingOn{Hook: row.Hook, SleepUntil: row.SleepUntil}, nil
+	return &runner.WaitingOn{Hook: row.Hook, Ask: row.Ask, SleepUntil: row.SleepUntil}, nil
 }
 
 // UnmarshalOrNil reads what MarshalOrNil wrote: empty is nil.
@@ -565,4 +567,44 @@ func DecodeTrigger(b []byte) (runner.Trigger, error) {
 		t.At = row.At.UTC()
 	}
 	return t, nil
+}
+
+// undeliveredRow is what a run kept of its undelivered payloads, as stored: the backends
+// build it in the write that ends the run (Redis in its script, in this shape).
+type undeliveredRow struct {
+	Payloads []undeliveredPayloadRow `json:"payloads"`
+	Omitted  int                     `json:"omitted,omitempty"`
+}
+
+type undeliveredPayloadRow struct {
+	Token   string          `json:"token"`
+	Payload json.RawMessage `json:"payload"`
+}
+
+// EncodeUndelivered encodes what a run keeps of its undelivered payloads; nil is nil.
+func EncodeUndelivered(u *runner.Undelivered) ([]byte, error) {
+	if u == nil {
+		return nil, nil
+	}
+	row := undeliveredRow{Payloads: make([]undeliveredPayloadRow, len(u.Payloads)), Omitted: u.Omitted}
+	for i, p := range u.Payloads {
+		row.Payloads[i] = undeliveredPayloadRow{Token: p.Token, Payload: p.Payload}
+	}
+	return json.Marshal(row)
+}
+
+// DecodeUndelivered reads what EncodeUndelivered wrote; empty is nil.
+func DecodeUndelivered(b []byte) (*runner.Undelivered, error) {
+	row, err := UnmarshalOrNil[undeliveredRow](b)
+	if err != nil {
+		return nil, fmt.Errorf("decoding the run's undelivered payloads: %w", err)
+	}
+	if row == nil || (len(row.Payloads) == 0 && row.Omitted == 0) {
+		return nil, nil
+	}
+	u := &runner.Undelivered{Payloads: make([]runner.UndeliveredPayload, len(row.Payloads)), Omitted: row.Omitted}
+	for i, p := range row.Payloads {
+		u.Payloads[i] = runner.UndeliveredPayload{Token: p.Token, Payload: p.Payload}
+	}
+	return u, nil
 }

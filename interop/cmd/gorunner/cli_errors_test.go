@@ -92,7 +92,7 @@ func TestCLIExitCodesAndMessages(t *testing.T) {
 
 	out, stderr, code := cli(t, s, "hook", "resume", "confirm:1", "--payload", `{"ok": true}`, "-o", "table")
 	require.Equal(t, 0, code, stderr)
-	require.Regexp(t, `^confirm:1: payload sent to run [0-9a-f-]{36}\n$`, out)
+	require.Regexp(t, `^confirm:1: payload delivered to run [0-9a-f-]{36}, now completed\n$`, out)
 }
 
 // TestServeChecksFlagsBeforeListening: serve refuses a bad flag with exit code 2 and a

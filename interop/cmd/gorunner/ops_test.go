@@ -146,15 +146,7 @@ func TestServeShutsDownOnSignal(t *testing.T) {
 func TestMCPShutsDownOnSignal(t *testing.T) {
 	t.Parallel()
 	for _, sig := range []os.Signal{syscall.SIGTERM, os.Interrupt} {
-		cmd := exec.Command(binary(t), "mcp", "--data-dir", t.TempDir())
-		cmd.Env = append(os.Environ(), "GORUNNER_TOKEN=")
-		stdin, err := cmd.StdinPipe()
-		require.NoError(t, err)
-		defer stdin.Close()
-		stderr := &syncbuf.Buffer{}
-		cmd.Stderr = stderr
-		require.NoError(t, cmd.Start())
-		require.Eventually(t, func() bool { return strings.Contains(stderr.String(), "serving MCP over stdio") }, 30*time.Second, 20*time.Millisecond)
+		cmd, _ := startMCP(t, nil)
 		require.NoError(t, cmd.Process.Signal(sig))
 		requireExitsCleanly(t, cmd, 15*time.Second)
 	}

@@ -16,6 +16,10 @@ if current ~= ARGV[1] then
   return fail('GR_USED', id)
 end
 redis.call('HSET', grant, 'refresh_hash', ARGV[2], 'refresh_expires_at', ARGV[3])
+if redis.call('HEXISTS', grant, 'tokens_issued') == 0 then
+  redis.call('HSET', grant, 'tokens_issued', 1) -- a grant stored before the count: its first
+end
+redis.call('HINCRBY', grant, 'tokens_issued', 1)
 redis.call('HSET', KEYS[1], ARGV[2], id)
 redis.call('SADD', ARGV[7] .. id, ARGV[2])
 for _, t in ipairs(redis.call('LRANGE', ARGV[6] .. id, 0, -1)) do
