@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"fmt"
 	"net/http"
 	"os"
 	"testing"
@@ -115,4 +116,31 @@ func TestEveryDefinitionProblem(t *testing.T) {
 		paths = append(paths, d.(map[string]any)["path"])
 	}
 	require.ElementsMatch(t, []any{"/name", "/tagz", "/steps/0/sleep/duration", "/steps/1/http/method", "/steps/2/id"}, paths)
+}
+
+// TestResumeDeclineFitsEveryAsk: the answer of a person who declined the question
+// ({"declined": true, "action": "decline"|"cancel"}, what elicitation and every face's
+// Decline send) is delivered to a hook with ask whatever its schema; anything else shaped
+// like it is checked as any payload.
+func TestResumeDeclineFitsEveryAsk(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.publish(approveDef())
+	for i, tc := range []struct {
+		payload map[string]any
+		status  int
+	}{
+		{map[string]any{"declined": true, "action": "maybe"}, http.StatusBadRequest},
+		{map[string]any{"declined": true, "action": "decline", "approved": "yes"}, http.StatusBadRequest},
+		{map[string]any{"declined": true, "action": "decline"}, http.StatusAccepted},
+		{map[string]any{"declined": true, "action": "cancel"}, http.StatusAccepted},
+	} {
+		id := e.startAs(e.token, "approve-req", map[string]any{"requestId": fmt.Sprint("d-", i)})
+		require.Equal(t, "waiting", e.do("GET", "/api/runs/"+id+"?wait=30s", nil).data()["status"])
+		got := e.do("POST", fmt.Sprintf("/api/hooks/approve:d-%d/resume", i), tc.payload)
+		require.Equal(t, tc.status, got.Status, "%v: %s", tc.payload, got.Raw)
+		if tc.status == http.StatusAccepted {
+			require.Equal(t, "delivered", got.data()["delivery"])
+		}
+	}
 }

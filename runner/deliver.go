@@ -168,10 +168,21 @@ func checkAnswer(ask *schemas.HookAsk, payload json.RawMessage) error {
 			return inputProblem("", "payload is not valid JSON")
 		}
 	}
-	if problems := schema.Validate(v); len(problems) > 0 {
+	if problems := schema.Validate(v); len(problems) > 0 && !declines(v) {
 		return &InputError{Problems: problems}
 	}
 	return nil
+}
+
+// declines reports whether v is the answer of a person who declined the question rather
+// than answered it: {"declined": true, "action": "decline"|"cancel"}, what elicitation
+// resumes the hook with (SPEC §5) and what every face's Decline sends, whatever the schema.
+func declines(v any) bool {
+	m, ok := v.(map[string]any)
+	if !ok || len(m) != 2 || m["declined"] != true {
+		return false
+	}
+	return m["action"] == "decline" || m["action"] == "cancel"
 }
 
 // first reports whether payload, just queued for token, is the one the waiting hook step

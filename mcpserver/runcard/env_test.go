@@ -21,9 +21,11 @@ import (
 	"github.com/gorunner/gorunner/runner"
 )
 
-// sleepyYAML takes three seconds (a durable sleep) and answers with when it woke.
+// sleepyYAML takes three seconds (a durable sleep), longer than its tool call waits: the call
+// answers at once that the run sleeps (a sleep past the wait is not waited for).
 const sleepyYAML = `name: sleepy
 title: Take a nap
+toolTimeout: 1s
 input: {type: object}
 steps:
   - id: nap
