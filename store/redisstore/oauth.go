@@ -177,6 +177,15 @@ func (s *Store) CreateGrant(ctx context.Context, g *oauth.Grant) error {
 	return wrapErr(fmt.Sprintf("storing grant %q", g.ID), err)
 }
 
+// issuedOf is how many access tokens a grant was issued: 1 for a grant stored before
+// grants counted them (the code exchange's), as the SQL backends' column default.
+func issuedOf(f *fields) int {
+	if _, ok := f.m["tokens_issued"]; !ok {
+		return 1
+	}
+	return f.int("tokens_issued")
+}
+
 // storeGrant queues the writes of a new grant.
 func (s *Store) storeGrant(ctx context.Context, p redis.Pipeliner, g *oauth.Grant) {
 	member := sortKey(g.CreatedAt, g.ID)
@@ -217,7 +226,7 @@ func (s *Store) grants(ctx context.Context, ids []string) ([]*oauth.Grant, error
 		g := &oauth.Grant{ID: f.str("id"), ClientID: f.str("client_id"), ClientName: f.str("client_name"),
 			PrincipalID: f.str("principal_id"), PrincipalName: f.str("principal_name"), Scope: f.str("scope"),
 			CreatedAt: f.time("created_at"), RefreshHash: refresh, RefreshExpiresAt: f.time("refresh_expires_at"),
-			TokenIDs: ls[i].Val(), Issued: max(f.int("tokens_issued"), 1)}
+			TokenIDs: ls[i].Val(), Issued: issuedOf(f)}
 		if err = errors.Join(err, f.err); err != nil {
 			return nil, err
 		}
