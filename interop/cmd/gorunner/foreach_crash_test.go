@@ -28,11 +28,13 @@ const (
 	soakMaxAnswer = 40 * time.Millisecond
 )
 
-// soakCall is one request the soak's target received: its arrival order, key and item.
+// soakCall is one request the soak's target received: its arrival order, key and item,
+// and whether the target answered it (else the kill cut it).
 type soakCall struct {
-	seq  int
-	key  string
-	item int
+	seq      int
+	key      string
+	item     int
+	answered bool
 }
 
 // soakTarget answers each POSTed {"item": N} with the same body after a short random
@@ -52,7 +54,8 @@ func (s *soakTarget) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.mu.Lock()
-	s.calls = append(s.calls, soakCall{seq: len(s.calls), key: r.Header.Get("Idempotency-Key"), item: *body.Item})
+	seq := len(s.calls)
+	s.calls = append(s.calls, soakCall{seq: seq, key: r.Header.Get("Idempotency-Key"), item: *body.Item})
 	s.inFlight++
 	s.mu.Unlock()
 	defer func() {
@@ -66,7 +69,11 @@ func (s *soakTarget) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
-	_, _ = fmt.Fprintf(w, `{"item": %d}`, *body.Item)
+	if _, err := fmt.Fprintf(w, `{"item": %d}`, *body.Item); err == nil {
+		s.mu.Lock()
+		s.calls[seq].answered = true
+		s.mu.Unlock()
+	}
 }
 
 // arrived is how many requests the target has received.
@@ -223,7 +230,11 @@ func checkSoak(t soakT, runs []map[string]any, calls []soakCall, seen completion
 	require.Len(t, keyItem, soakItems*len(runs), "every item of every run has its own stepId")
 
 	calledItems := map[string]bool{}
+	reanswered := 0 // repeats of a call the target had answered: answered, not yet recorded
 	for _, c := range calls {
+		if calledItems[c.key] && answeredBefore(calls[:c.seq], c.key) {
+			reanswered++
+		}
 		i, ok := keyItem[c.key]
 		require.True(t, ok, "call %d carries key %q, no charge's stepId", c.seq, c.key)
 		require.Equal(t, i, c.item, "call %d: key %s is item %d's, sent with item %d", c.seq, c.key, i, c.item)
@@ -234,7 +245,18 @@ func checkSoak(t soakT, runs []map[string]any, calls []soakCall, seen completion
 	repeats := len(calls) - len(calledItems)
 	require.LessOrEqual(t, repeats, soakKills*soakConcurrency,
 		"a kill repeats at most the calls of the iterations it interrupted")
-	t.Logf("%d kills over %d runs: %d calls, %d repeated after a kill", soakKills, len(runs), len(calls), repeats)
+	t.Logf("%d kills over %d runs: %d calls, %d repeated after a kill (%d of a call answered but not yet recorded)",
+		soakKills, len(runs), len(calls), repeats, reanswered)
+}
+
+// answeredBefore reports whether one of calls with key was answered.
+func answeredBefore(calls []soakCall, key string) bool {
+	for _, c := range calls {
+		if c.key == key && c.answered {
+			return true
+		}
+	}
+	return false
 }
 
 // failRecorder is a soakT that records a failure and stops the goroutine checking.
