@@ -63,7 +63,7 @@ func runFields(f []any, r *runner.Run, st storecodec.RunState, owner string, lea
 	opt("started_by", r.StartedBy, r.StartedBy == "")
 	opt("task", "1", !r.Task)
 	opt("acts_for", actsFor, actsFor == "")
-	opt("trigger", st.Trigger, len(st.Trigger) == 0)
+	opt("run_trigger", st.Trigger, len(st.Trigger) == 0)
 	for _, s := range st.Steps {
 		f = append(f, stepFieldPrefix+strconv.Itoa(s.Index), s.Data)
 	}
@@ -148,7 +148,7 @@ func decodeRun(m map[string]string) (*runner.Run, error) {
 	if r.ActsFor, err = storecodec.DecodeAuthority(f.str("acts_for")); err != nil {
 		return nil, fmt.Errorf("decoding run %s: %w", r.ID, err)
 	}
-	if r.Trigger, err = storecodec.DecodeTrigger(f.bytes("trigger")); err != nil {
+	if r.Trigger, err = storecodec.DecodeTrigger(f.bytes("run_trigger")); err != nil {
 		return nil, fmt.Errorf("decoding run %s: %w", r.ID, err)
 	}
 	if r.Steps, err = decodeSteps(m); err != nil {
@@ -388,7 +388,7 @@ const maxWalkBatch = 1000
 
 // listFields are the fields of a run hash that ListRuns's filter reads: decodeRun of them
 // alone is the run as far as that filter looks. A filter on another field adds it here.
-var listFields = []string{"id", "workflow_id", "status", "environment", "task", "started_by", "trigger"}
+var listFields = []string{"id", "workflow_id", "status", "environment", "task", "started_by", "run_trigger"}
 
 // sift reads the first want runs of ids that keep accepts, in order, and how many of ids
 // it looked through to find them (all of them when fewer pass). It checks each on

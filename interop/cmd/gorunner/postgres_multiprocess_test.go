@@ -75,6 +75,11 @@ func (p *pgProxy) serve(ln net.Listener) {
 				continue
 			}
 			p.mu.Lock()
+			if p.ln != ln { // stopped while this connection was being made: it goes too
+				p.mu.Unlock()
+				_, _ = in.Close(), out.Close()
+				return
+			}
 			p.conns = append(p.conns, in, out)
 			p.mu.Unlock()
 			p.wg.Go(func() { _, _ = io.Copy(in, out); _ = in.Close() })
