@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mark3labs/mcp-go/client"
@@ -20,7 +21,9 @@ import (
 const MCPSessionIdle = time.Minute
 
 // MCPToolsTTL is how long a server's tool list (which says whether a tool takes an
-// idempotencyKey) is kept; a tool it lacks is looked for again at once.
+// idempotencyKey) is kept at most: for that long when the list carries no ttlMs (servers
+// before MCP 2026-07-28 send none; they announce changes with list_changed), for its ttlMs
+// when shorter. A tool the list lacks is looked for again at once.
 const MCPToolsTTL = 5 * time.Minute
 
 // mcpSessions are the sessions of this engine's mcp steps, one per server URL and
@@ -43,9 +46,15 @@ type mcpSession struct {
 	uses   int         // steps using it now; under mcpSessions.mu
 	timer  *time.Timer // closes it once idle; under mcpSessions.mu
 
-	toolsMu sync.Mutex
-	tools   map[string]mcp.Tool
-	toolsAt time.Time
+	toolsMu    sync.Mutex
+	tools      map[string]mcp.Tool
+	toolsUntil time.Time // the list is fresh before it
+	toolsGen   uint64    // the count of changed when the list was read
+
+	// changed counts the server's notifications/tools/list_changed; a list read under
+	// an older count is stale. Atomic, so that the notification handler never waits on
+	// toolsMu (held across tools/list, whose answer the same transport delivers).
+	changed atomic.Uint64
 }
 
 // session is the open session to u with the connection's credentials, or a new one.
@@ -70,6 +79,11 @@ func (p *mcpSessions) session(ctx context.Context, hc *http.Client, u *url.URL, 
 		return s, nil
 	}
 	s := &mcpSession{key: key, client: c, uses: 1}
+	c.OnNotification(func(n mcp.JSONRPCNotification) {
+		if n.Method == mcp.MethodNotificationToolsListChanged {
+			s.changed.Add(1)
+		}
+	})
 	p.open[key] = s
 	return s, nil
 }
@@ -123,18 +137,20 @@ func (p *mcpSessions) closeAll() {
 	}
 }
 
-// tool is the tool called name, from the list read at most MCPToolsTTL ago, or read again.
+// tool is the tool called name, from the list while it is fresh (toolsFor) and the server
+// announced no change since its reading, or from the list read again.
 func (s *mcpSession) tool(ctx context.Context, name string, now time.Time) (mcp.Tool, error) {
 	s.toolsMu.Lock()
 	defer s.toolsMu.Unlock()
-	if t, ok := s.tools[name]; ok && now.Sub(s.toolsAt) < MCPToolsTTL {
+	if t, ok := s.tools[name]; ok && now.Before(s.toolsUntil) && s.toolsGen == s.changed.Load() {
 		return t, nil
 	}
+	gen := s.changed.Load() // before the reading: a change announced during it makes it stale
 	list, err := s.client.ListTools(ctx, mcp.ListToolsRequest{})
 	if err != nil {
 		return mcp.Tool{}, err
 	}
-	s.tools, s.toolsAt = make(map[string]mcp.Tool, len(list.Tools)), now
+	s.tools, s.toolsUntil, s.toolsGen = make(map[string]mcp.Tool, len(list.Tools)), now.Add(toolsFor(list)), gen
 	for _, t := range list.Tools {
 		s.tools[t.Name] = t
 	}
@@ -143,6 +159,15 @@ func (s *mcpSession) tool(ctx context.Context, name string, now time.Time) (mcp.
 		return mcp.Tool{}, fmt.Errorf("%q: %w", name, errNoSuchTool)
 	}
 	return t, nil
+}
+
+// toolsFor is how long a tool list stays fresh: its ttlMs (0: read it again at the next
+// step), MCPToolsTTL when it has none or a longer one.
+func toolsFor(list *mcp.ListToolsResult) time.Duration {
+	if list.TTLMs == nil {
+		return MCPToolsTTL
+	}
+	return min(time.Duration(max(*list.TTLMs, 0))*time.Millisecond, MCPToolsTTL)
 }
 
 // dialMCP opens and initialises a session over hc (the http steps' client: the egress
@@ -160,11 +185,14 @@ func dialMCP(ctx context.Context, hc *http.Client, u *url.URL, cred *Credential,
 			}
 		}
 	}
-	c, err := client.NewStreamableHttpClient(u.String(), transport.WithHTTPBasicClient(bounded), transport.WithHTTPHeaders(headers), transport.WithHTTPLogger(log))
+	// continuous listening: the GET stream carries notifications/tools/list_changed
+	c, err := client.NewStreamableHttpClient(u.String(), transport.WithHTTPBasicClient(bounded), transport.WithHTTPHeaders(headers),
+		transport.WithHTTPLogger(log), transport.WithContinuousListening())
 	if err != nil {
 		return nil, err
 	}
-	if err := c.Start(ctx); err != nil {
+	// the stream outlives the step that opened the session; Close ends it
+	if err := c.Start(context.WithoutCancel(ctx)); err != nil {
 		return nil, transport.NewError(err)
 	}
 	req := mcp.InitializeRequest{}

@@ -80,7 +80,7 @@ func newMCPRemote(t *testing.T) *mcpRemote {
 		}
 		h.ServeHTTP(w, req)
 	}))
-	t.Cleanup(r.Close)
+	t.Cleanup(func() { r.CloseClientConnections(); r.Close() }) // ends the sessions' GET streams
 	return r
 }
 
