@@ -1,0 +1,132 @@
+package runner_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gorunner/gorunner/runner"
+	"github.com/gorunner/gorunner/schemas"
+)
+
+// childProbe is the custom kind "probe" of the child workflow: it counts, through the store,
+// the child runs started and not ended while it runs, keeps the most it saw, and fails
+// when its params ask.
+type childProbe struct {
+	store runner.Store
+	mu    sync.Mutex
+	most  int
+	calls map[string]int // by child run
+}
+
+func (p *childProbe) Run(ctx context.Context, sc *runner.StepContext) (any, error) {
+	active := 0
+	for _, st := range []runner.Status{runner.StatusPending, runner.StatusRunning, runner.StatusWaiting} {
+		runs, _, err := p.store.ListRuns(ctx, runner.ListRunsParams{Trigger: runner.TriggerChild, Status: st, Limit: 100})
+		if err != nil {
+			return nil, err
+		}
+		active += len(runs)
+	}
+	p.mu.Lock()
+	p.most, p.calls[sc.RunID] = max(p.most, active), p.calls[sc.RunID]+1
+	p.mu.Unlock()
+	if params, _ := sc.Params.(map[string]any); params["fail"] == true {
+		return nil, errors.New("this item fails")
+	}
+	return nil, nil
+}
+
+// childRuns are the child runs in the store, of every status.
+func childRuns(t *testing.T, s runner.Store) []*runner.Run {
+	var all []*runner.Run
+	for cursor := ""; ; {
+		runs, next, err := s.ListRuns(context.Background(), runner.ListRunsParams{Trigger: runner.TriggerChild, Limit: 500, Cursor: cursor})
+		require.NoError(t, err)
+		all = append(all, runs...)
+		if next == "" {
+			return all
+		}
+		cursor = next
+	}
+}
+
+// defineFanOut publishes the child workflow "double" (probe, then 2n) and a parent that
+// runs it once per item of input.ns, concurrency at a time.
+func defineFanOut(h *harness, concurrency int) string {
+	h.define(`
+name: double
+input: { type: object }
+steps:
+  - { id: probe, probe: { fail: "${{ input.n == 3 }}" } }
+  - { id: out, set: "${{ input.n * 2 }}" }
+`)
+	return h.define(fmt.Sprintf(`
+name: fan
+input: { type: object }
+steps:
+  - id: fan-out
+    foreach:
+      items: "${{ input.ns }}"
+      concurrency: %d
+      workflow: { name: double, input: { n: "${{ item }}" } }
+`, concurrency))
+}
+
+// items is the JSON input {"ns": [from, from+1, ..., from+n-1]}.
+func items(from, n int) string {
+	ns := make([]string, n)
+	for k := range ns {
+		ns[k] = fmt.Sprint(from + k)
+	}
+	return `{"ns": [` + strings.Join(ns, ",") + `]}`
+}
+
+func TestForeachWorkflowRunsAChildPerItem(t *testing.T) {
+	cases := []struct {
+		name        string
+		concurrency int
+		input       string
+		status      runner.Status
+		output      string // the foreach record's
+		code        string
+		at          string // the failed step's path
+		children    int
+	}{
+		{name: "in order, one at a time", concurrency: 1, input: items(4, 5), status: runner.StatusCompleted, output: `[8,10,12,14,16]`, children: 5},
+		{name: "in order, three at a time", concurrency: 3, input: items(4, 8), status: runner.StatusCompleted, output: `[8,10,12,14,16,18,20,22]`, children: 8},
+		{name: "a failed child fails its iteration", concurrency: 1, input: items(1, 5), status: runner.StatusFailed, code: runner.CodeChildFailed, at: "fan-out/2", children: 3},
+		{name: "no items", concurrency: 2, input: `{"ns": []}`, status: runner.StatusCompleted, output: `[]`},
+		{name: "items not an array", concurrency: 2, input: `{"ns": 3}`, status: runner.StatusFailed, code: runner.CodeInvalidItems, at: "fan-out"},
+		{name: "one past MaxChildIterations", concurrency: 2, input: items(10, schemas.MaxChildIterations+1), status: runner.StatusFailed, code: runner.CodeTooManyItems, at: "fan-out"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			storeBackends(t, func(t *testing.T, h *harness, s runner.Store, cfg runner.Config) {
+				probe := &childProbe{store: s, calls: map[string]int{}}
+				cfg.Kinds = map[string]runner.StepHandler{"probe": probe}
+				e := h.engine(cfg, s)
+				name := defineFanOut(h, tc.concurrency)
+				r := h.run(e, name, tc.input, tc.status)
+				if tc.code != "" {
+					require.Equal(t, tc.code, r.Error.Code, r.Error.Message)
+					require.Equal(t, tc.at, r.Error.Step)
+				} else {
+					require.JSONEq(t, tc.output, string(record(r, "fan-out").Output))
+				}
+				children := childRuns(t, s)
+				require.Len(t, children, tc.children)
+				for _, c := range children {
+					require.Equal(t, r.ID, c.ParentRunID)
+					require.Equal(t, 1, probe.calls[c.ID], "child %s ran once", c.ID)
+				}
+				require.LessOrEqual(t, probe.most, max(tc.concurrency, 1), "never more children active than concurrency")
+			})
+		})
+	}
+}
