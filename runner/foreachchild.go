@@ -90,6 +90,27 @@ func (x *execution) foreachChildren(ctx context.Context, s *stepExec, items []an
 		}
 	}
 	x.branches--
+	if bad >= 0 && active > 0 {
+		x.cancelChildren(ctx, lists)
+	}
 	f := x.joined(ctx, lists, flows, bad >= 0 && active > 0)
 	return out, x.failedAt(bad), f
+}
+
+// cancelChildren cancels the iterations of lists still waiting for their child run once
+// another failed the foreach, and asks their children to cancel, so that none outlives
+// the step. A cancel that cannot be recorded is logged: the child then runs to its end.
+func (x *execution) cancelChildren(ctx context.Context, lists []*stepList) {
+	now := x.e.now()
+	for _, l := range lists {
+		rec := x.r.Steps[l.recs[0]]
+		if rec.Status != StepWaiting {
+			continue
+		}
+		if err := x.e.cancelChild(ctx, rec); err != nil {
+			x.e.log.Error("cancelling the child run of a foreach's iteration", "run", x.r.ID, "step", rec.Path, "err", err)
+		}
+		x.touch(l.recs[0])
+		rec.Status, rec.FinishedAt = StepCancelled, &now
+	}
 }

@@ -2,11 +2,13 @@ package runner_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -129,4 +131,110 @@ func TestForeachWorkflowRunsAChildPerItem(t *testing.T) {
 			})
 		})
 	}
+}
+
+func TestForeachWorkflowSurvivesRestart(t *testing.T) {
+	h := newHarness(t)
+	count := &counter{calls: map[string]int{}}
+	kinds := map[string]runner.StepHandler{"count": count}
+	h.define(`
+name: held
+input: { type: object }
+steps:
+  - { id: count, count: {} }
+  - { id: nap, if: "${{ input.n >= 2 && input.n <= 3 }}", sleep: { duration: 1h } }
+  - { id: out, set: "${{ input.n * 2 }}" }
+`)
+	name := h.define(`
+name: fan
+input: { type: object }
+steps:
+  - id: fan-out
+    foreach:
+      items: "${{ input.ns }}"
+      concurrency: 2
+      workflow: { name: held, input: { n: "${{ item }}" } }
+`)
+	first := h.engine(runner.Config{Kinds: kinds})
+	r := h.submit(first, name, items(0, 6))
+	require.Eventually(t, func() bool {
+		waiting := 0
+		for _, c := range childRuns(t, h.store) {
+			if c.Status == runner.StatusWaiting {
+				waiting++
+			}
+		}
+		return waiting == 2
+	}, 10*time.Second, time.Millisecond, "children 0 and 1 end, 2 and 3 start and sleep")
+	require.NoError(t, first.Stop(context.Background()))
+	stopped, err := h.store.GetRun(context.Background(), r.ID)
+	require.NoError(t, err)
+	require.False(t, stopped.Status.Terminal())
+	require.Len(t, childRuns(t, h.store), 4, "no child starts past concurrency")
+
+	h.clock.Advance(2 * time.Hour)
+	second := h.engine(runner.Config{Kinds: kinds}, h.open())
+	r = h.await(second, r.ID, runner.StatusCompleted)
+	require.JSONEq(t, `[0,2,4,6,8,10]`, string(record(r, "fan-out").Output))
+	children := childRuns(t, h.store)
+	require.Len(t, children, 6, "the restarted parent starts no child again")
+	for _, c := range children {
+		require.Equal(t, runner.StatusCompleted, c.Status)
+	}
+	keys, calls := count.total()
+	require.Equal(t, 6, keys)
+	require.Equal(t, 6, calls, "no child's step ran twice")
+}
+
+func TestForeachWorkflowSpreadsOverTwoEngines(t *testing.T) {
+	h := newHarness(t)
+	h.define(`
+name: double
+input: { type: object }
+steps:
+  - { id: count, count: {} }
+  - { id: out, set: "${{ input.n * 2 }}" }
+`)
+	name := h.define(`
+name: fan
+input: { type: object }
+steps:
+  - id: fan-out
+    foreach:
+      items: "${{ input.ns }}"
+      concurrency: 50
+      workflow: { name: double, input: { n: "${{ item }}" } }
+`)
+	const n = 2000
+	counts := []*counter{{calls: map[string]int{}}, {calls: map[string]int{}}}
+	engines := []*runner.Engine{
+		h.engine(runner.Config{Owner: "one", Kinds: map[string]runner.StepHandler{"count": counts[0]}}),
+		h.engine(runner.Config{Owner: "two", Kinds: map[string]runner.StepHandler{"count": counts[1]}}, h.open()),
+	}
+	r := h.submit(engines[0], name, items(0, n))
+	require.Eventually(t, func() bool {
+		got, err := h.store.GetRun(context.Background(), r.ID)
+		require.NoError(t, err)
+		return got.Status.Terminal()
+	}, 5*time.Minute, 10*time.Millisecond)
+	r, err := engines[1].Get(context.Background(), r.ID)
+	require.NoError(t, err)
+	require.Equal(t, runner.StatusCompleted, r.Status, "%+v", r.Error)
+	want := make([]int, n)
+	for k := range want {
+		want[k] = 2 * k
+	}
+	raw, _ := json.Marshal(want)
+	require.JSONEq(t, string(raw), string(record(r, "fan-out").Output))
+	children := childRuns(t, h.store)
+	require.Len(t, children, n)
+	for _, c := range children {
+		require.Equal(t, runner.StatusCompleted, c.Status)
+	}
+	keys0, calls0 := counts[0].total()
+	keys1, calls1 := counts[1].total()
+	require.Equal(t, n, keys0+keys1, "every child's step ran")
+	require.Equal(t, n, calls0+calls1, "and once, on one engine")
+	require.NotZero(t, calls0, "both engines worked children")
+	require.NotZero(t, calls1, "both engines worked children")
 }
