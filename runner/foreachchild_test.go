@@ -238,3 +238,44 @@ steps:
 	require.NotZero(t, calls0, "both engines worked children")
 	require.NotZero(t, calls1, "both engines worked children")
 }
+
+func TestForeachWorkflowFailureCancelsWaitingChildren(t *testing.T) {
+	storeBackends(t, func(t *testing.T, h *harness, s runner.Store, cfg runner.Config) {
+		cfg.Kinds = map[string]runner.StepHandler{"probe": &childProbe{store: s, calls: map[string]int{}}}
+		e := h.engine(cfg, s)
+		h.define(`
+name: double
+input: { type: object }
+steps:
+  - { id: nap, if: "${{ input.n != 3 }}", sleep: { duration: 1h } }
+  - { id: probe, probe: { fail: "${{ input.n == 3 }}" } }
+`)
+		name := h.define(`
+name: fan
+input: { type: object }
+steps:
+  - id: fan-out
+    foreach:
+      items: "${{ input.ns }}"
+      concurrency: 3
+      workflow: { name: double, input: { n: "${{ item }}" } }
+`)
+		r := h.run(e, name, items(1, 5), runner.StatusFailed)
+		require.Equal(t, runner.CodeChildFailed, r.Error.Code)
+		require.Equal(t, "fan-out/2", r.Error.Step)
+		for _, path := range []string{"fan-out/0", "fan-out/1"} {
+			require.Equal(t, runner.StepCancelled, record(r, path).Status, path)
+		}
+		require.Nil(t, record(r, "fan-out/3"), "no iteration starts after one failed")
+		require.Eventually(t, func() bool {
+			children := childRuns(t, s)
+			ended := 0
+			for _, c := range children {
+				if c.Status.Terminal() {
+					ended++
+				}
+			}
+			return len(children) == 3 && ended == 3
+		}, 10*time.Second, 5*time.Millisecond, "the waiting children are cancelled with the iteration")
+	})
+}
