@@ -205,6 +205,9 @@ steps:
       concurrency: 50
       workflow: { name: double, input: { n: "${{ item }}" } }
 `)
+	if testing.Short() {
+		t.Skip("2,000 child runs take a minute or two under -race on a busy machine")
+	}
 	const n = 2000
 	counts := []*counter{{calls: map[string]int{}}, {calls: map[string]int{}}}
 	engines := []*runner.Engine{
@@ -217,7 +220,7 @@ steps:
 		require.NoError(t, err)
 		return got.Status.Terminal()
 	}, 5*time.Minute, 10*time.Millisecond)
-	r, err := engines[1].Get(context.Background(), r.ID)
+	r, err := h.store.GetRun(context.Background(), r.ID)
 	require.NoError(t, err)
 	require.Equal(t, runner.StatusCompleted, r.Status, "%+v", r.Error)
 	want := make([]int, n)
@@ -225,7 +228,7 @@ steps:
 		want[k] = 2 * k
 	}
 	raw, _ := json.Marshal(want)
-	require.JSONEq(t, string(raw), string(record(r, "fan-out").Output))
+	require.JSONEq(t, string(raw), string(r.Output), "the run's output is the foreach's")
 	children := childRuns(t, h.store)
 	require.Len(t, children, n)
 	for _, c := range children {
