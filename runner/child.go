@@ -25,6 +25,9 @@ func runWorkflow(ctx context.Context, s *stepExec) (outcome, error) {
 		return outcome{}, err
 	}
 	if st.Child == "" {
+		st.Child = s.derivedChild()
+	}
+	if st.Child == "" {
 		st.Child = uuid.Must(uuid.NewV7()).String()
 		if err := s.checkpoint(ctx, st); err != nil {
 			return outcome{}, err

@@ -251,11 +251,16 @@ func (x *execution) openBranch(s *stepExec, b *schemas.Branch) *stepList {
 // openIteration opens iteration k of foreach step s over items: its scope sees the item
 // and index.
 func (x *execution) openIteration(s *stepExec, items []any, k int) *stepList {
-	fe := s.st.Foreach
+	return x.openList(PathOf(s.rec)+"/"+strconv.Itoa(k)+"/", s.st.Foreach.Steps, x.iterationScope(s, items, k))
+}
+
+// iterationScope is the scope of iteration k of foreach step s over items: it sees the
+// item and index.
+func (x *execution) iterationScope(s *stepExec, items []any, k int) *expression.Scope {
 	sc := x.scopeAt(s.i).Child()
-	sc.SetVar(fe.ItemName(), items[k])
+	sc.SetVar(s.st.Foreach.ItemName(), items[k])
 	sc.SetVar(schemas.IndexVar, k)
-	return x.openList(PathOf(s.rec)+"/"+strconv.Itoa(k)+"/", fe.Steps, sc)
+	return sc
 }
 
 // openPass opens pass k of loop step s: its scope sees the iteration.
@@ -311,6 +316,9 @@ func (x *execution) foreach(ctx context.Context, s *stepExec) (any, *stepError, 
 	if s.rec.State == nil {
 		x.touch(s.i)
 		s.rec.State, _ = json.Marshal(foreachState{Items: len(items)})
+	}
+	if s.st.Foreach.Workflow != nil {
+		return x.foreachChildren(ctx, s, items)
 	}
 	out := make([]any, len(items))
 	if fe := s.st.Foreach; concurrent(fe.Concurrency) {
@@ -372,9 +380,6 @@ func Progress(r *Run, i int) (done, total int, ok bool) {
 // items evaluates the items of foreach step s: an array, within its bound.
 func (x *execution) items(s *stepExec) ([]any, *stepError) {
 	fe := s.st.Foreach
-	if fe.Workflow != nil {
-		return nil, permanent(CodeInvalidStep, "step %q: a foreach with a workflow is not supported by this engine yet", PathOf(s.rec))
-	}
 	v, err := s.evalKey(partItems, func() (any, error) { return toJSONValue(fe.Items) }, s.rec.Attempts)
 	if err != nil {
 		return nil, asStepError(err)
@@ -383,7 +388,9 @@ func (x *execution) items(s *stepExec) ([]any, *stepError) {
 	switch {
 	case !ok:
 		return nil, permanent(CodeInvalidItems, "step %q: items is %s, not an array", PathOf(s.rec), jsonType(v))
-	case len(items) > schemas.MaxIterations:
+	case fe.Workflow != nil && len(items) > schemas.MaxChildIterations:
+		return nil, permanent(CodeTooManyItems, "step %q: %d items; a foreach with a workflow takes at most %d", PathOf(s.rec), len(items), schemas.MaxChildIterations)
+	case fe.Workflow == nil && len(items) > schemas.MaxIterations:
 		return nil, permanent(CodeTooManyItems, "step %q: %d items; a foreach with steps takes at most %d", PathOf(s.rec), len(items), schemas.MaxIterations)
 	}
 	return items, nil

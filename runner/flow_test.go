@@ -16,9 +16,17 @@ import (
 // backends runs test once on each store backend: SQLite (the harness's file) and Redis
 // (when GORUNNER_TEST_REDIS names one), each with an engine of its own.
 func backends(t *testing.T, test func(t *testing.T, h *harness, e *runner.Engine)) {
+	storeBackends(t, func(t *testing.T, h *harness, s runner.Store, cfg runner.Config) {
+		test(t, h, h.engine(cfg, s))
+	})
+}
+
+// storeBackends runs test on SQLite and on Redis, given the store and the config an engine
+// on it takes (its events bus).
+func storeBackends(t *testing.T, test func(t *testing.T, h *harness, s runner.Store, cfg runner.Config)) {
 	t.Run("sqlite", func(t *testing.T) {
 		h := newHarness(t)
-		test(t, h, h.engine(runner.Config{}))
+		test(t, h, h.store, runner.Config{})
 	})
 	t.Run("redis", func(t *testing.T) {
 		h := newHarness(t)
@@ -26,7 +34,7 @@ func backends(t *testing.T, test func(t *testing.T, h *harness, e *runner.Engine
 		bus := events.New(s.Events(), nil)
 		require.NoError(t, bus.Start(context.Background()))
 		t.Cleanup(func() { require.NoError(t, bus.Stop(context.Background())) })
-		test(t, h, h.engine(runner.Config{Events: bus}, s))
+		test(t, h, s, runner.Config{Events: bus})
 	})
 }
 

@@ -12,6 +12,10 @@ type flowIndex struct {
 	node  map[*schemas.Step]int
 	steps []*schemas.Step
 	vars  [][]string
+	// children holds, by foreach step with a workflow, the one-step list its iterations
+	// run; iterations, that list's step (foreachchild.go).
+	children   map[*schemas.Step][]schemas.Step
+	iterations map[*schemas.Step]bool
 }
 
 // hasFlow reports whether d uses control flow: without it a run is the straight line.
@@ -28,7 +32,7 @@ func hasFlow(d *schemas.Definition) bool {
 }
 
 func newFlowIndex(d *schemas.Definition) *flowIndex {
-	f := &flowIndex{node: map[*schemas.Step]int{}}
+	f := &flowIndex{node: map[*schemas.Step]int{}, children: map[*schemas.Step][]schemas.Step{}, iterations: map[*schemas.Step]bool{}}
 	var walk func(st *schemas.Step, vars []string)
 	add := func(st *schemas.Step, vars []string) {
 		f.node[st] = len(f.steps)
@@ -51,6 +55,7 @@ func newFlowIndex(d *schemas.Definition) *flowIndex {
 				number(&l.Steps[j], inner)
 			}
 		}
+		f.addChildList(st, inner)
 	}
 	for i := range d.Steps {
 		walk(&d.Steps[i], nil)
