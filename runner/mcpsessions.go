@@ -26,6 +26,10 @@ const MCPSessionIdle = time.Minute
 // when shorter. A tool the list lacks is looked for again at once.
 const MCPToolsTTL = 5 * time.Minute
 
+// MCPMaxToolPages is the most pages of a server's tool list a step reads looking for its
+// tool: a server that pages without end (or past this) answers no such tool.
+const MCPMaxToolPages = 20
+
 // mcpSessions are the sessions of this engine's mcp steps, one per server URL and
 // connection, shared by the steps of every run and closed when idle.
 type mcpSessions struct {
@@ -146,19 +150,28 @@ func (s *mcpSession) tool(ctx context.Context, name string, now time.Time) (mcp.
 		return t, nil
 	}
 	gen := s.changed.Load() // before the reading: a change announced during it makes it stale
-	list, err := s.client.ListTools(ctx, mcp.ListToolsRequest{})
-	if err != nil {
-		return mcp.Tool{}, err
+	s.tools, s.toolsGen = map[string]mcp.Tool{}, gen
+	var cursor mcp.Cursor
+	for page := 0; page < MCPMaxToolPages; page++ {
+		list, err := s.client.ListToolsByPage(ctx, mcp.ListToolsRequest{PaginatedRequest: mcp.PaginatedRequest{
+			Params: mcp.PaginatedParams{Cursor: cursor}}})
+		if err != nil {
+			return mcp.Tool{}, err
+		}
+		if page == 0 {
+			s.toolsUntil = now.Add(toolsFor(list))
+		}
+		for _, t := range list.Tools {
+			s.tools[t.Name] = t
+		}
+		if t, ok := s.tools[name]; ok {
+			return t, nil // the pages not read yet are read when a tool on them is asked
+		}
+		if cursor = list.NextCursor; cursor == "" {
+			break
+		}
 	}
-	s.tools, s.toolsUntil, s.toolsGen = make(map[string]mcp.Tool, len(list.Tools)), now.Add(toolsFor(list)), gen
-	for _, t := range list.Tools {
-		s.tools[t.Name] = t
-	}
-	t, ok := s.tools[name]
-	if !ok {
-		return mcp.Tool{}, fmt.Errorf("%q: %w", name, errNoSuchTool)
-	}
-	return t, nil
+	return mcp.Tool{}, fmt.Errorf("%q: %w", name, errNoSuchTool)
 }
 
 // toolsFor is how long a tool list stays fresh: its ttlMs (0: read it again at the next

@@ -221,3 +221,33 @@ func TestMCPSessionsReusedThenClosedWhenIdle(t *testing.T) {
 	calls, _, _ := remote.seen()
 	require.Len(t, calls, 4)
 }
+
+// TestMCPToolPagesBounded: a step finds its tool on any of the first MCPMaxToolPages pages
+// of a server that lists one tool a page, and a tool past them is no such tool (a server
+// paging without end cannot keep a step reading).
+func TestMCPToolPagesBounded(t *testing.T) {
+	s := server.NewMCPServer("pages", "1", server.WithToolCapabilities(false), server.WithPaginationLimit(1))
+	for i := range runner.MCPMaxToolPages + 1 {
+		s.AddTool(mcp.NewTool(fmt.Sprintf("tool-%02d", i)), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return mcp.NewToolResultText("ok"), nil
+		})
+	}
+	remote := httptest.NewServer(server.NewStreamableHTTPServer(s))
+	t.Cleanup(func() { remote.CloseClientConnections(); remote.Close() })
+	h := newHarness(t)
+	e := h.engine(runner.Config{})
+	for _, tc := range []struct {
+		tool   string
+		status runner.Status
+	}{
+		{fmt.Sprintf("tool-%02d", runner.MCPMaxToolPages-1), runner.StatusCompleted},
+		{fmt.Sprintf("tool-%02d", runner.MCPMaxToolPages), runner.StatusFailed},
+	} {
+		name := h.define(fmt.Sprintf("name: %s\ninput: {type: object}\nsteps:\n  - id: call\n    mcp: {url: \"%s/mcp\", tool: %s}\n",
+			tc.tool, remote.URL, tc.tool))
+		r := h.run(e, name, `{}`, tc.status)
+		if tc.status == runner.StatusFailed {
+			require.Equal(t, runner.CodeNotFound, r.Error.Code, "%+v", r.Error)
+		}
+	}
+}

@@ -110,6 +110,7 @@ var named = map[string]int64{
 	"runner.MaxResponseHeaderBytes":     runner.MaxResponseHeaderBytes,
 	"runner.MaxResponseBody":            runner.MaxResponseBody,
 	"runner.MCPSessionIdle":             int64(runner.MCPSessionIdle),
+	"runner.MCPMaxToolPages":            runner.MCPMaxToolPages,
 	"runner.MCPToolsTTL":                int64(runner.MCPToolsTTL),
 	"runner.MaxHostLength":              runner.MaxHostLength,
 	"schemas.MaxSteps":                  schemas.MaxSteps,
