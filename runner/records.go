@@ -49,9 +49,9 @@ func CountsUnder(r *Run) map[string]*StepCounts {
 // one (0: none follows).
 func StepsUnder(r *Run, parent string, from, limit int) ([]*StepRecord, int) {
 	var page []*StepRecord
-	n := 0
+	n, prefix := 0, parent+"/" // once: a long ?parent= is not copied for every record
 	for _, rec := range r.Steps {
-		if !strings.HasPrefix(rec.Path, parent+"/") {
+		if !strings.HasPrefix(rec.Path, prefix) {
 			continue
 		}
 		if n >= from {
