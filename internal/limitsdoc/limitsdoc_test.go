@@ -1,7 +1,8 @@
 package limitsdoc_test
 
 import (
-	"bufio"
+	"flag"
+	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -25,6 +26,7 @@ import (
 	"github.com/gorunner/gorunner/events"
 	"github.com/gorunner/gorunner/expression"
 	"github.com/gorunner/gorunner/idempotency"
+	"github.com/gorunner/gorunner/internal/docgen"
 	"github.com/gorunner/gorunner/internal/limits"
 	"github.com/gorunner/gorunner/mcpserver"
 	"github.com/gorunner/gorunner/oauth"
@@ -35,10 +37,15 @@ import (
 	"github.com/gorunner/gorunner/tools"
 )
 
-// root is the module's root, where README.md is.
-const root = "../.."
+var update = flag.Bool("update", false, "rewrite the values of docs/limits.md from the constants")
 
-// named are the limits README names, by the name it gives them, as numbers: sizes and
+// root is the module's root; page is the limits page, from it.
+const (
+	root = "../.."
+	page = "docs/limits.md"
+)
+
+// named are the limits docs/limits.md names, by the name it gives them, as numbers: sizes and
 // counts as themselves, durations in nanoseconds. A row of the "Limits" table naming one
 // must give its value; the OAuth table, whose rows name several, must name each.
 var named = map[string]int64{
@@ -162,68 +169,104 @@ var (
 	rowValue = regexp.MustCompile(`^([0-9][0-9,]*)(?:\s+(\S+))?`)
 )
 
-// quantity reads a value cell's leading number and unit: "64 KiB", "10,000 hooks", "24 h".
-func quantity(t *testing.T, cell string) int64 {
+// unit is what the value cell's number is multiplied by.
+func unit(m []string) int64 {
+	if u, ok := units[strings.TrimRight(m[2], ",;")]; ok {
+		return u
+	}
+	return 1
+}
+
+// revalue is the value cell with its leading number made want, in the cell's unit, grouped
+// by commas when the cell's number was.
+func revalue(t *testing.T, name, cell string, want int64) string {
 	t.Helper()
 	m := rowValue.FindStringSubmatch(cell)
-	require.NotNil(t, m, "the value %q starts with no number", cell)
-	n, err := strconv.ParseInt(strings.ReplaceAll(m[1], ",", ""), 10, 64)
-	require.NoError(t, err)
-	if u, ok := units[strings.TrimRight(m[2], ",;")]; ok {
-		return n * u
+	require.NotNil(t, m, "%s: the value %q starts with no number", name, cell)
+	u := unit(m)
+	require.Zero(t, want%u, "%s: %d is no whole number of the unit of %q", name, want, cell)
+	n := strconv.FormatInt(want/u, 10)
+	if strings.Contains(m[1], ",") {
+		n = grouped(n)
+	}
+	return n + cell[len(m[1]):]
+}
+
+// grouped writes the digits n in groups of three: 10000 → 10,000.
+func grouped(n string) string {
+	for i := len(n) - 3; i > 0; i -= 3 {
+		n = n[:i] + "," + n[i:]
 	}
 	return n
 }
 
-// limitRows are the rows of README's "Limits" table: name cell → value cell.
-func limitRows(t *testing.T, readme string) map[string]string {
+// revalueRow is a table row with the value of the exported constant it names put in its
+// value cell; other lines (and rows naming unexported constants, out of reach here) are
+// returned as they are.
+func revalueRow(t *testing.T, line string) string {
 	t.Helper()
-	rows := map[string]string{}
-	in := false
-	sc := bufio.NewScanner(strings.NewReader(readme))
-	for sc.Scan() {
-		line := sc.Text()
-		if strings.HasPrefix(line, "## ") {
-			in = line == "## Limits"
-			continue
-		}
-		if !in || !strings.HasPrefix(line, "| `") {
-			continue
-		}
-		cells := strings.Split(line, "|")
-		require.GreaterOrEqual(t, len(cells), 4, line)
-		rows[strings.TrimSpace(cells[1])] = strings.TrimSpace(cells[2])
+	if !strings.HasPrefix(line, "| `") {
+		return line
 	}
-	require.NotEmpty(t, rows, "README has a Limits table")
-	return rows
+	cells := strings.Split(line, "|")
+	require.GreaterOrEqual(t, len(cells), 4, line)
+	nameCell := strings.TrimSpace(cells[1])
+	m := rowName.FindStringSubmatch(nameCell)
+	require.NotNil(t, m, "the row %q names no pkg.Name", nameCell)
+	if !unicode.IsUpper(rune(m[2][0])) {
+		return line
+	}
+	name := m[1] + "." + m[2]
+	want, ok := named[name]
+	require.True(t, ok, "%s names %s: add it to named", page, name)
+	cells[2] = fmt.Sprintf(" %s ", revalue(t, name, strings.TrimSpace(cells[2]), want))
+	return strings.Join(cells, "|")
 }
 
-// TestLimitsTable: every row of README's "Limits" table naming an exported constant gives
-// its value (rows naming an unexported one, out of reach here, are left alone), and every
-// limit known here is named in README.
+// TestLimitsTable: every row of docs/limits.md naming an exported constant gives its value
+// (-update writes them), and every limit known here is named on the page.
 func TestLimitsTable(t *testing.T) {
 	t.Parallel()
-	raw, err := os.ReadFile(filepath.Join(root, "README.md"))
+	path := filepath.Join(root, page)
+	raw, err := os.ReadFile(path)
 	require.NoError(t, err)
-	readme := string(raw)
-	for nameCell, value := range limitRows(t, readme) {
-		m := rowName.FindStringSubmatch(nameCell)
-		require.NotNil(t, m, "the row %q names no pkg.Name", nameCell)
-		if !unicode.IsUpper(rune(m[2][0])) {
-			continue
+	text := string(raw)
+	lines := strings.Split(text, "\n")
+	rows := 0
+	for i, line := range lines {
+		if strings.HasPrefix(line, "| `") {
+			rows++
 		}
-		name := m[1] + "." + m[2]
-		want, ok := named[name]
-		require.True(t, ok, "README's Limits table names %s: add it to named", name)
-		require.Equal(t, want, quantity(t, value), "%s: README says %q", name, value)
+		lines[i] = revalueRow(t, line)
 	}
+	require.NotZero(t, rows, "%s has limit rows", page)
 	for name := range named {
-		require.Contains(t, readme, "`"+name+"`", "%s is not documented in README", name)
+		require.Contains(t, text, "`"+name+"`", "%s is not documented in %s", name, page)
+	}
+	docgen.Compare(t, path, text, strings.Join(lines, "\n"), *update)
+}
+
+// TestRevalue: a value cell keeps its unit, its words and its digit grouping.
+func TestRevalue(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		cell string
+		want int64
+		out  string
+	}{
+		{"64 KiB", 128 << 10, "128 KiB"},
+		{"10,000 runs", 20000, "20,000 runs"},
+		{"1000 steps", 2000, "2000 steps"},
+		{"24 h", int64(48 * time.Hour), "48 h"},
+		{"720 h (30 days)", int64(720 * time.Hour), "720 h (30 days)"},
+		{"3", 5, "5"},
+	} {
+		require.Equal(t, c.out, revalue(t, "x", c.cell, c.want), c.cell)
 	}
 }
 
 // TestEveryMaxAndMinIsNamed: every exported constant of the module whose name starts with
-// Max or Min is in named, so TestLimitsTable checks README documents it.
+// Max or Min is in named, so TestLimitsTable checks docs/limits.md documents it.
 func TestEveryMaxAndMinIsNamed(t *testing.T) {
 	t.Parallel()
 	limit := regexp.MustCompile(`^(Max|Min)[A-Z]`)
@@ -254,7 +297,7 @@ func TestEveryMaxAndMinIsNamed(t *testing.T) {
 				for _, id := range spec.(*ast.ValueSpec).Names {
 					if id.IsExported() && limit.MatchString(id.Name) {
 						name := f.Name.Name + "." + id.Name
-						require.Contains(t, named, name, "%s (%s) is a limit: name it in README and in named", name, path)
+						require.Contains(t, named, name, "%s (%s) is a limit: name it in docs/limits.md and in named", name, path)
 					}
 				}
 			}
