@@ -9,7 +9,7 @@ import (
 	"unicode/utf8"
 )
 
-// Limits of the HTTP server NewHTTPServer builds (documented in README, "Limits").
+// Limits of the HTTP server NewHTTPServer builds (documented in docs/limits.md).
 const (
 	// ReadHeaderTimeout bounds reading a request's headers.
 	ReadHeaderTimeout = 10 * time.Second

@@ -13,7 +13,7 @@ import (
 
 // MaxPageBytes is the most body one list answer carries: a page that would be larger is cut
 // short and continues at its nextCursor (a page holds at least one item). Documented in
-// README, "Limits".
+// docs/limits.md.
 const MaxPageBytes = 4 << 20
 
 // pageSlack is room left in MaxPageBytes for the envelope and the next cursor.

@@ -34,7 +34,7 @@ steps:
     set: {ticket: "${{ input.ticket }}", approved: "${{ steps.approve.output.approved }}"}
 `
 
-// screenshot saves the page to docs/ when GORUNNER_SCREENSHOTS=1 (the README shows them).
+// screenshot saves the page to docs/ when GORUNNER_SCREENSHOTS=1 (docs/console.md shows them).
 func screenshot(t *testing.T, ctx context.Context, name string) {
 	t.Helper()
 	if os.Getenv("GORUNNER_SCREENSHOTS") != "1" {

@@ -22,7 +22,7 @@ import (
 	"github.com/gorunner/gorunner/runner"
 )
 
-// Limits on clients (README "Connect a remote assistant").
+// Limits on clients (docs/security.md, "OAuth for remote assistants").
 const (
 	// ClientDocumentTimeout bounds fetching a Client ID Metadata Document.
 	ClientDocumentTimeout = 5 * time.Second

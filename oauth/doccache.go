@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// Caching of Client ID Metadata Documents (README "Connect a remote assistant"): a
+// Caching of Client ID Metadata Documents (docs/security.md, "OAuth for remote assistants"): a
 // document is fetched once per its Cache-Control max-age, bounded both ways, and a failed
 // fetch is not tried again for FailedClientDocumentTTL, so that authorize and token
 // requests, which anyone may send, do not make GoRunner fetch a URL each time.

@@ -23,7 +23,7 @@ import (
 	"github.com/gorunner/gorunner/auth"
 )
 
-// Lifetimes and limits of the authorization server (README "Connect a remote assistant").
+// Lifetimes and limits of the authorization server (docs/security.md, "OAuth for remote assistants").
 const (
 	// AccessTTL is the life of an access token.
 	AccessTTL = time.Hour

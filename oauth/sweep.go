@@ -10,7 +10,7 @@ import (
 
 // SweepInterval is how often, at most, expired grants and unused registered clients are
 // deleted: lazily, by the requests that write (registration, token), so that no
-// background loop is needed (README "Connect a remote assistant").
+// background loop is needed (docs/security.md, "OAuth for remote assistants").
 const SweepInterval = 10 * time.Minute
 
 // sweeper remembers when the next sweep is due.

@@ -11,7 +11,7 @@ import (
 	"github.com/gorunner/gorunner/schemas"
 )
 
-// tree is an execution's index of its run's nested records (docs/control-flow.md): by
+// tree is an execution's index of its run's nested records (docs/design/control-flow.md): by
 // path, and for those whose list the pass has opened, their step and the scope their
 // expressions see. Top-level records are not in it.
 type tree struct {
@@ -29,7 +29,7 @@ func newTree(recs []*StepRecord, n int) *tree {
 	return t
 }
 
-// PathOf is a record's path (docs/control-flow.md): its Path, or for a top-level record
+// PathOf is a record's path (docs/design/control-flow.md): its Path, or for a top-level record
 // its ID.
 func PathOf(rec *StepRecord) string {
 	if rec.Path != "" {

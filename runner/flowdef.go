@@ -5,7 +5,7 @@ import (
 )
 
 // flowIndex numbers the steps of a definition with control flow (compound steps,
-// compensations, onFailure; see docs/control-flow.md) for its templates: the top-level
+// compensations, onFailure; see docs/design/control-flow.md) for its templates: the top-level
 // steps keep their index, every other step gets a number after them. steps are the steps by
 // number; vars, by number, the variables their expressions see besides Env's.
 type flowIndex struct {

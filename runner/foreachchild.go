@@ -8,7 +8,7 @@ import (
 	"github.com/gorunner/gorunner/schemas"
 )
 
-// A foreach with a workflow (docs/control-flow.md) runs one child run per item: iteration k
+// A foreach with a workflow (docs/design/control-flow.md) runs one child run per item: iteration k
 // is one record at path "<foreach>/<k>" running the workflow step {id: the foreach's,
 // workflow: its workflow}, which flowIndex numbers among the steps that see the item and
 // index. Children are ordinary runs: any process sharing the store works them, and each

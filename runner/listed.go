@@ -7,7 +7,7 @@ import (
 
 // MaxListedOutputBytes is the largest run or step output a list shows (REST and MCP
 // alike); a larger one is replaced by {"truncated": true, "bytes": N}. Reading the one run
-// has it whole. Documented in README, "Limits".
+// has it whole. Documented in docs/limits.md.
 const MaxListedOutputBytes = 64 << 10
 
 // Listed is the run as a list shows it: outputs over MaxListedOutputBytes replaced by a

@@ -132,7 +132,7 @@ type WaitingOn struct {
 type StepRecord struct {
 	ID string
 	// Path is a nested record's path (quotes/fedex/ask, charge-each/3/charge,
-	// charge/compensate; see docs/control-flow.md), empty for a top-level step's, whose
+	// charge/compensate; see docs/design/control-flow.md), empty for a top-level step's, whose
 	// path is its ID. Top-level records come first, in definition order; nested ones after.
 	Path       string
 	StepID     string

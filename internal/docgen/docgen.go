@@ -6,6 +6,11 @@
 // values come from the constants they name).
 package docgen
 
+// Refresh every generated part of docs/ (docs/README.md, "What is checked").
+//go:generate go test -count=1 -run TestRESTDoc ../../api/ -update
+//go:generate go test -count=1 -run TestCLIDoc ../../cmd/gorunner/ -update
+//go:generate go test -count=1 -run TestLimitsTable ../limitsdoc/ -update
+
 import (
 	"os"
 	"strings"

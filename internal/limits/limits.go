@@ -1,5 +1,5 @@
 // Package limits holds the limits every face shares: REST, MCP, the stores and the CLI
-// (documented in README, "Limits").
+// (documented in docs/limits.md).
 package limits
 
 // MaxBodyBytes is the largest request body accepted (SPEC §3), over REST and MCP alike.

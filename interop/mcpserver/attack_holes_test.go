@@ -63,7 +63,7 @@ func TestAttackTerminatedSessionAnswers404(t *testing.T) {
 
 	other := f.twin()
 	require.Equal(t, http.StatusNotFound, other.raw(f.token, "POST", toolsList(6), "Mcp-Session-Id", newest).StatusCode,
-		"another process does not hold the session (README: Load balancer and /mcp)")
+		"another process does not hold the session (docs/operations.md: Load balancer and /mcp)")
 }
 
 // callWithProgressToken is a tools/call of greet whose _meta.progressToken is token (JSON).

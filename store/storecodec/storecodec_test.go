@@ -116,7 +116,7 @@ const (
 		`"error":{"code":"HTTP_500","message":"bad","step":"greet"},"startedAt":"2026-11-30T12:00:01Z",` +
 		`"finishedAt":"2026-11-30T12:00:02Z","conflict":{"owner":"run-0"},"state":{"until":1}}`
 	storedBareStep = `{"id":"s-2","stepId":"wait","status":"pending","attempts":0}`
-	// storedNested is a nested record (docs/control-flow.md): its path after its id.
+	// storedNested is a nested record (docs/design/control-flow.md): its path after its id.
 	storedNested  = `{"id":"charge","path":"each/3/charge","stepId":"c","status":"pending","attempts":0}`
 	storedError   = `{"code":"STEP_FAILED","message":"boom","step":"greet"}`
 	storedWaiting = `{"hook":"tok-1","sleepUntil":"2026-11-30T12:00:02Z"}`

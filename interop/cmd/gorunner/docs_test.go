@@ -18,12 +18,12 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// docsDir is docs/ of the GoRunner module, from this package.
-const docsDir = "../../../docs"
+// moduleRoot is the GoRunner module's root, from this package.
+const moduleRoot = "../../.."
 
-// runnablePages are the pages whose examples TestDocsExamples runs: every shell and YAML
-// block of them carries a marker saying what the test does with it.
-var runnablePages = []string{"getting-started.md", "workflows.md"}
+// runnablePages are the pages whose examples TestDocsExamples runs, from the module's
+// root: every shell and YAML block of them carries a marker saying what the test does.
+var runnablePages = []string{"README.md", "docs/getting-started.md", "docs/workflows.md"}
 
 // The addresses the pages use: GoRunner at 8080, the services a workflow calls at 9000.
 // The test puts its own serve and its stand-in API there, in the text of every block.
@@ -115,7 +115,7 @@ func TestDocsExamples(t *testing.T) {
 	for _, name := range runnablePages {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			raw, err := os.ReadFile(filepath.Join(docsDir, name))
+			raw, err := os.ReadFile(filepath.Join(moduleRoot, name))
 			require.NoError(t, err)
 			blocks, err := docBlocks(string(raw))
 			require.NoError(t, err, name)

@@ -146,8 +146,9 @@ func call(t *testing.T, token, method, url, body string, header ...string) (int,
 	return res.StatusCode, out
 }
 
-// TestReadmeWalkthrough walks the README's curl flow against the real binary.
-func TestReadmeWalkthrough(t *testing.T) {
+// TestFirstWorkflowWalkthrough walks the curl flow of docs/getting-started.md against the
+// real binary, asserting each answer (TestDocsExamples runs the page's text itself).
+func TestFirstWorkflowWalkthrough(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	s := startServe(t, dir, "--examples")
