@@ -3,7 +3,7 @@
 // (the REST route table, the command tree, the limits). Check fails the test when the
 // region differs from what the code generates; with update it rewrites the region instead.
 // Compare does the same for a page whose every byte the code decides (limits.md, whose
-// values come from the constants they name).
+// values come from the constants they name). Its own test checks the pages' links.
 package docgen
 
 // Refresh every generated part of docs/ (docs/README.md, "What is checked").
