@@ -3,6 +3,7 @@ package main_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"net/http/httptest"
 	"os"
@@ -45,7 +46,7 @@ type docBlock struct {
 // markedLangs are the languages whose blocks must carry a marker: none is skipped silently.
 var markedLangs = map[string]bool{"sh": true, "bash": true, "shell": true, "yaml": true, "yml": true}
 
-var markerLine = regexp.MustCompile(`^<!-- (run|run: .+|file: \S+|serve|norun: .+) -->$`)
+var markerLine = regexp.MustCompile(`^<!-- (run|run: prints .+|run: exits [0-9]+|file: \S+|serve|norun: .+) -->$`)
 
 // docBlocks reads the fenced blocks of a page; a shell or YAML block without a marker on
 // the line before it (blank lines aside) is an error naming its line.
@@ -103,6 +104,8 @@ func TestDocBlocks(t *testing.T) {
 
 	_, err = docBlocks("Text.\n\n```sh\nrm -rf /\n```\n")
 	require.ErrorContains(t, err, "line 3: a ```sh block without a marker")
+	_, err = docBlocks("<!-- run: maybe -->\n```sh\ntrue\n```\n")
+	require.ErrorContains(t, err, "line 2", "a marker says prints or exits, nothing else")
 	_, err = docBlocks("<!-- run -->\nText between.\n```yaml\na: 1\n```\n")
 	require.ErrorContains(t, err, "line 3", "a marker counts for the block right after it only")
 }
@@ -171,6 +174,17 @@ func (d *docSession) startServe(t *testing.T, where, addr, body string) *server 
 	return startServeCmd(t, cmd, dataDir)
 }
 
+// expectation is what a run marker's argument asks: an exit code ("exits N", default 0)
+// or text the output must hold ("prints TEXT").
+func expectation(arg string) (code int, prints string) {
+	if n, ok := strings.CutPrefix(arg, "exits "); ok {
+		code, _ = strconv.Atoi(n) // markerLine admits digits only
+		return code, ""
+	}
+	prints, _ = strings.CutPrefix(arg, "prints ")
+	return 0, prints
+}
+
 // run runs one block with bash -euo pipefail in the session's directory, the real binary
 // first on the PATH as gorunner. arg may say what it must print or its exit code.
 func (d *docSession) run(t *testing.T, where, arg, body string) {
@@ -181,24 +195,21 @@ func (d *docSession) run(t *testing.T, where, arg, body string) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // a timeout ends the block's children too
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 10 * time.Second
+	// GORUNNER_URL stands for the CLI's default, the 127.0.0.1:8080 the pages' serve is at;
+	// the token comes from ./.gorunner/admin-token, as on the reader's machine.
 	cmd.Env = append(os.Environ(), "PATH="+filepath.Dir(binary(t))+":"+os.Getenv("PATH"), "GORUNNER_URL="+d.serve.url, "GORUNNER_TOKEN=")
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	t.Logf("%s: running", where)
 	err := cmd.Run()
 	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
 		code = ee.ExitCode()
 	} else {
 		require.NoError(t, err, where)
 	}
-	want, prints := 0, ""
-	if n, ok := strings.CutPrefix(arg, "exits "); ok {
-		want, err = strconv.Atoi(n)
-		require.NoError(t, err, where)
-	} else {
-		prints, _ = strings.CutPrefix(arg, "prints ")
-	}
+	want, prints := expectation(arg)
 	require.Equal(t, want, code, "%s exited %d:\n%s\n%s", where, code, body, out.String())
 	require.Contains(t, out.String(), prints, "%s does not print %q:\n%s", where, prints, out.String())
 }
