@@ -1,9 +1,10 @@
 // Package docgen keeps the generated parts of docs/ in step with the code: a page holds
 // prose of its own and one region between Begin and End that a test writes from the code
-// (the REST route table, the command tree, the limits). Check fails the test when the
-// region differs from what the code generates; with update it rewrites the region instead.
-// Compare does the same for a page whose every byte the code decides (limits.md, whose
-// values come from the constants they name). Its own test checks the pages' links.
+// (the REST route table, the command tree). Check fails the test when the region differs
+// from what the code generates; with update it rewrites the region instead. Compare does
+// the same for a whole page the code rewrites in places (limits.md, whose values a test
+// writes from the constants its rows name). Its own tests check the pages' links and that
+// the README stays short.
 package docgen
 
 // Refresh every generated part of docs/ (docs/README.md, "What is checked").

@@ -79,3 +79,12 @@ func TestAnchors(t *testing.T) {
 	got := anchors("# Egress: what HTTP steps may reach\n## Load balancer and `/mcp`\n```sh\n# not a heading\n```\n## Notes\n## Notes\n")
 	require.Equal(t, map[string]bool{"egress-what-http-steps-may-reach": true, "load-balancer-and-mcp": true, "notes": true, "notes-1": true}, got)
 }
+
+// TestReadmeIsShort: the README says what GoRunner is and where to read on (issue #35);
+// everything else belongs to a page of docs/.
+func TestReadmeIsShort(t *testing.T) {
+	t.Parallel()
+	raw, err := os.ReadFile(filepath.Join(root, "README.md"))
+	require.NoError(t, err)
+	require.LessOrEqual(t, strings.Count(string(raw), "\n"), 200, "README.md is over 200 lines: move the detail into docs/")
+}
