@@ -12,17 +12,13 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/gorunner/gorunner/mcpserver/front"
 )
 
 // MaxBatchMessages bounds the messages of one JSON-RPC batch (protocol version 2025-03-26,
 // the only one that has them); they are answered at once, each as if POSTed alone.
 const MaxBatchMessages = 64
-
-// isBatch reports whether body is a JSON array: a JSON-RPC batch.
-func isBatch(body []byte) bool {
-	rest := bytes.TrimLeft(body, " \t\r\n")
-	return len(rest) > 0 && rest[0] == '['
-}
 
 // batchVersion is the protocol version that decides whether r may carry a batch: its
 // header; else the one its session negotiated; else 2025-03-26, which a server assumes of
@@ -86,7 +82,7 @@ func batchProblem(msgs []json.RawMessage) string {
 		return fmt.Sprintf("the batch holds %d messages, at most %d are allowed", len(msgs), MaxBatchMessages)
 	}
 	for _, m := range msgs {
-		var msg rpcMessage
+		var msg front.Message
 		if json.Unmarshal(m, &msg) == nil && msg.Method == string(mcp.MethodInitialize) {
 			return "initialize cannot be batched: send it alone"
 		}
@@ -109,12 +105,11 @@ func (s *Server) batchAnswer(r *http.Request, env *environment, m json.RawMessag
 	if len(body) > 0 && body[0] == '{' && json.Valid(body) {
 		return body
 	}
-	var msg rpcMessage
+	var msg front.Message
 	if (len(body) == 0 && rec.status < http.StatusBadRequest) || json.Unmarshal(m, &msg) != nil || len(msg.ID) == 0 {
 		return nil
 	}
-	out, err := json.Marshal(rpcResponse{JSONRPC: mcp.JSONRPC_VERSION, ID: msg.ID,
-		Error: &rpcError{Code: mcp.INVALID_REQUEST, Message: strings.TrimSpace(string(body))}})
+	out, err := json.Marshal(front.Answer(msg.ID, nil, front.NewError(mcp.INVALID_REQUEST, strings.TrimSpace(string(body)), nil)))
 	if err != nil {
 		return nil
 	}
@@ -125,7 +120,7 @@ func (s *Server) batchAnswer(r *http.Request, env *environment, m json.RawMessag
 func writeRPCError(w http.ResponseWriter, code int, message string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusBadRequest)
-	_ = json.NewEncoder(w).Encode(rpcResponse{JSONRPC: mcp.JSONRPC_VERSION, Error: &rpcError{Code: code, Message: message}})
+	_ = json.NewEncoder(w).Encode(front.Refusal(code, message))
 }
 
 // recorded is a ResponseWriter that keeps the answer in memory; it cannot flush, so
