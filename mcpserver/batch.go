@@ -23,11 +23,11 @@ const MaxBatchMessages = 64
 // batchVersion is the protocol version that decides whether r may carry a batch: its
 // header; else the one its session negotiated; else 2025-03-26, which a server assumes of
 // a request that says none (MCP 2025-06-18, "Protocol Version Header").
-func (s *Server) batchVersion(r *http.Request, env *environment) string {
+func (t *httpTransport) batchVersion(r *http.Request) string {
 	if v := r.Header.Get(server.HeaderKeyProtocolVersion); v != "" {
 		return v
 	}
-	if v, _ := s.held.version(env.name, principalID(r.Context()), r.Header.Get(sessionHeader)); v != "" {
+	if v, _ := t.held.version(t.env.name, principalID(r.Context()), r.Header.Get(sessionHeader)); v != "" {
 		return v
 	}
 	return mcp.ProtocolVersion20250326
@@ -38,12 +38,12 @@ func (s *Server) batchVersion(r *http.Request, env *environment) string {
 // In 2025-03-26 its session is checked once, each message is answered as if POSTed alone
 // with the batch's headers (batchAnswer), and the responses go out as one JSON array, or
 // 202 when there are none (only notifications and responses were sent).
-func (s *Server) serveBatch(w http.ResponseWriter, r *http.Request, env *environment, body []byte) {
-	if v := s.batchVersion(r, env); v != mcp.ProtocolVersion20250326 {
+func (t *httpTransport) serveBatch(w http.ResponseWriter, r *http.Request, body []byte) {
+	if v := t.batchVersion(r); v != mcp.ProtocolVersion20250326 {
 		writeRPCError(w, mcp.INVALID_REQUEST, fmt.Sprintf("JSON-RPC batches are not allowed in protocol version %s (MCP allowed them in 2025-03-26 only); send each message in a request of its own", v))
 		return
 	}
-	if problem, status := legacySessionProblem(r, env, r.Header.Get(sessionHeader)); status != 0 {
+	if problem, status := legacySessionProblem(r, t.env, r.Header.Get(sessionHeader)); status != 0 {
 		http.Error(w, problem, status)
 		return
 	}
@@ -59,7 +59,7 @@ func (s *Server) serveBatch(w http.ResponseWriter, r *http.Request, env *environ
 	answers := make([]json.RawMessage, len(msgs))
 	var wg sync.WaitGroup
 	for i, m := range msgs {
-		wg.Go(func() { answers[i] = s.batchAnswer(r, env, m) })
+		wg.Go(func() { answers[i] = t.batchAnswer(r, m) })
 	}
 	wg.Wait()
 	answers = slices.DeleteFunc(answers, func(a json.RawMessage) bool { return a == nil })
@@ -95,12 +95,12 @@ func batchProblem(msgs []json.RawMessage) string {
 // serves m is dropped: the batch's answer is one JSON array). It returns the response; nil
 // for none (a notification, a response); or, when m was refused over HTTP, a JSON-RPC
 // error with the refusal's text.
-func (s *Server) batchAnswer(r *http.Request, env *environment, m json.RawMessage) json.RawMessage {
+func (t *httpTransport) batchAnswer(r *http.Request, m json.RawMessage) json.RawMessage {
 	sub := r.Clone(r.Context())
 	sub.Header.Set("Accept", "application/json")
 	sub.Body, sub.ContentLength = io.NopCloser(bytes.NewReader(m)), int64(len(m))
 	rec := &recorded{header: http.Header{}}
-	s.serveMessage(rec, sub, env, m)
+	t.serveMessage(rec, sub, m)
 	body := bytes.TrimSpace(rec.body.Bytes())
 	if len(body) > 0 && body[0] == '{' && json.Valid(body) {
 		return body

@@ -21,44 +21,49 @@ import (
 // sessionHeader is the streamable HTTP session header.
 const sessionHeader = "Mcp-Session-Id"
 
-// taskHTTP serves env's /mcp: each message POSTed goes through env's router (a batch,
-// which 2025-03-26 allows, message by message), and what it does not take goes to mcp-go
-// unchanged; a GET or DELETE goes to mcp-go once its session is known to be held.
-func (s *Server) taskHTTP(env *environment) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost {
-			if s.endedSession(w, r, env) {
-				return
-			}
-			env.http.ServeHTTP(w, r)
-			return
-		}
-		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limits.MaxBodyBytes))
-		if err != nil {
-			http.Error(w, "reading the request: "+err.Error(), http.StatusRequestEntityTooLarge)
-			return
-		}
-		if front.IsBatch(body) && utf8.Valid(body) {
-			s.serveBatch(w, r, env, body)
-			return
-		}
-		s.serveMessage(w, r, env, body)
-	})
+// httpTransport serves one environment's /mcp: each message POSTed goes through the
+// environment's router (a batch, which 2025-03-26 allows, message by message), and what
+// it does not take goes to mcp-go's streamable HTTP server unchanged; a GET or DELETE goes
+// to mcp-go once its session is known to be held.
+type httpTransport struct {
+	env *environment
+	// held are the sessions each principal holds, in every environment.
+	held *sessionsHeld
 }
 
-// serveMessage answers body, one JSON-RPC message POSTed to env's /mcp, through env's
-// router; what the router passes on mcp-go answers.
-func (s *Server) serveMessage(w http.ResponseWriter, r *http.Request, env *environment, body []byte) {
+func (t *httpTransport) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		if t.endedSession(w, r) {
+			return
+		}
+		t.env.http.ServeHTTP(w, r)
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limits.MaxBodyBytes))
+	if err != nil {
+		http.Error(w, "reading the request: "+err.Error(), http.StatusRequestEntityTooLarge)
+		return
+	}
+	if front.IsBatch(body) && utf8.Valid(body) {
+		t.serveBatch(w, r, body)
+		return
+	}
+	t.serveMessage(w, r, body)
+}
+
+// serveMessage answers body, one JSON-RPC message POSTed, through the router; what the
+// router passes on mcp-go answers.
+func (t *httpTransport) serveMessage(w http.ResponseWriter, r *http.Request, body []byte) {
 	// guard has refused another principal's session ID.
-	c := &httpConn{w: w, r: r, env: env}
-	switch outcome, msg := env.router.Route(r.Context(), body, c); outcome {
+	c := &httpConn{w: w, r: r, env: t.env}
+	switch outcome, msg := t.env.router.Route(r.Context(), body, c); outcome {
 	case front.Taken:
 		w.WriteHeader(http.StatusAccepted)
 	case front.Pass:
 		r.Body = io.NopCloser(bytes.NewReader(body))
-		env.http.ServeHTTP(w, r)
+		t.env.http.ServeHTTP(w, r)
 		if p, ok := auth.PrincipalFrom(r.Context()); ok && msg != nil && msg.Method == string(mcp.MethodInitialize) {
-			s.endExcessSessions(r, env, p)
+			t.endExcessSessions(r, p)
 		}
 	}
 }
@@ -159,13 +164,13 @@ func legacySessionProblem(r *http.Request, env *environment, sessionID string) (
 	return "", 0
 }
 
-// endedSession answers 404 to a GET or DELETE naming a session of the caller's that env
-// does not hold (ended, or opened on another process), as mcp-go answers a POST
-// (boundSessions.Validate): mcp-go would open a new stream under the ID of a GET, and
+// endedSession answers 404 to a GET or DELETE naming a session of the caller's that the
+// environment does not hold (ended, or opened on another process), as mcp-go answers a
+// POST (boundSessions.Validate): mcp-go would open a new stream under the ID of a GET, and
 // answer a DELETE 200. It reports whether it answered.
-func (s *Server) endedSession(w http.ResponseWriter, r *http.Request, env *environment) bool {
+func (t *httpTransport) endedSession(w http.ResponseWriter, r *http.Request) bool {
 	id := r.Header.Get(sessionHeader)
-	if id == "" || s.held.holds(env.name, principalID(r.Context()), id) {
+	if id == "" || t.held.holds(t.env.name, principalID(r.Context()), id) {
 		return false
 	}
 	http.Error(w, "Session terminated", http.StatusNotFound)

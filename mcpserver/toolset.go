@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"sync/atomic"
 	"time"
 
@@ -37,7 +36,7 @@ type environment struct {
 	// router is the front layer of both transports: it routes each message read.
 	router *front.Router
 	// tasksHTTP serves /mcp: the router in front of http.
-	tasksHTTP http.Handler
+	tasksHTTP *httpTransport
 }
 
 // lookup is the workflow tool called name, or nil.
@@ -71,7 +70,7 @@ func (s *Server) newEnvironment(name string) *environment {
 	env.http = server.NewStreamableHTTPServer(m, server.WithStreamableHTTPLogger(transportLog(s.log)),
 		server.WithSessionIdManagerResolver(env.sessions))
 	env.router = front.NewRouter(envTasks{s: s, env: env}, &s.replies)
-	env.tasksHTTP = s.taskHTTP(env)
+	env.tasksHTTP = &httpTransport{env: env, held: &s.held}
 	registered := s.companionTools(env)
 	for _, t := range registered {
 		env.companions = append(env.companions, t.Tool)

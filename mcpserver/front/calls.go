@@ -16,12 +16,13 @@ import (
 // Calls runs the tools/calls of one session on workers of its own, through mcp-go's
 // Handler, in the context mcp-go serves the session in (its session, the principal), as
 // mcp-go's stdio tool call workers would; a call finding no idle worker starts one, so
-// calls that wait for their runs never hold up others. At most CallsConfig.Max run at once;
-// the ones past it wait in a queue of CallsConfig.MaxQueued for the next worker free, and
-// past that the read loop waits, so a client sending calls faster than they end cannot make the process
-// hold them all. The counts are kept under mu, which taking and forgetting a call hold
-// anyway: a worker done with a call takes the first queued one in its place before the call
-// counts as ended, so no call taken meanwhile can run beside it past the bound.
+// calls that wait for their runs never hold up others. At most CallsConfig.Max run at
+// once; the ones past it wait in a queue of CallsConfig.MaxQueued for the next worker free,
+// and past that the read loop waits, so a client sending calls faster than they end cannot
+// make the process hold them all. The counts are kept under mu, which taking and
+// forgetting a call hold anyway: a worker done with a call takes the first queued one in
+// its place before the call counts as ended, so no call taken meanwhile can run beside it
+// past the bound.
 //
 // Route registers each call it takes (take) under its request ID before any later message
 // is read, and answers a notifications/cancelled naming it (cancelRequest) by cancelling the call's
