@@ -6,6 +6,9 @@
 //
 // Route takes, in this order:
 //
+//   - a plain tools/call, one that asks for no task, told by a scan of its keys without
+//     decoding it (plainToolsCall): to the session's Calls when it has them, else to
+//     mcp-go as it is;
 //   - a message that is not valid UTF-8 (mcp-go would decode it with U+FFFD in its
 //     strings): a tools/call gets an isError result the agent can act on, anything else a
 //     parse error;

@@ -14,8 +14,8 @@ import (
 // its replies are told from those to mcp-go's own requests.
 const replyIDPrefix = "gorunner-ask-"
 
-// reply is a client's reply to a request the front layer sent.
-type reply struct {
+// clientReply is a client's reply to a request the front layer sent.
+type clientReply struct {
 	ID     json.RawMessage `json:"id"`
 	Result json.RawMessage `json:"result"`
 	Error  *Error          `json:"error"`
@@ -32,14 +32,14 @@ type Replies struct {
 // pendingReply is one request awaiting its reply, which only its principal may send.
 type pendingReply struct {
 	principal string
-	ch        chan *reply
+	ch        chan *clientReply
 }
 
 // expect registers a request of principal's and returns its ID and where its reply comes;
 // done forgets it.
-func (r *Replies) expect(principal string) (string, <-chan *reply, func()) {
+func (r *Replies) expect(principal string) (string, <-chan *clientReply, func()) {
 	id := replyIDPrefix + rand.Text()
-	ch := make(chan *reply, 1)
+	ch := make(chan *clientReply, 1)
 	r.mu.Lock()
 	if r.waiting == nil {
 		r.waiting = map[string]pendingReply{}
@@ -56,7 +56,7 @@ func (r *Replies) expect(principal string) (string, <-chan *reply, func()) {
 // deliver hands raw, a message from principal, to the request it replies to, and reports
 // whether it was such a reply; a reply is taken once.
 func (r *Replies) deliver(principal string, raw []byte) bool {
-	var rp reply
+	var rp clientReply
 	var id string
 	if json.Unmarshal(raw, &rp) != nil || json.Unmarshal(rp.ID, &id) != nil {
 		return false
