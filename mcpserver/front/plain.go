@@ -12,9 +12,9 @@ import (
 // (SEP-2663), which a client declares in the capabilities each request carries in _meta.
 const TasksExtension = "io.modelcontextprotocol/tasks"
 
-// MetaClientCapabilities is the _meta member of a 2026-07-28 request that declares the
+// metaClientCapabilities is the _meta member of a 2026-07-28 request that declares the
 // client's capabilities (SEP-2575).
-const MetaClientCapabilities = "io.modelcontextprotocol/clientCapabilities"
+const metaClientCapabilities = "io.modelcontextprotocol/clientCapabilities"
 
 // A plain tools/call — one that asks for no task (2025-11-25) and does not declare the
 // tasks extension (2026-07-28) — is neither the task layer's nor a reply to a request the
@@ -84,7 +84,7 @@ func plainCallParams(val []byte) bool {
 			return false
 		case bytes.EqualFold(key, []byte("_meta")):
 			return eachMember(v, func(k, caps []byte) bool {
-				return !bytes.EqualFold(k, []byte(MetaClientCapabilities)) || withoutTasksExtension(caps)
+				return !bytes.EqualFold(k, []byte(metaClientCapabilities)) || withoutTasksExtension(caps)
 			})
 		}
 		return true
