@@ -12,26 +12,22 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/gorunner/gorunner/mcpserver/front"
 )
 
 // MaxBatchMessages bounds the messages of one JSON-RPC batch (protocol version 2025-03-26,
 // the only one that has them); they are answered at once, each as if POSTed alone.
 const MaxBatchMessages = 64
 
-// isBatch reports whether body is a JSON array: a JSON-RPC batch.
-func isBatch(body []byte) bool {
-	rest := bytes.TrimLeft(body, " \t\r\n")
-	return len(rest) > 0 && rest[0] == '['
-}
-
 // batchVersion is the protocol version that decides whether r may carry a batch: its
 // header; else the one its session negotiated; else 2025-03-26, which a server assumes of
 // a request that says none (MCP 2025-06-18, "Protocol Version Header").
-func (s *Server) batchVersion(r *http.Request, env *environment) string {
+func (t *httpTransport) batchVersion(r *http.Request) string {
 	if v := r.Header.Get(server.HeaderKeyProtocolVersion); v != "" {
 		return v
 	}
-	if v, _ := s.held.version(env.name, principalID(r.Context()), r.Header.Get(sessionHeader)); v != "" {
+	if v, _ := t.held.version(t.env.name, principalID(r.Context()), r.Header.Get(sessionHeader)); v != "" {
 		return v
 	}
 	return mcp.ProtocolVersion20250326
@@ -42,12 +38,12 @@ func (s *Server) batchVersion(r *http.Request, env *environment) string {
 // In 2025-03-26 its session is checked once, each message is answered as if POSTed alone
 // with the batch's headers (batchAnswer), and the responses go out as one JSON array, or
 // 202 when there are none (only notifications and responses were sent).
-func (s *Server) serveBatch(w http.ResponseWriter, r *http.Request, env *environment, body []byte) {
-	if v := s.batchVersion(r, env); v != mcp.ProtocolVersion20250326 {
+func (t *httpTransport) serveBatch(w http.ResponseWriter, r *http.Request, body []byte) {
+	if v := t.batchVersion(r); v != mcp.ProtocolVersion20250326 {
 		writeRPCError(w, mcp.INVALID_REQUEST, fmt.Sprintf("JSON-RPC batches are not allowed in protocol version %s (MCP allowed them in 2025-03-26 only); send each message in a request of its own", v))
 		return
 	}
-	if problem, status := legacySessionProblem(r, env, r.Header.Get(sessionHeader)); status != 0 {
+	if problem, status := legacySessionProblem(r, t.env, r.Header.Get(sessionHeader)); status != 0 {
 		http.Error(w, problem, status)
 		return
 	}
@@ -63,7 +59,7 @@ func (s *Server) serveBatch(w http.ResponseWriter, r *http.Request, env *environ
 	answers := make([]json.RawMessage, len(msgs))
 	var wg sync.WaitGroup
 	for i, m := range msgs {
-		wg.Go(func() { answers[i] = s.batchAnswer(r, env, m) })
+		wg.Go(func() { answers[i] = t.batchAnswer(r, m) })
 	}
 	wg.Wait()
 	answers = slices.DeleteFunc(answers, func(a json.RawMessage) bool { return a == nil })
@@ -86,7 +82,7 @@ func batchProblem(msgs []json.RawMessage) string {
 		return fmt.Sprintf("the batch holds %d messages, at most %d are allowed", len(msgs), MaxBatchMessages)
 	}
 	for _, m := range msgs {
-		var msg rpcMessage
+		var msg front.Message
 		if json.Unmarshal(m, &msg) == nil && msg.Method == string(mcp.MethodInitialize) {
 			return "initialize cannot be batched: send it alone"
 		}
@@ -99,22 +95,21 @@ func batchProblem(msgs []json.RawMessage) string {
 // serves m is dropped: the batch's answer is one JSON array). It returns the response; nil
 // for none (a notification, a response); or, when m was refused over HTTP, a JSON-RPC
 // error with the refusal's text.
-func (s *Server) batchAnswer(r *http.Request, env *environment, m json.RawMessage) json.RawMessage {
+func (t *httpTransport) batchAnswer(r *http.Request, m json.RawMessage) json.RawMessage {
 	sub := r.Clone(r.Context())
 	sub.Header.Set("Accept", "application/json")
 	sub.Body, sub.ContentLength = io.NopCloser(bytes.NewReader(m)), int64(len(m))
 	rec := &recorded{header: http.Header{}}
-	s.serveMessage(rec, sub, env, m)
+	t.serveMessage(rec, sub, m)
 	body := bytes.TrimSpace(rec.body.Bytes())
 	if len(body) > 0 && body[0] == '{' && json.Valid(body) {
 		return body
 	}
-	var msg rpcMessage
+	var msg front.Message
 	if (len(body) == 0 && rec.status < http.StatusBadRequest) || json.Unmarshal(m, &msg) != nil || len(msg.ID) == 0 {
 		return nil
 	}
-	out, err := json.Marshal(rpcResponse{JSONRPC: mcp.JSONRPC_VERSION, ID: msg.ID,
-		Error: &rpcError{Code: mcp.INVALID_REQUEST, Message: strings.TrimSpace(string(body))}})
+	out, err := json.Marshal(front.Answer(msg.ID, nil, front.NewError(mcp.INVALID_REQUEST, strings.TrimSpace(string(body)), nil)))
 	if err != nil {
 		return nil
 	}
@@ -125,7 +120,7 @@ func (s *Server) batchAnswer(r *http.Request, env *environment, m json.RawMessag
 func writeRPCError(w http.ResponseWriter, code int, message string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusBadRequest)
-	_ = json.NewEncoder(w).Encode(rpcResponse{JSONRPC: mcp.JSONRPC_VERSION, Error: &rpcError{Code: code, Message: message}})
+	_ = json.NewEncoder(w).Encode(front.Refusal(code, message))
 }
 
 // recorded is a ResponseWriter that keeps the answer in memory; it cannot flush, so

@@ -3,24 +3,20 @@ package mcpserver
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"net/http"
 	"net/url"
 	"strings"
 
 	"github.com/google/uuid"
-	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/gorunner/gorunner/auth"
-	"github.com/gorunner/gorunner/problem"
-	"github.com/gorunner/gorunner/tools"
 )
 
 // guard checks what mcp-go does not before a request reaches it: the Origin (403 unless
 // it is the public URL's or an allowed one), the session (another principal's
-// Mcp-Session-Id is unknown: 404). taskHTTP, which reads the body, refuses invalid UTF-8.
+// Mcp-Session-Id is unknown: 404). The router, which reads the body, refuses invalid UTF-8.
 func (s *Server) guard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if o := r.Header.Get("Origin"); o != "" && !s.origins[normalOrigin(o)] {
@@ -36,7 +32,7 @@ func (s *Server) guard(next http.Handler) http.Handler {
 			http.Error(w, "Invalid session ID", http.StatusNotFound)
 			return
 		}
-		next.ServeHTTP(w, r) // the body's UTF-8 is checked where it is read once, in taskHTTP
+		next.ServeHTTP(w, r) // the body's UTF-8 is checked where it is read once, by the router
 	})
 }
 
@@ -131,35 +127,4 @@ func ownsSession(p auth.Principal, id string) bool {
 func sessionDigest(p auth.Principal, nonce string) string {
 	sum := sha256.Sum256([]byte("gorunner-mcp-session\x00" + p.ID + "\x00" + nonce))
 	return hex.EncodeToString(sum[:16])
-}
-
-// refuseInvalidUTF8 answers a POST whose body is not valid UTF-8: a tools/call gets an
-// isError result with VALIDATION_ERROR (the agent can correct itself), anything else a
-// JSON-RPC parse error.
-func refuseInvalidUTF8(w http.ResponseWriter, body []byte) {
-	answer, isCall := invalidUTF8Answer(body)
-	w.Header().Set("Content-Type", "application/json")
-	if !isCall {
-		w.WriteHeader(http.StatusBadRequest)
-	}
-	_ = json.NewEncoder(w).Encode(answer)
-}
-
-// invalidUTF8Answer is the JSON-RPC answer to a message that is not valid UTF-8: a tool
-// error VALIDATION_ERROR for a tools/call (the agent can correct itself), else a parse
-// error. isCall says which.
-func invalidUTF8Answer(body []byte) (answer map[string]any, isCall bool) {
-	const msg = "the request is not valid UTF-8"
-	var env struct {
-		ID     any    `json:"id"`
-		Method string `json:"method"`
-	}
-	if json.Unmarshal(body, &env) != nil || env.ID == nil || env.Method != string(mcp.MethodToolsCall) {
-		return map[string]any{
-			"jsonrpc": mcp.JSONRPC_VERSION, "id": env.ID,
-			"error": map[string]any{"code": mcp.PARSE_ERROR, "message": msg},
-		}, false
-	}
-	res := tools.Problem{Status: http.StatusBadRequest, Code: problem.CodeValidation, Message: msg + "; send the arguments as UTF-8 text"}.Result()
-	return map[string]any{"jsonrpc": mcp.JSONRPC_VERSION, "id": env.ID, "result": res}, true
 }

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"testing"
 
+	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/stretchr/testify/require"
 )
 
@@ -36,7 +37,7 @@ func TestRPCErrorOfCancelledRequest(t *testing.T) {
 				return nil
 			}}}
 			e := s.rpcErrorOf(tt.ctx, errors.Join(errors.New("reading the run"), tt.ctx.Err()))
-			require.Equal(t, codeInternal, e.Code)
+			require.Equal(t, mcp.INTERNAL_ERROR, e.Code)
 			require.Nil(t, e.Data)
 			require.Equal(t, tt.checks, checks)
 			require.Equal(t, tt.logged, bytes.Contains(log.Bytes(), []byte("level=ERROR")), log.String())

@@ -17,13 +17,11 @@ import (
 	"cmp"
 	"context"
 	"errors"
-	"io"
 	"log/slog"
 	"net/http"
 	"sync"
 	"time"
 
-	"github.com/mark3labs/mcp-go/server"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/gorunner/gorunner/auth"
@@ -31,6 +29,7 @@ import (
 	"github.com/gorunner/gorunner/events"
 	"github.com/gorunner/gorunner/guard"
 	"github.com/gorunner/gorunner/idempotency"
+	"github.com/gorunner/gorunner/mcpserver/front"
 	"github.com/gorunner/gorunner/runner"
 	"github.com/gorunner/gorunner/schemas"
 )
@@ -155,12 +154,6 @@ type Server struct {
 	envs   map[string]*environment
 	// metrics count the tool calls of every environment.
 	metrics *metrics
-	// beforeStdioCall, when set (tests), runs on a stdio session's worker before it hands a
-	// tools/call to MCPServer.HandleMessage; it is given the session's calls.
-	beforeStdioCall func(*stdioCalls)
-	// stdioWorkerIdle, when set (tests), runs on a stdio session's worker that found no call
-	// queued and is kept idle, before it waits for the next call handed to it.
-	stdioWorkerIdle func()
 	// companionSchemas are the compiled input schemas of the companion tools, by name.
 	companionSchemas map[string]*schemas.InputSchema
 	// origins are the normalised origins browsers may call /mcp from.
@@ -174,8 +167,9 @@ type Server struct {
 	loopDone   chan struct{}
 	unregister func() // the catalog change hook
 
-	// replies routes the clients' replies to the requests the task layer sends them.
-	replies replies
+	// replies routes the clients' replies to the requests the task layer sends them, for
+	// the routers of every environment.
+	replies front.Replies
 	// elicitors are the 2025-11-25 sessions that declared elicitation.
 	elicitors elicitors
 	// held are the sessions each principal holds (MaxSessionsPerPrincipal).
@@ -298,20 +292,4 @@ func (s *Server) HTTPHandler() http.Handler {
 		}
 		env.tasksHTTP.ServeHTTP(w, r)
 	}))
-}
-
-// ServeStdio serves MCP over in and out (the production tools) as principal p until in
-// ends or ctx is done. Nothing else may write to out.
-func (s *Server) ServeStdio(ctx context.Context, p auth.Principal, in io.Reader, out io.Writer) error {
-	env := s.envs[runner.EnvProduction]
-	std := server.NewStdioServer(env.mcp)
-	std.SetErrorLogger(slog.NewLogLogger(s.log.Handler(), slog.LevelError))
-	ctx, cancel := context.WithCancel(auth.WithPrincipal(ctx, p))
-	defer cancel()
-	w := &lineWriter{out: out}
-	calls := newStdioCalls(s, env, w)
-	std.SetContextFunc(calls.serve)
-	err := std.Listen(ctx, s.taskStdio(ctx, env, in, w, calls), w)
-	calls.stop() // as mcp-go stops its tool call workers before Listen returns
-	return err
 }

@@ -116,17 +116,17 @@ func (h *sessionsHeld) excess(env, principal string) []string {
 }
 
 // endExcessSessions ends the sessions p holds beyond MaxSessionsPerPrincipal, oldest first,
-// through env's transport as a DELETE of the client r came from would, so that mcp-go lets
+// through mcp-go's transport as a DELETE of the client r came from would, so that mcp-go lets
 // go of all it keeps for them.
-func (s *Server) endExcessSessions(r *http.Request, env *environment, p auth.Principal) {
+func (t *httpTransport) endExcessSessions(r *http.Request, p auth.Principal) {
 	ctx := r.Context()
-	for _, id := range s.held.excess(env.name, p.ID) {
+	for _, id := range t.held.excess(t.env.name, p.ID) {
 		// Cannot fail: the method, the URL and the context are all valid.
 		req, _ := http.NewRequestWithContext(auth.WithPrincipal(context.WithoutCancel(ctx), p), http.MethodDelete, "/mcp", nil)
 		req.Header.Set(sessionHeader, id)
 		req.Host = r.Host // mcp-go checks it (DNS rebinding)
-		env.http.ServeHTTP(&recorded{header: http.Header{}}, req)
-		s.held.forget(id) // in case mcp-go had not registered it with the server
+		t.env.http.ServeHTTP(&recorded{header: http.Header{}}, req)
+		t.held.forget(id) // in case mcp-go had not registered it with the server
 	}
 }
 

@@ -9,14 +9,11 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"reflect"
-	"strconv"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
-	dto "github.com/prometheus/client_model/go"
 	"github.com/stretchr/testify/require"
 
 	"github.com/gorunner/gorunner/auth"
@@ -121,84 +118,6 @@ func (p *stdioPipe) rest(t *testing.T, before []map[string]any) []map[string]any
 	return before
 }
 
-// TestStdioCancelOvertakesNoCall: over a real stdio pipe, a tools/call on the session's
-// own workers (a plain one, and one plainToolsCall cannot tell, which mcp-go's worker pool
-// used to take), then notifications/cancelled naming it, read while the call's worker has
-// not yet reached MCPServer.HandleMessage (held there until a ping sent after the cancel is
-// answered, i.e. until every line before the ping went through mcp-go's reader). The
-// cancel, read before the call registered itself with mcp-go, must still reach it: the
-// call stops waiting for its run (long before its one-minute timeout) and is not answered.
-func TestStdioCancelOvertakesNoCall(t *testing.T) {
-	calls := map[string]string{
-		"plain":     `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"held","arguments":{}}}`,
-		"not plain": `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"held","arguments":{"s":"a\\b"}}}`,
-	}
-	for name, call := range calls {
-		t.Run(name, func(t *testing.T) {
-			s := heldServer(t)
-			entered, release := make(chan struct{}, 1), make(chan struct{})
-			s.beforeStdioCall = func(*stdioCalls) {
-				entered <- struct{}{}
-				<-release
-			}
-			c := serveStdioPipe(t, s)
-			c.initialize(t)
-			c.send(t, call)
-			awaitEntered(t, entered)
-			c.send(t, cancelLine(1))
-			c.send(t, `{"jsonrpc":"2.0","id":"after","method":"ping"}`)
-			c.answer(t, `"after"`)
-			close(release)
-
-			cancelled := s.metrics.calls.WithLabelValues("held", outcomeError)
-			require.Eventually(t, func() bool {
-				var m dto.Metric
-				return cancelled.Write(&m) == nil && m.GetCounter().GetValue() == 1
-			}, 10*time.Second, 10*time.Millisecond,
-				"the cancel was lost: the call still waits for its run")
-			require.NoError(t, c.in.Close())
-			for m := range c.msgs { // closed once ServeStdio has returned: every worker is done
-				require.NotEqual(t, float64(1), m["id"], "a cancelled call is not answered: %v", m)
-			}
-		})
-	}
-}
-
-// TestStdioCancelOfAQueuedCall: with MaxStdioCalls calls held on a stdio session's
-// workers, one more waits in the session's queue. Cancelled there, it is never run; the
-// held ones, cancelled while held, are run with their context cancelled; none is answered.
-func TestStdioCancelOfAQueuedCall(t *testing.T) {
-	s := heldServer(t)
-	entered, release := make(chan struct{}, MaxStdioCalls+1), make(chan struct{})
-	s.beforeStdioCall = func(*stdioCalls) {
-		entered <- struct{}{}
-		<-release
-	}
-	c := serveStdioPipe(t, s)
-	c.initialize(t)
-	call := func(id int) string {
-		return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"held","arguments":{}}}`, id)
-	}
-	for id := 1; id <= MaxStdioCalls; id++ {
-		c.send(t, call(id))
-	}
-	for range MaxStdioCalls {
-		awaitEntered(t, entered)
-	}
-	queued := MaxStdioCalls + 1
-	c.send(t, call(queued))
-	for id := 1; id <= queued; id++ {
-		c.send(t, cancelLine(id))
-	}
-	c.send(t, `{"jsonrpc":"2.0","id":"after","method":"ping"}`)
-	_, before := c.answer(t, `"after"`)
-	close(release)
-	for _, m := range c.rest(t, before) {
-		require.NotContains(t, m, "id", "a cancelled call is not answered: %v", m)
-	}
-	require.Empty(t, entered, "the queued call ran although cancelled")
-}
-
 // initialize opens a 2025-11-25 session, and waits until mcp-go has read
 // notifications/initialized.
 func (p *stdioPipe) initialize(t *testing.T) {
@@ -210,42 +129,13 @@ func (p *stdioPipe) initialize(t *testing.T) {
 	p.answer(t, `"ready"`) // read after notifications/initialized, in order
 }
 
-// cancelLine is notifications/cancelled naming request id.
-func cancelLine(id int) string {
-	return fmt.Sprintf(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":%d,"reason":"no longer needed"}}`, id)
-}
-
-// awaitEntered waits for a call to reach Server.beforeStdioCall.
+// awaitEntered waits for a call to enter its tool.
 func awaitEntered(t *testing.T, entered <-chan struct{}) {
 	t.Helper()
 	select {
 	case <-entered:
 	case <-time.After(10 * time.Second):
-		require.FailNow(t, "the call never reached the session's workers")
-	}
-}
-
-// TestCallKey: request IDs mcp-go's decoding takes for the same share a key; strings and
-// numbers never do; what is no ID has none.
-func TestCallKey(t *testing.T) {
-	key := func(id string) string {
-		k, ok := callKey([]byte(id))
-		require.True(t, ok, id)
-		return k
-	}
-	require.Equal(t, key(`1`), key(`1.0`))
-	require.Equal(t, key(`1`), key(`1e0`))
-	require.Equal(t, key(`"a"`), key(`"\u0061"`))
-	require.NotEqual(t, key(`1`), key(`"1"`))
-	require.NotEqual(t, key(`1`), key(`2`))
-	for _, id := range []string{`1e6`, `100000`, `1e21`, `0.0001`, `1e-7`, `-0`, `12345678901234567890`, `"1"`} {
-		var v any
-		require.NoError(t, json.Unmarshal([]byte(id), &v))
-		require.Equal(t, fmt.Sprint(v), key(id)[1:], "%s: a key is the text mcp-go keys cancels by", id)
-	}
-	for _, id := range []string{``, `null`, `true`, `{}`, `[1]`, `"unterminated`} {
-		_, ok := callKey([]byte(id))
-		require.False(t, ok, id)
+		require.FailNow(t, "the call never reached its tool")
 	}
 }
 
@@ -320,50 +210,4 @@ func TestStdioCancelWithANullID(t *testing.T) {
 	for _, m := range c.rest(t, before) {
 		require.NotEqual(t, float64(1), m["id"], "a cancelled call is not answered: %v", m)
 	}
-}
-
-// taken is how many calls the session holds registered for their cancels.
-func (c *stdioCalls) taken() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return len(c.calls)
-}
-
-// TestStdioCancelFloodOfUnknownIDs: 100,000 (-short: 10,000) notifications/cancelled
-// naming requests the session never had (numbers and strings), with a tools/call after
-// every 1,000, keep nothing: once a call is answered the session holds at most that call,
-// and none once it is forgotten; every call is answered, none cancelled.
-func TestStdioCancelFloodOfUnknownIDs(t *testing.T) {
-	s := heldServer(t)
-	addTool(s, "echo", func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		return mcp.NewToolResultText("ok"), nil
-	})
-	var calls atomic.Pointer[stdioCalls]
-	s.beforeStdioCall = func(c *stdioCalls) { calls.Store(c) }
-	c := serveStdioPipe(t, s)
-	c.initialize(t)
-	const every = 1_000
-	cancels := 100_000
-	if testing.Short() {
-		cancels = 10_000
-	}
-	var flood []byte
-	for i := every; i <= cancels; i += every {
-		flood = flood[:0]
-		for n := i - every + 1; n <= i; n++ {
-			id := strconv.Itoa(1_000_000 + n)
-			if n%2 == 0 {
-				id = strconv.Quote("gone-" + id)
-			}
-			flood = append(flood, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":`+id+"}}\n"...)
-		}
-		_, err := c.in.Write(flood)
-		require.NoError(t, err)
-		id := strconv.Quote(fmt.Sprint("call-", i/every))
-		c.send(t, `{"jsonrpc":"2.0","id":`+id+`,"method":"tools/call","params":{"name":"echo","arguments":{}}}`)
-		resp, _ := c.answer(t, id)
-		require.Contains(t, fmt.Sprint(resp["result"]), "text:ok", "call %s: %v", id, resp)
-		require.LessOrEqual(t, calls.Load().taken(), 1, "after %d cancels", i)
-	}
-	require.Eventually(t, func() bool { return calls.Load().taken() == 0 }, 10*time.Second, time.Millisecond)
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/gorunner/gorunner/auth"
+	"github.com/gorunner/gorunner/mcpserver/front"
 	"github.com/gorunner/gorunner/runner"
 	"github.com/gorunner/gorunner/tools"
 )
@@ -23,13 +24,11 @@ import (
 // the task layer answers these calls itself.
 
 // TasksExtension is the identifier of the tasks extension.
-const TasksExtension = "io.modelcontextprotocol/tasks"
+const TasksExtension = front.TasksExtension
 
 // Methods and codes of the extension.
 const (
 	methodTasksUpdate = "tasks/update"
-	// codeMissingCapability is MISSING_REQUIRED_CLIENT_CAPABILITY.
-	codeMissingCapability = mcp.MISSING_REQUIRED_CLIENT_CAPABILITY
 	// resultTypeTask marks a CreateTaskResult.
 	resultTypeTask mcp.ResultType = "task"
 )
@@ -131,11 +130,11 @@ func (s *Server) extTaskOf(ctx context.Context, run *runner.Run, resultType mcp.
 func (s *Server) answerExt(ctx context.Context, p auth.Principal, c *taskCall) (any, error) {
 	method := c.msg.Method
 	if method == string(mcp.MethodTasksResult) || method == string(mcp.MethodTasksList) {
-		return nil, &rpcError{Code: codeMethod, Message: method + " is not part of protocol " + c.meta.ProtocolVersion + ": poll tasks/get"}
+		return nil, front.NewError(mcp.METHOD_NOT_FOUND, method+" is not part of protocol "+c.meta.ProtocolVersion+": poll tasks/get", nil)
 	}
 	if !c.meta.extension() {
-		return nil, &rpcError{Code: codeMissingCapability, Message: "Missing required client capability",
-			Data: map[string]any{"requiredCapabilities": map[string]any{"extensions": map[string]any{TasksExtension: map[string]any{}}}}}
+		return nil, front.NewError(mcp.MISSING_REQUIRED_CLIENT_CAPABILITY, "Missing required client capability",
+			map[string]any{"requiredCapabilities": map[string]any{"extensions": map[string]any{TasksExtension: map[string]any{}}}})
 	}
 	switch method {
 	case string(mcp.MethodToolsCall):
@@ -151,7 +150,7 @@ func (s *Server) answerExt(ctx context.Context, p auth.Principal, c *taskCall) (
 	case string(mcp.MethodTasksCancel):
 		return s.cancelExtTask(ctx, p, c.msg.Params)
 	}
-	return nil, &rpcError{Code: codeMethod, Message: "method not found: " + method}
+	return nil, front.NewError(mcp.METHOD_NOT_FOUND, "method not found: "+method, nil)
 }
 
 // ack is the empty acknowledgement of tasks/update and tasks/cancel.
@@ -228,7 +227,7 @@ func (s *Server) updateTask(ctx context.Context, p auth.Principal, raw json.RawM
 		InputResponses mcp.InputResponses `json:"inputResponses"`
 	}
 	if err := json.Unmarshal(raw, &params); err != nil {
-		return nil, &rpcError{Code: codeInvalidParams, Message: "invalid tasks/update params: " + err.Error()}
+		return nil, front.NewError(mcp.INVALID_PARAMS, "invalid tasks/update params: "+err.Error(), nil)
 	}
 	run, err := s.taskRun(ctx, p, auth.RunsWrite, raw)
 	if err != nil {
@@ -255,7 +254,7 @@ func (s *Server) updateTask(ctx context.Context, p auth.Principal, raw json.RawM
 		} else {
 			msg += "Answer again with tasks/update."
 		}
-		return nil, &rpcError{Code: codeInvalidParams, Message: msg, Data: problems}
+		return nil, front.NewError(mcp.INVALID_PARAMS, msg, problems)
 	}
 	if err := s.resumeAsked(ctx, run, ask, payload); err != nil {
 		return nil, err

@@ -11,6 +11,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/gorunner/gorunner/auth"
+	"github.com/gorunner/gorunner/mcpserver/front"
 	"github.com/gorunner/gorunner/runner"
 	"github.com/gorunner/gorunner/schemas"
 	"github.com/gorunner/gorunner/tools"
@@ -32,37 +33,6 @@ const (
 	TaskListPage = 50
 )
 
-// JSON-RPC error codes of the task methods.
-const (
-	codeInvalidParams = -32602
-	codeInternal      = -32603
-	codeMethod        = -32601
-)
-
-// rpcMessage is one JSON-RPC request as the task layer reads it.
-type rpcMessage struct {
-	ID     json.RawMessage `json:"id,omitempty"`
-	Method string          `json:"method"`
-	Params json.RawMessage `json:"params,omitempty"`
-}
-
-// rpcError is a JSON-RPC error object.
-type rpcError struct {
-	Code    int    `json:"code"`
-	Message string `json:"message"`
-	Data    any    `json:"data,omitempty"`
-}
-
-func (e *rpcError) Error() string { return e.Message }
-
-// rpcResponse is the answer to one request.
-type rpcResponse struct {
-	JSONRPC string          `json:"jsonrpc"`
-	ID      json.RawMessage `json:"id"`
-	Result  any             `json:"result,omitempty"`
-	Error   *rpcError       `json:"error,omitempty"`
-}
-
 // toolCallParams are the params of a tools/call the task layer reads, _meta included.
 type toolCallParams struct {
 	Name         string          `json:"name"`
@@ -77,17 +47,19 @@ type taskParams struct {
 	TaskID string `json:"taskId"`
 }
 
-// taskCall is one request the task layer answers.
+// taskCall is one request the task layer answers (front.Task).
 type taskCall struct {
+	s   *Server
 	env *environment
 	// sessionID is the 2025-11-25 session the request came in ("" when none): the one that
 	// gets notifications/tasks/status of the tasks it creates.
 	sessionID string
-	msg       *rpcMessage
+	msg       *front.Message
 	meta      requestMeta
 	// client carries requests to the client while the request is answered (the questions
-	// of a task awaited with tasks/result); nil when the transport cannot.
-	client *clientLink
+	// of a task awaited with tasks/result); nil when the transport cannot, or the session
+	// did not declare elicitation.
+	client *front.Link
 	// tool is the workflow tool of a 2026-07-28 tools/call the task layer answers.
 	tool *tools.Tool
 	// call are the params of a tools/call, read once by taskCallOf.
@@ -104,11 +76,11 @@ type taskCall struct {
 // layer does not answer goes to mcp-go as the raw body: its streamable HTTP and stdio
 // transports take only bytes (they parse them with their session and protocol checks), and
 // MCPServer.HandleMessage takes a json.RawMessage, so a parsed request cannot be handed on.
-func (s *Server) taskCallOf(ctx context.Context, env *environment, msg *rpcMessage) (*taskCall, bool) {
+func (s *Server) taskCallOf(ctx context.Context, env *environment, msg *front.Message) (*taskCall, bool) {
 	if len(msg.ID) == 0 {
 		return nil, false
 	}
-	c := &taskCall{env: env, msg: msg}
+	c := &taskCall{s: s, env: env, msg: msg}
 	switch mcp.MCPMethod(msg.Method) {
 	case mcp.MethodTasksGet, mcp.MethodTasksResult, mcp.MethodTasksList, mcp.MethodTasksCancel:
 		c.meta = metaOf(msg.Params)
@@ -134,24 +106,55 @@ func (s *Server) taskCallOf(ctx context.Context, env *environment, msg *rpcMessa
 	return c, c.tool != nil
 }
 
+// envTasks is the task layer of one environment, as its router sees it (front.Tasks).
+type envTasks struct {
+	s   *Server
+	env *environment
+}
+
+// Task is taskCallOf.
+func (t envTasks) Task(ctx context.Context, msg *front.Message) (front.Task, bool) {
+	if c, ok := t.s.taskCallOf(ctx, t.env, msg); ok {
+		return c, true
+	}
+	return nil, false
+}
+
+// Version is the protocol version a 2026-07-28 request declares, else "".
+func (c *taskCall) Version() string {
+	if c.meta.modern() {
+		return c.meta.ProtocolVersion
+	}
+	return ""
+}
+
+// Answer answers c for the principal in ctx; a 2025-11-25 request is answered for its
+// session, whose client is asked through link when it declared elicitation.
+func (c *taskCall) Answer(ctx context.Context, session string, link *front.Link) mcp.JSONRPCMessage {
+	c.sessionID = session
+	if link != nil && c.s.elicitors.can(session) {
+		c.client = link
+	}
+	return c.s.answerTask(ctx, c)
+}
+
 // answerTask answers a task call for the principal in ctx.
-func (s *Server) answerTask(ctx context.Context, c *taskCall) rpcResponse {
-	resp := rpcResponse{JSONRPC: mcp.JSONRPC_VERSION, ID: c.msg.ID}
+func (s *Server) answerTask(ctx context.Context, c *taskCall) mcp.JSONRPCMessage {
 	p, ok := auth.PrincipalFrom(ctx)
 	if !ok {
-		resp.Error = &rpcError{Code: codeInternal, Message: errUnauthenticated.Error()}
-		return resp
+		return front.Answer(c.msg.ID, nil, front.NewError(mcp.INTERNAL_ERROR, errUnauthenticated.Error(), nil))
 	}
+	var res any
 	var err error
 	if c.meta.modern() {
-		resp.Result, err = s.answerExt(ctx, p, c)
+		res, err = s.answerExt(ctx, p, c)
 	} else {
-		resp.Result, err = s.answerLegacy(ctx, p, c)
+		res, err = s.answerLegacy(ctx, p, c)
 	}
 	if err != nil {
-		resp.Result, resp.Error = nil, s.rpcErrorOf(ctx, err)
+		return front.Answer(c.msg.ID, nil, s.rpcErrorOf(ctx, err))
 	}
-	return resp
+	return front.Answer(c.msg.ID, res, nil)
 }
 
 // answerLegacy answers a 2025-11-25 task request.
@@ -168,7 +171,7 @@ func (s *Server) answerLegacy(ctx context.Context, p auth.Principal, c *taskCall
 	case mcp.MethodTasksCancel:
 		return s.cancelTask(ctx, p, c.msg.Params)
 	}
-	return nil, &rpcError{Code: codeMethod, Message: "method not found: " + c.msg.Method}
+	return nil, front.NewError(mcp.METHOD_NOT_FOUND, "method not found: "+c.msg.Method, nil)
 }
 
 // rpcErrorOf turns a failure into a JSON-RPC error: a task or run that is not there (or not
@@ -176,25 +179,25 @@ func (s *Server) answerLegacy(ctx context.Context, p auth.Principal, c *taskCall
 // an internal error that says so and to retry (storeUnavailable, its cause logged); a
 // request the client cancelled is not logged, as errorResult does not; any other
 // unexpected failure is logged and not described.
-func (s *Server) rpcErrorOf(ctx context.Context, err error) *rpcError {
-	var re *rpcError
+func (s *Server) rpcErrorOf(ctx context.Context, err error) *front.Error {
+	var re *front.Error
 	switch {
 	case errors.As(err, &re):
 		return re
 	case errors.Is(err, runner.ErrNotFound):
-		return &rpcError{Code: codeInvalidParams, Message: "task not found"}
+		return front.NewError(mcp.INVALID_PARAMS, "task not found", nil)
 	}
 	if pr, ok := problemOf(err); ok {
-		return &rpcError{Code: codeInvalidParams, Message: pr.Message, Data: pr}
+		return front.NewError(mcp.INVALID_PARAMS, pr.Message, pr)
 	}
 	if ctx.Err() != nil {
-		return &rpcError{Code: codeInternal, Message: ctx.Err().Error()}
+		return front.NewError(mcp.INTERNAL_ERROR, ctx.Err().Error(), nil)
 	}
 	if s.storeDown(ctx, "task request", err) {
-		return &rpcError{Code: codeInternal, Message: storeUnavailable.Message, Data: storeUnavailable}
+		return front.NewError(mcp.INTERNAL_ERROR, storeUnavailable.Message, storeUnavailable)
 	}
 	s.log.ErrorContext(ctx, "mcp: task request failed", "err", err)
-	return &rpcError{Code: codeInternal, Message: errInternal.Error()}
+	return front.NewError(mcp.INTERNAL_ERROR, errInternal.Error(), nil)
 }
 
 // createTask starts the run of a task-augmented tools/call and answers at once with its
@@ -202,7 +205,7 @@ func (s *Server) rpcErrorOf(ctx context.Context, err error) *rpcError {
 func (s *Server) createTask(ctx context.Context, env *environment, p auth.Principal, sessionID string, params *toolCallParams) (any, error) {
 	t := s.workflowTool(ctx, env, params.Name)
 	if t == nil {
-		return nil, &rpcError{Code: codeInvalidParams, Message: fmt.Sprintf("tool %q not found or it does not support tasks", params.Name)}
+		return nil, front.NewError(mcp.INVALID_PARAMS, fmt.Sprintf("tool %q not found or it does not support tasks", params.Name), nil)
 	}
 	call, problems := tools.ParseCall(params.Arguments)
 	if problems != nil {
@@ -223,22 +226,22 @@ func (s *Server) createTask(ctx context.Context, env *environment, p auth.Princi
 
 // invalidTaskArguments is the JSON-RPC error refusing a task whose arguments do not fit
 // its tool's input schema: no task is made.
-func invalidTaskArguments(problems []schemas.Problem) *rpcError {
-	return &rpcError{Code: codeInvalidParams, Message: "the arguments do not match the tool's input schema", Data: problems}
+func invalidTaskArguments(problems []schemas.Problem) *front.Error {
+	return front.NewError(mcp.INVALID_PARAMS, "the arguments do not match the tool's input schema", problems)
 }
 
 // taskRun reads the run of a task request for p; an expired task view is not found.
 func (s *Server) taskRun(ctx context.Context, p auth.Principal, perm auth.Permission, raw json.RawMessage) (*runner.Run, error) {
 	var params taskParams
 	if err := json.Unmarshal(raw, &params); err != nil || params.TaskID == "" {
-		return nil, &rpcError{Code: codeInvalidParams, Message: "taskId is required: the taskId of the task the tools/call answered"}
+		return nil, front.NewError(mcp.INVALID_PARAMS, "taskId is required: the taskId of the task the tools/call answered", nil)
 	}
 	run, err := s.ownRun(ctx, p, perm, params.TaskID)
 	if err != nil {
 		return nil, err
 	}
 	if s.expired(run) {
-		return nil, &rpcError{Code: codeInvalidParams, Message: "task not found: its ttl has expired (the run is still readable with gorunner_get_run)"}
+		return nil, front.NewError(mcp.INVALID_PARAMS, "task not found: its ttl has expired (the run is still readable with gorunner_get_run)", nil)
 	}
 	return run, nil
 }
@@ -289,7 +292,7 @@ func (s *Server) taskResult(ctx context.Context, p auth.Principal, c *taskCall) 
 			continue
 		}
 		settled[ask.token] = true
-		if _, err := s.askOverLink(ctx, link, run, ask); errors.Is(err, errNoAnswer) {
+		if _, err := s.askOverLink(ctx, link, run, ask); errors.Is(err, front.ErrNoAnswer) {
 			link = nil
 		} else if err != nil {
 			return nil, err
@@ -329,7 +332,7 @@ func (s *Server) cancelTask(ctx context.Context, p auth.Principal, raw json.RawM
 		return nil, err
 	}
 	if run.Status.Terminal() {
-		return nil, &rpcError{Code: codeInvalidParams, Message: fmt.Sprintf("task %s is already %s", run.ID, run.Status)}
+		return nil, front.NewError(mcp.INVALID_PARAMS, fmt.Sprintf("task %s is already %s", run.ID, run.Status), nil)
 	}
 	if run, err = s.deps.Engine.Cancel(context.WithoutCancel(ctx), run.ID); err != nil {
 		return nil, err
@@ -346,13 +349,13 @@ func (s *Server) listTasks(ctx context.Context, env *environment, p auth.Princip
 	}
 	if len(raw) > 0 {
 		if err := json.Unmarshal(raw, &params); err != nil {
-			return nil, &rpcError{Code: codeInvalidParams, Message: "invalid tasks/list params: " + err.Error()}
+			return nil, front.NewError(mcp.INVALID_PARAMS, "invalid tasks/list params: "+err.Error(), nil)
 		}
 	}
 	runs, next, err := s.deps.Engine.List(ctx, runner.ListRunsParams{Environment: env.name, Task: true,
 		Readable: &runner.Readable{StartedBy: p.ID}, Limit: TaskListPage, Cursor: params.Cursor})
 	if errors.Is(err, runner.ErrInvalidCursor) {
-		return nil, &rpcError{Code: codeInvalidParams, Message: "invalid cursor: pass the nextCursor of the previous tasks/list page"}
+		return nil, front.NewError(mcp.INVALID_PARAMS, "invalid cursor: pass the nextCursor of the previous tasks/list page", nil)
 	}
 	if err != nil {
 		return nil, err

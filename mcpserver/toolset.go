@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"sync/atomic"
 	"time"
 
@@ -13,6 +12,7 @@ import (
 
 	"github.com/gorunner/gorunner/catalog"
 	"github.com/gorunner/gorunner/events"
+	"github.com/gorunner/gorunner/mcpserver/front"
 	"github.com/gorunner/gorunner/runner"
 	"github.com/gorunner/gorunner/schemas"
 	"github.com/gorunner/gorunner/tools"
@@ -33,8 +33,10 @@ type environment struct {
 	tools    map[string]*entry // by tool name; touched under Server.syncMu only
 	// view is what calls and lists read of the workflow tools, replaced whole by the sync.
 	view atomic.Pointer[view]
-	// tasksHTTP serves /mcp: the task layer in front of http.
-	tasksHTTP http.Handler
+	// router is the front layer of both transports: it routes each message read.
+	router *front.Router
+	// tasksHTTP serves /mcp: the router in front of http.
+	tasksHTTP *httpTransport
 }
 
 // lookup is the workflow tool called name, or nil.
@@ -67,7 +69,8 @@ func (s *Server) newEnvironment(name string) *environment {
 	env.sessions = sessionIDs{held: &s.held, env: name}
 	env.http = server.NewStreamableHTTPServer(m, server.WithStreamableHTTPLogger(transportLog(s.log)),
 		server.WithSessionIdManagerResolver(env.sessions))
-	env.tasksHTTP = s.taskHTTP(env)
+	env.router = front.NewRouter(envTasks{s: s, env: env}, &s.replies)
+	env.tasksHTTP = &httpTransport{env: env, held: &s.held}
 	registered := s.companionTools(env)
 	for _, t := range registered {
 		env.companions = append(env.companions, t.Tool)

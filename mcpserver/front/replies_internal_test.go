@@ -1,4 +1,4 @@
-package mcpserver
+package front
 
 import (
 	"testing"
@@ -7,9 +7,9 @@ import (
 )
 
 // TestRepliesGoToTheirRequest: a reply reaches the request it names only when it comes
-// from that request's principal, once; other messages are not replies to the task layer.
+// from that request's principal, once; other messages are not replies to the front layer.
 func TestRepliesGoToTheirRequest(t *testing.T) {
-	var r replies
+	var r Replies
 	id, ch, done := r.expect("ada")
 	defer done()
 	reply := []byte(`{"jsonrpc":"2.0","id":"` + id + `","result":{"action":"accept"}}`)

@@ -1,4 +1,4 @@
-package mcpserver
+package front
 
 import (
 	"encoding/json"
@@ -100,7 +100,7 @@ func FuzzPlainToolsCall(f *testing.F) {
 }
 
 // routedAsPlainCall decodes line as the general path does: the task layer
-// (takeStdioLine, taskCallOf) leaves it to mcp-go, whose stdio reader finds no reply to
+// (Route, the task layer's Tasks.Task) leaves it to mcp-go, whose stdio reader finds no reply to
 // a request of its own in it and queues it as a tools/call for MCPServer.HandleMessage.
 // A 2026-07-28 call declaring the tasks extension counts as not plain: the task layer may
 // take it, by its tool.
@@ -108,13 +108,28 @@ func routedAsPlainCall(line []byte) bool {
 	if !utf8.Valid(line) {
 		return false
 	}
-	var msg rpcMessage
+	var msg Message
 	if json.Unmarshal(line, &msg) != nil || msg.Method != string(mcp.MethodToolsCall) || len(msg.ID) == 0 {
 		return false
 	}
-	var call toolCallParams
-	if json.Unmarshal(msg.Params, &call) == nil && (call.Meta.extension() || (!call.Meta.modern() && len(call.Task) > 0 && string(call.Task) != "null")) {
-		return false
+	var call struct {
+		Task json.RawMessage `json:"task"`
+		Meta struct {
+			ProtocolVersion string `json:"io.modelcontextprotocol/protocolVersion"`
+			Capabilities    *struct {
+				Extensions map[string]json.RawMessage `json:"extensions"`
+			} `json:"io.modelcontextprotocol/clientCapabilities"`
+		} `json:"_meta"`
+	}
+	if json.Unmarshal(msg.Params, &call) == nil {
+		modern := mcp.IsModernProtocol(call.Meta.ProtocolVersion)
+		extension := false
+		if call.Meta.Capabilities != nil {
+			_, extension = call.Meta.Capabilities.Extensions[TasksExtension]
+		}
+		if (modern && extension) || (!modern && len(call.Task) > 0 && string(call.Task) != "null") {
+			return false
+		}
 	}
 	var reply struct {
 		ID     json.Number     `json:"id"`
@@ -145,7 +160,7 @@ func BenchmarkPlainToolsCallOtherLine(b *testing.B) {
 	}
 }
 
-// TestPlainToolsCallWorstLines: deep nesting, a line of MaxStdioLineBytes, and keys that
+// TestPlainToolsCallWorstLines: deep nesting, a line of 1 MiB (the stdio limit), and keys that
 // only Unicode case folding beyond encoding/json's would match are told as the decoders
 // tell them.
 func TestPlainToolsCallWorstLines(t *testing.T) {
@@ -155,7 +170,7 @@ func TestPlainToolsCallWorstLines(t *testing.T) {
 	nested := func(depth int) string {
 		return call(`{"a":` + strings.Repeat("[", depth) + strings.Repeat("]", depth) + `}`)
 	}
-	big := call(`{"s":"` + strings.Repeat("x", MaxStdioLineBytes-100) + `"}`)
+	big := call(`{"s":"` + strings.Repeat("x", 1<<20-100) + `"}`)
 	for _, tc := range []struct {
 		name  string
 		line  string
