@@ -382,7 +382,7 @@ type Store interface {
 	// ErrFinished. A run with no lease and still pending may be cancelled by the caller.
 	RequestCancel(ctx context.Context, runID string, now time.Time) (*Run, error)
 	// QueuePlace reads where queued run r stands in the queue of its key (Run.Concurrency):
-	// the active runs of the key (at most MaxQueueActiveShown) and how many queued runs of
+	// the active runs of the key (at most MaxQueueActiveShown, in ID order) and how many queued runs of
 	// it are older (created before it, or at the same time with a lower ID). Key and Limit
 	// are left to the caller.
 	//

@@ -105,14 +105,15 @@ func (s *Store) promoteAfter(ctx context.Context, q querier, wf, env string, key
 }
 
 // QueuePlace reads where queued run r stands: its key's active runs (at most
-// runner.MaxQueueActiveShown) and the count of its older queued runs, in one snapshot.
+// runner.MaxQueueActiveShown, in ID order) and the count of its older queued runs, in one
+// snapshot.
 func (s *Store) QueuePlace(ctx context.Context, r *runner.Run) (runner.QueuePlace, error) {
 	var p runner.QueuePlace
 	if r.Concurrency == nil {
 		return p, nil
 	}
 	err := s.pool.QueryRow(ctx, `SELECT
-			ARRAY(SELECT id FROM runs WHERE `+inQueue+active+` ORDER BY created_at, id LIMIT $6),
+			ARRAY(SELECT id FROM runs WHERE `+inQueue+active+` ORDER BY id LIMIT $6),
 			(SELECT count(*) FROM runs WHERE `+inQueue+` AND status = 'queued' AND (created_at, id) < ($4, $5))`,
 		r.WorkflowID, r.Environment, r.Concurrency.Key, nanos(r.CreatedAt), r.ID, runner.MaxQueueActiveShown).Scan(&p.Active, &p.Ahead)
 	if err != nil {

@@ -83,14 +83,15 @@ func promoteAfter(ctx context.Context, q querier, wf, env string, key sql.NullSt
 }
 
 // QueuePlace reads where queued run r stands: its key's active runs (at most
-// runner.MaxQueueActiveShown) and the count of its older queued runs, in one snapshot.
+// runner.MaxQueueActiveShown, in ID order) and the count of its older queued runs, in one
+// snapshot.
 func (s *Store) QueuePlace(ctx context.Context, r *runner.Run) (runner.QueuePlace, error) {
 	var p runner.QueuePlace
 	if r.Concurrency == nil {
 		return p, nil
 	}
 	args := []any{r.WorkflowID, r.Environment, r.Concurrency.Key, nanos(r.CreatedAt), r.ID, runner.MaxQueueActiveShown}
-	rows, err := s.q().QueryContext(ctx, `SELECT id, 0 FROM (SELECT id FROM runs WHERE `+inQueue+active+` ORDER BY created_at, id LIMIT ?6)
+	rows, err := s.q().QueryContext(ctx, `SELECT id, 0 FROM (SELECT id FROM runs WHERE `+inQueue+active+` ORDER BY id LIMIT ?6)
 		UNION ALL SELECT '', count(*) FROM runs WHERE `+inQueue+` AND status = 'queued' AND (created_at, id) < (?4, ?5)`, args...)
 	if err != nil {
 		return p, fmt.Errorf("reading the queue of run %s: %w", r.ID, unavailable(err))
