@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gorunner/gorunner/expression"
 	"github.com/gorunner/gorunner/idempotency"
@@ -88,8 +90,11 @@ func concurrencyKey(c *compiled, cc *schemas.Concurrency, r *Run) (string, error
 	default:
 		return "", inputProblem("", "concurrency key must evaluate to a string or a number, got %s", jsonKind(v))
 	}
-	if len(key) > schemas.MaxConcurrencyKey {
+	switch {
+	case len(key) > schemas.MaxConcurrencyKey:
 		return "", inputProblem("", "concurrency key is %d bytes; at most %d are allowed", len(key), schemas.MaxConcurrencyKey)
+	case strings.ContainsRune(key, 0) || !utf8.ValidString(key):
+		return "", inputProblem("", "concurrency key must be UTF-8 text without NUL")
 	}
 	return key, nil
 }
