@@ -99,6 +99,10 @@ func concurrencyKey(c *compiled, cc *schemas.Concurrency, r *Run) (string, error
 	return key, nil
 }
 
+// Limited reports whether a's run is under a concurrency limit: whether it is admitted
+// pending or queued is decided by its write, so no answer made before can be kept in it.
+func (a *Admission) Limited() bool { return a.Run.Concurrency != nil }
+
 // commitQueued is Commit's one write for a run under a concurrency limit: the store decides,
 // in that write, whether it starts (pending, due now, for a worker here or elsewhere) or
 // waits queued. Such a run never starts in its admission, as its first steps could run
