@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -225,4 +226,123 @@ steps:
 	for _, k := range []string{`7`, `"` + string(slices.Repeat([]byte("x"), 255)) + `"`} {
 		h.run(e, wf, `{"k":`+k+`}`, runner.StatusCompleted)
 	}
+}
+
+// dying is a process's store that dies (every call fails from then on) right after it
+// writes the end of a run: nothing the process would do after that write is done.
+type dying struct {
+	runner.Store
+	dead atomic.Bool
+}
+
+var errKilled = errors.New("the process was killed")
+
+func (d *dying) SaveRun(ctx context.Context, l runner.Lease, r *runner.Run, o runner.SaveOptions) error {
+	if d.dead.Load() {
+		return errKilled
+	}
+	err := d.Store.SaveRun(ctx, l, r, o)
+	if err == nil && r.Status.Terminal() {
+		d.dead.Store(true)
+	}
+	return err
+}
+
+func (d *dying) ClaimRuns(ctx context.Context, p runner.ClaimRunsParams) ([]runner.Claimed, error) {
+	if d.dead.Load() {
+		return nil, errKilled
+	}
+	return d.Store.ClaimRuns(ctx, p)
+}
+
+func (d *dying) RenewLeases(ctx context.Context, p runner.RenewLeasesParams) (lost, cancelled []string, err error) {
+	if d.dead.Load() {
+		return nil, nil, errKilled
+	}
+	return d.Store.RenewLeases(ctx, p)
+}
+
+func (d *dying) ReleaseRun(ctx context.Context, l runner.Lease) error {
+	if d.dead.Load() {
+		return errKilled
+	}
+	return d.Store.ReleaseRun(ctx, l)
+}
+
+// TestQueuePromotedWhenTheEndingProcessDies: the process that ends the active run of a key
+// dies right after that write, before anything else it would do (wake its workers, tell
+// others): the queued run of the key was promoted by that very write, so another process
+// starts it. Nothing needs a recovery pass.
+func TestQueuePromotedWhenTheEndingProcessDies(t *testing.T) {
+	for name, open := range sharedStores {
+		t.Run(name, func(t *testing.T) {
+			h := newHarness(t)
+			wf := h.define(`
+name: gated-work
+input: { type: object }
+concurrency: { limit: 1 }
+steps:
+  - { id: work, gate: {} }
+`)
+			release := make(chan struct{})
+			gate := runner.StepHandlerFunc(func(ctx context.Context, _ *runner.StepContext) (any, error) {
+				select {
+				case <-release:
+					return "done", nil
+				case <-ctx.Done():
+					return nil, ctx.Err()
+				}
+			})
+			kinds := map[string]runner.StepHandler{"gate": gate}
+			procs := open(t, h, 2)
+			store := &dying{Store: procs[0].store}
+			doomed := h.newEngine(runner.Config{Owner: "doomed", Kinds: kinds, Events: procs[0].bus}, store)
+			require.NoError(t, doomed.Start(context.Background()))
+			t.Cleanup(func() { _ = doomed.Stop(context.Background()) })
+
+			first := h.submit(doomed, wf, `{}`)
+			require.Equal(t, runner.StatusPending, first.Status)
+			second := h.submit(doomed, wf, `{}`)
+			require.Equal(t, runner.StatusQueued, second.Status)
+			h.await(doomed, first.ID, runner.StatusRunning)
+			close(release)
+			require.Eventually(t, store.dead.Load, 10*time.Second, time.Millisecond, "the doomed process ended the first run, then died")
+
+			survivor := h.engine(runner.Config{Owner: "survivor", Kinds: kinds, Events: procs[1].bus}, procs[1].store)
+			h.await(survivor, first.ID, runner.StatusCompleted)
+			h.await(survivor, second.ID, runner.StatusCompleted)
+		})
+	}
+}
+
+// TestChildRunsQueue: the child runs of a foreach with workflow, whose workflow has a
+// concurrency limit, queue like any run: one at a time per key, every one completing.
+func TestChildRunsQueue(t *testing.T) {
+	h := newHarness(t)
+	h.define(`
+name: one-at-a-time
+input: { type: object }
+concurrency: { key: "${{ input.customer }}", limit: 1 }
+steps:
+  - { id: work, hold: { customer: "${{ input.customer }}" } }
+`)
+	fan := h.define(`
+name: fan-customers
+input: { type: object }
+steps:
+  - id: each
+    foreach:
+      items: "${{ input.customers }}"
+      concurrency: 6
+      workflow: { name: one-at-a-time, input: { customer: "${{ item }}" } }
+`)
+	rec := newHolds()
+	e := h.engine(runner.Config{Kinds: map[string]runner.StepHandler{"hold": rec}})
+	r := h.run(e, fan, `{"customers":["acme","acme","globex","acme","globex","acme"]}`, runner.StatusCompleted)
+	require.JSONEq(t, `["acme","acme","globex","acme","globex","acme"]`, string(r.Output))
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	require.Empty(t, rec.errs)
+	require.Len(t, rec.starts["acme"], 4)
+	require.Len(t, rec.starts["globex"], 2)
 }
