@@ -229,15 +229,19 @@ steps:
 }
 
 // dying is a process's store that dies (every call fails from then on) right after it
-// writes the end of a run: nothing the process would do after that write is done.
+// writes the end of a run: nothing the process would do after that write is done. No claim
+// of the process runs between that write and its death (mu).
 type dying struct {
 	runner.Store
+	mu   sync.Mutex
 	dead atomic.Bool
 }
 
 var errKilled = errors.New("the process was killed")
 
 func (d *dying) SaveRun(ctx context.Context, l runner.Lease, r *runner.Run, o runner.SaveOptions) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
 	if d.dead.Load() {
 		return errKilled
 	}
@@ -249,6 +253,8 @@ func (d *dying) SaveRun(ctx context.Context, l runner.Lease, r *runner.Run, o ru
 }
 
 func (d *dying) ClaimRuns(ctx context.Context, p runner.ClaimRunsParams) ([]runner.Claimed, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
 	if d.dead.Load() {
 		return nil, errKilled
 	}
