@@ -88,14 +88,11 @@ func (s Status) Terminal() bool {
 	return s == StatusCompleted || s == StatusFailed || s == StatusCancelled
 }
 
-// Settled reports whether a run in s has stopped running: it ended or waits. Engine.Wait
+// Settled reports whether a run in s has stopped running: it ended or waits (a queued run
+// has not: it waits to start, as a pending one does). Engine.Wait
 // returns such a run at once, unless it waits on a hook for which a payload is queued or
 // for a time that comes before the wait ends (Engine.Settled): it moves on by itself.
 func (s Status) Settled() bool { return s != StatusQueued && s != StatusPending && s != StatusRunning }
-
-// Active reports whether a run in s holds a slot of its concurrency key (queue.go):
-// pending, running or waiting.
-func (s Status) Active() bool { return s == StatusPending || s == StatusRunning || s == StatusWaiting }
 
 // StepStatus is one step's status.
 type StepStatus string
