@@ -167,7 +167,8 @@ func keyedRequest(req Request) idempotency.Request {
 
 // preparedAnswer is a prepared run's answer and its one write. A start token owned by
 // another run cannot be answered in that write (the answer is then the owner's run), nor
-// a workflow changed since Prepare (the answer is then another run's): idempotency.ErrSplit
+// a workflow changed since Prepare (the answer is then another run's), nor a run under a
+// concurrency limit (its answer, pending or queued, is the write's): idempotency.ErrSplit
 // sends the request down the claim → submit → complete path.
 func preparedAnswer(eng *runner.Engine, a *runner.Admission) (*idempotency.Prepared, error) {
 	answer, err := Answer(&runner.SubmitResult{Run: a.Run})
@@ -175,6 +176,9 @@ func preparedAnswer(eng *runner.Engine, a *runner.Admission) (*idempotency.Prepa
 		return nil, err
 	}
 	write := func(ctx context.Context, key *idempotency.KeyWrite) (idempotency.ClaimResult, error) {
+		if a.Limited() {
+			return idempotency.ClaimResult{}, idempotency.ErrSplit
+		}
 		res, err := eng.Commit(ctx, a, key)
 		var conflict *runner.TokenConflictError
 		if errors.As(err, &conflict) || errors.Is(err, runner.ErrTargetChanged) {

@@ -201,9 +201,11 @@ func stepRank(s runner.StepStatus) int64 {
 	}
 }
 
+// runRank orders a run's statuses. A queued run ranks as a pending one: it leaves the queue
+// pending, with nothing else changed, and its next event is its start (running).
 func runRank(s runner.Status) int64 {
 	switch s {
-	case runner.StatusPending:
+	case runner.StatusQueued, runner.StatusPending:
 		return 0
 	case runner.StatusWaiting:
 		return 1

@@ -128,6 +128,9 @@ func (s *Server) getRun(w http.ResponseWriter, r *http.Request) {
 		holdOpen(w)
 	}
 	run, err := s.deps.Engine.Wait(r.Context(), id, wait)
+	if err == nil {
+		run, err = s.deps.Engine.Place(r.Context(), run)
+	}
 	if err != nil {
 		s.writeError(w, r, err)
 		return

@@ -95,6 +95,9 @@ func (c *Console) runPage(w http.ResponseWriter, r *http.Request) {
 
 func (c *Console) showRun(w http.ResponseWriter, r *http.Request, status int, p runPage) {
 	run, err := c.deps.Engine.Get(r.Context(), chi.URLParam(r, "id"))
+	if err == nil {
+		run, err = c.deps.Engine.Place(r.Context(), run)
+	}
 	if err != nil {
 		c.fail(w, r, err)
 		return

@@ -378,7 +378,8 @@ func (s *Server) taskOf(run *runner.Run) mcp.Task {
 	return s.taskAt(run, pos)
 }
 
-// taskAt is run, standing at pos, as a task: pending and running are working; waiting on a
+// taskAt is run, standing at pos, as a task: queued, pending and running are working (a
+// queued one with a statusMessage saying so); waiting on a
 // hook that asks is input_required, other waiting (a hook no longer asked, see
 // Server.asks) is working with a message naming the hook; the end states keep their names.
 // statusMessage names the step at hand, or the one that failed with the run's error.
@@ -408,10 +409,21 @@ func (s *Server) taskAt(run *runner.Run, pos position) mcp.Task {
 		if waitsOnHook(run) {
 			t.StatusMessage = joinMessage(step, waitingMessage(run.WaitingOn.Hook))
 		}
+	case runner.StatusQueued:
+		t.Status = mcp.TaskStatusWorking
+		t.StatusMessage = queuedMessage(run)
 	default:
 		t.StatusMessage = step
 	}
 	return t
+}
+
+// queuedMessage is the statusMessage of a queued run's task: what it waits for.
+func queuedMessage(run *runner.Run) string {
+	if c := run.Concurrency; c != nil {
+		return fmt.Sprintf("queued: waiting for one of the %d slots of concurrency key %q", c.Limit, c.Key)
+	}
+	return "queued: waiting for a slot of its concurrency limit"
 }
 
 // ResumeHint follows the token in the statusMessage of a task waiting on a hook that it

@@ -53,12 +53,15 @@ func (p CreateRunParams) Check() error {
 type CreateRunResult struct {
 	idempotency.ClaimResult
 	Lease Lease
+	// Queued says a run with Run.Concurrency was written queued (see Store.QueuePlace).
+	Queued bool
 }
 
 // Admission is a run built and checked in memory but not yet written (see Prepare), so
 // that its answer can be made before the one write that commits both.
 type Admission struct {
-	// Run is the run the admission creates, as its answer shows it: pending.
+	// Run is the run the admission creates, as its answer shows it: pending, or queued
+	// once Commit wrote it so (queue.go).
 	Run *Run
 	// Written is the run as Commit wrote it, once it has: Run, or further along when it
 	// started at once (its first steps may have run, it may even have ended). It is shared
@@ -164,8 +167,11 @@ func (e *Engine) recheck(ctx context.Context, a *Admission) error {
 	return nil
 }
 
-// prepared lays out r's steps and start token.
+// prepared fixes r's concurrency key and lays out its steps and start token.
 func (e *Engine) prepared(c *compiled, r *Run) (*Admission, error) {
+	if err := e.queueOf(c, r); err != nil {
+		return nil, err
+	}
 	initSteps(r, c.def)
 	start, err := e.startHook(c, r)
 	if err != nil {
@@ -203,6 +209,9 @@ func (e *Engine) Commit(ctx context.Context, a *Admission, key *idempotency.KeyW
 // commit is Commit's one write.
 func (e *Engine) commit(ctx context.Context, a *Admission, key *idempotency.KeyWrite) (idempotency.ClaimResult, error) {
 	r := a.Run
+	if r.Concurrency != nil {
+		return e.commitQueued(ctx, a, key)
+	}
 	runCtx, local := e.reserve(r.ID)
 	if !local {
 		if res, ended, err := e.commitOverflow(ctx, a, key); ended || err != nil {

@@ -527,7 +527,8 @@ func (e *Engine) ended(ctx context.Context, r *Run, kind func(step int) string) 
 			e.log.Error("waking a run waiting for another", "run", id, "ended", r.ID, "err", err)
 		}
 	}
-	if len(waiters) > 0 || r.ParentRunID != "" {
+	// The end may have promoted a queued run of the same key (queue.go): claim it here.
+	if len(waiters) > 0 || r.ParentRunID != "" || r.Concurrency != nil {
 		e.wake()
 	}
 }

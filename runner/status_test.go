@@ -15,5 +15,5 @@ func TestStatusValid(t *testing.T) {
 	for _, s := range []runner.Status{"", "done", "Pending"} {
 		require.False(t, s.Valid(), s)
 	}
-	require.Equal(t, "pending, running, waiting, completed, failed, cancelled", runner.StatusList())
+	require.Equal(t, "queued, pending, running, waiting, completed, failed, cancelled", runner.StatusList())
 }

@@ -54,6 +54,9 @@ type Status string
 
 // Run statuses.
 const (
+	// StatusQueued is a run admitted past its concurrency limit (queue.go): not started,
+	// not claimed, until an active run of its key ends.
+	StatusQueued    Status = "queued"
 	StatusPending   Status = "pending"
 	StatusRunning   Status = "running"
 	StatusWaiting   Status = "waiting"
@@ -63,12 +66,12 @@ const (
 )
 
 // statuses are the run statuses, in the order a run moves through them.
-var statuses = []Status{StatusPending, StatusRunning, StatusWaiting, StatusCompleted, StatusFailed, StatusCancelled}
+var statuses = []Status{StatusQueued, StatusPending, StatusRunning, StatusWaiting, StatusCompleted, StatusFailed, StatusCancelled}
 
 // Statuses returns every run status, in the order a run moves through them.
 func Statuses() []Status { return slices.Clone(statuses) }
 
-// StatusList is the run statuses for a message: "pending, running, …, cancelled".
+// StatusList is the run statuses for a message: "queued, pending, …, cancelled".
 func StatusList() string {
 	names := make([]string, len(statuses))
 	for i, s := range statuses {
@@ -85,10 +88,11 @@ func (s Status) Terminal() bool {
 	return s == StatusCompleted || s == StatusFailed || s == StatusCancelled
 }
 
-// Settled reports whether a run in s has stopped running: it ended or waits. Engine.Wait
+// Settled reports whether a run in s has stopped running: it ended or waits (a queued run
+// has not: it waits to start, as a pending one does). Engine.Wait
 // returns such a run at once, unless it waits on a hook for which a payload is queued or
 // for a time that comes before the wait ends (Engine.Settled): it moves on by itself.
-func (s Status) Settled() bool { return s != StatusPending && s != StatusRunning }
+func (s Status) Settled() bool { return s != StatusQueued && s != StatusPending && s != StatusRunning }
 
 // StepStatus is one step's status.
 type StepStatus string
@@ -125,6 +129,8 @@ type WaitingOn struct {
 	// and resumes are checked against its schema.
 	Ask        *schemas.HookAsk
 	SleepUntil *time.Time
+	// Queue is where a queued run stands (Engine.Place); never stored.
+	Queue *QueuePlace
 }
 
 // StepRecord is the durable record of one step of a run. Clients see wire.StepRecord;
@@ -182,6 +188,9 @@ type Run struct {
 	CancelRequested bool
 	// StartToken is the atomic-start token the run holds, if any.
 	StartToken string
+	// Concurrency is the run's key and limit under its workflow's concurrency (queue.go),
+	// fixed at admission; nil for a workflow without one.
+	Concurrency *Concurrency
 	// ParentRunID is the run whose workflow step started this one; its end wakes the parent.
 	ParentRunID string
 	// StartedBy is the ID of the principal that started the run (a child run inherits its
@@ -369,6 +378,20 @@ type Store interface {
 	// RequestCancel marks a run for cancellation and makes it due now. A finished run →
 	// ErrFinished. A run with no lease and still pending may be cancelled by the caller.
 	RequestCancel(ctx context.Context, runID string, now time.Time) (*Run, error)
+	// QueuePlace reads where queued run r stands in the queue of its key (Run.Concurrency):
+	// the active runs of the key (at most MaxQueueActiveShown, in ID order) and how many queued runs of
+	// it are older (created before it, or at the same time with a lower ID). Key and Limit
+	// are left to the caller.
+	//
+	// Concurrency limits bind every write of a run with Run.Concurrency set: CreateRun admits
+	// it pending only while fewer than its Limit runs of its key (workflow, environment,
+	// Key) are active and none is queued, else queued and not due (CreateRunResult.Queued),
+	// and ClaimRuns leaves queued runs alone unless their cancel was asked. The write that
+	// ends a run of a key (SaveRun), and one that queues a run while slots are free,
+	// promotes the oldest queued runs of the key while fewer than each one's limit are
+	// active: pending, due and started at the write's time. All of it happens in the one
+	// transaction or script of the write.
+	QueuePlace(ctx context.Context, r *Run) (QueuePlace, error)
 	// WakeRun makes a non-terminal run due at t (if that is sooner than its WakeAt).
 	WakeRun(ctx context.Context, runID string, t time.Time) error
 

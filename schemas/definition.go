@@ -29,6 +29,8 @@ type Definition struct {
 	// Retention shortens how long the workflow's ended runs are kept (SPEC §2); 0: the
 	// server's --retention.
 	Retention Retention `json:"retention,omitempty"`
+	// Concurrency bounds the workflow's active runs per key (concurrency.go); nil: none.
+	Concurrency *Concurrency `json:"concurrency,omitempty"`
 }
 
 // Annotations are the MCP tool hints a definition may set. Nil means "not said".

@@ -91,6 +91,9 @@ func Validate(d *Definition, opts ValidateOptions) []Problem {
 	}
 	v.tags(d.Tags)
 	v.schedules(d)
+	if d.Concurrency != nil {
+		v.concurrency(d.Concurrency)
+	}
 	return v.problems
 }
 

@@ -98,10 +98,21 @@ type Error struct {
 	Step    string `json:"step,omitempty"`
 }
 
-// WaitingOn says what a waiting run waits for.
+// WaitingOn says what a waiting run waits for, or where a queued one stands.
 type WaitingOn struct {
-	Hook       *WaitingHook `json:"hook,omitempty"`
-	SleepUntil *time.Time   `json:"sleepUntil,omitempty"`
+	Hook       *WaitingHook  `json:"hook,omitempty"`
+	SleepUntil *time.Time    `json:"sleepUntil,omitempty"`
+	Queue      *WaitingQueue `json:"queue,omitempty"`
+}
+
+// WaitingQueue is where a queued run stands under its workflow's concurrency limit (SPEC
+// §2): its key and limit, the runs holding the key's slots (at most
+// runner.MaxQueueActiveShown, in ID order) and how many queued runs of the key are older.
+type WaitingQueue struct {
+	Key    string   `json:"key"`
+	Limit  int      `json:"limit"`
+	Active []string `json:"active"`
+	Ahead  int      `json:"ahead"`
 }
 
 // WaitingHook is the hook a run waits on: its token and, for a hook with ask, the question
@@ -222,6 +233,12 @@ func WaitingOnOf(w *runner.WaitingOn) *WaitingOn {
 		return nil
 	}
 	v := &WaitingOn{SleepUntil: w.SleepUntil}
+	if q := w.Queue; q != nil {
+		v.Queue = &WaitingQueue{Key: q.Key, Limit: q.Limit, Active: q.Active, Ahead: q.Ahead}
+		if v.Queue.Active == nil {
+			v.Queue.Active = []string{}
+		}
+	}
 	if w.Hook != "" {
 		v.Hook = &WaitingHook{Token: w.Hook}
 		if w.Ask != nil {

@@ -96,6 +96,10 @@ func TestViews(t *testing.T) {
 		{"step", wire.StepOf(engineRun().Steps[0]), runJSON[strings.Index(runJSON, `{"id":"s-1"`):strings.Index(runJSON, `],"waitingOn"`)], runEngineOnly},
 		{"error", wire.ErrorOf(&runner.Error{Code: "C", Message: "m"}), `{"code":"C","message":"m"}`, nil},
 		{"waitingOn", wire.WaitingOnOf(&runner.WaitingOn{Hook: "h"}), `{"hook":{"token":"h"}}`, nil},
+		{"queued", wire.WaitingOnOf(&runner.WaitingOn{Queue: &runner.QueuePlace{Key: "acme", Limit: 2, Active: []string{"r1", "r2"}, Ahead: 3}}),
+			`{"queue":{"key":"acme","limit":2,"active":["r1","r2"],"ahead":3}}`, nil},
+		{"queued, no run active", wire.WaitingOnOf(&runner.WaitingOn{Queue: &runner.QueuePlace{Limit: 1}}),
+			`{"queue":{"key":"","limit":1,"active":[],"ahead":0}}`, nil},
 		{"hook", wire.HookOf(&runner.Hook{Environment: runner.EnvProduction, Token: "t", RunID: "r", CreatedAt: t0}, nil),
 			`{"token":"t","runId":"r","createdAt":"2026-11-30T12:00:00Z"}`, []string{"production", "environment"}},
 		{"submitted", wire.SubmittedOf(&runner.SubmitResult{Run: bareRun()}), `{"data":` + bareRunJSON + `}`, runEngineOnly},
@@ -157,10 +161,11 @@ func TestViews(t *testing.T) {
 func TestEveryFieldMapped(t *testing.T) {
 	t.Parallel()
 	for name, v := range map[string]any{
-		"run":        wire.RunOf(engineRun()),
-		"step":       wire.StepOf(engineRun().Steps[0]),
-		"error":      wire.ErrorOf(engineRun().Error),
-		"waiting":    wire.WaitingOnOf(engineRun().WaitingOn),
+		"run":   wire.RunOf(engineRun()),
+		"step":  wire.StepOf(engineRun().Steps[0]),
+		"error": wire.ErrorOf(engineRun().Error),
+		"waiting": wire.WaitingOnOf(&runner.WaitingOn{Hook: "h", SleepUntil: &t0,
+			Queue: &runner.QueuePlace{Key: "k", Limit: 1, Active: []string{"r"}, Ahead: 1}}),
 		"hook":       wire.HookOf(&runner.Hook{Token: "t", RunID: "r", CreatedAt: t0}, &schemas.HookAsk{Message: "m", Schema: json.RawMessage(`{}`)}),
 		"workflow":   wire.WorkflowOf(&catalog.Workflow{ID: "w", Name: "n", Title: "t", Description: "d", Rev: 1, Definition: json.RawMessage(`{}`), LatestVersion: 1, Published: true, CreatedAt: t0, UpdatedAt: t0}, "u"),
 		"connection": wire.ConnectionOf(&catalog.Connection{ID: "i", Name: "n", Type: "t", Header: "h", Username: "u", Hosts: []string{"h"}, CreatedAt: t0}),

@@ -61,6 +61,9 @@ func Run(t *testing.T, newStore func(t *testing.T) runner.Store) {
 		{"SweepEnded", testSweepEnded},
 		{"SweepWorkflow", testSweepWorkflow},
 		{"SweepChildOfActiveParent", testSweepChildOfActiveParent},
+		{"QueueAdmission", testQueueAdmission},
+		{"QueuePromotion", testQueuePromotion},
+		{"QueueRace", testQueueRace},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

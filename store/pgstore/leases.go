@@ -23,7 +23,8 @@ func (s *Store) ClaimRuns(ctx context.Context, p runner.ClaimRunsParams) ([]runn
 	rows, err := s.pool.Query(ctx, `UPDATE runs SET lease_owner = $1, lease_until = $2, poke_at = 0,
 			claims = claims + 1
 		WHERE id IN (SELECT id FROM runs WHERE wake_at > 0 AND `+notTerminal+` AND wake_at <= $3
-			AND (lease_owner = '' OR lease_until < $3) ORDER BY wake_at, id LIMIT $4 FOR UPDATE SKIP LOCKED)
+			AND (lease_owner = '' OR lease_until < $3) AND (status != 'queued' OR cancel_requested)
+			ORDER BY wake_at, id LIMIT $4 FOR UPDATE SKIP LOCKED)
 		RETURNING `+runSelect, p.Owner, nanos(p.LeaseUntil), nanos(p.Now), p.Limit)
 	var runs []*runner.Run
 	if err == nil {
@@ -66,8 +67,9 @@ func (s *Store) RenewLeases(ctx context.Context, p runner.RenewLeasesParams) (lo
 // is a lease on r its owner still holds, and sets its claims count to 1 (its own) unless
 // opts.AttemptStart. Identity and admission fields never change. A wake-up asked from
 // outside since the claim is kept: WakeAt becomes the earlier of the two. A terminal status
-// releases the run's tokens and queued payloads, drops the lease and wakes the parent, at
-// r.FinishedAt (or the wall clock when unset).
+// releases the run's tokens and queued payloads, drops the lease, wakes the parent and
+// promotes the queue of the run's concurrency key, at r.FinishedAt (or the wall clock when
+// unset).
 func (s *Store) SaveRun(ctx context.Context, lease runner.Lease, r *runner.Run, opts runner.SaveOptions) error {
 	if err := lease.Check(r.ID); err != nil {
 		return fmt.Errorf("saving run %s: %w", r.ID, err)
@@ -77,7 +79,8 @@ func (s *Store) SaveRun(ctx context.Context, lease runner.Lease, r *runner.Run, 
 		return fmt.Errorf("saving run %s: %w", r.ID, err)
 	}
 	err = s.write(ctx, func(q querier) error {
-		var parent string
+		var parent, wf, env string
+		var queue *string
 		err := q.QueryRow(ctx, `UPDATE runs SET status = $1, output = $2, error = $3,
 				waiting_on = $4, started_at = $5, finished_at = $6,
 				wake_at = CASE WHEN poke_at > 0 AND ($7::bigint = 0 OR poke_at < $7::bigint) THEN poke_at ELSE $7::bigint END,
@@ -86,11 +89,11 @@ func (s *Store) SaveRun(ctx context.Context, lease runner.Lease, r *runner.Run, 
 				lease_until = CASE WHEN $9 THEN 0 ELSE lease_until END,
 				claims = CASE WHEN $12 THEN claims ELSE 1 END
 			WHERE id = $10 AND lease_owner = $11
-			RETURNING parent_run_id`,
+			RETURNING parent_run_id, workflow_id, environment, concurrency_key`,
 			r.Status, []byte(r.Output), st.Error, st.WaitingOn, nanosPtr(r.StartedAt),
 			nanosPtr(r.FinishedAt), nanos(r.WakeAt), r.CancelRequested, r.Status.Terminal(), r.ID, lease.Owner(),
 			opts.AttemptStart,
-		).Scan(&parent)
+		).Scan(&parent, &wf, &env, &queue)
 		if err != nil {
 			return mapErr(ctx, err, runner.ErrLeaseLost, nil)
 		}
@@ -110,7 +113,10 @@ func (s *Store) SaveRun(ctx context.Context, lease runner.Lease, r *runner.Run, 
 		if r.Undelivered, err = keepUndelivered(ctx, q, r.ID); err != nil {
 			return err
 		}
-		return finishRun(ctx, q, r.ID, parent, at)
+		if err := finishRun(ctx, q, r.ID, parent, at); err != nil {
+			return err
+		}
+		return s.promoteAfter(ctx, q, wf, env, queue, at)
 	})
 	if err != nil {
 		return fmt.Errorf("saving run %s: %w", r.ID, err)

@@ -17,7 +17,8 @@ import (
 
 const runCols = `id, workflow_id, workflow, version, environment, status, input, output, error,
 	waiting_on, rerun_of, created_at, started_at, finished_at, definition, wake_at, cancel_requested,
-	start_token, parent_run_id, depth, claims, started_by, task, acts_for, run_trigger, ask_step, ask_misses`
+	start_token, parent_run_id, depth, claims, started_by, task, acts_for, run_trigger, ask_step, ask_misses,
+	concurrency_key, concurrency_limit`
 
 // runSelect is what a read of runs selects: runCols, the payloads the run left undelivered
 // (written by the save that ends it), then the run's step records, their indexes and their
@@ -38,16 +39,21 @@ func scanRun(row pgx.Row) (*runner.Run, error) {
 	var trigger, undelivered []byte
 	var indexes []int
 	var steps [][]byte
+	var queue *string
+	var limit int
 	err := row.Scan(&r.ID, &r.WorkflowID, &r.Workflow, &r.Version, &r.Environment, &r.Status,
 		&input, &output, &errJSON, &waiting, &r.RerunOf, &created, &started,
 		&finished, &definition, &wake, &r.CancelRequested, &r.StartToken, &r.ParentRunID,
-		&r.Depth, &r.Claims, &r.StartedBy, &r.Task, &actsFor, &trigger, &r.AskMisses.Step, &r.AskMisses.N, &undelivered, &indexes, &steps)
+		&r.Depth, &r.Claims, &r.StartedBy, &r.Task, &actsFor, &trigger, &r.AskMisses.Step, &r.AskMisses.N, &queue, &limit, &undelivered, &indexes, &steps)
 	if err != nil {
 		return nil, err
 	}
 	r.Input, r.Output, r.Definition = input, output, definition
 	r.CreatedAt, r.StartedAt, r.FinishedAt = fromNanos(created), fromNanosPtr(started), fromNanosPtr(finished)
 	r.WakeAt = fromNanos(wake)
+	if queue != nil {
+		r.Concurrency = &runner.Concurrency{Key: *queue, Limit: limit}
+	}
 	if r.Error, err = storecodec.DecodeError(errJSON); err == nil {
 		r.WaitingOn, err = storecodec.DecodeWaitingOn(waiting)
 	}
@@ -117,7 +123,8 @@ func (s *Store) CreateRun(ctx context.Context, p runner.CreateRunParams) (runner
 		return runner.CreateRunResult{}, fmt.Errorf("creating run %s: %w", r.ID, err)
 	}
 	res := idempotency.ClaimResult{Outcome: idempotency.Claimed}
-	if p.Key == nil && p.Start == nil {
+	var queued bool
+	if p.Key == nil && p.Start == nil && r.Concurrency == nil {
 		err = s.admitPipelined(ctx, p, st)
 	} else {
 		err = s.write(ctx, func(q querier) error {
@@ -127,7 +134,8 @@ func (s *Store) CreateRun(ctx context.Context, p runner.CreateRunParams) (runner
 					return err
 				}
 			}
-			if err := insertRun(ctx, q, p, st); err != nil {
+			var err error
+			if queued, err = s.admitQueued(ctx, q, p, st); err != nil {
 				return err
 			}
 			return admitEnd(ctx, q, p)
@@ -136,7 +144,9 @@ func (s *Store) CreateRun(ctx context.Context, p runner.CreateRunParams) (runner
 	if err != nil {
 		return runner.CreateRunResult{}, fmt.Errorf("creating run %s: %w", r.ID, err)
 	}
-	return storecodec.Admitted(p, res), nil
+	out := storecodec.Admitted(p, res)
+	out.Queued = queued
+	return out, nil
 }
 
 // admitPipelined writes an admission with neither key nor start token (its run, its
@@ -211,9 +221,10 @@ func insertRun(ctx context.Context, q querier, p runner.CreateRunParams, st stor
 // insertRunSQL writes a new run's row (runArgs).
 const insertRunSQL = `INSERT INTO runs (id, workflow_id, workflow, version, environment, status, input,
 		output, error, waiting_on, rerun_of, created_at, started_at, finished_at, definition, wake_at,
-		cancel_requested, start_token, parent_run_id, depth, claims, started_by, task, acts_for, run_trigger, lease_owner, lease_until)
+		cancel_requested, start_token, parent_run_id, depth, claims, started_by, task, acts_for, run_trigger, lease_owner, lease_until,
+		concurrency_key, concurrency_limit)
 	VALUES ($1, $2, $3, ` + checkedVersion + `, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18,
-		$19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29)`
+		$19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31)`
 
 // runArgs are insertRunSQL's arguments for p's run, leased to p.Owner when set.
 func runArgs(p runner.CreateRunParams, st storecodec.RunState) ([]any, error) {
@@ -225,11 +236,16 @@ func runArgs(p runner.CreateRunParams, st storecodec.RunState) ([]any, error) {
 	if err != nil {
 		return nil, err
 	}
+	var queue *string
+	var limit int
+	if c := r.Concurrency; c != nil {
+		queue, limit = &c.Key, c.Limit
+	}
 	return []any{r.ID, r.WorkflowID, r.Workflow, p.CatalogVersion, p.CatalogVersion, r.Version, r.Environment, r.Status,
 		[]byte(r.Input), []byte(r.Output), st.Error, st.WaitingOn, r.RerunOf, nanos(r.CreatedAt),
 		nanosPtr(r.StartedAt), nanosPtr(r.FinishedAt), []byte(r.Definition), nanos(r.WakeAt),
 		r.CancelRequested, r.StartToken, r.ParentRunID, r.Depth, claims, r.StartedBy, r.Task, actsFor, st.Trigger,
-		p.Owner, nanos(p.LeaseUntil)}, nil
+		p.Owner, nanos(p.LeaseUntil), queue, limit}, nil
 }
 
 // checkedVersion is the run's version in insertRun ($6), given the admission's catalog

@@ -1,6 +1,10 @@
 package redisstore
 
-import "strconv"
+import (
+	"strconv"
+
+	"github.com/gorunner/gorunner/runner"
+)
 
 // keys builds every Redis key and channel name of a store from its prefix, in one place.
 // Lua scripts get whole keys in KEYS, or a key family's prefix in ARGV when they find the
@@ -60,6 +64,14 @@ func (k keys) payloads(runID string) string    { return k.payloadsPrefix() + run
 func (k keys) queuePrefix() string             { return k.p + "pq:" } // zset of a token's queued seqs
 func (k keys) queue(env, token string) string  { return k.queuePrefix() + hookMember(env, token) }
 func (k keys) payloadSeq() string              { return k.p + "payload:seq" }
+
+// concurrencyScope names a concurrency key within its workflow and environment (the
+// workflow length-prefixed, environments hold no colon).
+func concurrencyScope(c runner.Concurrency, wf, env string) string {
+	return strconv.Itoa(len(wf)) + ":" + wf + ":" + env + ":" + c.Key
+}
+func (k keys) concurrencyQueue(scope string) string  { return k.p + "cq:" + scope } // lex zset of a key's queued runs' sort keys
+func (k keys) concurrencyActive(scope string) string { return k.p + "ca:" + scope } // set of a key's active run IDs
 
 // OAuth. Secrets' SHA-256 appear in key names as hex.
 

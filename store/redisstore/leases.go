@@ -96,10 +96,15 @@ func (s *Store) saveRun(ctx context.Context, owner string, r *runner.Run, opts r
 		end = *r.FinishedAt
 	}
 	k := s.k
+	queue, active := "", ""
+	if c := r.Concurrency; c != nil {
+		scope := concurrencyScope(*c, r.WorkflowID, r.Environment)
+		queue, active = k.concurrencyQueue(scope), k.concurrencyActive(scope)
+	}
 	args := append([]any{r.ID, owner, string(r.Status), []byte(r.Output), st.Error, boolArg(opts.Steps == nil),
 		st.WaitingOn, tsPtr(r.StartedAt), tsPtr(r.FinishedAt), ts(r.WakeAt), boolArg(r.CancelRequested),
 		max(opts.ConsumePayload, 0), ts(end), k.runsStatusPrefix(), k.hookPrefix(), k.queuePrefix(), k.runPrefix(),
-		boolArg(opts.AttemptStart), runner.MaxUndeliveredPayloads}, stepFields(st.Steps)...)
+		boolArg(opts.AttemptStart), runner.MaxUndeliveredPayloads, queue, active}, stepFields(st.Steps)...)
 	res, err := s.run(ctx, s.scripts.saveRun, runnerErrs,
 		[]string{k.run(r.ID), k.runsDue(), k.payloads(r.ID), k.runHooks(r.ID)}, args...)
 	if kept, ok := res.(string); ok && err == nil && kept != "OK" {

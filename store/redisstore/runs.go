@@ -64,6 +64,9 @@ func runFields(f []any, r *runner.Run, st storecodec.RunState, owner string, lea
 	opt("task", "1", !r.Task)
 	opt("acts_for", actsFor, actsFor == "")
 	opt("run_trigger", st.Trigger, len(st.Trigger) == 0)
+	if c := r.Concurrency; c != nil {
+		f = append(f, "concurrency_key", c.Key, "concurrency_limit", c.Limit)
+	}
 	for _, s := range st.Steps {
 		f = append(f, stepFieldPrefix+strconv.Itoa(s.Index), s.Data)
 	}
@@ -71,7 +74,7 @@ func runFields(f []any, r *runner.Run, st storecodec.RunState, owner string, lea
 }
 
 // runFieldsLen is the most values runFields appends for st.
-func runFieldsLen(st storecodec.RunState) int { return 2 * (25 + len(st.Steps)) }
+func runFieldsLen(st storecodec.RunState) int { return 2 * (27 + len(st.Steps)) }
 
 // dueScore is where a new run goes in the due index, as reindex_due would put it: its
 // wake-up, or its lease's end if later while leased; "" when it is not due by time (ended,
@@ -134,6 +137,9 @@ func decodeRun(m map[string]string) (*runner.Run, error) {
 		WakeAt: f.time("wake_at"), CancelRequested: f.bool("cancel_requested"), StartToken: f.str("start_token"),
 		ParentRunID: f.str("parent_run_id"), Depth: f.int("depth"), Claims: f.int("claims"), StartedBy: f.str("started_by"),
 		Task: f.bool("task"), AskMisses: runner.AskMisses{Step: f.int("ask_step"), N: f.int("ask_misses")},
+	}
+	if key, ok := m["concurrency_key"]; ok {
+		r.Concurrency = &runner.Concurrency{Key: key, Limit: f.int("concurrency_limit")}
 	}
 	var err error
 	if r.Error, err = storecodec.DecodeError(f.bytes("error")); err != nil {
@@ -204,6 +210,10 @@ func (s *Store) CreateRun(ctx context.Context, p runner.CreateRunParams) (runner
 		cmd = append(cmd, k.hook(h.Environment, h.Token), k.runHooks(h.RunID))
 		hookRun, hookAt, hookMem = h.RunID, ts(h.CreatedAt), hookMember(h.Environment, h.Token)
 	}
+	if c := r.Concurrency; c != nil {
+		scope := concurrencyScope(*c, r.WorkflowID, r.Environment)
+		cmd = append(cmd, k.concurrencyQueue(scope), k.concurrencyActive(scope), k.runsByStatus(string(runner.StatusQueued)))
+	}
 	cmd[2] = len(cmd) - 3
 	catalogAt := ""
 	if p.CatalogVersion != 0 {
@@ -224,7 +234,11 @@ func (s *Store) CreateRun(ctx context.Context, p runner.CreateRunParams) (runner
 	if err != nil {
 		return runner.CreateRunResult{}, fmt.Errorf("creating run %s: %w", r.ID, err)
 	}
-	return storecodec.Admitted(p, out), nil
+	admitted := storecodec.Admitted(p, out)
+	if reply, _ := res.([]any); out.Outcome == idempotency.Claimed && len(reply) == 3 {
+		admitted.Queued = reply[1] == int64(1)
+	}
+	return admitted, nil
 }
 
 // GetRun returns a run with its steps; unknown → runner.ErrNotFound.

@@ -43,7 +43,9 @@ func (s *Store) ClaimRuns(ctx context.Context, p runner.ClaimRunsParams) ([]runn
 
 // claimable selects the runs due at ?3 whose lease is free or expired, through the runs_due
 // index.
-const claimable = `wake_at > 0 AND ` + notTerminal + ` AND wake_at <= ?3 AND (lease_owner = '' OR lease_until < ?3)`
+// A queued run (runner.StatusQueued) is claimed only once its cancel was asked.
+const claimable = `wake_at > 0 AND ` + notTerminal + ` AND wake_at <= ?3 AND (lease_owner = '' OR lease_until < ?3)
+	AND (status != 'queued' OR cancel_requested)`
 
 // anyDue reports whether some run is claimable at now: a read, so that a worker's poll
 // finding nothing due, which is most polls of an idle or busy-but-caught-up process,
@@ -103,8 +105,9 @@ func (s *Store) RenewLeases(ctx context.Context, p runner.RenewLeasesParams) (lo
 // is a lease on r its owner still holds, and sets its claims count to 1 (its own) unless opts.AttemptStart. Identity
 // and admission fields (workflow, version, input, definition, tokens, parent) never change.
 // A wake-up asked from outside since the claim is kept: WakeAt becomes the earlier of the
-// two. A terminal status releases the run's tokens and queued payloads, drops the lease and
-// wakes the parent, at r.FinishedAt (or the wall clock when unset).
+// two. A terminal status releases the run's tokens and queued payloads, drops the lease,
+// wakes the parent and promotes the queue of the run's concurrency key, at r.FinishedAt (or
+// the wall clock when unset).
 func (s *Store) SaveRun(ctx context.Context, lease runner.Lease, r *runner.Run, opts runner.SaveOptions) error {
 	if err := lease.Check(r.ID); err != nil {
 		return fmt.Errorf("saving run %s: %w", r.ID, err)
@@ -114,7 +117,8 @@ func (s *Store) SaveRun(ctx context.Context, lease runner.Lease, r *runner.Run, 
 		return fmt.Errorf("saving run %s: %w", r.ID, err)
 	}
 	err = s.write(ctx, func(tx *sql.Tx) error {
-		var parent string
+		var parent, wf, env string
+		var queue sql.NullString
 		err := s.in(tx).QueryRowContext(ctx, `UPDATE runs SET status = ?1, output = ?2, error = ?3,
 				waiting_on = ?4, started_at = ?5, finished_at = ?6,
 				wake_at = CASE WHEN poke_at > 0 AND (?7 = 0 OR poke_at < ?7) THEN poke_at ELSE ?7 END,
@@ -123,11 +127,11 @@ func (s *Store) SaveRun(ctx context.Context, lease runner.Lease, r *runner.Run, 
 				lease_until = CASE WHEN ?9 THEN 0 ELSE lease_until END,
 				claims = CASE WHEN ?12 THEN claims ELSE 1 END
 			WHERE id = ?10 AND lease_owner = ?11
-			RETURNING parent_run_id`,
+			RETURNING parent_run_id, workflow_id, environment, concurrency_key`,
 			r.Status, []byte(r.Output), st.Error, st.WaitingOn, nanosPtr(r.StartedAt),
 			nanosPtr(r.FinishedAt), nanos(r.WakeAt), r.CancelRequested, r.Status.Terminal(), r.ID, lease.Owner(),
 			opts.AttemptStart,
-		).Scan(&parent)
+		).Scan(&parent, &wf, &env, &queue)
 		if err != nil {
 			return mapErr(err, runner.ErrLeaseLost, nil)
 		}
@@ -147,7 +151,10 @@ func (s *Store) SaveRun(ctx context.Context, lease runner.Lease, r *runner.Run, 
 		if r.Undelivered, err = keepUndelivered(ctx, s.in(tx), r.ID); err != nil {
 			return err
 		}
-		return finishRun(ctx, s.in(tx), r.ID, parent, at)
+		if err := finishRun(ctx, s.in(tx), r.ID, parent, at); err != nil {
+			return err
+		}
+		return promoteAfter(ctx, s.in(tx), wf, env, queue, at)
 	})
 	if err != nil {
 		return fmt.Errorf("saving run %s: %w", r.ID, err)

@@ -16,7 +16,8 @@ import (
 
 const runCols = `id, workflow_id, workflow, version, environment, status, input, output, error,
 	waiting_on, rerun_of, created_at, started_at, finished_at, definition, wake_at, cancel_requested,
-	start_token, parent_run_id, depth, claims, started_by, task, acts_for, run_trigger`
+	start_token, parent_run_id, depth, claims, started_by, task, acts_for, run_trigger,
+	concurrency_key, concurrency_limit`
 
 // stepsCol reads a run's step records as one JSON array: its own steps column, for a run
 // admitted already ended (see insertRun), else its run_steps rows (one each) in the
@@ -45,6 +46,8 @@ type runRow struct {
 	undelivered                      []byte
 	created, started, finished, wake int64
 	actsFor                          string
+	queue                            sql.NullString
+	limit                            int
 }
 
 // scanRun scans the columns of runSelect.
@@ -54,7 +57,7 @@ func scanRun(row scanner) (*runner.Run, error) {
 	err := row.Scan(&r.ID, &r.WorkflowID, &r.Workflow, &r.Version, &r.Environment, &r.Status,
 		&x.input, &x.output, &x.errJSON, &x.waiting, &r.RerunOf, &x.created, &x.started,
 		&x.finished, &x.definition, &x.wake, &r.CancelRequested, &r.StartToken, &r.ParentRunID,
-		&r.Depth, &r.Claims, &r.StartedBy, &r.Task, &x.actsFor, &x.trigger, &r.AskMisses.Step, &r.AskMisses.N, &x.undelivered, &x.steps)
+		&r.Depth, &r.Claims, &r.StartedBy, &r.Task, &x.actsFor, &x.trigger, &x.queue, &x.limit, &r.AskMisses.Step, &r.AskMisses.N, &x.undelivered, &x.steps)
 	if err != nil {
 		return nil, err
 	}
@@ -69,6 +72,9 @@ func (x *runRow) decode() error {
 	r.Input, r.Output, r.Definition = x.input, x.output, x.definition
 	r.CreatedAt, r.StartedAt, r.FinishedAt = fromNanos(x.created), fromNanosPtr(x.started), fromNanosPtr(x.finished)
 	r.WakeAt = fromNanos(x.wake)
+	if x.queue.Valid {
+		r.Concurrency = &runner.Concurrency{Key: x.queue.String, Limit: x.limit}
+	}
 	var err error
 	if r.Error, err = storecodec.DecodeError(x.errJSON); err != nil {
 		return err
@@ -138,6 +144,7 @@ func (s *Store) CreateRun(ctx context.Context, p runner.CreateRunParams) (runner
 		return runner.CreateRunResult{}, fmt.Errorf("creating run %s: %w", r.ID, err)
 	}
 	res := idempotency.ClaimResult{Outcome: idempotency.Claimed}
+	var queued bool
 	err = s.write(ctx, func(tx *sql.Tx) error {
 		if p.Key != nil {
 			// err is fn's own: fn may run on another goroutine than the caller's.
@@ -146,7 +153,8 @@ func (s *Store) CreateRun(ctx context.Context, p runner.CreateRunParams) (runner
 				return err
 			}
 		}
-		if err := insertRun(ctx, s.in(tx), p, st); err != nil {
+		var err error
+		if queued, err = admitQueued(ctx, s.in(tx), p, st); err != nil {
 			return err
 		}
 		return admitEnd(ctx, s.in(tx), p)
@@ -154,7 +162,9 @@ func (s *Store) CreateRun(ctx context.Context, p runner.CreateRunParams) (runner
 	if err != nil {
 		return runner.CreateRunResult{}, fmt.Errorf("creating run %s: %w", r.ID, err)
 	}
-	return storecodec.Admitted(p, res), nil
+	out := storecodec.Admitted(p, res)
+	out.Queued = queued
+	return out, nil
 }
 
 // admitEnd claims a new run's start token, if it has one. A run admitted already ended
@@ -201,13 +211,18 @@ func insertRun(ctx context.Context, q querier, p runner.CreateRunParams, st stor
 	if err != nil {
 		return err
 	}
+	var queue sql.NullString
+	var limit int
+	if c := r.Concurrency; c != nil {
+		queue, limit = sql.NullString{String: c.Key, Valid: true}, c.Limit
+	}
 	_, err = q.ExecContext(ctx, `INSERT INTO runs (`+runCols+`, lease_owner, lease_until, steps)
-		VALUES (?, ?, ?, `+checkedVersion+`, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		VALUES (?, ?, ?, `+checkedVersion+`, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		r.ID, r.WorkflowID, r.Workflow, p.CatalogVersion, p.CatalogVersion, r.Version, r.Environment, r.Status, []byte(r.Input),
 		[]byte(r.Output), st.Error, st.WaitingOn, r.RerunOf, nanos(r.CreatedAt),
 		nanosPtr(r.StartedAt), nanosPtr(r.FinishedAt), []byte(r.Definition), nanos(r.WakeAt),
 		r.CancelRequested, r.StartToken, r.ParentRunID, r.Depth, claims, r.StartedBy, r.Task, actsFor, st.Trigger,
-		p.Owner, nanos(p.LeaseUntil), steps)
+		queue, limit, p.Owner, nanos(p.LeaseUntil), steps)
 	if isNotNull(err) {
 		return runner.ErrStaleCatalog
 	}

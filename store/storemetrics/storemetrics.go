@@ -100,6 +100,10 @@ func (r timedRuns) RequestCancel(ctx context.Context, runID string, now time.Tim
 	return timed(r.t, "request_cancel", func() (*runner.Run, error) { return r.s.RequestCancel(ctx, runID, now) })
 }
 
+func (r timedRuns) QueuePlace(ctx context.Context, run *runner.Run) (runner.QueuePlace, error) {
+	return timed(r.t, "queue_place", func() (runner.QueuePlace, error) { return r.s.QueuePlace(ctx, run) })
+}
+
 func (r timedRuns) WakeRun(ctx context.Context, runID string, t time.Time) error {
 	return timedErr(r.t, "wake_run", func() error { return r.s.WakeRun(ctx, runID, t) })
 }

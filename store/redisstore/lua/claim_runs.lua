@@ -9,8 +9,8 @@ while #out < limit do
   local ids = redis.call('ZRANGEBYSCORE', due, '-inf', now_us, 'LIMIT', offset, batch)
   for _, id in ipairs(ids) do
     local key = prefix .. id
-    local f = redis.call('HMGET', key, 'status', 'wake_at', 'lease_owner', 'lease_until')
-    if not f[1] or terminal(f[1]) or f[2] == ZERO then
+    local f = redis.call('HMGET', key, 'status', 'wake_at', 'lease_owner', 'lease_until', 'cancel_requested')
+    if not f[1] or terminal(f[1]) or f[2] == ZERO or (f[1] == 'queued' and f[5] ~= '1') then
       redis.call('ZREM', due, id)
     elseif f[2] <= now and (f[3] == '' or f[4] < now) then
       redis.call('HSET', key, 'lease_owner', ARGV[1], 'lease_until', ARGV[4], 'poke_at', ZERO)

@@ -36,9 +36,10 @@ end
 
 -- reindex_due puts a run where a claim finds it: scored by its wake-up, or by its lease's
 -- end while a worker holds it; out of the due set when it ended or waits on nothing timed.
+-- A queued run (over its concurrency limit) is out of it until its cancel is asked.
 local function reindex_due(due, runkey, id)
-  local f = redis.call('HMGET', runkey, 'status', 'wake_at', 'lease_owner', 'lease_until')
-  if not f[1] or terminal(f[1]) or f[2] == ZERO then
+  local f = redis.call('HMGET', runkey, 'status', 'wake_at', 'lease_owner', 'lease_until', 'cancel_requested')
+  if not f[1] or terminal(f[1]) or f[2] == ZERO or (f[1] == 'queued' and f[5] ~= '1') then
     redis.call('ZREM', due, id)
     return
   end
@@ -64,6 +65,33 @@ local function wake(due, runkey, id, t)
   end
   reindex_due(due, runkey, id)
   return 1
+end
+
+-- promote makes the oldest queued runs of a concurrency key pending, due and started at t,
+-- while fewer than each one's limit (its concurrency_limit) of the key's runs are active.
+-- queue is the key's lex zset of its queued runs' sort keys, active the set of its active
+-- run IDs; runprefix and statusprefix start the run hashes and status indexes.
+local function promote(queue, active, runprefix, statusprefix, due, t)
+  while true do
+    local head = redis.call('ZRANGE', queue, 0, 0)[1]
+    if not head then
+      return
+    end
+    local id = string.sub(head, #ZERO + 2)
+    local runkey = runprefix .. id
+    local f = redis.call('HMGET', runkey, 'status', 'concurrency_limit')
+    if f[1] == 'queued' and redis.call('SCARD', active) >= tonumber(f[2]) then
+      return
+    end
+    redis.call('ZREM', queue, head)
+    if f[1] == 'queued' then
+      redis.call('SADD', active, id)
+      redis.call('HSET', runkey, 'status', 'pending', 'wake_at', t, 'started_at', t)
+      redis.call('ZREM', statusprefix .. 'queued', head)
+      redis.call('ZADD', statusprefix .. 'pending', 0, head)
+      reindex_due(due, runkey, id)
+    end
+  end
 end
 
 -- bump_catalog moves the catalog version and tells every process.

@@ -63,8 +63,8 @@ end
 local ended = terminal(ARGV[3])
 redis.call('HSET', KEYS[1], 'status', ARGV[3], 'output', ARGV[4], 'error', ARGV[5],
   'waiting_on', ARGV[7], 'started_at', ARGV[8], 'finished_at', ARGV[9], 'wake_at', wake_at)
-if #ARGV >= 20 then
-  redis.call('HSET', KEYS[1], unpack(ARGV, 20))
+if #ARGV >= 22 then
+  redis.call('HSET', KEYS[1], unpack(ARGV, 22))
 end
 if ARGV[6] == '1' then
   redis.call('HDEL', KEYS[1], 'steps')
@@ -92,8 +92,8 @@ if not ended then
 end
 
 -- The run's end releases its tokens, keeps their undelivered payloads on the run (the
--- oldest ARGV[19], and how many more) and drops them from the queues, and makes its parent
--- due.
+-- oldest ARGV[19], and how many more) and drops them from the queues, makes its parent due
+-- and promotes its concurrency key's queue.
 local kept = undelivered(KEYS[3], tonumber(ARGV[19]))
 if kept then
   redis.call('HSET', KEYS[1], 'undelivered', kept)
@@ -106,5 +106,12 @@ end
 redis.call('DEL', KEYS[4], KEYS[3])
 if f[5] and f[5] ~= '' then
   wake(KEYS[2], ARGV[17] .. f[5], f[5], ARGV[13])
+end
+-- The end frees the run's slot of its concurrency key (or takes it out of the key's queue)
+-- and promotes the key's oldest queued runs.
+if ARGV[20] ~= '' then
+  redis.call('SREM', ARGV[21], id)
+  redis.call('ZREM', ARGV[20], f[4])
+  promote(ARGV[20], ARGV[21], ARGV[17], ARGV[14], KEYS[2], ARGV[13])
 end
 return kept or 'OK'

@@ -127,7 +127,8 @@ func fillRuns(t *testing.T, s Store, f filled) {
 		Path: answer.Path, Now: base, LockTTL: time.Minute}
 	run := &runner.Run{ID: f.waitingRun, WorkflowID: f.workflowID, Workflow: "alpha", Version: 1, Environment: f.hookEnv,
 		Status: runner.StatusRunning, Input: json.RawMessage(`{"order":7}`), CreatedAt: base, StartedAt: &started,
-		WakeAt: base, StartedBy: "alice", ActsFor: runner.Authority{{ID: "alice", Scopes: auth.AdminScopes()}}}
+		WakeAt: base, StartedBy: "alice", ActsFor: runner.Authority{{ID: "alice", Scopes: auth.AdminScopes()}},
+		Concurrency: &runner.Concurrency{Key: "customer-7", Limit: 2}}
 	res, err := s.CreateRun(ctx, runner.CreateRunParams{Run: run, Owner: "worker-1", LeaseUntil: base.Add(time.Hour),
 		Key: &idempotency.KeyWrite{Claim: claim, Answer: answer}})
 	require.NoError(t, err)
