@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -165,4 +166,60 @@ func TestEngineDeleteRun(t *testing.T) {
 	_, err = e.Get(context.Background(), ended.ID)
 	require.ErrorIs(t, err, runner.ErrNotFound, "the engine forgets the run it deleted")
 	require.ErrorIs(t, e.DeleteRun(context.Background(), ended.ID), runner.ErrNotFound)
+}
+
+// batchedStore answers SweepEnded with its number of batches, each taking a second, and records
+// when each began and what it asked for.
+type batchedStore struct {
+	runner.Store
+	batches int
+	began   []time.Time
+	limits  []int
+}
+
+func (s *batchedStore) SweepEnded(_ context.Context, p runner.SweepParams) (runner.SweepResult, error) {
+	s.began, s.limits = append(s.began, time.Now()), append(s.limits, p.Limit)
+	time.Sleep(time.Second)
+	if len(s.began) < s.batches {
+		return runner.SweepResult{Deleted: p.Limit, Next: &runner.RunKey{ID: "next"}}, nil
+	}
+	return runner.SweepResult{Deleted: 1}, nil
+}
+
+// TestSweeperRestsBetweenBatches: a sweep's batches examine at most MaxSweepBatch runs and,
+// after each, the sweeper rests four times as long as the batch took, so that a backlog
+// shares the store with the hot path (issue #30).
+func TestSweeperRestsBetweenBatches(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := &batchedStore{batches: 3}
+		w, err := runner.NewSweeper(s, runner.SweeperConfig{Retention: time.Hour})
+		require.NoError(t, err)
+		start := time.Now()
+		n, err := w.Sweep(context.Background())
+		require.NoError(t, err)
+		require.Len(t, s.began, 3)
+		require.Equal(t, 2*s.limits[0]+1, n)
+		for i, limit := range s.limits {
+			require.Positive(t, limit)
+			require.LessOrEqual(t, limit, runner.MaxSweepBatch)
+			if i > 0 {
+				require.Equal(t, 5*time.Second, s.began[i].Sub(s.began[i-1]), "a batch of 1 s, then a rest of 4 s")
+			}
+		}
+		require.Equal(t, 11*time.Second, time.Since(start), "no rest after the last batch")
+	})
+}
+
+// TestSweeperStopsResting: a sweep stopped while it rests ends at once with ctx's error.
+func TestSweeperStopsResting(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := &batchedStore{batches: 3}
+		w, err := runner.NewSweeper(s, runner.SweeperConfig{Retention: time.Hour})
+		require.NoError(t, err)
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		_, err = w.Sweep(ctx)
+		require.ErrorIs(t, err, context.DeadlineExceeded)
+		require.Len(t, s.began, 1)
+	})
 }

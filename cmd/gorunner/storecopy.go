@@ -23,18 +23,18 @@ func newStoreCopyCommand(g *globals) *cobra.Command {
 		Use:   "copy --from STORE --to STORE",
 		Short: "Copy everything a store holds into an empty store of any kind",
 		Long: "Copy every workflow, version, run, hook, key, token, connection and grant from one store\n" +
-			"(SQLite, PostgreSQL or Redis) into another (SQLite or PostgreSQL), which must be empty.\n" +
+			"(SQLite, PostgreSQL or Redis) into another of any kind, which must be empty.\n" +
 			"Serve the target with the same data directory\n" +
 			"(its secret.key opens the sealed secrets and webhook tokens). Stop the servers on the\n" +
 			"source first: what they write during the copy may not be copied.",
 		Example: "  gorunner store copy --from sqlite:./.gorunner/gorunner.db --to postgres://gorunner@db:5432/gorunner",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			src, err := copyStoreURL("--from", from, true)
+			src, err := copyStoreURL("--from", from)
 			if err != nil {
 				return err
 			}
-			dst, err := copyStoreURL("--to", to, false)
+			dst, err := copyStoreURL("--to", to)
 			if err != nil {
 				return err
 			}
@@ -42,18 +42,14 @@ func newStoreCopyCommand(g *globals) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&from, "from", "", "the store to copy: sqlite:PATH, postgres://… or redis://… (required)")
-	cmd.Flags().StringVar(&to, "to", "", "the empty store to copy into: sqlite:PATH or postgres://… (required)")
+	cmd.Flags().StringVar(&to, "to", "", "the empty store to copy into: sqlite:PATH, postgres://… or redis://… (required)")
 	return cmd
 }
 
-// copyStoreURL reads --from or --to as --store is read; it is required, and Redis only as
-// a source.
-func copyStoreURL(flag, value string, source bool) (string, error) {
+// copyStoreURL reads --from or --to as --store is read; it is required.
+func copyStoreURL(flag, value string) (string, error) {
 	if value == "" {
 		return "", usageError(fmt.Errorf("%s is required", flag))
-	}
-	if !source && strings.HasPrefix(value, "redis://") {
-		return "", usageError(fmt.Errorf("%s %s: copying into Redis is not supported yet; copy into a sqlite: or postgres:// store", flag, redactURL(value)))
 	}
 	return storeURL(&globals{store: value})
 }

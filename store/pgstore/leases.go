@@ -70,6 +70,11 @@ func (s *Store) RenewLeases(ctx context.Context, p runner.RenewLeasesParams) (lo
 // releases the run's tokens and queued payloads, drops the lease, wakes the parent and
 // promotes the queue of the run's concurrency key, at r.FinishedAt (or the wall clock when
 // unset).
+//
+// A save that consumes no payload, ends no run that payloads still wait for and promotes no
+// queue is one statement (saveAtOnce): one round trip and one commit. Any other save, and
+// one that statement did not write (a lease lost, payloads left), is a transaction of
+// several.
 func (s *Store) SaveRun(ctx context.Context, lease runner.Lease, r *runner.Run, opts runner.SaveOptions) error {
 	if err := lease.Check(r.ID); err != nil {
 		return fmt.Errorf("saving run %s: %w", r.ID, err)
@@ -78,23 +83,21 @@ func (s *Store) SaveRun(ctx context.Context, lease runner.Lease, r *runner.Run, 
 	if err != nil {
 		return fmt.Errorf("saving run %s: %w", r.ID, err)
 	}
+	args := saveArgs(lease, r, st, opts)
+	if opts.ConsumePayload <= 0 && !(r.Status.Terminal() && r.Concurrency != nil) {
+		saved, err := s.saveAtOnce(ctx, args)
+		if err != nil {
+			return fmt.Errorf("saving run %s: %w", r.ID, unreachable(ctx, err))
+		}
+		if saved {
+			return nil
+		}
+	}
 	err = s.write(ctx, func(q querier) error {
 		var parent, wf, env string
 		var queue *string
-		err := q.QueryRow(ctx, `UPDATE runs SET status = $1, output = $2, error = $3,
-				waiting_on = $4, started_at = $5, finished_at = $6,
-				wake_at = CASE WHEN poke_at > 0 AND ($7::bigint = 0 OR poke_at < $7::bigint) THEN poke_at ELSE $7::bigint END,
-				cancel_requested = cancel_requested OR $8,
-				lease_owner = CASE WHEN $9 THEN '' ELSE lease_owner END,
-				lease_until = CASE WHEN $9 THEN 0 ELSE lease_until END,
-				claims = CASE WHEN $12 THEN claims ELSE 1 END
-			WHERE id = $10 AND lease_owner = $11
-			RETURNING parent_run_id, workflow_id, environment, concurrency_key`,
-			r.Status, []byte(r.Output), st.Error, st.WaitingOn, nanosPtr(r.StartedAt),
-			nanosPtr(r.FinishedAt), nanos(r.WakeAt), r.CancelRequested, r.Status.Terminal(), r.ID, lease.Owner(),
-			opts.AttemptStart,
-		).Scan(&parent, &wf, &env, &queue)
-		if err != nil {
+		if err := q.QueryRow(ctx, `UPDATE runs SET `+saveSet+` WHERE id = $10 AND lease_owner = $11
+			RETURNING parent_run_id, workflow_id, environment, concurrency_key`, args[:saveRowArgs]...).Scan(&parent, &wf, &env, &queue); err != nil {
 			return mapErr(ctx, err, runner.ErrLeaseLost, nil)
 		}
 		if err := writeSteps(ctx, q, r.ID, st.Steps); err != nil {
@@ -106,13 +109,11 @@ func (s *Store) SaveRun(ctx context.Context, lease runner.Lease, r *runner.Run, 
 		if !r.Status.Terminal() {
 			return nil
 		}
-		at := time.Now()
-		if r.FinishedAt != nil {
-			at = *r.FinishedAt
-		}
+		var err error
 		if r.Undelivered, err = keepUndelivered(ctx, q, r.ID); err != nil {
 			return err
 		}
+		at := endTime(r)
 		if err := finishRun(ctx, q, r.ID, parent, at); err != nil {
 			return err
 		}
@@ -123,6 +124,65 @@ func (s *Store) SaveRun(ctx context.Context, lease runner.Lease, r *runner.Run, 
 	}
 	return nil
 }
+
+// saveSet is what a save writes of a run's row ($1…$9, $12 of saveArgs).
+const saveSet = `status = $1, output = $2, error = $3,
+		waiting_on = $4, started_at = $5, finished_at = $6,
+		wake_at = CASE WHEN poke_at > 0 AND ($7::bigint = 0 OR poke_at < $7::bigint) THEN poke_at ELSE $7::bigint END,
+		cancel_requested = cancel_requested OR $8,
+		lease_owner = CASE WHEN $9 THEN '' ELSE lease_owner END,
+		lease_until = CASE WHEN $9 THEN 0 ELSE lease_until END,
+		claims = CASE WHEN $12 THEN claims ELSE 1 END`
+
+// saveRowArgs is how many of saveArgs the row's update takes.
+const saveRowArgs = 12
+
+// saveArgs are a save's arguments: the row's ($1…$12: saveSet's, $10 the run, $11 the
+// lease's owner), then saveAtOnceSQL's ($13, $14 the step records, $15 the end time).
+func saveArgs(lease runner.Lease, r *runner.Run, st storecodec.RunState, opts runner.SaveOptions) []any {
+	steps := stepsArgs(r.ID, st.Steps)
+	return []any{r.Status, []byte(r.Output), st.Error, st.WaitingOn, nanosPtr(r.StartedAt),
+		nanosPtr(r.FinishedAt), nanos(r.WakeAt), r.CancelRequested, r.Status.Terminal(), r.ID, lease.Owner(),
+		opts.AttemptStart, steps[1], steps[2], nanos(endTime(r))}
+}
+
+// endTime is when a run that ends ends: its FinishedAt, or the wall clock when unset.
+func endTime(r *runner.Run) time.Time {
+	if r.FinishedAt != nil {
+		return *r.FinishedAt
+	}
+	return time.Now()
+}
+
+// saveAtOnce writes a save that consumes no payload in one statement (saveAtOnceSQL) and
+// reports whether it did: not when the lease is not held, nor when the run ends with
+// payloads queued for it (what is kept of those is the transaction's to write).
+func (s *Store) saveAtOnce(ctx context.Context, args []any) (bool, error) {
+	n, err := affected(s.pool.Exec(ctx, saveAtOnceSQL, args...))
+	return n == 1, err
+}
+
+// saveAtOnceSQL is a whole save in one statement: the row's update, which writes only while
+// the lease is held (and, for an end, no payload waits), and, only when it wrote, the step
+// records and, for an end, the release of the run's tokens and its parent's wake-up (as
+// finishRun; a terminal run has no payloads left to drop).
+const saveAtOnceSQL = `WITH saved AS (
+		UPDATE runs SET ` + saveSet + `
+		WHERE id = $10 AND lease_owner = $11
+			AND NOT ($9 AND EXISTS (SELECT 1 FROM payloads WHERE run_id = $10))
+		RETURNING parent_run_id),
+	steps AS (
+		INSERT INTO run_steps (run_id, idx, data)
+		SELECT $10, i, d FROM unnest($13::integer[], $14::bytea[]) AS s (i, d) WHERE EXISTS (SELECT 1 FROM saved)
+		ON CONFLICT (run_id, idx) DO UPDATE SET data = excluded.data),
+	tokens AS (
+		DELETE FROM hooks WHERE $9 AND run_id = $10 AND EXISTS (SELECT 1 FROM saved)),
+	parent AS (
+		UPDATE runs SET
+			wake_at = CASE WHEN wake_at = 0 OR wake_at > $15 THEN $15 ELSE wake_at END,
+			poke_at = CASE WHEN poke_at = 0 OR poke_at > $15 THEN $15 ELSE poke_at END
+		WHERE $9 AND id = (SELECT parent_run_id FROM saved) AND ` + notTerminal + `)
+	SELECT FROM saved`
 
 // consumePayload deletes payload seq of run; one already gone fails the save, so a payload
 // is never delivered twice.

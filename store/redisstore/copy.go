@@ -14,8 +14,7 @@ import (
 	"github.com/gorunner/gorunner/store/storecopy"
 )
 
-// A Redis store is a copy's source only: writing records into it would have to build every
-// index its scripts keep beside them.
+// A Redis store is a copy's source (here) and its target (copyin.go).
 var _ storecopy.Source = (*Store)(nil)
 
 // hashKind is a kind whose records are one hash each, its fields the record's, at the keys
@@ -186,9 +185,14 @@ func (s *Store) hashRecords(ctx context.Context, kind storecopy.Kind, hk hashKin
 		}
 		f := make(map[string]any, len(h))
 		for name, v := range h {
-			// Redis keeps an absent value (no output, no error) as "": the target's default.
-			if v != "" && !notField(kind, name) {
-				f[name] = v
+			if notField(kind, name) {
+				continue
+			}
+			// Redis keeps an absent value (no output, no error) as "": nil, the target's
+			// default, which a Redis target keeps as "" again.
+			f[name] = v
+			if v == "" {
+				f[name] = nil
 			}
 		}
 		for _, name := range hk.hexed {
@@ -237,8 +241,8 @@ func (s *Store) runSteps(ctx context.Context) ([]storecopy.Record, error) {
 	return out, nil
 }
 
-// payloadRecords reads every queued payload: a run's hash holds <seq> → payload and
-// q<seq> → the hook member it was queued for.
+// payloadRecords reads every queued payload: a run's hash holds <seq> → payload,
+// q<seq> → the hook member it was queued for and t<seq> → when (none before it was kept).
 func (s *Store) payloadRecords(ctx context.Context) ([]storecopy.Record, error) {
 	keys, rests, err := s.scanKeys(ctx, "pl:*", nil)
 	if err != nil {
@@ -256,6 +260,9 @@ func (s *Store) payloadRecords(ctx context.Context) ([]storecopy.Record, error) 
 				continue // a q<seq> field
 			}
 			f := map[string]any{"seq": seq, "run_id": rests[i], "payload": payload}
+			if at := h["t"+name]; at != "" {
+				f["created_at"] = at
+			}
 			if err := hookOfKey(h["q"+name], f); err != nil {
 				return nil, fmt.Errorf("payload %d of run %s: %w", seq, rests[i], err)
 			}
@@ -281,7 +288,8 @@ func (s *Store) grantRecords(ctx context.Context, kind storecopy.Kind) ([]storec
 				return nil, wrapErr("reading a grant's tokens", err)
 			}
 			for i, t := range tokens {
-				out = append(out, storecopy.Record{Kind: kind, Fields: map[string]any{"grant_id": id, "seq": int64(i), "token_id": t}})
+				// seq counts from 1, as the SQL stores number a grant's tokens.
+				out = append(out, storecopy.Record{Kind: kind, Fields: map[string]any{"grant_id": id, "seq": int64(i + 1), "token_id": t}})
 			}
 			continue
 		}

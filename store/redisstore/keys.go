@@ -59,7 +59,7 @@ func (k keys) runHooksPrefix() string          { return k.p + "runhooks:" } // s
 func (k keys) hookPrefix() string              { return k.p + "hook:" }
 func (k keys) hook(env, token string) string   { return k.hookPrefix() + hookMember(env, token) }
 func (k keys) runHooks(id string) string       { return k.runHooksPrefix() + id }
-func (k keys) payloadsPrefix() string          { return k.p + "pl:" } // hash of a run: seq → payload, q<seq> → hook member
+func (k keys) payloadsPrefix() string          { return k.p + "pl:" } // hash of a run: seq → payload, q<seq> → hook member, t<seq> → queued at
 func (k keys) payloads(runID string) string    { return k.payloadsPrefix() + runID }
 func (k keys) queuePrefix() string             { return k.p + "pq:" } // zset of a token's queued seqs
 func (k keys) queue(env, token string) string  { return k.queuePrefix() + hookMember(env, token) }

@@ -152,6 +152,7 @@ type scripts struct {
 	claimToken, enqueuePayload, nextPayload, missAsk                               *redis.Script
 	exchangeCode, rotateRefresh, deleteGrant                                       *redis.Script
 	deleteRuns                                                                     *redis.Script
+	importKey, raiseCounter                                                        *redis.Script
 }
 
 func loadScripts() (*scripts, error) {
@@ -178,7 +179,7 @@ func loadScripts() (*scripts, error) {
 		requestCancel: load("request_cancel"), wakeRun: load("wake_run"), claimToken: load("claim_token"),
 		enqueuePayload: load("enqueue_payload"), nextPayload: load("next_payload"), missAsk: load("miss_ask"),
 		exchangeCode: load("exchange_code"), rotateRefresh: load("rotate_refresh"), deleteGrant: load("delete_grant"),
-		deleteRuns: load("delete_runs"),
+		deleteRuns: load("delete_runs"), importKey: load("import_key"), raiseCounter: load("raise_counter"),
 	}
 	return sc, firstErr
 }

@@ -2,7 +2,7 @@
 // (`gorunner store copy`, SPEC §7). Each backend exports (Source) and imports (Target) its
 // records through the small contracts below, a stream of typed records in batches, so that
 // the driver here never knows a backend's layout and a new field travels with its record.
-// SQLite and PostgreSQL are both; Redis is a source only, for now.
+// SQLite, PostgreSQL and Redis are all three, so a store of any kind copies into any kind.
 package storecopy
 
 import (
@@ -77,7 +77,8 @@ type Source interface {
 	ExportRecords(ctx context.Context, kind Kind, size int, emit func([]Record) error) error
 }
 
-// Target is what a backend offers a copy into it: store/sqlitestore and store/pgstore.
+// Target is what a backend offers a copy into it: store/sqlitestore, store/pgstore and
+// store/redisstore.
 type Target interface {
 	// CountRecords counts the records of kind the store holds.
 	CountRecords(ctx context.Context, kind Kind) (int64, error)

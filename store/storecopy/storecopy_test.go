@@ -25,38 +25,26 @@ func openPostgres(t *testing.T) storecopytest.TargetStore {
 	return s
 }
 
-func openRedis(t *testing.T) storecopytest.Store {
+func openRedis(t *testing.T) storecopytest.TargetStore {
 	s, _, _ := redistest.Open(t)
 	return s
 }
 
-// TestCopy runs the suite with every backend as source and every one that takes a copy
-// (not Redis) as target.
+// TestCopy runs the suite with every backend as source and every backend as target.
 func TestCopy(t *testing.T) {
-	targets := []struct {
+	stores := []struct {
 		name string
 		open storecopytest.TargetOpener
 	}{
 		{"SQLite", openSQLite},
 		{"Postgres", openPostgres},
-	}
-	sources := []struct {
-		name string
-		open storecopytest.Opener
-	}{
 		{"Redis", openRedis},
 	}
-	for _, tg := range targets {
-		sources = append(sources, struct {
-			name string
-			open storecopytest.Opener
-		}{tg.name, func(t *testing.T) storecopytest.Store { return tg.open(t) }})
-	}
-	for _, from := range sources {
-		for _, to := range targets {
+	for _, from := range stores {
+		for _, to := range stores {
 			t.Run(from.name+"To"+to.name, func(t *testing.T) {
 				t.Parallel()
-				storecopytest.Run(t, from.open, to.open)
+				storecopytest.Run(t, func(t *testing.T) storecopytest.Store { return from.open(t) }, to.open)
 			})
 		}
 	}

@@ -30,26 +30,34 @@ func rawCall(t *testing.T, token, method, url, body string, header ...string) (i
 	return res.StatusCode, res.Header, string(raw)
 }
 
-// TestStoreCopyServesAsBefore: a store copied from SQLite or Redis to PostgreSQL, served
-// with the same data directory (its secret.key), answers an old idempotency key with the
-// kept answer, the old webhook address, an old token and the old run exactly as before; a
-// second copy into it is refused.
+// TestStoreCopyServesAsBefore: a store copied from SQLite or Redis to PostgreSQL, or from
+// SQLite to Redis, served with the same data directory (its secret.key), answers an old
+// idempotency key with the kept answer, the old webhook address, an old token and the old
+// run exactly as before; a second copy into it is refused.
 func TestStoreCopyServesAsBefore(t *testing.T) {
 	t.Parallel()
-	t.Run("SQLite", func(t *testing.T) {
-		t.Parallel()
-		dir := t.TempDir()
-		copyServesAsBefore(t, dir, "sqlite:"+filepath.Join(dir, "gorunner.db"))
-	})
-	t.Run("Redis", func(t *testing.T) {
-		t.Parallel()
-		copyServesAsBefore(t, t.TempDir(), redisStore(t))
-	})
+	sqlite := func(dir string) string { return "sqlite:" + filepath.Join(dir, "gorunner.db") }
+	for _, tc := range []struct {
+		name         string
+		source, into func(t *testing.T, dir string) string
+	}{
+		{"SQLiteToPostgres", func(_ *testing.T, dir string) string { return sqlite(dir) }, postgresStore},
+		{"RedisToPostgres", func(t *testing.T, _ string) string { return redisStore(t) }, postgresStore},
+		{"SQLiteToRedis", func(_ *testing.T, dir string) string { return sqlite(dir) }, func(t *testing.T, _ string) string { return redisStore(t) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			copyServesAsBefore(t, dir, tc.source(t, dir), tc.into(t, dir))
+		})
+	}
 }
 
-// copyServesAsBefore serves source over dir, copies it into a new Postgres schema and
-// serves that.
-func copyServesAsBefore(t *testing.T, dir, source string) {
+// postgresStore is a --store URL on a fresh Postgres schema.
+func postgresStore(t *testing.T, _ string) string { return pgtest.StoreURL(t) }
+
+// copyServesAsBefore serves source over dir, copies it into target and serves that.
+func copyServesAsBefore(t *testing.T, dir, source, target string) {
 	s := startServe(t, dir, "--store", source)
 	admin := s.adminToken(t)
 	def := `{"name": "hooked", "input": {"type": "object"}, "steps": [{"id": "s", "set": "hi"}]}`
@@ -76,7 +84,6 @@ func copyServesAsBefore(t *testing.T, dir, source string) {
 	_, _, oldRun := rawCall(t, token, "GET", s.url+"/api/runs/"+runID, "")
 	s.stop()
 
-	target := pgtest.StoreURL(t)
 	stdout, stderr, code := cli(t, s, "store", "copy", "--from", source, "--to", target)
 	require.Equal(t, 0, code, stderr)
 	total := strings.TrimSuffix(strings.TrimPrefix(stdout, "copied "), " records\n")

@@ -82,7 +82,8 @@ func started(b *testing.B, st benchStore) (*catalog.Service, *runner.Engine) {
 
 // BenchmarkBackends compares the backends in one run: runs/s of a 3-step workflow
 // (submitted all at once, until all completed), MCP tools/call latency of the same
-// workflow, and, on the same Redis, asynq working as many no-op tasks.
+// workflow, and, as baselines, asynq working as many no-op tasks on the same Redis and
+// River as many no-op jobs on the same PostgreSQL.
 func BenchmarkBackends(b *testing.B) {
 	for _, submitters := range []int{1, 8} {
 		suffix := ""
@@ -93,6 +94,7 @@ func BenchmarkBackends(b *testing.B) {
 			b.Run("runs/"+be.name+suffix, func(b *testing.B) { benchRuns(b, be.open(b), submitters) })
 		}
 		b.Run("runs/asynq_noop"+suffix, func(b *testing.B) { benchAsynq(b, submitters) })
+		b.Run("runs/river_noop"+suffix, func(b *testing.B) { benchRiver(b, submitters) })
 	}
 	for _, be := range backends {
 		b.Run("tools_call/"+be.name, func(b *testing.B) { benchToolsCall(b, be.open(b)) })
@@ -130,6 +132,15 @@ func benchAsynq(b *testing.B, submitters int) {
 	defer srv.Shutdown()
 	client := asynq.NewClient(conn)
 	defer client.Close()
+	submitAll(b, submitters, all, func(i int64) error {
+		_, err := client.Enqueue(asynq.NewTask("noop", []byte(fmt.Sprint(i))), asynq.Queue(queue))
+		return err
+	})
+}
+
+// submitAll calls submit for 0…b.N-1 from submitters goroutines, waits until all is
+// closed (the baseline worked the last job), and reports jobs worked per second as runs/s.
+func submitAll(b *testing.B, submitters int, all <-chan struct{}, submit func(i int64) error) {
 	var next atomic.Int64
 	errs := make([]error, submitters)
 	b.ResetTimer()
@@ -138,7 +149,7 @@ func benchAsynq(b *testing.B, submitters int) {
 	for w := range submitters {
 		wg.Go(func() {
 			for i := next.Add(1) - 1; i < int64(b.N) && errs[w] == nil; i = next.Add(1) - 1 {
-				_, errs[w] = client.Enqueue(asynq.NewTask("noop", []byte(fmt.Sprint(i))), asynq.Queue(queue))
+				errs[w] = submit(i)
 			}
 		})
 	}
@@ -147,7 +158,7 @@ func benchAsynq(b *testing.B, submitters int) {
 	select {
 	case <-all:
 	case <-time.After(5 * time.Minute):
-		b.Fatal("asynq did not process every task")
+		b.Fatal("the baseline did not work every job")
 	}
 	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "runs/s")
 }
@@ -166,6 +177,23 @@ func deleteAsynqQueue(b *testing.B, opts *redis.Options, queue string) {
 // benchToolsCall measures one MCP tools/call of the bench workflow over streamable HTTP,
 // from the request to the completed run's result.
 func benchToolsCall(b *testing.B, st benchStore) {
+	session := toolsSession(b, st)
+	b.ResetTimer()
+	for b.Loop() {
+		callBench(b, session)
+	}
+}
+
+// callBench makes one tools/call of the bench workflow, which must succeed.
+func callBench(b *testing.B, session *mcp.ClientSession) {
+	res, err := session.CallTool(context.Background(), &mcp.CallToolParams{Name: "bench", Arguments: map[string]any{"n": 1}})
+	require.NoError(b, err)
+	require.False(b, res.IsError)
+}
+
+// toolsSession serves the bench workflow of st over MCP's streamable HTTP, with an engine
+// working it, and answers a client session of it.
+func toolsSession(b *testing.B, st benchStore) *mcp.ClientSession {
 	cat, e := started(b, st)
 	idem, err := idempotency.New(st, nil)
 	require.NoError(b, err)
@@ -182,10 +210,5 @@ func benchToolsCall(b *testing.B, st benchStore) {
 	session, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: hs.URL, MaxRetries: -1}, nil)
 	require.NoError(b, err)
 	b.Cleanup(func() { _ = session.Close() })
-	b.ResetTimer()
-	for b.Loop() {
-		res, err := session.CallTool(context.Background(), &mcp.CallToolParams{Name: "bench", Arguments: map[string]any{"n": 1}})
-		require.NoError(b, err)
-		require.False(b, res.IsError)
-	}
+	return session
 }

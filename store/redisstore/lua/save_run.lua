@@ -10,16 +10,17 @@
 -- all: a partial save of such a run fails with GR_ALLSTEPS.
 
 -- undelivered is the JSON of storecodec's undeliveredRow for the payloads still in the
--- run's payloads hash (seq -> payload, 'q'..seq -> hook member "env:token"), the oldest
--- max of them; nil when there are none.
+-- run's payloads hash (seq -> payload, 'q'..seq -> hook member "env:token", 't'..seq -> when
+-- it was queued), the oldest max of them; nil when there are none.
 local function undelivered(payloads, max)
   local all = redis.call('HGETALL', payloads)
   local seqs, body, member = {}, {}, {}
   for i = 1, #all, 2 do
     local field, value = all[i], all[i + 1]
-    if string.sub(field, 1, 1) == 'q' then
+    local kind = string.sub(field, 1, 1)
+    if kind == 'q' then
       member[string.sub(field, 2)] = value
-    else
+    elseif kind ~= 't' then
       seqs[#seqs + 1] = tonumber(field)
       body[field] = value
     end
@@ -83,7 +84,7 @@ if f[3] ~= ARGV[3] then
   redis.call('ZADD', ARGV[14] .. ARGV[3], 0, f[4])
 end
 if member then
-  redis.call('HDEL', KEYS[3], seq, 'q' .. seq)
+  redis.call('HDEL', KEYS[3], seq, 'q' .. seq, 't' .. seq)
   redis.call('ZREM', ARGV[16] .. member, seq)
 end
 reindex_due(KEYS[2], KEYS[1], id)
