@@ -16,7 +16,7 @@ import (
 func TestRerunFromFailure(t *testing.T) {
 	h := newHarness(t)
 	e := h.engine(runner.Config{})
-	srv := newRecorder(t, 404) // the first call fails for good, the next succeeds
+	srv := newRecorder(t, 200, 404) // the second step fails for good, then succeeds
 	name := h.define(fmt.Sprintf(`
 name: resume-here
 input: {type: object}
