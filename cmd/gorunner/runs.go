@@ -172,8 +172,8 @@ func newRerunCommand(o *clientOpts) *cobra.Command {
 		follow      followFlags
 	)
 	cmd := &cobra.Command{
-		Use:     "rerun RUN_ID",
-		Short:   "Start a new run with a run's input and environment, on the current version",
+		Use:   "rerun RUN_ID",
+		Short: "Start a new run with a run's input and environment, on the current version",
 		Long: "Start a new run with the input and environment of RUN_ID, on the workflow's current version. " +
 			"With --from-failure (a failed run), the new run takes over the outputs of the steps completed before the failure and begins at the failed step." + exitCodesHelp,
 		Example: "  gorunner runs rerun 0190c6e2-… --wait\n  gorunner runs rerun 0190c6e2-… --key retry-1\n  gorunner runs rerun 0190c6e2-… --from-failure",
