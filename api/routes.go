@@ -352,7 +352,7 @@ func (s *Server) routes() chi.Router {
 		}
 	}
 	if s.cfg.Console != nil {
-		for _, path := range []string{"/", "/console", "/console/*"} {
+		for _, path := range []string{"/", "/favicon.ico", "/console", "/console/*"} {
 			r.Handle(path, s.cfg.Console)
 		}
 	}

@@ -89,14 +89,15 @@
 
   function status(ev) {
     var data = JSON.parse(ev.data);
-    var hook = document.getElementById("hook");
-    if (data.status === "waiting" && data.waitingOn && data.waitingOn.hook && !hook) {
-      window.location.reload(); // the server renders the resume form with its CSRF token
+    var waits = document.getElementById("waits");
+    if (data.status === "waiting" && !waits) {
+      window.location.reload(); // the server renders what it waits for, and the resume forms with their CSRF token
       return;
     }
-    if (hook && data.status !== "waiting") {
-      hook.remove();
+    if (waits && data.status !== "waiting" && data.status !== "queued") {
+      waits.remove();
     }
+    root.dataset.started = data.startedAt || "";
     root.dataset.status = data.status;
     badge(document.getElementById("run-status"), data.status);
     text(document.getElementById("run-took"), took(data.startedAt, data.finishedAt));
@@ -109,9 +110,17 @@
     status(ev);
     source.close();
     text(note, "The run has ended.");
-    var cancel = document.querySelector('form[action$="/cancel"]');
+    var cancel = document.getElementById("cancel");
     if (cancel) {
       cancel.remove();
     }
+    window.clearInterval(ticking);
   });
+
+  // "Took" counts on while the run runs.
+  var ticking = window.setInterval(function () {
+    if (root.dataset.started && !/^(completed|failed|cancelled)$/.test(root.dataset.status)) {
+      text(document.getElementById("run-took"), took(root.dataset.started, new Date().toISOString()) + " so far");
+    }
+  }, 1000);
 })();
