@@ -74,9 +74,9 @@ type workflowPage struct {
 	// when it has none, and then the form takes raw JSON only.
 	Fields []askField
 	// Raw says the run form came back in its raw JSON mode.
-	Raw bool
-	Problem    *errorPage
-	Notice     string
+	Raw     bool
+	Problem *errorPage
+	Notice  string
 }
 
 func (c *Console) workflowPage(w http.ResponseWriter, r *http.Request) {
