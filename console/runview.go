@@ -69,10 +69,18 @@ type queueWait struct {
 // step records do not tell: the queue of a queued run, and the names of kinds this console
 // does not know, shown as they are named.
 func otherWaits(w *wire.WaitingOn) (*queueWait, []string) {
-	raw, err := json.Marshal(w)
-	if err != nil || w == nil {
+	if w == nil {
 		return nil, nil
 	}
+	raw, err := json.Marshal(w)
+	if err != nil {
+		return nil, nil
+	}
+	return waitKinds(raw)
+}
+
+// waitKinds reads waitingOn as JSON: its queue, and the kinds not known here.
+func waitKinds(raw json.RawMessage) (*queueWait, []string) {
 	var kinds map[string]json.RawMessage
 	if json.Unmarshal(raw, &kinds) != nil {
 		return nil, nil
@@ -83,9 +91,15 @@ func otherWaits(w *wire.WaitingOn) (*queueWait, []string) {
 		switch k {
 		case "hook", "sleepUntil":
 		case "queue":
-			if json.Unmarshal(v, &q) != nil {
-				unknown = append(unknown, k)
+			if string(v) == "null" {
+				continue
 			}
+			var one queueWait
+			if json.Unmarshal(v, &one) != nil {
+				unknown = append(unknown, k)
+				continue
+			}
+			q = &one
 		default:
 			unknown = append(unknown, k)
 		}
