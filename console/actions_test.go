@@ -184,3 +184,48 @@ func TestSearchScanIsBounded(t *testing.T) {
 	require.Contains(t, p.Body, "older runs follow")
 	require.Contains(t, p.Body, "q=nobody")
 }
+
+// parallelHooksYAML waits on two hooks at once, one per parallel branch, one of them asking.
+const parallelHooksYAML = `name: two-approvals
+input: {type: object}
+steps:
+  - id: approvals
+    parallel:
+      branches:
+        - { id: legal, steps: [{ id: ok, hook: { token: "legal-1" } }] }
+        - id: finance
+          steps:
+            - id: ok
+              hook:
+                token: "finance-1"
+                ask: {message: "Budget?", schema: {type: object, properties: {amount: {type: number}}}}
+`
+
+// TestEveryWaitingHookHasItsForm: a run waiting on two hooks at once (parallel branches)
+// shows a resume form for each, grouped under its step on the time axis, and resuming one
+// from its form leaves the other waiting.
+func TestEveryWaitingHookHasItsForm(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, "")
+	id := e.publishAndRun(parallelHooksYAML, `{}`)
+	require.Eventually(t, func() bool {
+		r, err := e.engine.Get(context.Background(), id)
+		return err == nil && len(runner.Waits(r)) == 2
+	}, 10*time.Second, 20*time.Millisecond)
+	b := e.browser()
+	require.Equal(t, http.StatusSeeOther, b.signIn(e.token).Status)
+	body := b.get("/console/runs/" + id).Body
+	require.Equal(t, 2, strings.Count(body, `action="/console/hooks/resume"`))
+	for _, want := range []string{"<code>legal-1</code>", "<code>finance-1</code>", `<p class="ask">Budget?</p>`,
+		`<details class="g-group" open>`, "approvals/legal/ok", "approvals/finance/ok"} {
+		require.Contains(t, body, want)
+	}
+	csrf := b.csrf("/console/runs/" + id)
+	p := b.post("/console/hooks/resume", url.Values{"csrf": {csrf}, "token": {"legal-1"}, "environment": {runner.EnvProduction},
+		"run": {id}, "payload": {`{"ok": true}`}})
+	require.Equal(t, http.StatusSeeOther, p.Status, p.Body)
+	require.Eventually(t, func() bool {
+		r, err := e.engine.Get(context.Background(), id)
+		return err == nil && len(runner.Waits(r)) == 1 && runner.Waits(r)[0].Hook == "finance-1"
+	}, 10*time.Second, 20*time.Millisecond)
+}

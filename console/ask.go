@@ -30,6 +30,9 @@ type askField struct {
 	// comes back with a problem (the run form).
 	Value   string
 	Problem string
+	// Form prefixes the field's element id, so that two forms on a page (a hook form per
+	// waiting hook) never share one.
+	Form string
 }
 
 // waitingAsk is the ask of the hook run waits on, as the run holds it (its message

@@ -61,7 +61,7 @@ func TestAskResumesRun(t *testing.T) {
 	page := b.get("/console/runs/" + id)
 	require.Equal(t, http.StatusOK, page.Status)
 	for _, want := range []string{`<p class="ask">Approve the refund?</p>`, `<input type="checkbox" name="field.approved">`,
-		`name="field.amount" type="number" step="any"`, `<select id="field-reason" name="field.reason"`, `<option>fraud</option>`} {
+		`name="field.amount" type="number" step="any"`, `<select id="field-h0-reason" name="field.reason"`, `<option>fraud</option>`} {
 		require.Contains(t, page.Body, want)
 	}
 	require.NotContains(t, page.Body, `id="payload-`, "the typed form, not the generic JSON one")

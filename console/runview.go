@@ -47,6 +47,9 @@ func waitViews(run *runner.Run, payloadToken, payload string) []waitView {
 		v := waitView{StepWait: w, Environment: run.Environment, Payload: "{}"}
 		if w.Ask != nil {
 			v.Ask = &ask{Message: w.Ask.Message, Fields: askFields(w.Ask.Schema)}
+			for i := range v.Ask.Fields {
+				v.Ask.Fields[i].Form = fmt.Sprintf("h%d-", w.Index)
+			}
 		}
 		if w.Hook != "" && w.Hook == payloadToken {
 			v.Payload = payload
