@@ -179,11 +179,11 @@ func newRerunCommand(o *clientOpts) *cobra.Command {
 		Example: "  gorunner runs rerun 0190c6e2-… --wait\n  gorunner runs rerun 0190c6e2-… --key retry-1\n  gorunner runs rerun 0190c6e2-… --from-failure",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			path := runPath(args[0]) + "/rerun"
+			req := client.Request{Method: "POST", Path: runPath(args[0]) + "/rerun", Key: key}
 			if fromFailure {
-				path += "?from=failure"
+				req.Query = url.Values{"from": {"failure"}}
 			}
-			return o.startRun(cmd, client.Request{Method: "POST", Path: path, Key: key}, follow)
+			return o.startRun(cmd, req, follow)
 		},
 	}
 	cmd.Flags().StringVarP(&key, "key", "k", "", "idempotency key: a retry with the same key replays the first answer")
