@@ -1,6 +1,11 @@
 // Package console is GoRunner's web console for people, served by `gorunner serve` at /:
 // server-rendered pages (html/template, embedded in the binary) for workflows, drafts,
 // versions, runs with their step timelines, waiting hooks, idempotency keys, tokens and OAuth grants.
+// A run page says what the run waits for (every hook with its resume form, a sleep's end,
+// a retry, a child run, a queue), acts on it (rerun, retry from the failure, cancel,
+// delete) and tells why (each step's evaluated input and attempts, the run's history) and
+// when (its steps on one time axis); the runs page searches by ID, input text, error,
+// trigger and dates, its filters in the URL (docs/console.md).
 // Pages read without JavaScript; one small script makes a run page live through the run's
 // event stream. Nothing is loaded from elsewhere. A person signs in with an API token; the
 // session is a sealed, HttpOnly, SameSite=Strict cookie and every form carries a CSRF
