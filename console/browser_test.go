@@ -51,7 +51,7 @@ type css = chromedp.CSS
 // and publish a workflow, start a run, resume its waiting hook from the form, watch the
 // remaining steps arrive live without a reload, and sign out.
 func TestBrowser(t *testing.T) {
-	ctx := browsertest.New(t, 2*time.Minute)
+	ctx := browsertest.New(t, 3*time.Minute)
 	e := newEnv(t, "")
 	do := func(actions ...chromedp.Action[chromedp.Void]) {
 		t.Helper()
