@@ -94,6 +94,9 @@ func TestBrowser(t *testing.T) {
 	require.True(t, same, "the steps arrived on the page as it stood: live, not by a reload")
 	require.JSONEq(t, `{"ticket": "T-17", "approved": true}`, read(chromedp.Text(css("#run-output"))))
 	require.Equal(t, "1", read(chromedp.Text(css(`#step-2 [data-field="attempts"]`))))
+	width, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('rect[data-index="2"]').getAttribute("width")`))
+	require.NoError(t, err)
+	require.NotEqual(t, "0%", width, "the time axis follows the run live too")
 	screenshot(t, ctx, "console-run.png")
 
 	do(chromedp.Click(css(".signout button")), chromedp.WaitVisible(css("#token")),

@@ -131,6 +131,9 @@ type ganttBar struct {
 	Status string
 	X, W   string
 	Took   string
+	// Start and End are the record's times, for the page's script to place the bar again as
+	// the run goes on.
+	Start, End *time.Time
 }
 
 func ganttOf(run *runner.Run, now time.Time) gantt {
@@ -168,7 +171,7 @@ func ganttOf(run *runner.Run, now time.Time) gantt {
 }
 
 func (g gantt) bar(i int, rec *runner.StepRecord, span time.Duration, now time.Time) ganttBar {
-	b := ganttBar{Index: i, Name: runner.PathOf(rec), Status: string(rec.Status), X: "0%", W: "0%"}
+	b := ganttBar{Index: i, Name: runner.PathOf(rec), Status: string(rec.Status), X: "0%", W: "0%", Start: rec.StartedAt, End: rec.FinishedAt}
 	if rec.StartedAt == nil || span <= 0 {
 		return b
 	}

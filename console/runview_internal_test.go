@@ -54,8 +54,8 @@ func TestGanttGroups(t *testing.T) {
 	require.Equal(t, "10s", g.Span)
 	require.Len(t, g.Groups, 2)
 	require.Equal(t, []ganttBar{
-		{Index: 2, Name: "each/0/charge", Status: "completed", X: "0.00%", W: "50.00%", Took: "5s"},
-		{Index: 3, Name: "each/1/charge", Status: "failed", X: "50.00%", W: "50.00%", Took: "5s"},
+		{Index: 2, Name: "each/0/charge", Status: "completed", X: "0.00%", W: "50.00%", Took: "5s", Start: at(0), End: at(5)},
+		{Index: 3, Name: "each/1/charge", Status: "failed", X: "50.00%", W: "50.00%", Took: "5s", Start: at(5), End: at(10)},
 	}, g.Groups[0].Children)
 	require.Empty(t, g.Groups[1].Children)
 	require.Equal(t, "100.00%", g.Groups[1].Bar.X)
