@@ -123,18 +123,7 @@ func (s *Server) check(r *http.Request, a access) error {
 	return s.guard.Workflow(ctx, p, a.perm, chi.URLParam(r, "id"), env)
 }
 
-// mayRerunRun checks that p may rerun run id. A rerun starts the run's workflow anew, at
-// its current version, in the run's environment: it needs runs:write on the run (whose
-// input it reuses) and what starting that workflow there needs (guard.Workflow): the
-// current version's tags, not the old run's, and for a test run, which runs the draft,
-// workflows:write.
+// mayRerunRun checks that p may rerun run id (guard.Rerun).
 func (s *Server) mayRerunRun(r *http.Request, p auth.Principal, id string) error {
-	run, err := s.deps.Engine.Get(r.Context(), id)
-	if err != nil {
-		return err
-	}
-	if err := s.guard.RunAllowed(p, auth.RunsWrite, run); err != nil {
-		return err
-	}
-	return s.guard.Workflow(r.Context(), p, auth.RunsWrite, run.WorkflowID, run.Environment)
+	return s.guard.Rerun(r.Context(), p, id)
 }

@@ -126,6 +126,13 @@ func (b *specBuilder) operation(rt route) map[string]any {
 			"schema":      map[string]any{"type": "string"},
 		})
 	}
+	for _, q := range rt.query {
+		schema := map[string]any{"type": "string"}
+		if q.enum != nil {
+			schema["enum"] = q.enum
+		}
+		params = append(params, map[string]any{"name": q.name, "in": "query", "required": false, "description": q.description, "schema": schema})
+	}
 	if params != nil {
 		op["parameters"] = params
 	}

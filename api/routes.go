@@ -23,6 +23,12 @@ const (
 	webhookKeyed         // keys belong to the workflow; every answer kept, oldest evicted
 )
 
+// queryParam is one query parameter of a route: a string, one of enum when it has one.
+type queryParam struct {
+	name, description string
+	enum              []string
+}
+
 // route is one row of the API: it registers the handler and describes the operation in
 // the OpenAPI document, so the two cannot drift apart.
 type route struct {
@@ -35,6 +41,8 @@ type route struct {
 	access access
 	keyed  keyed
 	body   any // the request body's Go type, nil for none
+	// query are the query parameters the OpenAPI document lists beyond limit and cursor.
+	query  []queryParam
 	status int // the success status
 	data   any // the success data's Go type, nil for no body
 	list   bool
@@ -198,8 +206,10 @@ func (s *Server) table() []route {
 		},
 		{
 			method: "POST", pattern: "/api/runs/{id}/rerun", id: "rerunRun",
-			summary: "Start a new run with the same input and environment on the current version",
+			summary: "Start a new run with the same input and environment on the current version; ?from=failure (a failed run) takes over the outputs of the steps completed before the failure and begins at the failed step",
 			access:  need(auth.RunsWrite, onRerun), keyed: principalKeyed,
+			query: []queryParam{{name: "from", enum: []string{"failure"},
+				description: "failure: rerun a failed run from its failure, the steps completed before it taken over (their outputs, not run again); another value is 400 VALIDATION_ERROR at /from, a run that did not fail 400 too."}},
 			status: 202, data: wire.Run{},
 			handler: s.rerunRun,
 		},
@@ -342,7 +352,7 @@ func (s *Server) routes() chi.Router {
 		}
 	}
 	if s.cfg.Console != nil {
-		for _, path := range []string{"/", "/console", "/console/*"} {
+		for _, path := range []string{"/", "/favicon.ico", "/console", "/console/*"} {
 			r.Handle(path, s.cfg.Console)
 		}
 	}

@@ -156,8 +156,19 @@ func (s *Server) deleteRun(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
+// rerunRun reruns a run; ?from=failure takes over the steps a failed run completed before
+// its failure (runner.Engine.RerunFromFailure).
 func (s *Server) rerunRun(w http.ResponseWriter, r *http.Request) {
-	run, err := s.deps.Engine.Rerun(r.Context(), chi.URLParam(r, "id"), starterOf(r))
+	rerun := s.deps.Engine.Rerun
+	switch r.URL.Query().Get("from") {
+	case "":
+	case "failure":
+		rerun = s.deps.Engine.RerunFromFailure
+	default:
+		s.writeError(w, r, badRequest("/from", "from must be failure, or left out"))
+		return
+	}
+	run, err := rerun(r.Context(), chi.URLParam(r, "id"), starterOf(r))
 	if err != nil {
 		s.writeError(w, r, err)
 		return

@@ -2,6 +2,7 @@ package console
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -10,19 +11,6 @@ import (
 	"github.com/gorunner/gorunner/runner"
 	"github.com/gorunner/gorunner/schemas"
 )
-
-// definitionStep is what the console reads of a definition's step: its id.
-type definitionStep struct {
-	ID string `json:"id"`
-}
-
-func definitionSteps(def json.RawMessage) []definitionStep {
-	var d struct {
-		Steps []definitionStep `json:"steps"`
-	}
-	_ = json.Unmarshal(def, &d)
-	return d.Steps
-}
 
 // ask is a hook's question as a form.
 type ask struct {
@@ -38,6 +26,13 @@ type askField struct {
 	Description string
 	Enum        []string
 	Required    bool
+	// Value is what the person typed, and Problem what was wrong with it, when the form
+	// comes back with a problem (the run form).
+	Value   string
+	Problem string
+	// Form prefixes the field's element id, so that two forms on a page (a hook form per
+	// waiting hook) never share one.
+	Form string
 }
 
 // waitingAsk is the ask of the hook run waits on, as the run holds it (its message
@@ -68,6 +63,8 @@ func askFields(schema json.RawMessage) []askField {
 			Required: slices.Contains(s.Required, name)}
 		switch f.Type {
 		case "number", "integer", "boolean":
+		case "object", "array":
+			f.Type = "json"
 		default:
 			f.Type = "string"
 		}
@@ -103,6 +100,12 @@ func fieldValue(typ, v string) (any, error) {
 			return nil, fmt.Errorf("%q is not a number", v)
 		}
 		return n, nil
+	case "json":
+		var x any
+		if err := json.Unmarshal([]byte(v), &x); err != nil {
+			return nil, errors.New("this is not valid JSON")
+		}
+		return x, nil
 	}
 	return v, nil
 }

@@ -45,11 +45,11 @@ func TestBrowserAskMessage(t *testing.T) {
 	}
 	do(chromedp.Navigate(e.srv.URL+"/"), chromedp.WaitVisible(css("#token")))
 	do(chromedp.SendKeys(css("#token"), e.token), chromedp.Submit(css("#token")), chromedp.WaitVisible(css("form.signout button")))
-	do(chromedp.Navigate(e.srv.URL+"/console/runs/"+run.ID), chromedp.WaitVisible(css("#hook p.ask")))
-	msg, err := chromedp.Run(ctx, chromedp.Text(css("#hook p.ask")))
+	do(chromedp.Navigate(e.srv.URL+"/console/runs/"+run.ID), chromedp.WaitVisible(css("#waits .hook p.ask")))
+	msg, err := chromedp.Run(ctx, chromedp.Text(css("#waits .hook p.ask")))
 	require.NoError(t, err)
 	require.Equal(t, "Approve request R-42?", msg)
 
-	do(chromedp.Click(css(`#hook input[name="field.approved"]`)), chromedp.Click(css(`#hook button[type="submit"]`)),
+	do(chromedp.Click(css(`#waits .hook input[name="field.approved"]`)), chromedp.Click(css(`#waits .hook button[type="submit"]`)),
 		chromedp.WaitVisible(css(`#run-status.completed`)))
 }

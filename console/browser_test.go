@@ -51,7 +51,7 @@ type css = chromedp.CSS
 // and publish a workflow, start a run, resume its waiting hook from the form, watch the
 // remaining steps arrive live without a reload, and sign out.
 func TestBrowser(t *testing.T) {
-	ctx := browsertest.New(t, 2*time.Minute)
+	ctx := browsertest.New(t, 3*time.Minute)
 	e := newEnv(t, "")
 	do := func(actions ...chromedp.Action[chromedp.Void]) {
 		t.Helper()
@@ -77,14 +77,14 @@ func TestBrowser(t *testing.T) {
 	do(chromedp.Click(css(`form[action$="/publish"] button`)), chromedp.WaitVisible(css(".notice")))
 	require.Equal(t, "Published version 1.", read(chromedp.Text(css(".notice"))))
 
-	do(chromedp.SetValue(css("#input"), `{"ticket": "T-17", "amount": 42.5}`),
-		chromedp.Click(css(`form[action$="/run"] button`)), chromedp.WaitVisible(css("#hook")))
-	require.Equal(t, "Waiting for expense:T-17", read(chromedp.Text(css("#hook-title"))))
+	do(chromedp.SendKeys(css("#field-ticket"), "T-17"), chromedp.SendKeys(css("#field-amount"), "42.5"),
+		chromedp.Click(css("#start")), chromedp.WaitVisible(css("#waits .hook")))
+	require.Equal(t, "Hook expense:T-17 step approve", read(chromedp.Text(css("#hook-title-1"))))
 	require.Equal(t, "completed", read(chromedp.Text(css(`#step-0 [data-field="status"]`))))
 	screenshot(t, ctx, "console-approval.png")
 
-	do(chromedp.SetValue(css("#payload"), `{"approved": true, "by": "ada"}`),
-		chromedp.Click(css(`#hook button[type="submit"]`)), chromedp.WaitVisible(css(".notice")))
+	do(chromedp.SetValue(css("#payload-1"), `{"approved": true, "by": "ada"}`),
+		chromedp.Click(css(`#waits .hook button[type="submit"]`)), chromedp.WaitVisible(css(".notice")))
 	_, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`window.gorunnerLoaded = true`))
 	require.NoError(t, err)
 	require.NotEqual(t, "completed", read(chromedp.Text(css("#run-status"))), "the page came before the end")
@@ -94,6 +94,9 @@ func TestBrowser(t *testing.T) {
 	require.True(t, same, "the steps arrived on the page as it stood: live, not by a reload")
 	require.JSONEq(t, `{"ticket": "T-17", "approved": true}`, read(chromedp.Text(css("#run-output"))))
 	require.Equal(t, "1", read(chromedp.Text(css(`#step-2 [data-field="attempts"]`))))
+	width, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('rect[data-index="2"]').getAttribute("width")`))
+	require.NoError(t, err)
+	require.NotEqual(t, "0%", width, "the time axis follows the run live too")
 	screenshot(t, ctx, "console-run.png")
 
 	do(chromedp.Click(css(".signout button")), chromedp.WaitVisible(css("#token")),

@@ -1,6 +1,11 @@
 // Package console is GoRunner's web console for people, served by `gorunner serve` at /:
 // server-rendered pages (html/template, embedded in the binary) for workflows, drafts,
 // versions, runs with their step timelines, waiting hooks, idempotency keys, tokens and OAuth grants.
+// A run page says what the run waits for (every hook with its resume form, a sleep's end,
+// a retry, a child run, a queue), acts on it (rerun, retry from the failure, cancel,
+// delete) and tells why (each step's evaluated input and attempts, the run's history) and
+// when (its steps on one time axis); the runs page searches by ID, input text, error,
+// trigger and dates, its filters in the URL (docs/console.md).
 // Pages read without JavaScript; one small script makes a run page live through the run's
 // event stream. Nothing is loaded from elsewhere. A person signs in with an API token; the
 // session is a sealed, HttpOnly, SameSite=Strict cookie and every form carries a CSRF
@@ -114,6 +119,7 @@ func (c *Console) routes() chi.Router {
 	r := chi.NewRouter()
 	r.Use(securityHeaders)
 	r.Handle("/console/static/*", staticFiles())
+	r.Get("/favicon.ico", favicon)
 	r.Get("/console/signin", c.signinPage)
 	r.Post("/console/signin", c.signin)
 	r.Group(func(r chi.Router) {
@@ -131,7 +137,12 @@ func (c *Console) routes() chi.Router {
 		r.Get("/console/runs", c.listRuns)
 		r.With(c.allow(c.onRun(auth.RunsRead))).Get("/console/runs/{id}", c.runPage)
 		r.With(c.allow(c.onRun(auth.RunsRead))).Get("/console/runs/{id}/events", c.runEvents)
+		r.With(c.allow(rerunAny)).Post("/console/runs/rerun", c.rerunMany)
+		r.With(c.allow(c.onRun(auth.RunsWrite))).Get("/console/runs/{id}/cancel", c.confirmCancel)
 		r.With(c.allow(c.onRun(auth.RunsWrite))).Post("/console/runs/{id}/cancel", c.cancelRun)
+		r.With(c.allow(c.onRun(auth.RunsWrite))).Get("/console/runs/{id}/delete", c.confirmDelete)
+		r.With(c.allow(c.onRun(auth.RunsWrite))).Post("/console/runs/{id}/delete", c.deleteRun)
+		r.With(c.allow(c.rerun)).Post("/console/runs/{id}/rerun", c.rerunRun)
 		r.With(c.allow(c.resume)).Post("/console/hooks/resume", c.resumeHook)
 		r.Get("/console/keys", c.listKeys)
 		r.With(c.allow(every(auth.Admin))).Get("/console/tokens", c.listTokens)

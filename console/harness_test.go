@@ -62,19 +62,21 @@ func newEnvOver(t testing.TB, runs func(runner.Store) runner.Store) *env {
 
 func buildEnv(t testing.TB, cfg console.Config, withOAuth bool, runs func(runner.Store) runner.Store) *env {
 	t.Helper()
-	s := stacktest.New(t, stacktest.Config{Runs: runs})
+	egress, err := runner.NewEgressPolicy("127.0.0.1") // http steps of the tests call local servers
+	require.NoError(t, err)
+	s := stacktest.New(t, stacktest.Config{Runs: runs, Runner: runner.Config{Egress: egress}})
 	srv := httptest.NewUnstartedServer(nil)
 	if cfg.BaseURL == "" {
 		cfg.BaseURL = "http://" + srv.Listener.Addr().String()
 	}
 	deps := console.Deps{Catalog: s.Catalog, Auth: s.Auth, Engine: s.Engine, Idempotency: s.Idempotency}
+	var web *console.Console
 	if withOAuth {
-		var err error
 		deps.OAuth, err = oauth.New(s.Store, s.Auth, &oauth.Config{PublicURL: cfg.BaseURL})
 		require.NoError(t, err)
 	}
 	cfg.SecretKey = s.SecretKey
-	web, err := console.New(deps, &cfg)
+	web, err = console.New(deps, &cfg)
 	require.NoError(t, err)
 	a, err := api.New(api.Deps{Catalog: s.Catalog, Auth: s.Auth, Engine: s.Engine, Idempotency: s.Idempotency, OAuth: deps.OAuth},
 		&api.Config{Console: web, PublicURL: cfg.BaseURL})

@@ -72,6 +72,14 @@ var funcs = template.FuncMap{
 		return t.UTC().Format(time.RFC3339Nano)
 	},
 	"took": took,
+	"rel":  rel,
+	"ptr":  func(t time.Time) *time.Time { return &t },
+	"tookNow": func(start, end *time.Time, now time.Time) string {
+		if start != nil && end == nil {
+			return took(start, &now) + " so far"
+		}
+		return took(start, end)
+	},
 	"pretty": func(raw json.RawMessage) string {
 		if len(raw) == 0 || string(raw) == "null" {
 			return ""
@@ -82,6 +90,50 @@ var funcs = template.FuncMap{
 		}
 		return out.String()
 	},
+}
+
+// rel is t relative to now ("3 min ago", "in 2 h") in a <time> element whose title is the
+// absolute time, UTC.
+func rel(now time.Time, t any) template.HTML {
+	var at time.Time
+	switch v := t.(type) {
+	case time.Time:
+		at = v
+	case *time.Time:
+		if v != nil {
+			at = *v
+		}
+	}
+	if at.IsZero() {
+		return ""
+	}
+	abs := at.UTC().Format("2006-01-02 15:04:05Z")
+	return template.HTML(`<time datetime="` + at.UTC().Format(time.RFC3339) + `" title="` + abs + `">` + relative(now.Sub(at)) + `</time>`)
+}
+
+// relative says how long ago d was (in the future when d < 0), to the unit a person uses.
+func relative(d time.Duration) string {
+	future := d < 0
+	if future {
+		d = -d
+	}
+	var s string
+	switch {
+	case d < 10*time.Second:
+		return "just now"
+	case d < time.Minute:
+		s = fmt.Sprintf("%d s", int(d.Seconds()))
+	case d < time.Hour:
+		s = fmt.Sprintf("%d min", int(d.Minutes()))
+	case d < 48*time.Hour:
+		s = fmt.Sprintf("%d h", int(d.Hours()))
+	default:
+		s = fmt.Sprintf("%d days", int(d.Hours()/24))
+	}
+	if future {
+		return "in " + s
+	}
+	return s + " ago"
 }
 
 // took is how long from start to end, for a timeline: "" while not started.
@@ -149,4 +201,13 @@ func (c *Console) fail(w http.ResponseWriter, r *http.Request, err error) {
 func staticFiles() http.Handler {
 	sub, _ := fs.Sub(staticFS, "static")
 	return http.StripPrefix("/console/static/", http.FileServer(http.FS(sub)))
+}
+
+// favicon answers /favicon.ico, which browsers ask for whatever the page links, with the
+// console's icon.
+func favicon(w http.ResponseWriter, _ *http.Request) {
+	icon, _ := staticFS.ReadFile("static/favicon.svg")
+	w.Header().Set("Content-Type", "image/svg+xml")
+	w.Header().Set("Cache-Control", "public, max-age=86400")
+	_, _ = w.Write(icon)
 }

@@ -2,11 +2,12 @@ package console
 
 import (
 	"encoding/json"
+	"fmt"
 	"html/template"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
+	"time"
 
 	"github.com/go-chi/chi/v5"
 
@@ -18,82 +19,114 @@ import (
 
 type runsPage struct {
 	Runs     []*wire.Run
-	Workflow string
-	Status   string
+	Waits    map[string]string // a waiting run's ID → what it waits for, in a few words
+	Filter   runFilter
 	Statuses []runner.Status
+	Triggers []string
 	Next     template.URL // the next page's address, empty on the last
+	Failed   []string     // the IDs of the failed runs listed, for the bulk rerun
+	CanRerun bool
+	Notice   string
+	Now      time.Time
 }
 
-// listRuns lists runs, newest first, filtered by workflow and status.
+// listRuns lists runs, newest first, filtered by workflow, status, trigger, a search text
+// (a run ID, input text, an error code or message) and dates.
 func (c *Console) listRuns(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
-	p := runsPage{Workflow: q.Get("workflow"), Status: q.Get("status"), Statuses: runner.Statuses()}
-	params := runner.ListRunsParams{Status: runner.Status(p.Status), Limit: PageSize, Cursor: q.Get("cursor")}
-	if p.Status != "" && !params.Status.Valid() {
-		c.render(w, r, http.StatusBadRequest, "error", "Bad request", errorPage{Message: "Unknown run status " + strconv.Quote(p.Status) + "."})
+	f, err := filterOf(r.URL.Query())
+	if err != nil {
+		c.fail(w, r, err)
 		return
 	}
 	pr := visitOf(r).principal
-	if p.Workflow != "" {
-		var err error
-		if params.WorkflowID, err = c.guard.ListedWorkflow(r.Context(), pr, p.Workflow); err != nil {
+	p := runsPage{Filter: f, Statuses: runner.Statuses(), Triggers: runner.TriggerTypes(), Notice: c.takeNotice(w, r),
+		Now: c.cfg.Now(), CanRerun: pr.Scopes.AllowsAny(auth.RunsWrite), Waits: map[string]string{}}
+	params := runner.ListRunsParams{Status: runner.Status(f.Status), Trigger: f.Trigger, Cursor: r.URL.Query().Get("cursor")}
+	if f.Workflow != "" {
+		if params.WorkflowID, err = c.guard.ListedWorkflow(r.Context(), pr, f.Workflow); err != nil {
 			c.fail(w, r, err)
 			return
 		}
 	}
-	readable, err := c.guard.ReadableRuns(r.Context(), pr)
-	if err != nil {
+	if params.Readable, err = c.guard.ReadableRuns(r.Context(), pr); err != nil {
 		c.fail(w, r, err)
 		return
 	}
-	params.Readable = readable
-	runs, next, err := c.deps.Engine.List(r.Context(), params)
-	if err != nil {
+	var runs []*runner.Run
+	var next string
+	if one := c.byID(r.Context(), pr, f.Q); one != nil {
+		runs = []*runner.Run{one}
+	} else if runs, next, err = c.find(r.Context(), f, params); err != nil {
 		c.fail(w, r, err)
 		return
 	}
-	p.Runs = wire.RunsOf(runs, false)
-	if next != "" {
-		nq := url.Values{"cursor": {next}}
-		for _, k := range []string{"workflow", "status"} {
-			if v := q.Get(k); v != "" {
-				nq.Set(k, v)
-			}
+	p.Runs = wire.RunsOf(runs, true)
+	for _, run := range runs {
+		if s := waitSummary(run); s != "" {
+			p.Waits[run.ID] = s
 		}
-		p.Next = pageURL("/console/runs", nq)
+		if run.Status == runner.StatusFailed {
+			p.Failed = append(p.Failed, run.ID)
+		}
+	}
+	if next != "" {
+		p.Next = pageURL("/console/runs", f.query(next))
 	}
 	c.render(w, r, http.StatusOK, "runs", "Runs", p)
 }
 
+// waitSummary says in a few words what a run waits for, for the runs list.
+func waitSummary(run *runner.Run) string {
+	var parts []string
+	for _, w := range runner.Waits(run) {
+		switch {
+		case w.Hook != "":
+			parts = append(parts, "hook "+w.Hook)
+		case w.SleepUntil != nil:
+			parts = append(parts, "sleep until "+w.SleepUntil.UTC().Format("2006-01-02 15:04:05Z"))
+		case w.ChildRunID != "":
+			parts = append(parts, "child run "+w.ChildRunID)
+		case w.RetryAt != nil:
+			parts = append(parts, w.Path+" retry at "+w.RetryAt.UTC().Format("15:04:05Z"))
+		}
+	}
+	if q, _ := otherWaits(wire.WaitingOnOf(run.WaitingOn)); q != nil {
+		parts = append(parts, fmt.Sprintf("queue %s (%d ahead)", q.Key, q.Ahead))
+	}
+	if len(parts) > 3 {
+		parts = append(parts[:3], fmt.Sprintf("and %d more", len(parts)-3))
+	}
+	return strings.Join(parts, "; ")
+}
+
 type runPage struct {
-	Run     *wire.Run
-	Steps   []stepRow
-	EventID int64
-	Hook    *hookForm
-	Notice  string
-	Problem *errorPage
-	Payload string
+	Run       *wire.Run
+	Steps     []stepRow
+	EventID   int64
+	Waits     []waitView
+	Queue     *queueWait
+	Unknown   []string // waitingOn kinds this console does not know
+	Gantt     gantt
+	History   []event
+	Can       runActions
+	Notice    string
+	Problem   *errorPage
+	Now       time.Time
+	InputJSON string
 }
 
-// stepRow is one entry of a run's timeline.
-type stepRow struct {
-	Name string // the step's id in the definition
-	*wire.StepRecord
-}
-
-// hookForm is the resume form of a run waiting on a hook: the generic JSON payload form,
-// or the fields of the hook's ask when its definition has one.
-type hookForm struct {
-	Token       string
-	Environment string
-	Ask         *ask
+// runActions are the buttons a run page shows: those the principal's scopes allow.
+type runActions struct {
+	Write, Rerun bool
 }
 
 func (c *Console) runPage(w http.ResponseWriter, r *http.Request) {
-	c.showRun(w, r, http.StatusOK, runPage{Notice: c.takeNotice(w, r), Payload: "{}"})
+	c.showRun(w, r, http.StatusOK, runPage{Notice: c.takeNotice(w, r)}, "", "")
 }
 
-func (c *Console) showRun(w http.ResponseWriter, r *http.Request, status int, p runPage) {
+// showRun renders run {id}'s page; a resume that failed keeps its payload in the form of
+// its token.
+func (c *Console) showRun(w http.ResponseWriter, r *http.Request, status int, p runPage, token, payload string) {
 	run, err := c.deps.Engine.Get(r.Context(), chi.URLParam(r, "id"))
 	if err == nil {
 		run, err = c.deps.Engine.Place(r.Context(), run)
@@ -102,18 +135,13 @@ func (c *Console) showRun(w http.ResponseWriter, r *http.Request, status int, p 
 		c.fail(w, r, err)
 		return
 	}
-	steps := definitionSteps(run.Definition)
-	p.Run, p.EventID = wire.RunOf(run), api.EventID(run)
-	for i, rec := range run.Steps {
-		row := stepRow{StepRecord: wire.StepOf(rec)}
-		if i < len(steps) {
-			row.Name = steps[i].ID
-		}
-		p.Steps = append(p.Steps, row)
-	}
-	if run.Status == runner.StatusWaiting && run.WaitingOn != nil && run.WaitingOn.Hook != "" {
-		p.Hook = &hookForm{Token: run.WaitingOn.Hook, Environment: run.Environment, Ask: waitingAsk(run)}
-	}
+	pr, now := visitOf(r).principal, c.cfg.Now()
+	p.Run, p.EventID, p.Now = wire.RunOf(run), api.EventID(run), now
+	p.Steps, p.Waits = stepRows(run.Steps), waitViews(run, token, payload)
+	p.Queue, p.Unknown = otherWaits(p.Run.WaitingOn)
+	p.Gantt, p.History = ganttOf(run, now), historyOf(run)
+	p.Can = runActions{Write: c.guard.RunAllowed(pr, auth.RunsWrite, run) == nil,
+		Rerun: c.guard.Rerun(r.Context(), pr, run.ID) == nil}
 	c.render(w, r, status, "run", "Run "+run.ID, p)
 }
 
@@ -159,7 +187,7 @@ func (c *Console) resumeHook(w http.ResponseWriter, r *http.Request) {
 		status, p := c.problem(r, err)
 		rctx := chi.RouteContext(r.Context())
 		rctx.URLParams.Add("id", runID)
-		c.showRun(w, r, status, runPage{Problem: &p, Payload: r.PostFormValue("payload")})
+		c.showRun(w, r, status, runPage{Problem: &p}, token, r.PostFormValue("payload"))
 		return
 	}
 	notice := "Payload delivered to " + token + "."
@@ -182,10 +210,16 @@ func formPayload(r *http.Request) (json.RawMessage, error) {
 		}
 		return json.RawMessage(raw), nil
 	}
+	return fieldsObject(r, false)
+}
+
+// fieldsObject is the object of a form's fields (field.NAME, typed by type.NAME), each
+// read as its type says; omitEmpty leaves out the empty ones.
+func fieldsObject(r *http.Request, omitEmpty bool) (json.RawMessage, error) {
 	out := map[string]any{}
 	for key, values := range r.PostForm {
 		name, ok := strings.CutPrefix(key, "field.")
-		if !ok {
+		if !ok || (omitEmpty && values[0] == "") {
 			continue
 		}
 		v, err := fieldValue(r.PostFormValue("type."+name), values[0])

@@ -16,6 +16,7 @@ import (
 	"github.com/gorunner/gorunner/guard"
 	"github.com/gorunner/gorunner/runner"
 	"github.com/gorunner/gorunner/scheduler"
+	"github.com/gorunner/gorunner/schemas"
 	"github.com/gorunner/gorunner/wire"
 )
 
@@ -69,8 +70,13 @@ type workflowPage struct {
 	WebhookURL string          // empty unless guard.WebhookVisible
 	Draft      string
 	Input      string
-	Problem    *errorPage
-	Notice     string
+	// Fields are the run form's, from the draft's input schema (its properties); empty
+	// when it has none, and then the form takes raw JSON only.
+	Fields []askField
+	// Raw says the run form came back in its raw JSON mode.
+	Raw     bool
+	Problem *errorPage
+	Notice  string
 }
 
 func (c *Console) workflowPage(w http.ResponseWriter, r *http.Request) {
@@ -107,6 +113,9 @@ func (c *Console) showWorkflow(w http.ResponseWriter, r *http.Request, status in
 	}
 	if p.Input == "" {
 		p.Input = "{}"
+	}
+	if p.Fields == nil {
+		p.Fields = inputFields(wf.Definition, nil, nil)
 	}
 	c.render(w, r, status, "workflow", wf.Name, p)
 }
@@ -162,22 +171,61 @@ func (c *Console) unpublish(w http.ResponseWriter, r *http.Request) {
 	c.backToWorkflow(w, r, wf.Name, "Unpublished: its tool is withdrawn.")
 }
 
-// startRun starts a run with the input typed in the run form.
+// startRun starts a run with the input of the run form: its fields, or the raw JSON when
+// that mode was chosen. A problem comes back beside the field it is about.
 func (c *Console) startRun(w http.ResponseWriter, r *http.Request) {
+	raw := r.PostFormValue("mode") == "raw"
+	input, err := runInput(r, raw)
+	if err == nil {
+		var res *runner.SubmitResult
+		res, err = c.deps.Engine.Submit(r.Context(), runner.SubmitParams{Workflow: chi.URLParam(r, "id"),
+			Environment: r.PostFormValue("environment"), Input: input, By: &visitOf(r).principal})
+		if err == nil {
+			http.Redirect(w, r, "/console/runs/"+url.PathEscape(res.Run.ID), http.StatusSeeOther)
+			return
+		}
+	}
+	status, p := c.problem(r, err)
+	wf, gerr := c.deps.Catalog.Get(r.Context(), chi.URLParam(r, "id"))
+	if gerr != nil {
+		c.fail(w, r, gerr)
+		return
+	}
+	c.showWorkflow(w, r, status, workflowPage{Input: r.PostFormValue("input"), Problem: &p, Raw: raw,
+		Fields: inputFields(wf.Definition, r.PostForm, p.Problems)})
+}
+
+// runInput is the run form's input: the raw JSON typed, or the object of its fields.
+func runInput(r *http.Request, raw bool) (json.RawMessage, error) {
+	if !raw {
+		return fieldsObject(r, true)
+	}
 	input := strings.TrimSpace(r.PostFormValue("input"))
 	if input == "" {
 		input = "{}"
 	}
 	if !json.Valid([]byte(input)) {
-		c.showWorkflow(w, r, http.StatusBadRequest, workflowPage{Input: input, Problem: &errorPage{Message: "The input is not valid JSON."}})
-		return
+		return nil, invalid("/input", "the input is not valid JSON")
 	}
-	res, err := c.deps.Engine.Submit(r.Context(), runner.SubmitParams{Workflow: chi.URLParam(r, "id"),
-		Environment: r.PostFormValue("environment"), Input: json.RawMessage(input), By: &visitOf(r).principal})
-	if err != nil {
-		status, p := c.problem(r, err)
-		c.showWorkflow(w, r, status, workflowPage{Input: input, Problem: &p})
-		return
+	return json.RawMessage(input), nil
+}
+
+// inputFields are the run form's fields from a definition's input schema, with what was
+// posted and the problems found at each field's pointer.
+func inputFields(def json.RawMessage, posted url.Values, problems []schemas.Problem) []askField {
+	var d struct {
+		Input json.RawMessage `json:"input"`
 	}
-	http.Redirect(w, r, "/console/runs/"+url.PathEscape(res.Run.ID), http.StatusSeeOther)
+	_ = json.Unmarshal(def, &d)
+	fields := askFields(d.Input)
+	for i := range fields {
+		f := &fields[i]
+		f.Value = posted.Get("field." + f.Name)
+		for _, pr := range problems {
+			if pr.Path == "/"+f.Name || strings.HasPrefix(pr.Path, "/"+f.Name+"/") {
+				f.Problem = pr.Message
+			}
+		}
+	}
+	return fields
 }

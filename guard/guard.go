@@ -73,6 +73,21 @@ func (g *Guard) RunAllowed(p auth.Principal, perm auth.Permission, r *runner.Run
 	return p.RequireRun(perm, r.StartedBy, auth.TargetOf(r.Workflow, r.Definition))
 }
 
+// Rerun checks that p may rerun run id. A rerun starts the run's workflow anew, at its
+// current version, in the run's environment: it needs runs:write on the run (whose input it
+// reuses) and what starting that workflow there needs (Workflow): the current version's
+// tags, not the old run's, and for a test run, which runs the draft, workflows:write.
+func (g *Guard) Rerun(ctx context.Context, p auth.Principal, id string) error {
+	run, err := g.engine.Get(ctx, id)
+	if err != nil {
+		return err
+	}
+	if err := g.RunAllowed(p, auth.RunsWrite, run); err != nil {
+		return err
+	}
+	return g.Workflow(ctx, p, auth.RunsWrite, run.WorkflowID, run.Environment)
+}
+
 // Hook checks perm on the run owning the active hook token in env; no active hook →
 // runner.ErrNotFound, unless p holds perm on every workflow (then no lookup).
 func (g *Guard) Hook(ctx context.Context, p auth.Principal, perm auth.Permission, env, token string) error {

@@ -309,6 +309,7 @@ func (x *execution) enter(ctx context.Context, i int) (*stepExec, flow) {
 		}
 		rec.Attempts++
 		rec.Status = StepRunning
+		s.started = x.e.now()
 		if k.saveStart {
 			if f := x.save(ctx, SaveOptions{AttemptStart: true}); f != flowNext {
 				s.leave()
@@ -418,6 +419,7 @@ func (x *execution) stepDone(ctx context.Context, s *stepExec, out outcome) flow
 	if err != nil {
 		return x.gaveUp(ctx, i, permanent(CodeStep, "encoding output: %v", err))
 	}
+	s.recordAttempt(nil)
 	now := x.e.now()
 	x.touch(i)
 	rec.Status, rec.Output, rec.Error, rec.State, rec.FinishedAt = StepCompleted, raw, nil, nil, &now
@@ -487,6 +489,7 @@ func (x *execution) stepFailed(ctx context.Context, s *stepExec, err error) flow
 	}
 	x.touch(s.i)
 	s.rec.Error = &Error{Code: se.code, Message: se.msg, Step: PathOf(s.rec)}
+	s.recordAttempt(s.rec.Error)
 	policy := retryPolicy(s.st, s.kind)
 	if !se.retryable || s.rec.Attempts >= policy.MaxAttempts {
 		return x.gaveUp(ctx, s.i, se)

@@ -118,6 +118,7 @@ func runHTTP(ctx context.Context, s *stepExec) (outcome, error) {
 	if err != nil {
 		return outcome{}, err
 	}
+	s.request, s.status = req.Method+" "+req.URL.Redacted(), 0
 	var (
 		resp *http.Response
 		body []byte
@@ -128,10 +129,11 @@ func runHTTP(ctx context.Context, s *stepExec) (outcome, error) {
 			err = requestError(ctx, req, err, timeout)
 		}
 	})
-	switch {
-	case err != nil:
+	if err != nil {
 		return outcome{}, err
-	case len(body) > MaxResponseBody:
+	}
+	s.status = resp.StatusCode
+	if len(body) > MaxResponseBody {
 		return outcome{}, permanent(CodeResponseTooLarge, "%s %s: response body over %d bytes", req.Method, req.URL.Redacted(), MaxResponseBody)
 	}
 	if resp.StatusCode >= 400 {

@@ -48,6 +48,12 @@ type stepExec struct {
 	kind *stepKind
 	// inFlight says the attempt counts in the engine's http bounds until leave.
 	inFlight bool
+	// started is when this pass began the attempt (zero: it began in an earlier pass, as a
+	// wait's); request and status are an http attempt's request line and answer, for the
+	// step's history (recordAttempt).
+	started time.Time
+	request string
+	status  int
 }
 
 func (s *stepExec) engine() *Engine { return s.x.e }
@@ -82,6 +88,7 @@ func (s *stepExec) eval(body, dst any) error {
 	}
 	raw, err := json.Marshal(v)
 	if err == nil {
+		s.rec.Input = recordedInput(raw)
 		err = json.Unmarshal(raw, dst)
 	}
 	if err != nil {

@@ -153,6 +153,13 @@ type StepRecord struct {
 	// State is the step kind's durable state between wake-ups (sleep deadline, hook token,
 	// child run ID, next retry time). Never shown to clients.
 	State json.RawMessage
+	// Input is the step's definition as its latest attempt evaluated it (see recordedInput:
+	// bounded, header and credential values redacted); nil for a set step, whose evaluated
+	// body is its output, and for a step not yet begun.
+	Input json.RawMessage
+	// History is the step's latest attempts (at most MaxAttemptHistory), oldest first;
+	// nil for a step that completed on its one attempt without a request to tell of.
+	History []Attempt
 }
 
 // Run is one execution of one workflow version with one input: an engine record, without

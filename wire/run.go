@@ -77,9 +77,39 @@ type StepRecord struct {
 	FinishedAt *time.Time        `json:"finishedAt,omitempty"`
 	// Conflict is steps.<id>.conflict for a hook step under onConflict: continue.
 	Conflict json.RawMessage `json:"conflict,omitempty"`
+	// Input is the step's definition as its latest attempt evaluated it: bounded
+	// (runner.MaxRecordedInput), header and credential values redacted.
+	Input json.RawMessage `json:"input,omitempty"`
+	// History is the step's latest attempts (at most runner.MaxAttemptHistory), oldest
+	// first; absent for a step that completed on its one attempt without a request.
+	History []Attempt `json:"history,omitempty"`
 	// Counts are, on a run object past runner.MaxListedRecords records, the counts of the
 	// records under this top-level one, which GET /api/runs/{id}/steps?parent= pages.
 	Counts *StepCounts `json:"counts,omitempty"`
+}
+
+// Attempt is one attempt of a step: when it ran, its error and, for an http step, its
+// request line (credentials in the URL redacted) and the status answered.
+type Attempt struct {
+	Attempt    int       `json:"attempt"`
+	StartedAt  time.Time `json:"startedAt"`
+	FinishedAt time.Time `json:"finishedAt"`
+	Error      *Error    `json:"error,omitempty"`
+	Request    string    `json:"request,omitempty"`
+	Status     int       `json:"status,omitempty"`
+}
+
+// HistoryOf is the view of a step's attempts; none gives nil.
+func HistoryOf(h []runner.Attempt) []Attempt {
+	if len(h) == 0 {
+		return nil
+	}
+	out := make([]Attempt, len(h))
+	for i, a := range h {
+		out[i] = Attempt{Attempt: a.N, StartedAt: a.StartedAt, FinishedAt: a.FinishedAt, Error: ErrorOf(a.Error),
+			Request: a.Request, Status: a.Status}
+	}
+	return out
 }
 
 // StepCounts counts step records by status.
@@ -216,6 +246,7 @@ func StepOf(st *runner.StepRecord) *StepRecord {
 	return &StepRecord{
 		ID: st.ID, Path: runner.PathOf(st), StepID: st.StepID, Status: st.Status, Attempts: st.Attempts, Output: st.Output,
 		Error: ErrorOf(st.Error), StartedAt: st.StartedAt, FinishedAt: st.FinishedAt, Conflict: st.Conflict,
+		Input: st.Input, History: HistoryOf(st.History),
 	}
 }
 

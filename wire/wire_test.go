@@ -41,6 +41,8 @@ func engineRun() *runner.Run {
 			ID: "s-1", StepID: "greet", Status: runner.StepFailed, Attempts: 2, Output: json.RawMessage(`"hi"`),
 			Error: &runner.Error{Code: "HTTP_500", Message: "bad"}, StartedAt: &t1, FinishedAt: &t2,
 			Conflict: json.RawMessage(`{"owner":"run-0"}`), State: json.RawMessage(`{"engineState":1}`),
+			Input: json.RawMessage(`{"url":"https://x"}`), History: []runner.Attempt{{N: 2, StartedAt: t1, FinishedAt: t2,
+				Error: &runner.Error{Code: "HTTP_500", Message: "bad"}, Request: "GET https://x", Status: 500}},
 		}},
 		RerunOf: "run-0", Trigger: runner.ScheduleTrigger(2, t0), CreatedAt: t0, StartedAt: &t1, FinishedAt: &t2,
 		Definition: json.RawMessage(`{"engineDefinition":1}`), WakeAt: wakeAt, CancelRequested: true,
@@ -54,7 +56,9 @@ const runJSON = `{"id":"run-1","workflowId":"wf-1","workflow":"hello","version":
 	`"error":{"code":"STEP_FAILED","message":"boom","step":"greet"},` +
 	`"steps":[{"id":"s-1","path":"s-1","stepId":"greet","status":"failed","attempts":2,"output":"hi",` +
 	`"error":{"code":"HTTP_500","message":"bad"},"startedAt":"2026-11-30T12:00:01Z",` +
-	`"finishedAt":"2026-11-30T12:00:02Z","conflict":{"owner":"run-0"}}],` +
+	`"finishedAt":"2026-11-30T12:00:02Z","conflict":{"owner":"run-0"},"input":{"url":"https://x"},` +
+	`"history":[{"attempt":2,"startedAt":"2026-11-30T12:00:01Z","finishedAt":"2026-11-30T12:00:02Z",` +
+	`"error":{"code":"HTTP_500","message":"bad"},"request":"GET https://x","status":500}]}],` +
 	`"waitingOn":{"hook":{"token":"tok-1","message":"Ship it?","schema":{"type":"object"}},"sleepUntil":"2026-11-30T12:00:02Z"},"rerunOf":"run-0",` +
 	`"trigger":{"type":"schedule","index":2,"at":"2026-11-30T12:00:00Z"},` +
 	`"createdAt":"2026-11-30T12:00:00Z","startedAt":"2026-11-30T12:00:01Z","finishedAt":"2026-11-30T12:00:02Z",` +

@@ -167,20 +167,27 @@ func showRun(p *printer, r *wire.Run) error {
 
 func newRerunCommand(o *clientOpts) *cobra.Command {
 	var (
-		key    string
-		follow followFlags
+		key         string
+		fromFailure bool
+		follow      followFlags
 	)
 	cmd := &cobra.Command{
-		Use:     "rerun RUN_ID",
-		Short:   "Start a new run with a run's input and environment, on the current version",
-		Long:    "Start a new run with the input and environment of RUN_ID, on the workflow's current version." + exitCodesHelp,
-		Example: "  gorunner runs rerun 0190c6e2-… --wait\n  gorunner runs rerun 0190c6e2-… --key retry-1",
+		Use:   "rerun RUN_ID",
+		Short: "Start a new run with a run's input and environment, on the current version",
+		Long: "Start a new run with the input and environment of RUN_ID, on the workflow's current version. " +
+			"With --from-failure (a failed run), the new run takes over the outputs of the steps completed before the failure and begins at the failed step." + exitCodesHelp,
+		Example: "  gorunner runs rerun 0190c6e2-… --wait\n  gorunner runs rerun 0190c6e2-… --key retry-1\n  gorunner runs rerun 0190c6e2-… --from-failure",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return o.startRun(cmd, client.Request{Method: "POST", Path: runPath(args[0]) + "/rerun", Key: key}, follow)
+			req := client.Request{Method: "POST", Path: runPath(args[0]) + "/rerun", Key: key}
+			if fromFailure {
+				req.Query = url.Values{"from": {"failure"}}
+			}
+			return o.startRun(cmd, req, follow)
 		},
 	}
 	cmd.Flags().StringVarP(&key, "key", "k", "", "idempotency key: a retry with the same key replays the first answer")
+	cmd.Flags().BoolVar(&fromFailure, "from-failure", false, "reuse the outputs of the steps completed before the failure and begin at the failed step")
 	follow.addTo(cmd)
 	return cmd
 }

@@ -85,18 +85,58 @@
     text(field(li, "took"), took(s.startedAt, s.finishedAt));
     errorBox(field(li, "error"), s.error);
     outputBox(field(li, "output"), s.output);
+    var bar = document.querySelector('rect[data-index="' + data.index + '"]');
+    if (bar) {
+      bar.setAttribute("class", s.status);
+      bar.dataset.start = s.startedAt || "";
+      bar.dataset.end = s.finishedAt || "";
+      axis();
+    }
   });
+
+  // axis places every bar of the time axis again: from the earliest start to the latest end
+  // (or now, while a step runs).
+  function axis() {
+    var bars = document.querySelectorAll("rect[data-index]");
+    var now = new Date().toISOString(), start = null, end = null;
+    bars.forEach(function (b) {
+      if (b.dataset.start && (!start || b.dataset.start < start)) {
+        start = b.dataset.start;
+      }
+      var e = b.dataset.start ? b.dataset.end || now : "";
+      if (e && (!end || e > end)) {
+        end = e;
+      }
+    });
+    if (!start || !end) {
+      return;
+    }
+    var span = Date.parse(end) - Date.parse(start);
+    text(document.getElementById("g-span"), took(start, end));
+    bars.forEach(function (b) {
+      if (!b.dataset.start || span <= 0) {
+        return;
+      }
+      var s = Date.parse(b.dataset.start) - Date.parse(start);
+      var d = Date.parse(b.dataset.end || now) - Date.parse(b.dataset.start);
+      var x = 100 * s / span, w = Math.max(100 * d / span, 0.5);
+      b.setAttribute("x", x.toFixed(2) + "%");
+      b.setAttribute("width", Math.min(w, 100 - x).toFixed(2) + "%");
+      text(document.getElementById("g-took-" + b.dataset.index), took(b.dataset.start, b.dataset.end || now));
+    });
+  }
 
   function status(ev) {
     var data = JSON.parse(ev.data);
-    var hook = document.getElementById("hook");
-    if (data.status === "waiting" && data.waitingOn && data.waitingOn.hook && !hook) {
-      window.location.reload(); // the server renders the resume form with its CSRF token
+    var waits = document.getElementById("waits");
+    if (data.status === "waiting" && !waits) {
+      window.location.reload(); // the server renders what it waits for, and the resume forms with their CSRF token
       return;
     }
-    if (hook && data.status !== "waiting") {
-      hook.remove();
+    if (waits && data.status !== "waiting" && data.status !== "queued") {
+      waits.remove();
     }
+    root.dataset.started = data.startedAt || "";
     root.dataset.status = data.status;
     badge(document.getElementById("run-status"), data.status);
     text(document.getElementById("run-took"), took(data.startedAt, data.finishedAt));
@@ -108,10 +148,22 @@
   source.addEventListener("end", function (ev) {
     status(ev);
     source.close();
-    text(note, "The run has ended.");
-    var cancel = document.querySelector('form[action$="/cancel"]');
+    text(note, "The run has ended. ");
+    var again = document.createElement("a");
+    again.href = window.location.pathname;
+    again.textContent = "Reload for its actions (rerun, delete).";
+    note.appendChild(again);
+    var cancel = document.getElementById("cancel");
     if (cancel) {
       cancel.remove();
     }
+    window.clearInterval(ticking);
   });
+
+  // "Took" counts on while the run runs.
+  var ticking = window.setInterval(function () {
+    if (root.dataset.started && !/^(completed|failed|cancelled)$/.test(root.dataset.status)) {
+      text(document.getElementById("run-took"), took(root.dataset.started, new Date().toISOString()) + " so far");
+    }
+  }, 1000);
 })();

@@ -35,6 +35,14 @@ func fullRun() *runner.Run {
 		Output: json.RawMessage(`{"status":200}`), Error: &runner.Error{Code: "X", Message: "y"},
 		StartedAt: ptr(base.Add(3 * time.Millisecond)), FinishedAt: ptr(base.Add(4 * time.Millisecond)),
 		Conflict: json.RawMessage(`{"runId":"r0"}`), State: json.RawMessage(`{"next":"2031-01-01T00:00:00Z"}`),
+		Input: json.RawMessage(`{"url":"https://api.example.com/x","headers":{"Authorization":"[redacted]"}}`),
+		History: []runner.Attempt{
+			{N: 1, StartedAt: base.Add(3 * time.Millisecond), FinishedAt: base.Add(3 * time.Millisecond),
+				Error:   &runner.Error{Code: "HTTP_ERROR", Message: "GET https://api.example.com/x: 503", Step: "call"},
+				Request: "GET https://api.example.com/x", Status: 503},
+			{N: 2, StartedAt: base.Add(4 * time.Millisecond), FinishedAt: base.Add(4 * time.Millisecond),
+				Request: "GET https://api.example.com/x", Status: 200},
+		},
 	}, {
 		ID: "st-2", StepID: "run-full/wait/1", Status: runner.StepWaiting,
 	}}
@@ -88,6 +96,17 @@ func requireStep(t *testing.T, want, got *runner.StepRecord) {
 	requireJSON(t, want.State, got.State)
 	requireTimePtr(t, want.StartedAt, got.StartedAt)
 	requireTimePtr(t, want.FinishedAt, got.FinishedAt)
+	requireJSON(t, want.Input, got.Input)
+	require.Len(t, got.History, len(want.History))
+	for i, a := range want.History {
+		g := got.History[i]
+		require.Equal(t, a.N, g.N)
+		requireTime(t, a.StartedAt, g.StartedAt)
+		requireTime(t, a.FinishedAt, g.FinishedAt)
+		require.Equal(t, a.Error, g.Error)
+		require.Equal(t, a.Request, g.Request)
+		require.Equal(t, a.Status, g.Status)
+	}
 }
 
 // requireJSON compares JSON documents; an absent one must stay absent.

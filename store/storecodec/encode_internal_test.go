@@ -41,6 +41,13 @@ func TestEncodeStepAsMarshal(t *testing.T) {
 		{"html in message", runner.StepRecord{ID: "a", Error: &runner.Error{Code: "X", Message: "a < b & c"}}, false},
 		{"unicode id", runner.StepRecord{ID: "é"}, false},
 		{"control in message", runner.StepRecord{ID: "a", Error: &runner.Error{Code: "X", Message: "a\nb"}}, false},
+		{"input and history", runner.StepRecord{ID: "h", Status: runner.StepCompleted, Attempts: 2, Input: json.RawMessage(`{"url":"https://x"}`),
+			History: []runner.Attempt{
+				{N: 1, StartedAt: at, FinishedAt: whole, Error: &runner.Error{Code: "HTTP_ERROR", Message: "GET https://x: 503", Step: "h"}, Request: "GET https://x", Status: 503},
+				{N: 2, StartedAt: whole, FinishedAt: whole, Request: "GET https://x", Status: 200},
+			}}, true},
+		{"history without request", runner.StepRecord{ID: "f", History: []runner.Attempt{{N: 1, Error: &runner.Error{Code: "X"}}}}, true},
+		{"html in history", runner.StepRecord{ID: "f", History: []runner.Attempt{{N: 1, Request: "GET https://x/?a=<b>"}}}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

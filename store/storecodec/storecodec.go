@@ -197,18 +197,54 @@ type stepRow struct {
 	FinishedAt *time.Time        `json:"finishedAt,omitempty"`
 	Conflict   json.RawMessage   `json:"conflict,omitempty"`
 	State      json.RawMessage   `json:"state,omitempty"`
+	Input      json.RawMessage   `json:"input,omitempty"`
+	History    []attemptRow      `json:"history,omitempty"`
+}
+
+// attemptRow is one attempt of a step as stored; times in UTC.
+type attemptRow struct {
+	N          int       `json:"n"`
+	StartedAt  time.Time `json:"startedAt"`
+	FinishedAt time.Time `json:"finishedAt"`
+	Error      *errorRow `json:"error,omitempty"`
+	Request    string    `json:"request,omitempty"`
+	Status     int       `json:"status,omitempty"`
+}
+
+func historyRows(h []runner.Attempt) []attemptRow {
+	if h == nil {
+		return nil
+	}
+	out := make([]attemptRow, len(h))
+	for i, a := range h {
+		out[i] = attemptRow{N: a.N, StartedAt: a.StartedAt.UTC(), FinishedAt: a.FinishedAt.UTC(), Error: errorRowOf(a.Error),
+			Request: a.Request, Status: a.Status}
+	}
+	return out
+}
+
+func historyOf(rows []attemptRow) []runner.Attempt {
+	if rows == nil {
+		return nil
+	}
+	out := make([]runner.Attempt, len(rows))
+	for i, a := range rows {
+		out[i] = runner.Attempt{N: a.N, StartedAt: a.StartedAt, FinishedAt: a.FinishedAt, Error: a.Error.record(),
+			Request: a.Request, Status: a.Status}
+	}
+	return out
 }
 
 func stepRowOf(st *runner.StepRecord) stepRow {
 	return stepRow{ID: st.ID, Path: st.Path, StepID: st.StepID, Status: st.Status, Attempts: st.Attempts, Output: st.Output,
 		Error: errorRowOf(st.Error), StartedAt: UTC(st.StartedAt), FinishedAt: UTC(st.FinishedAt),
-		Conflict: st.Conflict, State: st.State}
+		Conflict: st.Conflict, State: st.State, Input: st.Input, History: historyRows(st.History)}
 }
 
 func (row *stepRow) record() *runner.StepRecord {
 	return &runner.StepRecord{ID: row.ID, Path: row.Path, StepID: row.StepID, Status: row.Status, Attempts: row.Attempts,
 		Output: row.Output, Error: row.Error.record(), StartedAt: row.StartedAt, FinishedAt: row.FinishedAt,
-		Conflict: row.Conflict, State: row.State}
+		Conflict: row.Conflict, State: row.State, Input: row.Input, History: historyOf(row.History)}
 }
 
 // EncodeStep encodes one step record with its engine state, times in UTC.
@@ -257,6 +293,15 @@ func appendStep(b []byte, row *stepRow) ([]byte, bool) {
 		b = v.AppendFormat(b, time.RFC3339Nano)
 		b = append(b, '"')
 	}
+	errorObj := func(name string, e *errorRow) {
+		if e == nil {
+			return
+		}
+		str(name+`{"code":`, e.Code, false)
+		str(`,"message":`, e.Message, false)
+		str(`,"step":`, e.Step, true)
+		b = append(b, '}')
+	}
 	str(`{"id":`, row.ID, false)
 	str(`,"path":`, row.Path, true)
 	str(`,"stepId":`, row.StepID, false)
@@ -264,16 +309,33 @@ func appendStep(b []byte, row *stepRow) ([]byte, bool) {
 	b = append(b, `,"attempts":`...)
 	b = strconv.AppendInt(b, int64(row.Attempts), 10)
 	raw(`,"output":`, row.Output)
-	if row.Error != nil {
-		str(`,"error":{"code":`, row.Error.Code, false)
-		str(`,"message":`, row.Error.Message, false)
-		str(`,"step":`, row.Error.Step, true)
-		b = append(b, '}')
-	}
+	errorObj(`,"error":`, row.Error)
 	tm(`,"startedAt":`, row.StartedAt)
 	tm(`,"finishedAt":`, row.FinishedAt)
 	raw(`,"conflict":`, row.Conflict)
 	raw(`,"state":`, row.State)
+	raw(`,"input":`, row.Input)
+	if len(row.History) > 0 {
+		b = append(b, `,"history":[`...)
+		for i := range row.History {
+			a := &row.History[i]
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `{"n":`...)
+			b = strconv.AppendInt(b, int64(a.N), 10)
+			tm(`,"startedAt":`, &a.StartedAt)
+			tm(`,"finishedAt":`, &a.FinishedAt)
+			errorObj(`,"error":`, a.Error)
+			str(`,"request":`, a.Request, true)
+			if a.Status != 0 {
+				b = append(b, `,"status":`...)
+				b = strconv.AppendInt(b, int64(a.Status), 10)
+			}
+			b = append(b, '}')
+		}
+		b = append(b, ']')
+	}
 	return append(b, '}'), ok
 }
 

@@ -282,3 +282,27 @@ func TestTriggerRoundTrip(t *testing.T) {
 	_, err := storecodec.DecodeTrigger([]byte(`[`))
 	require.Error(t, err)
 }
+
+// storedAttempts is a step record with its evaluated input and attempt history (from the
+// release that added them): it must keep decoding, and encoding must keep writing it.
+const storedAttempts = `{"id":"call","stepId":"s","status":"completed","attempts":2,"input":{"url":"https://x"},` +
+	`"history":[{"n":1,"startedAt":"2026-11-30T12:00:01Z","finishedAt":"2026-11-30T12:00:01Z",` +
+	`"error":{"code":"HTTP_ERROR","message":"GET https://x: 503","step":"call"},"request":"GET https://x","status":503},` +
+	`{"n":2,"startedAt":"2026-11-30T12:00:02Z","finishedAt":"2026-11-30T12:00:02Z","request":"GET https://x","status":200}]}`
+
+func TestStoredAttempts(t *testing.T) {
+	t.Parallel()
+	t1 := time.Date(2026, 11, 30, 12, 0, 1, 0, time.UTC)
+	t2 := t1.Add(time.Second)
+	step := &runner.StepRecord{ID: "call", StepID: "s", Status: runner.StepCompleted, Attempts: 2,
+		Input: json.RawMessage(`{"url":"https://x"}`), History: []runner.Attempt{
+			{N: 1, StartedAt: t1, FinishedAt: t1, Error: &runner.Error{Code: "HTTP_ERROR", Message: "GET https://x: 503", Step: "call"},
+				Request: "GET https://x", Status: 503},
+			{N: 2, StartedAt: t2, FinishedAt: t2, Request: "GET https://x", Status: 200}}}
+	enc, err := storecodec.EncodeStep(step)
+	require.NoError(t, err)
+	require.Equal(t, storedAttempts, string(enc))
+	got, err := storecodec.DecodeStep([]byte(storedAttempts))
+	require.NoError(t, err)
+	require.Equal(t, step, got)
+}
