@@ -11,6 +11,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/gorunner/gorunner/internal/tracing"
 	"github.com/gorunner/gorunner/runner"
@@ -194,4 +195,38 @@ func TestTraceOff(t *testing.T) {
 	require.Empty(t, r.TraceParent, "an untraced admission keeps no trace context")
 	require.Empty(t, srv.seen()[0].traceparent, "an untraced http step sends none, whatever its caller's")
 	require.Nil(t, e.Tracer())
+}
+
+// BenchmarkTraces measures a 3-step set run admitted in its admission's span, engine only
+// (endsUnwritten: no store write), so that what tracing adds is not hidden behind the
+// store: off (no Tracer, as with no OTEL endpoint set) beside the OpenTelemetry no-op
+// tracer installed (what a global no-op would cost) and the SDK exporting in batches to an
+// exporter that drops them (tracing on, less the network).
+func BenchmarkTraces(b *testing.B) {
+	sdk := sdktrace.NewTracerProvider(sdktrace.WithBatcher(tracetest.NewNoopExporter()))
+	b.Cleanup(func() { _ = sdk.Shutdown(context.Background()) })
+	for _, tc := range []struct {
+		name   string
+		tracer trace.Tracer
+	}{
+		{"off", nil},
+		{"noop_tracer", noop.NewTracerProvider().Tracer(tracing.ScopeName)},
+		{"sdk_batched", sdk.Tracer(tracing.ScopeName)},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			h := newHarness(b)
+			e := h.engine(runner.Config{Tracer: tc.tracer}, endsUnwritten{h.store})
+			name := h.define(bench3Step)
+			input := json.RawMessage(`{"n": 1}`)
+			b.ReportAllocs()
+			for b.Loop() {
+				ctx, end := e.TraceAdmission(context.Background(), runner.TriggerAPI)
+				res, err := e.Submit(ctx, runner.SubmitParams{Workflow: name, Input: input})
+				if err != nil {
+					b.Fatal(err)
+				}
+				end(res.Written, nil)
+			}
+		})
+	}
 }
