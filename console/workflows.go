@@ -172,8 +172,10 @@ func (c *Console) startRun(w http.ResponseWriter, r *http.Request) {
 		c.showWorkflow(w, r, http.StatusBadRequest, workflowPage{Input: input, Problem: &errorPage{Message: "The input is not valid JSON."}})
 		return
 	}
-	res, err := c.deps.Engine.Submit(r.Context(), runner.SubmitParams{Workflow: chi.URLParam(r, "id"),
+	ctx, end := c.deps.Engine.TraceAdmission(r.Context(), runner.TriggerAPI)
+	res, err := c.deps.Engine.Submit(ctx, runner.SubmitParams{Workflow: chi.URLParam(r, "id"),
 		Environment: r.PostFormValue("environment"), Input: json.RawMessage(input), By: &visitOf(r).principal})
+	end(res.Answered(), err)
 	if err != nil {
 		status, p := c.problem(r, err)
 		c.showWorkflow(w, r, status, workflowPage{Input: input, Problem: &p})

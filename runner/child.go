@@ -99,7 +99,7 @@ func (s *stepExec) startChild(ctx context.Context, id string) (string, error) {
 	ctx, end := e.TraceAdmission(ctx, TriggerChild)
 	child.TraceParent = e.traceParent(ctx)
 	res, err := e.admitChild(ctx, c, child, parent)
-	end(res.run(), err)
+	end(res.Answered(), err)
 	var conflict *TokenConflictError
 	if errors.As(err, &conflict) {
 		return "", permanent(CodeHookConflict, "step %q: %v", s.st.ID, err)

@@ -50,8 +50,9 @@ type SubmitResult struct {
 	Forwarded bool
 }
 
-// run is the run res answers with; nil for no result.
-func (res *SubmitResult) run() *Run {
+// Answered is the run res answers with (Run); nil for a nil res, the result of a refused
+// submission, so that a caller ends its admission's span (TraceAdmission) either way.
+func (res *SubmitResult) Answered() *Run {
 	if res == nil {
 		return nil
 	}

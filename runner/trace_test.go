@@ -53,7 +53,7 @@ func caller(t *testing.T) (context.Context, trace.SpanContext) {
 func admit(t *testing.T, e *runner.Engine, ctx context.Context, name, input string) *runner.Run {
 	ctx, end := e.TraceAdmission(ctx, runner.TriggerAPI)
 	res, err := e.Submit(ctx, runner.SubmitParams{Workflow: name, Input: json.RawMessage(input)})
-	end(res.Run, err)
+	end(res.Answered(), err)
 	require.NoError(t, err)
 	return res.Run
 }
@@ -189,7 +189,7 @@ func TestTraceOff(t *testing.T) {
 		return end
 	}()
 	res, err := e.Submit(ctx, runner.SubmitParams{Workflow: name, Input: json.RawMessage(`{}`)})
-	end(res.Run, err)
+	end(res.Answered(), err)
 	require.NoError(t, err)
 	r := h.await(e, res.Run.ID, runner.StatusCompleted)
 	require.Empty(t, r.TraceParent, "an untraced admission keeps no trace context")
