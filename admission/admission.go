@@ -77,8 +77,28 @@ type Result struct {
 
 // Start admits the run req asks for. With a key that is live it answers as
 // idempotency.Service.Admit does (a replay or an idempotency error). The admission
-// outlives a cancelled request once it writes.
-func Start(ctx context.Context, eng *runner.Engine, keys *idempotency.Service, req Request) (*Result, error) {
+// outlives a cancelled request once it writes. It is traced as one admission span
+// (runner.Engine.TraceAdmission), the child of ctx's traceparent.
+func Start(ctx context.Context, eng *runner.Engine, keys *idempotency.Service, req Request) (res *Result, err error) {
+	trigger := req.Trigger.Type
+	if trigger == "" {
+		trigger = runner.TriggerAPI
+	}
+	ctx, end := eng.TraceAdmission(ctx, trigger)
+	defer func() { end(res.run(), err) }()
+	return start(ctx, eng, keys, req)
+}
+
+// run is the run r names, when it holds it; nil for no result.
+func (r *Result) run() *runner.Run {
+	if r == nil {
+		return nil
+	}
+	return r.Run
+}
+
+// start is Start within the admission's span.
+func start(ctx context.Context, eng *runner.Engine, keys *idempotency.Service, req Request) (*Result, error) {
 	if len(bytes.TrimSpace(req.Input)) == 0 {
 		req.Input = json.RawMessage(`{}`)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/gorunner/gorunner/auth"
 	"github.com/gorunner/gorunner/internal/nostore"
+	"github.com/gorunner/gorunner/internal/tracing"
 	"github.com/gorunner/gorunner/problem"
 	"github.com/gorunner/gorunner/wire"
 )
@@ -323,7 +324,7 @@ func (s *Server) table() []route {
 
 func (s *Server) routes() chi.Router {
 	r := chi.NewRouter()
-	r.Use(middleware.RequestID, s.requestLogger, middleware.Recoverer, s.limitBody)
+	r.Use(middleware.RequestID, s.requestLogger, middleware.Recoverer, s.limitBody, tracing.Middleware(s.deps.Engine.Tracer()))
 	// Unmatched requests skip the table's middleware, nostore included; a 405 on
 	// /webhooks/{token} repeats the token in its message.
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {

@@ -177,9 +177,11 @@ func (c *Console) startRun(w http.ResponseWriter, r *http.Request) {
 	raw := r.PostFormValue("mode") == "raw"
 	input, err := runInput(r, raw)
 	if err == nil {
+		ctx, end := c.deps.Engine.TraceAdmission(r.Context(), runner.TriggerAPI)
 		var res *runner.SubmitResult
-		res, err = c.deps.Engine.Submit(r.Context(), runner.SubmitParams{Workflow: chi.URLParam(r, "id"),
+		res, err = c.deps.Engine.Submit(ctx, runner.SubmitParams{Workflow: chi.URLParam(r, "id"),
 			Environment: r.PostFormValue("environment"), Input: input, By: &visitOf(r).principal})
+		end(res.Answered(), err)
 		if err == nil {
 			http.Redirect(w, r, "/console/runs/"+url.PathEscape(res.Run.ID), http.StatusSeeOther)
 			return

@@ -58,7 +58,7 @@ func (s *Server) runTool(ctx context.Context, req mcp.CallToolRequest, env strin
 	if st, ok := askStateOf(req); ok {
 		return s.continueAsk(ctx, req, t, st) // the person's answer to a question of the run's
 	}
-	run, ad, problems, err := s.admitCall(ctx, p, env, t, call, false)
+	run, ad, problems, err := s.admitCall(callerTrace(ctx, req.Params.Meta), p, env, t, call, false)
 	if problems != nil {
 		return argumentProblems(t, at, problems), nil
 	}

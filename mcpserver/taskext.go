@@ -10,6 +10,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/gorunner/gorunner/auth"
+	"github.com/gorunner/gorunner/internal/tracing"
 	"github.com/gorunner/gorunner/mcpserver/front"
 	"github.com/gorunner/gorunner/runner"
 	"github.com/gorunner/gorunner/tools"
@@ -37,7 +38,9 @@ const (
 // client capabilities a 2026-07-28 request carries (SEP-2575).
 type requestMeta struct {
 	ProtocolVersion string `json:"io.modelcontextprotocol/protocolVersion"`
-	Capabilities    *struct {
+	// TraceParent is the caller's W3C traceparent (SPEC §7), the parent of the run's trace.
+	TraceParent  string `json:"traceparent"`
+	Capabilities *struct {
 		Elicitation json.RawMessage            `json:"elicitation"`
 		Extensions  map[string]json.RawMessage `json:"extensions"`
 	} `json:"io.modelcontextprotocol/clientCapabilities"`
@@ -188,7 +191,7 @@ func (s *Server) runOrTask(ctx context.Context, p auth.Principal, c *taskCall, t
 		return s.errorResult(ctx, err)
 	}
 	defer release()
-	run, ad, problems, err := s.admitCall(ctx, p, c.env.name, t, call, false)
+	run, ad, problems, err := s.admitCall(tracing.WithParent(ctx, c.meta.TraceParent), p, c.env.name, t, call, false)
 	if problems != nil {
 		return argumentProblems(t, "", problems), nil
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/gorunner/gorunner/auth"
+	"github.com/gorunner/gorunner/internal/tracing"
 	"github.com/gorunner/gorunner/mcpserver/front"
 	"github.com/gorunner/gorunner/runner"
 	"github.com/gorunner/gorunner/schemas"
@@ -211,7 +212,7 @@ func (s *Server) createTask(ctx context.Context, env *environment, p auth.Princi
 	if problems != nil {
 		return nil, invalidTaskArguments(problems)
 	}
-	run, _, problems, err := s.admitCall(ctx, p, env.name, t, call, true)
+	run, _, problems, err := s.admitCall(tracing.WithParent(ctx, params.Meta.TraceParent), p, env.name, t, call, true)
 	if problems != nil {
 		return nil, invalidTaskArguments(problems)
 	}

@@ -118,7 +118,7 @@ func (e *Engine) Prepare(ctx context.Context, p SubmitParams) (*Admission, error
 	}
 	r := e.newRun(t, env, input)
 	r.RerunOf, r.Task, r.ActsFor = p.RerunOf, p.Task, authorityOf(p.By, t.Publisher)
-	r.Trigger = trigger
+	r.Trigger, r.TraceParent = trigger, e.traceParent(ctx)
 	if p.By != nil {
 		r.StartedBy = p.By.ID
 	}

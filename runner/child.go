@@ -96,7 +96,10 @@ func (s *stepExec) startChild(ctx context.Context, id string) (string, error) {
 	child.ID, child.ParentRunID, child.Depth, child.StartedBy = id, parent.ID, parent.Depth+1, parent.StartedBy
 	child.Trigger = Trigger{Type: TriggerChild}
 	child.ActsFor = parent.ActsFor.limitedBy(t.Publisher)
+	ctx, end := e.TraceAdmission(ctx, TriggerChild)
+	child.TraceParent = e.traceParent(ctx)
 	res, err := e.admitChild(ctx, c, child, parent)
+	end(res.Answered(), err)
 	var conflict *TokenConflictError
 	if errors.As(err, &conflict) {
 		return "", permanent(CodeHookConflict, "step %q: %v", s.st.ID, err)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/gorunner/gorunner/events"
 	"github.com/gorunner/gorunner/schemas"
@@ -74,6 +75,11 @@ type Config struct {
 	// directory's secret.key), so that a cursor from one works on any. Nil means a random
 	// key of the engine's own: its cursors then work with this engine only.
 	SecretKey []byte
+	// Tracer, when set, is what the engine starts its spans with (SPEC §7, traces): one per
+	// admission (TraceAdmission) and one per step attempt, parented on the run's
+	// TraceParent; http steps send their attempt's traceparent. Nil (tracing off) starts
+	// none and costs nothing.
+	Tracer trace.Tracer
 
 	// maxHTTPTimeout bounds one http attempt whatever its definition asks:
 	// schemas.MaxHTTPTimeout, except in tests, which cannot wait that long.

@@ -346,8 +346,8 @@ func (x *execution) skipped(ctx context.Context, i int, err error) flow {
 	return x.saveProgress(ctx, SaveOptions{}, false)
 }
 
-// attempt runs the step's kind; a wait is saved and re-checked once before the lease goes.
-func (x *execution) attempt(ctx context.Context, s *stepExec) flow {
+// runAttempt runs the step's kind; a wait is saved and re-checked once before the lease goes.
+func (x *execution) runAttempt(ctx context.Context, s *stepExec) flow {
 	var saved []byte
 	for pass := 0; pass < maxPasses; pass++ {
 		out, err := s.kind.run(ctx, s)

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/gorunner/gorunner/expression"
+	"github.com/gorunner/gorunner/internal/tracing"
 	"github.com/gorunner/gorunner/schemas"
 )
 
@@ -209,6 +210,9 @@ func (s *stepExec) newRequest(ctx context.Context, hs *schemas.HTTPStep) (*http.
 	}
 	if hs.IdempotencyKey == nil || *hs.IdempotencyKey {
 		req.Header.Set("Idempotency-Key", s.rec.StepID)
+	}
+	if s.engine().cfg.Tracer != nil && req.Header.Get(tracing.Header) == "" {
+		tracing.Inject(ctx, req.Header) // the attempt's span, unless the step sends its own
 	}
 	if cred != nil {
 		for k, vs := range cred.Header {

@@ -30,7 +30,7 @@ type recorder struct {
 }
 
 type recorded struct {
-	method, path, query, key, auth, contentType, body string
+	method, path, query, key, auth, contentType, body, traceparent string
 }
 
 func newRecorder(t *testing.T, statuses ...int) *recorder {
@@ -46,6 +46,7 @@ func (rec *recorder) serve(w http.ResponseWriter, r *http.Request) {
 	rec.requests = append(rec.requests, recorded{
 		method: r.Method, path: r.URL.Path, query: r.URL.RawQuery, key: r.Header.Get("Idempotency-Key"),
 		auth: r.Header.Get("Authorization"), contentType: r.Header.Get("Content-Type"), body: string(body),
+		traceparent: r.Header.Get("traceparent"),
 	})
 	status := http.StatusOK
 	if len(rec.statuses) > 0 {

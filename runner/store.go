@@ -227,6 +227,10 @@ type Run struct {
 	// not fit its schema. Only MissAsk writes it (SaveRun leaves it as it is), so that
 	// every process sharing the store counts the same answers.
 	AskMisses AskMisses
+	// TraceParent is the W3C traceparent of the run's admission span (SPEC §7, traces),
+	// which the spans of its step attempts are children of, on whichever process works
+	// them; empty when the admission was not traced. Fixed at admission.
+	TraceParent string
 }
 
 // MaxUndeliveredPayloads is how many of the payloads still queued for a run's tokens when

@@ -50,6 +50,15 @@ type SubmitResult struct {
 	Forwarded bool
 }
 
+// Answered is the run res answers with (Run); nil for a nil res, the result of a refused
+// submission, so that a caller ends its admission's span (TraceAdmission) either way.
+func (res *SubmitResult) Answered() *Run {
+	if res == nil {
+		return nil
+	}
+	return res.Run
+}
+
 // maxStartTries bounds supersede's cancel-then-claim loop, retries after an owner ends
 // between a conflict and its reading, and Admit's preparations again of a changed workflow.
 const maxStartTries = 3
@@ -268,7 +277,9 @@ func runEnv(r *Run) map[string]any {
 
 // Rerun starts a new run with the same input and environment as run id, on the workflow's
 // current version, with RerunOf set, started by the principal by.
-func (e *Engine) Rerun(ctx context.Context, id string, by *auth.Principal) (*Run, error) {
+func (e *Engine) Rerun(ctx context.Context, id string, by *auth.Principal) (r *Run, err error) {
+	ctx, end := e.TraceAdmission(ctx, TriggerRerun)
+	defer func() { end(r, err) }()
 	a, err := e.prepareRerun(ctx, id, by)
 	if err != nil {
 		return nil, err

@@ -14,6 +14,7 @@ import (
 	"github.com/gorunner/gorunner/api"
 	"github.com/gorunner/gorunner/events"
 	"github.com/gorunner/gorunner/idempotency"
+	"github.com/gorunner/gorunner/internal/tracing"
 	"github.com/gorunner/gorunner/mcpserver"
 	"github.com/gorunner/gorunner/runner"
 	"github.com/gorunner/gorunner/scheduler"
@@ -91,6 +92,9 @@ type process struct {
 	sched   *scheduler.Scheduler
 	sweeper *runner.Sweeper
 	mcp     *mcpserver.Server
+	// traces exports the process's spans over OTLP; nil when the OTEL_* environment asks
+	// for none.
+	traces *tracing.Provider
 }
 
 // openProcess opens the store and wires the process. egress is f's checked policy; mcp
@@ -104,6 +108,10 @@ func openProcess(ctx context.Context, g *globals, f *processFlags, egress *runne
 	}
 	a.log = slog.New(api.LogHandler(a.log.Handler()))
 	p := &process{app: a}
+	if p.traces, err = tracing.Setup(ctx, version()); err != nil {
+		a.Close()
+		return nil, err
+	}
 	if err := p.wire(egress, f, mcp); err != nil {
 		a.Close()
 		return nil, err
@@ -140,7 +148,8 @@ func (p *process) wire(egress *runner.EgressPolicy, f *processFlags, mcp mcpserv
 		return err
 	}
 	p.engine, err = runner.New(timer.Runs(p.store), p.catalog, p.catalog, &runner.Config{Logger: p.log, Egress: egress,
-		LeaseTTL: f.leaseTTL, MaxDepth: f.maxDepth, Registerer: p.metrics, Events: p.bus, SecretKey: p.secretKey})
+		LeaseTTL: f.leaseTTL, MaxDepth: f.maxDepth, Registerer: p.metrics, Events: p.bus, SecretKey: p.secretKey,
+		Tracer: p.traces.Tracer()})
 	if err != nil {
 		return err
 	}
@@ -175,13 +184,14 @@ func (p *process) start(ctx context.Context) error {
 
 // stop ends the work in order, within ctx: the MCP sessions first, so that no call
 // arrives meanwhile, then the command's own listeners (between), then the schedules' loop,
-// then the engine, which hands the runs in flight back, and last the events bus, which
-// carried their notices.
+// then the engine, which hands the runs in flight back, then the events bus, which
+// carried their notices, and last the traces, whose spans are all ended by then.
 func (p *process) stop(ctx context.Context, between ...func(context.Context) error) error {
 	p.engine.EndWaits() // a wait or an event stream must not hold what follows
 	errs := []error{p.mcp.Stop(ctx)}
 	for _, f := range between {
 		errs = append(errs, f(ctx))
 	}
-	return errors.Join(append(errs, p.sweeper.Stop(ctx), p.sched.Stop(ctx), p.engine.Stop(ctx), p.bus.Stop(ctx))...)
+	return errors.Join(append(errs, p.sweeper.Stop(ctx), p.sched.Stop(ctx), p.engine.Stop(ctx), p.bus.Stop(ctx),
+		p.traces.Shutdown(ctx))...)
 }

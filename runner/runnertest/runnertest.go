@@ -26,6 +26,7 @@ func Run(t *testing.T, newStore func(t *testing.T) runner.Store) {
 		fn   func(t *testing.T, s runner.Store)
 	}{
 		{"CreateAndGet", testCreateAndGet},
+		{"TraceParent", testTraceParent},
 		{"List", testList},
 		{"ListPagination", testListPagination},
 		{"ListFilteredPages", testListFilteredPages},

@@ -30,6 +30,7 @@ func fullRun() *runner.Run {
 	r.StartedBy = "principal-1"
 	r.Task = true
 	r.Depth = 3
+	r.TraceParent = traceParent
 	r.Steps = []*runner.StepRecord{{
 		ID: "st-1", StepID: "run-full/call/1", Status: runner.StepCompleted, Attempts: 2,
 		Output: json.RawMessage(`{"status":200}`), Error: &runner.Error{Code: "X", Message: "y"},
@@ -68,6 +69,7 @@ func requireRun(t *testing.T, want, got *runner.Run) {
 	require.Equal(t, want.StartedBy, got.StartedBy)
 	require.Equal(t, want.Task, got.Task)
 	require.Equal(t, want.Depth, got.Depth)
+	require.Equal(t, want.TraceParent, got.TraceParent)
 	requireTime(t, want.CreatedAt, got.CreatedAt)
 	requireTimePtr(t, want.StartedAt, got.StartedAt)
 	requireTimePtr(t, want.FinishedAt, got.FinishedAt)
@@ -135,6 +137,33 @@ func testCreateAndGet(t *testing.T, s runner.Store) {
 	_, err := s.GetRun(context.Background(), "nope")
 	require.ErrorIs(t, err, runner.ErrNotFound)
 	require.Error(t, Create(context.Background(), s, newRun("bare", 0, -1), nil), "duplicate ID")
+}
+
+// traceParent is a W3C traceparent as a traced admission gives its run.
+const traceParent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+
+// testTraceParent: the trace context of a run's admission (Run.TraceParent) is what a
+// worker that claims the run reads, and stays through its saves and its end.
+func testTraceParent(t *testing.T, s runner.Store) {
+	ctx := context.Background()
+	r := newRun("r", 0, 0)
+	r.TraceParent = traceParent
+	create(t, s, r)
+	c := claimOne(t, s, "A", time.Second, "r")
+	require.Equal(t, traceParent, c.Run.TraceParent, "a claim reads the run's trace context")
+	c.Run.Status = runner.StatusRunning
+	require.NoError(t, s.SaveRun(ctx, c.Lease, c.Run, runner.SaveOptions{}))
+	require.Equal(t, traceParent, get(t, s, "r").TraceParent, "a save keeps it")
+	ended(c.Run, runner.StatusCompleted, time.Second)
+	require.NoError(t, s.SaveRun(ctx, c.Lease, c.Run, runner.SaveOptions{}))
+	require.Equal(t, traceParent, get(t, s, "r").TraceParent, "an end keeps it")
+
+	done := ended(newRun("done", 0, -1), runner.StatusCompleted, time.Second)
+	done.TraceParent = traceParent
+	create(t, s, done)
+	require.Equal(t, traceParent, get(t, s, "done").TraceParent, "a run admitted ended keeps it")
+	create(t, s, newRun("untraced", 0, -1))
+	require.Empty(t, get(t, s, "untraced").TraceParent)
 }
 
 func testList(t *testing.T, s runner.Store) {

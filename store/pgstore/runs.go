@@ -17,7 +17,7 @@ import (
 
 const runCols = `id, workflow_id, workflow, version, environment, status, input, output, error,
 	waiting_on, rerun_of, created_at, started_at, finished_at, definition, wake_at, cancel_requested,
-	start_token, parent_run_id, depth, claims, started_by, task, acts_for, run_trigger, ask_step, ask_misses,
+	start_token, parent_run_id, depth, claims, started_by, task, acts_for, run_trigger, trace_parent, ask_step, ask_misses,
 	concurrency_key, concurrency_limit`
 
 // runSelect is what a read of runs selects: runCols, the payloads the run left undelivered
@@ -44,7 +44,7 @@ func scanRun(row pgx.Row) (*runner.Run, error) {
 	err := row.Scan(&r.ID, &r.WorkflowID, &r.Workflow, &r.Version, &r.Environment, &r.Status,
 		&input, &output, &errJSON, &waiting, &r.RerunOf, &created, &started,
 		&finished, &definition, &wake, &r.CancelRequested, &r.StartToken, &r.ParentRunID,
-		&r.Depth, &r.Claims, &r.StartedBy, &r.Task, &actsFor, &trigger, &r.AskMisses.Step, &r.AskMisses.N, &queue, &limit, &undelivered, &indexes, &steps)
+		&r.Depth, &r.Claims, &r.StartedBy, &r.Task, &actsFor, &trigger, &r.TraceParent, &r.AskMisses.Step, &r.AskMisses.N, &queue, &limit, &undelivered, &indexes, &steps)
 	if err != nil {
 		return nil, err
 	}
@@ -221,10 +221,10 @@ func insertRun(ctx context.Context, q querier, p runner.CreateRunParams, st stor
 // insertRunSQL writes a new run's row (runArgs).
 const insertRunSQL = `INSERT INTO runs (id, workflow_id, workflow, version, environment, status, input,
 		output, error, waiting_on, rerun_of, created_at, started_at, finished_at, definition, wake_at,
-		cancel_requested, start_token, parent_run_id, depth, claims, started_by, task, acts_for, run_trigger, lease_owner, lease_until,
-		concurrency_key, concurrency_limit)
+		cancel_requested, start_token, parent_run_id, depth, claims, started_by, task, acts_for, run_trigger, trace_parent,
+		lease_owner, lease_until, concurrency_key, concurrency_limit)
 	VALUES ($1, $2, $3, ` + checkedVersion + `, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18,
-		$19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31)`
+		$19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31, $32)`
 
 // runArgs are insertRunSQL's arguments for p's run, leased to p.Owner when set.
 func runArgs(p runner.CreateRunParams, st storecodec.RunState) ([]any, error) {
@@ -245,7 +245,7 @@ func runArgs(p runner.CreateRunParams, st storecodec.RunState) ([]any, error) {
 		[]byte(r.Input), []byte(r.Output), st.Error, st.WaitingOn, r.RerunOf, nanos(r.CreatedAt),
 		nanosPtr(r.StartedAt), nanosPtr(r.FinishedAt), []byte(r.Definition), nanos(r.WakeAt),
 		r.CancelRequested, r.StartToken, r.ParentRunID, r.Depth, claims, r.StartedBy, r.Task, actsFor, st.Trigger,
-		p.Owner, nanos(p.LeaseUntil), queue, limit}, nil
+		r.TraceParent, p.Owner, nanos(p.LeaseUntil), queue, limit}, nil
 }
 
 // checkedVersion is the run's version in insertRun ($6), given the admission's catalog

@@ -64,6 +64,7 @@ func runFields(f []any, r *runner.Run, st storecodec.RunState, owner string, lea
 	opt("task", "1", !r.Task)
 	opt("acts_for", actsFor, actsFor == "")
 	opt("run_trigger", st.Trigger, len(st.Trigger) == 0)
+	opt("trace_parent", r.TraceParent, r.TraceParent == "")
 	if c := r.Concurrency; c != nil {
 		f = append(f, "concurrency_key", c.Key, "concurrency_limit", c.Limit)
 	}
@@ -74,7 +75,7 @@ func runFields(f []any, r *runner.Run, st storecodec.RunState, owner string, lea
 }
 
 // runFieldsLen is the most values runFields appends for st.
-func runFieldsLen(st storecodec.RunState) int { return 2 * (27 + len(st.Steps)) }
+func runFieldsLen(st storecodec.RunState) int { return 2 * (28 + len(st.Steps)) }
 
 // dueScore is where a new run goes in the due index, as reindex_due would put it: its
 // wake-up, or its lease's end if later while leased; "" when it is not due by time (ended,
@@ -157,6 +158,7 @@ func decodeRun(m map[string]string) (*runner.Run, error) {
 	if r.Trigger, err = storecodec.DecodeTrigger(f.bytes("run_trigger")); err != nil {
 		return nil, fmt.Errorf("decoding run %s: %w", r.ID, err)
 	}
+	r.TraceParent = f.str("trace_parent")
 	if r.Steps, err = decodeSteps(m); err != nil {
 		return nil, fmt.Errorf("decoding run %s: %w", r.ID, err)
 	}

@@ -16,7 +16,7 @@ import (
 
 const runCols = `id, workflow_id, workflow, version, environment, status, input, output, error,
 	waiting_on, rerun_of, created_at, started_at, finished_at, definition, wake_at, cancel_requested,
-	start_token, parent_run_id, depth, claims, started_by, task, acts_for, run_trigger,
+	start_token, parent_run_id, depth, claims, started_by, task, acts_for, run_trigger, trace_parent,
 	concurrency_key, concurrency_limit`
 
 // stepsCol reads a run's step records as one JSON array: its own steps column, for a run
@@ -57,7 +57,7 @@ func scanRun(row scanner) (*runner.Run, error) {
 	err := row.Scan(&r.ID, &r.WorkflowID, &r.Workflow, &r.Version, &r.Environment, &r.Status,
 		&x.input, &x.output, &x.errJSON, &x.waiting, &r.RerunOf, &x.created, &x.started,
 		&x.finished, &x.definition, &x.wake, &r.CancelRequested, &r.StartToken, &r.ParentRunID,
-		&r.Depth, &r.Claims, &r.StartedBy, &r.Task, &x.actsFor, &x.trigger, &x.queue, &x.limit, &r.AskMisses.Step, &r.AskMisses.N, &x.undelivered, &x.steps)
+		&r.Depth, &r.Claims, &r.StartedBy, &r.Task, &x.actsFor, &x.trigger, &r.TraceParent, &x.queue, &x.limit, &r.AskMisses.Step, &r.AskMisses.N, &x.undelivered, &x.steps)
 	if err != nil {
 		return nil, err
 	}
@@ -217,12 +217,12 @@ func insertRun(ctx context.Context, q querier, p runner.CreateRunParams, st stor
 		queue, limit = sql.NullString{String: c.Key, Valid: true}, c.Limit
 	}
 	_, err = q.ExecContext(ctx, `INSERT INTO runs (`+runCols+`, lease_owner, lease_until, steps)
-		VALUES (?, ?, ?, `+checkedVersion+`, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		VALUES (?, ?, ?, `+checkedVersion+`, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		r.ID, r.WorkflowID, r.Workflow, p.CatalogVersion, p.CatalogVersion, r.Version, r.Environment, r.Status, []byte(r.Input),
 		[]byte(r.Output), st.Error, st.WaitingOn, r.RerunOf, nanos(r.CreatedAt),
 		nanosPtr(r.StartedAt), nanosPtr(r.FinishedAt), []byte(r.Definition), nanos(r.WakeAt),
 		r.CancelRequested, r.StartToken, r.ParentRunID, r.Depth, claims, r.StartedBy, r.Task, actsFor, st.Trigger,
-		queue, limit, p.Owner, nanos(p.LeaseUntil), steps)
+		r.TraceParent, queue, limit, p.Owner, nanos(p.LeaseUntil), steps)
 	if isNotNull(err) {
 		return runner.ErrStaleCatalog
 	}

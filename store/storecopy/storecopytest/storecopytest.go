@@ -116,6 +116,9 @@ func fillCatalog(t *testing.T, s Store, f filled) {
 		Hosts: []string{"api.stripe.com"}, Sealed: []byte("sealed-secret"), CreatedAt: base}))
 }
 
+// traceParent is the waiting run's trace context (runner.Run.TraceParent).
+const traceParent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+
 func fillRuns(t *testing.T, s Store, f filled) {
 	ctx := context.Background()
 	started := base.Add(time.Second)
@@ -128,7 +131,7 @@ func fillRuns(t *testing.T, s Store, f filled) {
 	run := &runner.Run{ID: f.waitingRun, WorkflowID: f.workflowID, Workflow: "alpha", Version: 1, Environment: f.hookEnv,
 		Status: runner.StatusRunning, Input: json.RawMessage(`{"order":7}`), CreatedAt: base, StartedAt: &started,
 		WakeAt: base, StartedBy: "alice", ActsFor: runner.Authority{{ID: "alice", Scopes: auth.AdminScopes()}},
-		Concurrency: &runner.Concurrency{Key: "customer-7", Limit: 2}}
+		Concurrency: &runner.Concurrency{Key: "customer-7", Limit: 2}, TraceParent: traceParent}
 	res, err := s.CreateRun(ctx, runner.CreateRunParams{Run: run, Owner: "worker-1", LeaseUntil: base.Add(time.Hour),
 		Key: &idempotency.KeyWrite{Claim: claim, Answer: answer}})
 	require.NoError(t, err)
@@ -257,6 +260,7 @@ func requireSameReads(t *testing.T, f filled, src Store, dst TargetStore) {
 	require.NoError(t, err)
 	require.True(t, run.CreatedAt.Equal(base), "times to the microsecond: %v", run.CreatedAt)
 	require.Len(t, run.Steps, 2)
+	require.Equal(t, traceParent, run.TraceParent, "a run keeps its trace context")
 	requireNewPayloadsAfter(t, f, dst)
 }
 
