@@ -49,6 +49,7 @@ func (x *execution) concurrently(ctx context.Context, n, limit int, failFast boo
 	if !outer {
 		x.mu.Lock()
 		x.soonest, x.waits = time.Time{}, nil
+		x.beginTogether()
 	}
 	x.branches++
 	lctx, cancel := context.WithCancelCause(ctx)

@@ -77,6 +77,8 @@ type execution struct {
 	// ending, once a step in a list running concurrently completed the whole run (a hook
 	// conflict under reject, adopt or forward), is the options of the run's end.
 	ending *SaveOptions
+	// group commits the saves of lists running concurrently (see together).
+	group together
 }
 
 // work executes claimed run cl.Run under cl.Lease until it ends, waits or is interrupted,
@@ -649,6 +651,9 @@ func (x *execution) kindName(i int) string {
 func (x *execution) save(ctx context.Context, opts SaveOptions) flow {
 	if x.admit != nil {
 		return x.admitWrite(ctx)
+	}
+	if x.branches > 0 {
+		return x.saveTogether(ctx, opts)
 	}
 	if x.finished > 0 {
 		opts.AttemptStart = false
