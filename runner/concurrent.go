@@ -83,6 +83,9 @@ func (x *execution) concurrently(ctx context.Context, n, limit int, failFast boo
 	wg.Wait()
 	x.mu.Lock()
 	x.branches--
+	if !outer {
+		x.group.on = false
+	}
 	f := x.joined(ctx, lists, flows, (failFast && failed) || x.ending != nil)
 	if !outer {
 		x.mu.Unlock()

@@ -652,7 +652,7 @@ func (x *execution) save(ctx context.Context, opts SaveOptions) flow {
 	if x.admit != nil {
 		return x.admitWrite(ctx)
 	}
-	if x.branches > 0 {
+	if x.group.on {
 		return x.saveTogether(ctx, opts)
 	}
 	if x.finished > 0 {

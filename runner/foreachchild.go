@@ -64,7 +64,6 @@ func (x *execution) foreachChildren(ctx context.Context, s *stepExec, items []an
 	if !outer {
 		x.mu.Lock()
 		x.soonest, x.waits = time.Time{}, nil
-		x.beginTogether()
 		defer x.mu.Unlock()
 	}
 	x.branches++

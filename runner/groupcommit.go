@@ -16,6 +16,8 @@ import (
 // held during the write: the lists go on meanwhile, and the write is of a snapshot of the
 // run taken when it began.
 type together struct {
+	// on says lists run concurrently: saves are committed together.
+	on   bool
 	cond sync.Cond // L is the execution's mu
 	// writing says a write is under way; taken counts the snapshots taken for writes,
 	// done the last one committed.
@@ -33,7 +35,7 @@ type together struct {
 // beginTogether readies the group commit of the lists about to run concurrently (x.mu
 // held, no list running).
 func (x *execution) beginTogether() {
-	x.group = together{cond: sync.Cond{L: &x.mu}}
+	x.group = together{on: true, cond: sync.Cond{L: &x.mu}}
 }
 
 // saveTogether is save for a list running concurrently with others (x.mu held): the run's
