@@ -68,9 +68,15 @@ func (x *execution) concurrently(ctx context.Context, n, limit int, failFast boo
 			defer wg.Done()
 			x.mu.Lock()
 			defer x.mu.Unlock()
-			defer func() { <-sem }()
 			lists[k] = open(k)
+			if x.group.on {
+				x.group.tails[lists[k].recs[len(lists[k].recs)-1]] = true
+			}
 			bad[k], flows[k] = x.runList(lctx, lists[k])
+			<-sem // the next list may start while this one's last record is committed
+			if f := x.settle(ctx, lists[k]); flows[k] == flowNext {
+				flows[k] = f
+			}
 			if bad[k] >= 0 {
 				failed = true
 			}

@@ -438,6 +438,9 @@ func (x *execution) stepDone(ctx context.Context, s *stepExec, out outcome) flow
 		}
 		return x.finish(ctx, StatusCompleted, opts)
 	}
+	if s.kind.Effects && x.deferred(i, opts) {
+		return flowNext
+	}
 	return x.saveProgress(ctx, opts, s.kind.Effects)
 }
 

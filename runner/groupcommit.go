@@ -26,6 +26,11 @@ type together struct {
 	// progress says a save asked of the next write records more than an attempt's start
 	// (see SaveOptions.AttemptStart).
 	progress bool
+	// tails are the records that end a list running on a goroutine of its own, and owed,
+	// for those finished whose commit was left to a later write, that write's number
+	// (see deferred).
+	tails map[int]bool
+	owed  map[int]uint64
 	// failed, once a write failed, is how every save goes on from then (flowKeep: the lease
 	// is lost; flowRelease: the store failed, and the run's save at its hand-back writes
 	// the records again).
@@ -35,7 +40,7 @@ type together struct {
 // beginTogether readies the group commit of the lists about to run concurrently (x.mu
 // held, no list running).
 func (x *execution) beginTogether() {
-	x.group = together{on: true, cond: sync.Cond{L: &x.mu}}
+	x.group = together{on: true, cond: sync.Cond{L: &x.mu}, tails: map[int]bool{}, owed: map[int]uint64{}}
 }
 
 // saveTogether is save for a list running concurrently with others (x.mu held): the run's
@@ -53,9 +58,14 @@ func (x *execution) saveTogether(ctx context.Context, opts SaveOptions) flow {
 		}
 		return g.failed
 	}
-	want := g.taken + 1 // a write begun after this save was asked
 	g.progress = g.progress || !opts.AttemptStart
-	for g.done < want && g.failed == flowNext {
+	return x.awaitWrite(ctx, g.taken+1) // a write begun after this save was asked
+}
+
+// awaitWrite waits until write n has committed, making it when no write is under way.
+func (x *execution) awaitWrite(ctx context.Context, n uint64) flow {
+	g := &x.group
+	for g.done < n && g.failed == flowNext {
 		if g.writing {
 			g.cond.Wait()
 			continue
@@ -63,6 +73,34 @@ func (x *execution) saveTogether(ctx context.Context, opts SaveOptions) flow {
 		x.writeTogether(ctx, 0)
 	}
 	return g.failed
+}
+
+// deferred reports whether the save of step i, just finished, is left to a later write:
+// i ends a list running on a goroutine of its own (concurrently), so no step of its list
+// begins after it. The list's goroutine gives its slot up first and then waits for that
+// write (settle): the next list's first save, its attempt's start say, is the write that
+// commits i, and an iteration costs one commit on its path instead of two.
+func (x *execution) deferred(i int, opts SaveOptions) bool {
+	g := &x.group
+	if !g.on || !g.tails[i] || opts.ConsumePayload > 0 {
+		return false
+	}
+	x.finished++
+	g.progress = true
+	g.owed[i] = g.taken + 1
+	return true
+}
+
+// settle waits for the write that commits l's last record, when its save was deferred.
+func (x *execution) settle(ctx context.Context, l *stepList) flow {
+	g := &x.group
+	i := l.recs[len(l.recs)-1]
+	n, ok := g.owed[i]
+	if !ok {
+		return g.failed
+	}
+	delete(g.owed, i)
+	return x.awaitWrite(ctx, n)
 }
 
 // writeTogether writes the run as it is now, with the records changed since the last
