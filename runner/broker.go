@@ -172,11 +172,12 @@ func (f *feed) rests(r *Run, since uint64) bool {
 	return false
 }
 
-// push hands over the state this process's worker just committed. Its own notice is
-// published after it (broker.saved), so a notice already pending when no push came since
-// the reader began to wait is another process's: the reader must read the run for it
-// rather than take it for this push's (see read).
-func (f *feed) push(r *Run) {
+// push hands over the state this process's worker just committed, and publishes its
+// notice (publish) before the reader can count it: a notice already pending when no push
+// came since the reader began to wait is another process's, which the reader must read
+// the run for rather than take it for this push's (see read), and the notice of a push
+// the reader counted is pending or taken already (see heard).
+func (f *feed) push(r *Run, publish func()) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.pushes == f.listened && len(f.sub.C) > 0 {
@@ -184,31 +185,45 @@ func (f *feed) push(r *Run) {
 	}
 	f.pushes++
 	f.set(r, nil)
+	publish()
 }
 
-// pushed returns how many states were pushed so far, and whether the latest state is final.
-func (f *feed) pushed() (n uint64, final bool) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.pushes, f.err == nil && f.state != nil && f.state.Status.Terminal()
+// final reports whether the latest state is final (f.mu held).
+func (f *feed) final() bool {
+	return f.err == nil && f.state != nil && f.state.Status.Terminal()
 }
 
-// listen is pushed for a reader about to wait for the next notice.
-func (f *feed) listen() (n uint64, final bool) {
-	n, final = f.pushed()
+// listen is for a reader about to wait for the next notice, whose read began when seen
+// states were pushed: the notices of the pushes that came during the read are theirs
+// (their states are as new as the read or newer), not another process's, so a run saved
+// often is not read again for every save made while it was being read. It returns seen
+// and whether the latest state is final.
+func (f *feed) listen(seen uint64) (n uint64, final bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.listened = n
-	return n, final
+	f.listened = seen
+	return seen, f.final()
 }
 
-// noticed returns, for a reader woken by a notice, how many states were pushed so far and
-// whether a push found another process's notice pending (push), which it clears.
-func (f *feed) noticed() (n uint64, foreign bool) {
+// heard is, for a reader woken by a notice when n states were pushed, whether it must
+// read the run: no push came since (the notice is another process's), or a push found
+// another process's notice pending (push), which it clears. When not, the reader listens
+// from the pushes so far on, their notices taken as heard: one still pending is dropped,
+// so that a run saved often is not read again for a notice its own push explains.
+func (f *feed) heard(n uint64) (read bool, now uint64, final bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	n, foreign, f.foreign = f.pushes, f.foreign, false
-	return n, foreign
+	now, foreign := f.pushes, f.foreign
+	f.foreign = false
+	if now == n || foreign {
+		return true, now, false
+	}
+	select {
+	case <-f.sub.C:
+	default:
+	}
+	f.listened = now
+	return false, now, f.final()
 }
 
 // follow joins the feed of runID, starting it if nobody follows the run yet; the returned
@@ -277,10 +292,11 @@ func (b *broker) read(ctx context.Context, id string, f *feed, seeded bool) {
 	final := false
 	for {
 		if !seeded {
-			if !b.readOnce(ctx, id, f) {
+			seen, ok := b.readOnce(ctx, id, f)
+			if !ok {
 				return
 			}
-			n, final = f.listen()
+			n, final = f.listen(seen)
 		}
 		seeded = false
 		if !b.awaitForeign(ctx, f, n, final) {
@@ -291,16 +307,16 @@ func (b *broker) read(ctx context.Context, id string, f *feed, seeded bool) {
 
 // readOnce reads run id into f, as a check when f's run was last seen waiting on a hook
 // (feed.begin): that hook's queue first, then the run. It reports false when nobody
-// follows the run any more.
-func (b *broker) readOnce(ctx context.Context, id string, f *feed) bool {
+// follows the run any more, and how many states were pushed when the read began.
+func (b *broker) readOnce(ctx context.Context, id string, f *feed) (seen uint64, ok bool) {
 	seen, last, check := f.begin()
 	queued := check != 0 && b.queued(ctx, last)
 	r, err := b.load(ctx, id)
 	if ctx.Err() != nil {
-		return false
+		return seen, false
 	}
 	f.setRead(r, err, seen, last, check, queued)
-	return true
+	return seen, true
 }
 
 // queued reports whether a payload is queued for the hook r waits on. A look that fails is
@@ -326,10 +342,10 @@ func (b *broker) awaitForeign(ctx context.Context, f *feed, n uint64, final bool
 		case <-ctx.Done():
 			return false
 		}
-		if now, foreign := f.noticed(); now == n || foreign {
+		var read bool
+		if read, n, final = f.heard(n); read {
 			return true
 		}
-		n, final = f.listen()
 	}
 	return false
 }
@@ -358,13 +374,39 @@ func (b *broker) load(ctx context.Context, id string) (*Run, error) {
 // so that they need not read it back from the store, and tells every other follower (other
 // engines on the bus, other processes) that the run changed.
 func (b *broker) saved(r *Run) {
-	b.mu.Lock()
-	f := b.feeds[r.ID]
-	b.mu.Unlock()
-	if f != nil {
-		f.push(cloneRun(r))
+	b.handOver(r.ID, func() *Run { return cloneRun(r) })
+}
+
+// handOver pushes the state state() gives to the feed of run id, if anything here follows
+// it, and publishes the run's notice.
+func (b *broker) handOver(id string, state func() *Run) {
+	publish := func() { b.bus.Publish(events.Run(id)) }
+	if f := b.feedOf(id); f != nil && state != nil {
+		f.push(state(), publish)
+		return
 	}
-	b.bus.Publish(events.Run(r.ID))
+	publish()
+}
+
+// pushed is saved for a group commit's snapshot r (see together), which nothing changes
+// any more: handed over as it is when whole (a copy of every record), else only told of,
+// so that the followers read the run.
+func (b *broker) pushed(r *Run, whole bool) {
+	state := func() *Run { return r }
+	if !whole {
+		state = nil
+	}
+	b.handOver(r.ID, state)
+}
+
+// following reports whether anything in this process follows run id.
+func (b *broker) following(id string) bool { return b.feedOf(id) != nil }
+
+// feedOf is the feed of run id, nil when nobody here follows it.
+func (b *broker) feedOf(id string) *feed {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.feeds[id]
 }
 
 // takeWait opens one of principal's waits; release closes it.

@@ -49,6 +49,7 @@ func (x *execution) concurrently(ctx context.Context, n, limit int, failFast boo
 	if !outer {
 		x.mu.Lock()
 		x.soonest, x.waits = time.Time{}, nil
+		x.beginTogether()
 	}
 	x.branches++
 	lctx, cancel := context.WithCancelCause(ctx)
@@ -67,9 +68,15 @@ func (x *execution) concurrently(ctx context.Context, n, limit int, failFast boo
 			defer wg.Done()
 			x.mu.Lock()
 			defer x.mu.Unlock()
-			defer func() { <-sem }()
 			lists[k] = open(k)
+			if x.group.on {
+				x.group.tails[lists[k].recs[len(lists[k].recs)-1]] = true
+			}
 			bad[k], flows[k] = x.runList(lctx, lists[k])
+			<-sem // the next list may start while this one's last record is committed
+			if f := x.settle(ctx, lists[k]); flows[k] == flowNext {
+				flows[k] = f
+			}
 			if bad[k] >= 0 {
 				failed = true
 			}
@@ -82,6 +89,9 @@ func (x *execution) concurrently(ctx context.Context, n, limit int, failFast boo
 	wg.Wait()
 	x.mu.Lock()
 	x.branches--
+	if !outer {
+		x.group.on = false
+	}
 	f := x.joined(ctx, lists, flows, (failFast && failed) || x.ending != nil)
 	if !outer {
 		x.mu.Unlock()

@@ -99,12 +99,20 @@ func (e *Engine) checkedOwner(ctx context.Context, env, token string, payload js
 	if err != nil {
 		return nil, fmt.Errorf("resuming hook %q: %w", token, err)
 	}
-	if hookOf(run) == token && run.WaitingOn.Ask != nil {
-		if err := checkAnswer(run.WaitingOn.Ask, payload); err != nil {
-			return nil, err
-		}
+	if err := checkAsked(run, token, payload); err != nil {
+		return nil, err
 	}
 	return run, nil
+}
+
+// checkAsked holds payload, for the hook on token, to the ask of the hook step of run
+// waiting on it, if one waits and asks: the one check of a resume, whoever sends it (REST,
+// MCP, the console, a run step's resume).
+func checkAsked(run *Run, token string, payload json.RawMessage) error {
+	if hookOf(run) != token || run.WaitingOn.Ask == nil {
+		return nil
+	}
+	return checkAnswer(run.WaitingOn.Ask, payload)
 }
 
 // delivered is the answer for a payload a waiting hook step takes: the run after it, as

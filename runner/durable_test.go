@@ -416,3 +416,36 @@ func TestRerunManyFollowsShortPages(t *testing.T) {
 	_, err = e.RerunMany(ctx, runner.RerunManyParams{Workflow: done.WorkflowID, Status: runner.StatusCompleted})
 	require.ErrorIs(t, err, runner.ErrInvalidInput)
 }
+
+// TestRunStepResumeChecksTheAsk: a run step's resume is held to the ask of the hook step
+// waiting on the token, as REST's is: a payload that does not fit fails the step with
+// VALIDATION_ERROR and is not queued; one that fits resumes the hook.
+func TestRunStepResumeChecksTheAsk(t *testing.T) {
+	h := newHarness(t)
+	e := h.engine(runner.Config{})
+	target := h.define(`
+name: asked
+input: {type: object}
+steps:
+  - id: wait
+    hook:
+      token: "asked:${{ input.k }}"
+      ask: {message: "Approve?", schema: {type: object, properties: {ok: {type: boolean}}, required: [ok]}}
+`)
+	actor := h.define(`
+name: answerer
+input: {type: object}
+steps:
+  - {id: resume, run: {action: resume, token: "asked:${{ input.k }}", payload: "${{ input.payload }}"}}
+`)
+	tr := h.run(e, target, `{"k": 1}`, runner.StatusWaiting)
+	r := h.run(e, actor, `{"k": 1, "payload": {"ok": "yes"}}`, runner.StatusFailed)
+	require.Equal(t, runner.CodeValidation, r.Error.Code, "%+v", r.Error)
+	require.Contains(t, r.Error.Message, "/ok")
+	_, err := h.store.NextPayload(context.Background(), tr.ID, runner.EnvProduction, "asked:1")
+	require.ErrorIs(t, err, runner.ErrNotFound, "the payload refused is not queued")
+
+	h.run(e, actor, `{"k": 1, "payload": {"ok": true}}`, runner.StatusCompleted)
+	done := h.await(e, tr.ID, runner.StatusCompleted)
+	require.JSONEq(t, `{"ok": true}`, string(done.Output))
+}

@@ -77,6 +77,8 @@ type execution struct {
 	// ending, once a step in a list running concurrently completed the whole run (a hook
 	// conflict under reject, adopt or forward), is the options of the run's end.
 	ending *SaveOptions
+	// group commits the saves of lists running concurrently (see together).
+	group together
 }
 
 // work executes claimed run cl.Run under cl.Lease until it ends, waits or is interrupted,
@@ -438,6 +440,9 @@ func (x *execution) stepDone(ctx context.Context, s *stepExec, out outcome) flow
 		}
 		return x.finish(ctx, StatusCompleted, opts)
 	}
+	if s.kind.Effects && x.deferred(i, opts) {
+		return flowNext
+	}
 	return x.saveProgress(ctx, opts, s.kind.Effects)
 }
 
@@ -652,6 +657,9 @@ func (x *execution) kindName(i int) string {
 func (x *execution) save(ctx context.Context, opts SaveOptions) flow {
 	if x.admit != nil {
 		return x.admitWrite(ctx)
+	}
+	if x.group.on {
+		return x.saveTogether(ctx, opts)
 	}
 	if x.finished > 0 {
 		opts.AttemptStart = false

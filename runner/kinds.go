@@ -210,7 +210,8 @@ func runRun(ctx context.Context, s *stepExec) (outcome, error) {
 
 // resumeOther queues rs.Payload for the hook on rs.Token in the run's environment, when the
 // run may reach the hook's run with runs:write; a hook it may not reach is not found, as
-// one not registered (yet).
+// one not registered (yet). A payload that does not fit the ask of the hook step waiting
+// on the token fails the step (VALIDATION_ERROR), as REST refuses it, and is not queued.
 func (s *stepExec) resumeOther(ctx context.Context, rs schemas.RunStep) (outcome, error) {
 	payload, err := json.Marshal(rs.Payload)
 	if err != nil {
@@ -218,10 +219,14 @@ func (s *stepExec) resumeOther(ctx context.Context, rs schemas.RunStep) (outcome
 	}
 	e := s.engine()
 	h, err := e.Hook(ctx, s.run().Environment, rs.Token)
+	var owner *Run
 	if err == nil {
-		_, err = e.reachRun(ctx, s.run(), auth.RunsWrite, h.RunID)
+		owner, err = e.reachRun(ctx, s.run(), auth.RunsWrite, h.RunID)
 	}
 	if err == nil {
+		if err = checkAsked(owner, rs.Token, payload); err != nil {
+			return outcome{}, permanent(CodeValidation, "step %q: the payload does not fit the question of the hook on token %q: %v", s.st.ID, rs.Token, err)
+		}
 		_, err = e.Resume(ctx, s.run().Environment, rs.Token, payload)
 	}
 	if errors.Is(err, ErrNotFound) {
