@@ -17,9 +17,7 @@ import (
 	"github.com/gorunner/gorunner/catalog"
 	"github.com/gorunner/gorunner/events"
 	"github.com/gorunner/gorunner/examples"
-	"github.com/gorunner/gorunner/idempotency"
-	"github.com/gorunner/gorunner/oauth"
-	"github.com/gorunner/gorunner/runner"
+	"github.com/gorunner/gorunner/store"
 	"github.com/gorunner/gorunner/store/pgstore"
 	"github.com/gorunner/gorunner/store/redisstore"
 	"github.com/gorunner/gorunner/store/sqlitestore"
@@ -29,7 +27,7 @@ import (
 type app struct {
 	log     *slog.Logger
 	dataDir string
-	store   store
+	store   store.Backend
 	catalog *catalog.Service
 	auth    *auth.Service
 	// secretKey is <data-dir>/secret.key: it keys every sealed or signed value (connection
@@ -39,17 +37,6 @@ type app struct {
 	// transport carries the events of the processes sharing the store (run, key,
 	// catalog, due): Redis pub/sub, PostgreSQL's LISTEN/NOTIFY, or the SQLite file's change log.
 	transport events.Transport
-}
-
-// store is what a backend provides: every store contract, a health check and Close.
-type store interface {
-	catalog.Store
-	auth.Store
-	idempotency.Store
-	runner.Store
-	oauth.Store
-	Ping(ctx context.Context) error
-	Close() error
 }
 
 // openApp opens the data directory and the store named by the flags, and builds the
@@ -110,8 +97,12 @@ func (a *app) openStore(ctx context.Context, g *globals) error {
 	if err != nil {
 		return err
 	}
-	a.store, a.transport, err = openStoreAt(ctx, path)
-	return err
+	a.store, err = openStoreAt(ctx, path)
+	if err != nil {
+		return err
+	}
+	a.transport = a.store.Events()
+	return nil
 }
 
 // storeURL is the store --store names: the URL of Redis or PostgreSQL, or the SQLite file's
@@ -124,26 +115,26 @@ func storeURL(g *globals) (string, error) {
 }
 
 // openStoreAt opens the store at url: a Redis or PostgreSQL URL, else a SQLite file's path.
-func openStoreAt(ctx context.Context, url string) (store, events.Transport, error) {
+func openStoreAt(ctx context.Context, url string) (store.Backend, error) {
 	switch {
 	case strings.HasPrefix(url, "redis://"):
 		rs, err := redisstore.Open(ctx, url, nil)
 		if err != nil {
-			return nil, nil, fmt.Errorf("opening store %s: %w", redactURL(url), err)
+			return nil, fmt.Errorf("opening store %s: %w", redactURL(url), err)
 		}
-		return rs, rs.Events(), nil
+		return rs, nil
 	case isPostgres(url):
 		ps, err := pgstore.Open(ctx, url)
 		if err != nil {
-			return nil, nil, fmt.Errorf("opening store %s: %w", redactURL(url), err)
+			return nil, fmt.Errorf("opening store %s: %w", redactURL(url), err)
 		}
-		return ps, ps.Events(), nil
+		return ps, nil
 	}
 	ss, err := sqlitestore.Open(ctx, url)
 	if err != nil {
-		return nil, nil, fmt.Errorf("opening store %s: %w", url, err)
+		return nil, fmt.Errorf("opening store %s: %w", url, err)
 	}
-	return ss, ss.Events(), nil
+	return ss, nil
 }
 
 // redactURL hides a password in a store URL meant for a message.

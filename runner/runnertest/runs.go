@@ -14,7 +14,7 @@ import (
 
 // fullRun has every field a store keeps set.
 func fullRun() *runner.Run {
-	r := newRun("full", 0, time.Second)
+	r := NewRun("full", 0, time.Second)
 	r.Version = 3
 	r.Environment = runner.EnvTest
 	r.Status = runner.StatusWaiting
@@ -41,7 +41,8 @@ func fullRun() *runner.Run {
 	return r
 }
 
-func requireRun(t *testing.T, want, got *runner.Run) {
+// RequireRun checks that got is want as a store keeps it (times compared as instants).
+func RequireRun(t *testing.T, want, got *runner.Run) {
 	t.Helper()
 	require.Equal(t, want.ID, got.ID)
 	require.Equal(t, want.WorkflowID, got.WorkflowID)
@@ -103,25 +104,25 @@ func requireJSON(t *testing.T, want, got json.RawMessage) {
 func testCreateAndGet(t *testing.T, s runner.Store) {
 	want := fullRun()
 	create(t, s, want)
-	got := get(t, s, want.ID)
-	requireRun(t, want, got)
+	got := Get(t, s, want.ID)
+	RequireRun(t, want, got)
 	requireTime(t, want.WakeAt, got.WakeAt)
 
-	bare := newRun("bare", 0, -1)
+	bare := NewRun("bare", 0, -1)
 	create(t, s, bare)
-	got = get(t, s, bare.ID)
-	requireRun(t, bare, got)
+	got = Get(t, s, bare.ID)
+	RequireRun(t, bare, got)
 	require.True(t, got.WakeAt.IsZero())
 
 	_, err := s.GetRun(context.Background(), "nope")
 	require.ErrorIs(t, err, runner.ErrNotFound)
-	require.Error(t, Create(context.Background(), s, newRun("bare", 0, -1), nil), "duplicate ID")
+	require.Error(t, Create(context.Background(), s, NewRun("bare", 0, -1), nil), "duplicate ID")
 }
 
 func testList(t *testing.T, s runner.Store) {
 	ctx := context.Background()
 	mk := func(id string, created time.Duration, wf string, st runner.Status, by string) *runner.Run {
-		r := newRun(id, created, -1)
+		r := NewRun(id, created, -1)
 		r.WorkflowID, r.Status, r.StartedBy = wf, st, by
 		if st.Terminal() {
 			r.FinishedAt = ptr(base.Add(created))
@@ -183,7 +184,7 @@ func testListPagination(t *testing.T, s runner.Store) {
 	var want []string
 	for i, id := range runIDs("run", 8) {
 		// Pairs share a creation time, so the ID must break ties.
-		create(t, s, newRun(id, time.Duration(i/2)*time.Second, -1))
+		create(t, s, NewRun(id, time.Duration(i/2)*time.Second, -1))
 		want = append(want, id)
 	}
 	slices.Reverse(want)
@@ -210,7 +211,7 @@ func testListFilteredPages(t *testing.T, s runner.Store) {
 	ctx := context.Background()
 	var want []string
 	for i, id := range runIDs("run", 64) {
-		r := newRun(id, time.Duration(i)*time.Second, -1)
+		r := NewRun(id, time.Duration(i)*time.Second, -1)
 		r.Task = i%7 == 0
 		create(t, s, r)
 		if r.Task {
