@@ -17,6 +17,7 @@ import (
 	"github.com/gorunner/gorunner/catalog"
 	"github.com/gorunner/gorunner/events"
 	"github.com/gorunner/gorunner/examples"
+	"github.com/gorunner/gorunner/stack"
 	"github.com/gorunner/gorunner/store"
 	"github.com/gorunner/gorunner/store/pgstore"
 	"github.com/gorunner/gorunner/store/redisstore"
@@ -28,6 +29,9 @@ type app struct {
 	log     *slog.Logger
 	dataDir string
 	store   store.Backend
+	// stack is the services over the store (stack.New), of which catalog and auth are
+	// what every command uses.
+	stack   *stack.Stack
 	catalog *catalog.Service
 	auth    *auth.Service
 	// secretKey is <data-dir>/secret.key: it keys every sealed or signed value (connection
@@ -46,7 +50,7 @@ func openApp(ctx context.Context, g *globals) (*app, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := a.openServices(nil); err != nil {
+	if err := a.openServices(&stack.Config{Logger: a.log}); err != nil {
 		a.store.Close()
 		return nil, err
 	}
@@ -70,23 +74,20 @@ func openData(ctx context.Context, g *globals) (*app, error) {
 	return a, nil
 }
 
-// openServices reads the data directory's secret key and builds the catalog and the token
-// service over a's store, the token service once: with bus, a process's, it hears and
-// tells revokes (auth.TokenCacheFor); a command passes nil.
-func (a *app) openServices(bus *events.Bus) error {
+// openServices reads the data directory's secret key and builds the services over a's
+// store with stack.New, cfg keyed with it and the catalog given the example templates. A
+// command never starts them: its stack's bus tells no other process (see tell).
+func (a *app) openServices(cfg *stack.Config) error {
 	key, err := secretKey(a.dataDir)
 	if err != nil {
 		return err
 	}
-	cat, err := catalog.New(a.store, &catalog.Config{SecretKey: key, Templates: examples.Workflows()})
+	cfg.SecretKey, cfg.Catalog.Templates = key, examples.Workflows()
+	s, err := stack.New(a.store, cfg)
 	if err != nil {
 		return err
 	}
-	tokens, err := auth.New(a.store, &auth.Config{Events: bus})
-	if err != nil {
-		return err
-	}
-	a.catalog, a.auth, a.secretKey = cat, tokens, key
+	a.stack, a.catalog, a.auth, a.secretKey = s, s.Catalog, s.Auth, key
 	return nil
 }
 
