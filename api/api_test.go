@@ -17,8 +17,8 @@ import (
 	"github.com/gorunner/gorunner/auth"
 	"github.com/gorunner/gorunner/catalog"
 	"github.com/gorunner/gorunner/examples"
-	"github.com/gorunner/gorunner/internal/stacktest"
 	"github.com/gorunner/gorunner/runner"
+	"github.com/gorunner/gorunner/stack/stacktest"
 	"github.com/gorunner/gorunner/store/sqlitestore"
 )
 

@@ -58,3 +58,22 @@ func TestIdempotencyKeysOfThePrincipal(t *testing.T) {
 	require.Equal(t, http.StatusOK, e.doAs(other, "GET", "/api/idempotency-keys/theirs", nil).Status)
 	require.Equal(t, http.StatusUnauthorized, e.doAs("", "GET", "/api/idempotency-keys", nil).Status)
 }
+
+// TestKeysNameResumedAndRerunRuns: a key sent with a hook resume or a rerun names the run
+// the handler started or resumed (idempotency.SetRunID), read from no answer body.
+func TestKeysNameResumedAndRerunRuns(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.publish(approveDef())
+	id := e.startAs(e.token, "approve-req", map[string]any{"requestId": "k-1"})
+	resume := e.do("POST", "/api/hooks/approve:k-1/resume", map[string]any{"approved": true}, "Idempotency-Key", "resume-1")
+	require.Equal(t, http.StatusAccepted, resume.Status, string(resume.Raw))
+	rerun := e.do("POST", "/api/runs/"+id+"/rerun", nil, "Idempotency-Key", "rerun-1")
+	require.Equal(t, http.StatusAccepted, rerun.Status, string(rerun.Raw))
+	for key, want := range map[string]any{"resume-1": id, "rerun-1": rerun.data()["id"]} {
+		one := e.do("GET", "/api/idempotency-keys/"+key, nil)
+		require.Equal(t, http.StatusOK, one.Status, string(one.Raw))
+		require.Equal(t, want, one.data()["runId"], key)
+	}
+	require.NotEqual(t, id, rerun.data()["id"])
+}

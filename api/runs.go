@@ -173,6 +173,7 @@ func (s *Server) rerunRun(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
+	idempotency.SetRunID(w, run.ID)
 	writeData(w, http.StatusAccepted, wire.RunOf(run))
 }
 
@@ -239,6 +240,7 @@ func (s *Server) resumeHook(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
+	idempotency.SetRunID(w, res.Run.ID)
 	writeData(w, http.StatusAccepted, wire.ResumeOf(token, res))
 }
 

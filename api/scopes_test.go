@@ -10,7 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/gorunner/gorunner/internal/stacktest"
+	"github.com/gorunner/gorunner/internal/testclock"
 )
 
 // mint creates a token with scopes as the admin and returns its secret.
@@ -301,7 +301,7 @@ func TestDraftsNeedWorkflowsWrite(t *testing.T) {
 
 func TestTokenExpiryAndValidation(t *testing.T) {
 	t.Parallel()
-	clock := stacktest.NewClock(time.Now())
+	clock := testclock.New(time.Now())
 	e := newEnvConfig(t, envConfig{now: clock.Now})
 	a := e.do("POST", "/api/tokens", map[string]any{"name": "brief", "scopes": []string{"runs:read"}, "expiresIn": "300ms"})
 	require.Equal(t, http.StatusCreated, a.Status, string(a.Raw))

@@ -13,7 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/gorunner/gorunner/internal/stacktest"
+	"github.com/gorunner/gorunner/stack/stacktest"
 	"github.com/gorunner/gorunner/store"
 )
 

@@ -7,7 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/gorunner/gorunner/internal/stacktest"
+	"github.com/gorunner/gorunner/internal/testclock"
 )
 
 // TestMintedTokenNeverOutlivesItsCreator performs the attack of a holder of an expiring
@@ -17,7 +17,7 @@ import (
 // token may still be given a shorter life.
 func TestMintedTokenNeverOutlivesItsCreator(t *testing.T) {
 	t.Parallel()
-	clock := stacktest.NewClock(time.Now())
+	clock := testclock.New(time.Now())
 	e := newEnvConfig(t, envConfig{now: clock.Now})
 	a := e.do("POST", "/api/tokens", map[string]any{"name": "for a day", "expiresIn": "24h"})
 	require.Equal(t, http.StatusCreated, a.Status, string(a.Raw))

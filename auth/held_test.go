@@ -13,7 +13,7 @@ import (
 
 	"github.com/gorunner/gorunner/auth"
 	"github.com/gorunner/gorunner/events"
-	"github.com/gorunner/gorunner/internal/stacktest"
+	"github.com/gorunner/gorunner/internal/testclock"
 	"github.com/gorunner/gorunner/store/sqlitestore"
 )
 
@@ -58,7 +58,7 @@ func (c *counted) holdOnce() (paused <-chan struct{}, release func()) {
 type process struct {
 	svc   *auth.Service
 	store *counted
-	clock *stacktest.Clock
+	clock *testclock.Clock
 }
 
 var start = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -73,7 +73,7 @@ func processes(t *testing.T, n int, bus func() *events.Bus) []*process {
 		st, err := sqlitestore.Open(context.Background(), path)
 		require.NoError(t, err)
 		t.Cleanup(func() { st.Close() })
-		p := &process{store: &counted{Store: st}, clock: stacktest.NewClock(start)}
+		p := &process{store: &counted{Store: st}, clock: testclock.New(start)}
 		cfg := &auth.Config{Now: p.clock.Now}
 		if bus != nil {
 			cfg.Events = bus()
@@ -223,7 +223,7 @@ func TestRevokedElsewhere(t *testing.T) {
 			bus := events.New(st.Events(), nil)
 			require.NoError(t, bus.Start(ctx))
 			t.Cleanup(func() { _ = bus.Stop(context.Background()) })
-			ps[i] = &process{store: &counted{Store: st}, clock: stacktest.NewClock(start)}
+			ps[i] = &process{store: &counted{Store: st}, clock: testclock.New(start)}
 			ps[i].svc, err = auth.New(ps[i].store, &auth.Config{Now: ps[i].clock.Now, Events: bus})
 			require.NoError(t, err)
 		}

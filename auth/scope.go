@@ -3,11 +3,10 @@ package auth
 import (
 	"errors"
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 
-	"github.com/gorunner/gorunner/schemas"
+	"github.com/gorunner/gorunner/internal/names"
 )
 
 // Permission is what a scope lets a token do, before any narrowing (SPEC §9).
@@ -32,8 +31,6 @@ const MaxScopes = 50
 // ErrInvalidScope means a scope that does not parse, or a scope list that is empty or too long.
 var ErrInvalidScope = errors.New("invalid scope")
 
-var narrowRE = regexp.MustCompile(schemas.NamePattern)
-
 // Scope is one grant: a permission, for runs:* optionally narrowed to one workflow by name
 // or to the workflows carrying a tag. At most one of Workflow and Tag is set.
 type Scope struct {
@@ -55,8 +52,8 @@ func ParseScope(s string) (Scope, error) {
 			continue
 		}
 		kind, value, _ := strings.Cut(rest, "=")
-		if !narrowRE.MatchString(value) {
-			return Scope{}, fmt.Errorf("%w %q: %q must match %s", ErrInvalidScope, s, value, schemas.NamePattern)
+		if !names.Valid(value) {
+			return Scope{}, fmt.Errorf("%w %q: %q must match %s", ErrInvalidScope, s, value, names.Pattern)
 		}
 		switch kind {
 		case "workflow":
@@ -250,10 +247,4 @@ func StoredScopes(s string) (Scopes, error) {
 		return AdminScopes(), nil
 	}
 	return ParseScopeList(s)
-}
-
-// TargetOf is the target of a workflow named name whose definition (JSON) is definition:
-// its tags are the definition's.
-func TargetOf(name string, definition []byte) Target {
-	return Target{Workflow: name, Tags: schemas.TagsOf(definition)}
 }

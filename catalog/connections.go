@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/gorunner/gorunner/internal/names"
 	"github.com/gorunner/gorunner/runner"
 	"github.com/gorunner/gorunner/schemas"
 )
@@ -40,10 +41,7 @@ type ConnectionParams struct {
 // MaxConnectionHosts is how many hosts one connection may name.
 const MaxConnectionHosts = 32
 
-var (
-	connNamePattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
-	headerPattern   = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,128}$")
-)
+var headerPattern = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,128}$")
 
 // ErrSecretsDisabled means the service has no key to seal connection secrets with.
 var ErrSecretsDisabled = errors.New("connections are disabled: no secret key configured")
@@ -51,8 +49,8 @@ var ErrSecretsDisabled = errors.New("connections are disabled: no secret key con
 func (p *ConnectionParams) problems() []schemas.Problem {
 	var out []schemas.Problem
 	add := func(path, msg string) { out = append(out, schemas.Problem{Path: path, Message: msg}) }
-	if !connNamePattern.MatchString(p.Name) {
-		add("/name", "must match ^[a-z0-9][a-z0-9_-]{0,63}$")
+	if !names.Valid(p.Name) {
+		add("/name", "must match "+names.Pattern)
 	}
 	switch p.Type {
 	case ConnBearer:

@@ -8,7 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/gorunner/gorunner/internal/stacktest"
+	"github.com/gorunner/gorunner/stack/stacktest"
 )
 
 // TestNew: a nil Config takes the defaults (SecretKey and BaseURL have none: they are

@@ -17,7 +17,7 @@ import (
 	"github.com/gorunner/gorunner/auth"
 	"github.com/gorunner/gorunner/console"
 	"github.com/gorunner/gorunner/idempotency"
-	"github.com/gorunner/gorunner/internal/stacktest"
+	"github.com/gorunner/gorunner/internal/testclock"
 	"github.com/gorunner/gorunner/runner"
 	"github.com/gorunner/gorunner/runner/runnertest"
 )
@@ -153,7 +153,7 @@ func TestKeysAndTokensPages(t *testing.T) {
 func TestSessionTTL(t *testing.T) {
 	t.Parallel()
 	start := time.Now()
-	c := stacktest.NewClock(start)
+	c := testclock.New(start)
 	e := newEnvWith(t, console.Config{Now: c.Now})
 	b := e.browser()
 	b.signIn(e.token)

@@ -51,7 +51,7 @@ func (g *Guard) Workflow(ctx context.Context, p auth.Principal, perm auth.Permis
 	if err != nil {
 		return err
 	}
-	return p.Scopes.Require(perm, auth.TargetOf(t.Name, t.Definition))
+	return p.Scopes.Require(perm, runner.TargetOf(t.Name, t.Definition))
 }
 
 // Run checks that p may act on run id with perm: perm on its workflow, or for runs:read
@@ -70,7 +70,7 @@ func (g *Guard) Run(ctx context.Context, p auth.Principal, perm auth.Permission,
 
 // RunAllowed checks that p may act on the run r with perm (see Run), without a lookup.
 func (g *Guard) RunAllowed(p auth.Principal, perm auth.Permission, r *runner.Run) error {
-	return p.RequireRun(perm, r.StartedBy, auth.TargetOf(r.Workflow, r.Definition))
+	return p.RequireRun(perm, r.StartedBy, runner.TargetOf(r.Workflow, r.Definition))
 }
 
 // Rerun checks that p may rerun run id. A rerun starts the run's workflow anew, at its
@@ -112,7 +112,7 @@ func (g *Guard) ReadableRuns(ctx context.Context, p auth.Principal) (*runner.Rea
 		return f, nil
 	}
 	err := g.eachWorkflow(ctx, func(w *catalog.Workflow) {
-		if p.Scopes.Allows(auth.RunsRead, auth.TargetOf(w.Name, w.Definition)) {
+		if p.Scopes.Allows(auth.RunsRead, runner.TargetOf(w.Name, w.Definition)) {
 			f.WorkflowIDs = append(f.WorkflowIDs, w.ID)
 		}
 	})
@@ -146,7 +146,7 @@ func ReadableWorkflows(p auth.Principal, list []*catalog.Workflow) []*catalog.Wo
 	}
 	out := make([]*catalog.Workflow, 0, len(list))
 	for _, w := range list {
-		if p.Scopes.Allows(auth.RunsRead, auth.TargetOf(w.Name, w.Definition)) {
+		if p.Scopes.Allows(auth.RunsRead, runner.TargetOf(w.Name, w.Definition)) {
 			out = append(out, w)
 		}
 	}
@@ -157,7 +157,7 @@ func ReadableWorkflows(p auth.Principal, list []*catalog.Workflow) []*catalog.Wo
 // starts runs without a token, so only who may start them sees it: runs:write on w (by
 // its draft's tags), or workflows:write, which may rotate it and is handed it then.
 func WebhookVisible(p auth.Principal, w *catalog.Workflow) bool {
-	return p.Scopes.AllowsAll(auth.WorkflowsWrite) || p.Scopes.Allows(auth.RunsWrite, auth.TargetOf(w.Name, w.Definition))
+	return p.Scopes.AllowsAll(auth.WorkflowsWrite) || p.Scopes.Allows(auth.RunsWrite, runner.TargetOf(w.Name, w.Definition))
 }
 
 // eachWorkflow calls fn with every workflow, page by page.

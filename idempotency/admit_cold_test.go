@@ -11,7 +11,7 @@ import (
 	"github.com/gorunner/gorunner/idempotency"
 	"github.com/gorunner/gorunner/idempotency/idemtest"
 	"github.com/gorunner/gorunner/runner"
-	"github.com/gorunner/gorunner/runner/runnertest"
+	"github.com/gorunner/gorunner/store"
 	"github.com/gorunner/gorunner/store/pgstore/pgtest"
 	"github.com/gorunner/gorunner/store/redisstore/redistest"
 )
@@ -19,11 +19,11 @@ import (
 // admissionBackends opens a fresh store of each backend that keeps runs and keys together.
 var admissionBackends = []struct {
 	name string
-	open func(t *testing.T) runnertest.AdmissionStore
+	open func(t *testing.T) store.Backend
 }{
-	{"sqlite", func(t *testing.T) runnertest.AdmissionStore { return openStore(t) }},
-	{"redis", func(t *testing.T) runnertest.AdmissionStore { st, _, _ := redistest.Open(t); return st }},
-	{"postgres", func(t *testing.T) runnertest.AdmissionStore { st, _ := pgtest.Open(t); return st }},
+	{"sqlite", func(t *testing.T) store.Backend { return openStore(t) }},
+	{"redis", func(t *testing.T) store.Backend { st, _, _ := redistest.Open(t); return st }},
+	{"postgres", func(t *testing.T) store.Backend { st, _ := pgtest.Open(t); return st }},
 }
 
 // TestAdmitColdCache: a Service that holds nothing of a key another Service (another

@@ -15,13 +15,13 @@ import (
 
 	"github.com/gorunner/gorunner/idempotency"
 	"github.com/gorunner/gorunner/runner"
-	"github.com/gorunner/gorunner/runner/runnertest"
+	"github.com/gorunner/gorunner/store"
 )
 
 // admitter builds Admissions whose one write is a real run admission into a store, and
 // counts what each path did.
 type admitter struct {
-	st                          runnertest.AdmissionStore
+	st                          store.Backend
 	prepared, fallbacks, writes atomic.Int64
 	split                       bool  // Write answers ErrSplit, as a start-token conflict does
 	prepareErr                  error // Prepare fails with it

@@ -18,8 +18,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gorunner/gorunner/idempotency"
-	"github.com/gorunner/gorunner/internal/stacktest"
 	"github.com/gorunner/gorunner/internal/syncbuf"
+	"github.com/gorunner/gorunner/internal/testclock"
 	"github.com/gorunner/gorunner/store/sqlitestore"
 )
 
@@ -42,7 +42,7 @@ func openStoreAt(t testing.TB, path string) *sqlitestore.Store {
 // harness is a Service over a store, with its clock, metrics and logs at hand.
 type harness struct {
 	svc   *idempotency.Service
-	clock *stacktest.Clock
+	clock *testclock.Clock
 	reg   *prometheus.Registry
 	logs  *syncbuf.Buffer
 }
@@ -54,7 +54,7 @@ func newHarness(t testing.TB, st idempotency.Store, tune func(*idempotency.Confi
 	if st == nil {
 		st = openStore(t)
 	}
-	h := &harness{clock: stacktest.NewClock(epoch), reg: prometheus.NewRegistry(), logs: &syncbuf.Buffer{}}
+	h := &harness{clock: testclock.New(epoch), reg: prometheus.NewRegistry(), logs: &syncbuf.Buffer{}}
 	cfg := &idempotency.Config{
 		Now:        h.clock.Now,
 		Logger:     slog.New(slog.NewTextHandler(h.logs, nil)),
@@ -129,7 +129,7 @@ type app struct {
 	calls   atomic.Int64
 	entered chan struct{} // when set, receives once the handler has started
 	release chan struct{} // when set, the handler waits for it to close
-	clock   *stacktest.Clock
+	clock   *testclock.Clock
 	advance time.Duration // how far the handler moves the clock, as if it took that long
 }
 

@@ -2,7 +2,6 @@ package idempotency
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 )
 
@@ -28,27 +27,4 @@ func (s *Service) Key(ctx context.Context, scope, key string) (*Record, error) {
 		rec.State, rec.Header, rec.Body = StateTaken, nil, nil
 	}
 	return rec, nil
-}
-
-// runIDOf finds the run an answer names, so that a key's run is known even when its body
-// is too big to keep: a run answer {"data": {"id", "workflowId", …}} or an answer that
-// names one, {"data": {"runId": …}} (a hook resume, a webhook).
-func runIDOf(body []byte) string {
-	var answer struct {
-		Data struct {
-			ID         string `json:"id"`
-			WorkflowID string `json:"workflowId"`
-			RunID      string `json:"runId"`
-		} `json:"data"`
-	}
-	if json.Unmarshal(body, &answer) != nil {
-		return ""
-	}
-	if answer.Data.RunID != "" {
-		return answer.Data.RunID
-	}
-	if answer.Data.WorkflowID != "" {
-		return answer.Data.ID
-	}
-	return ""
 }

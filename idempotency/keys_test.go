@@ -13,7 +13,8 @@ import (
 )
 
 // TestKeysNameTheRequestAndRun: a listed key says which request it was first used for and
-// which run its answer named, also when the answer was too big to keep.
+// which run its answer named (Response.RunID, set by whoever made the answer), also when
+// the answer was too big to keep.
 func TestKeysNameTheRequestAndRun(t *testing.T) {
 	h := newHarness(t, nil, func(c *idempotency.Config) { c.MaxBody = 200 })
 	ctx := context.Background()
@@ -30,7 +31,7 @@ func TestKeysNameTheRequestAndRun(t *testing.T) {
 	for _, tc := range tests {
 		_, err := h.svc.Do(ctx, idempotency.Request{Scope: "p:a", Key: tc.key, Method: "post", Path: tc.path},
 			func(context.Context) (*idempotency.Response, error) {
-				return &idempotency.Response{Status: http.StatusAccepted, Body: []byte(tc.body)}, nil
+				return &idempotency.Response{Status: http.StatusAccepted, Body: []byte(tc.body), RunID: tc.runID}, nil
 			})
 		require.NoError(t, err)
 		h.clock.Advance(time.Second)

@@ -80,11 +80,30 @@ func Capture(write func(http.ResponseWriter)) *Response {
 	return rec.response()
 }
 
+// SetRunID tells keyed replay that the answer being written to w names run runID, so
+// that the key's record names it even when the body is too big to keep: the handlers
+// that start or resume a run call it, and nothing parses an answer to find its run. On a
+// writer that is not keyed replay's (no key was sent) it does nothing.
+func SetRunID(w http.ResponseWriter, runID string) {
+	for {
+		switch v := w.(type) {
+		case *recorder:
+			v.runID = runID
+			return
+		case interface{ Unwrap() http.ResponseWriter }:
+			w = v.Unwrap()
+		default:
+			return
+		}
+	}
+}
+
 // recorder buffers a handler's answer so that Do can keep it.
 type recorder struct {
 	header http.Header
 	status int
 	body   bytes.Buffer
+	runID  string // SetRunID's
 }
 
 func (r *recorder) Header() http.Header { return r.header }
@@ -103,5 +122,5 @@ func (r *recorder) Write(b []byte) (int, error) {
 // response is the recorded answer; a handler that wrote nothing answered 200.
 func (r *recorder) response() *Response {
 	r.WriteHeader(http.StatusOK)
-	return &Response{Status: r.status, Header: r.header, Body: r.body.Bytes()}
+	return &Response{Status: r.status, Header: r.header, Body: r.body.Bytes(), RunID: r.runID}
 }

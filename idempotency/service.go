@@ -313,9 +313,6 @@ func keep(status int, p Policy) bool {
 // complete keeps resp; the answer goes out even when the store fails. The store write
 // outlives a cancelled request: the work was done and its answer must be kept.
 func (s *Service) complete(ctx context.Context, req Request, claim ClaimParams, resp *Response) {
-	if resp.RunID == "" {
-		resp.RunID = runIDOf(resp.Body)
-	}
 	rec := s.kept(req, claim, resp)
 	rec.ExpiresAt = s.cfg.Now().Add(s.cfg.TTL)
 	if err := s.store.Complete(context.WithoutCancel(ctx), rec); err != nil {

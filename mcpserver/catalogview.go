@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -13,6 +12,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/gorunner/gorunner/catalog"
+	"github.com/gorunner/gorunner/internal/names"
 	"github.com/gorunner/gorunner/runner"
 	"github.com/gorunner/gorunner/schemas"
 	"github.com/gorunner/gorunner/tools"
@@ -162,10 +162,6 @@ func (s *Server) callable(ctx context.Context, env, name string) bool {
 	return ok && callScopeOf(ctx, env).allows(t)
 }
 
-// workflowName matches the names a workflow may have. Any other name (one up to a megabyte
-// long) is absent without a catalog read, and is not remembered among the absent names.
-var workflowName = regexp.MustCompile(schemas.NamePattern)
-
 // lookUp reads the workflow called name, which env's tool set lacks, from the catalog and
 // brings its tool up to date, then reports whether a session of env may call it now. A
 // name in the tool set (a session may not call it) or of no production tool (a draft, for
@@ -178,7 +174,9 @@ func (s *Server) lookUp(ctx context.Context, env, name string) bool {
 	if _, ok := s.envs[env].view.Load().byName[name]; ok {
 		return false
 	}
-	if !workflowName.MatchString(name) || s.absent.absent(env, name, s.cfg.Now()) {
+	// A name no workflow may have (one up to a megabyte long) is absent without a catalog
+	// read, and is not remembered among the absent names.
+	if !names.Valid(name) || s.absent.absent(env, name, s.cfg.Now()) {
 		return false
 	}
 	gen := s.absent.generation()

@@ -17,8 +17,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gorunner/gorunner/auth"
-	"github.com/gorunner/gorunner/internal/stacktest"
 	"github.com/gorunner/gorunner/runner"
+	"github.com/gorunner/gorunner/stack/stacktest"
 )
 
 // heldServer is a Server on a fresh SQLite store whose one tool, "held", starts a run that

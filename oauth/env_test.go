@@ -18,11 +18,12 @@ import (
 
 	"github.com/gorunner/gorunner/api"
 	"github.com/gorunner/gorunner/auth"
-	"github.com/gorunner/gorunner/internal/stacktest"
+	"github.com/gorunner/gorunner/internal/testclock"
 	"github.com/gorunner/gorunner/mcpserver"
 	"github.com/gorunner/gorunner/oauth"
 	"github.com/gorunner/gorunner/oauth/oauthtest"
 	"github.com/gorunner/gorunner/runner"
+	"github.com/gorunner/gorunner/stack/stacktest"
 	"github.com/gorunner/gorunner/store/sqlitestore"
 )
 
@@ -38,7 +39,7 @@ type env struct {
 	store   *sqlitestore.Store
 	auth    *auth.Service
 	oauth   *oauth.Server
-	clock   *stacktest.Clock
+	clock   *testclock.Clock
 	admin   string // an admin token
 	clients *httptest.Server
 	docs    map[string]string // client metadata documents by path
@@ -56,7 +57,7 @@ func newEnv(t *testing.T) *env {
 func newEnvWith(t *testing.T, tune func(*oauth.Config)) *env {
 	t.Helper()
 	ctx := context.Background()
-	e := &env{t: t, clock: stacktest.NewClock(time.Now()), docs: map[string]string{}, caching: map[string]string{},
+	e := &env{t: t, clock: testclock.New(time.Now()), docs: map[string]string{}, caching: map[string]string{},
 		fetches: map[string]int{}}
 	s := stacktest.New(t, stacktest.Config{Now: e.clock.Now, Runner: runner.Config{PollInterval: 20 * time.Millisecond}})
 	st, cat, eng := s.Store, s.Catalog, s.Engine

@@ -40,6 +40,13 @@ func (a Authority) limitedBy(p *auth.Principal) Authority {
 	return append(slices.Clip(a), bare(*p))
 }
 
+// TargetOf is the auth target of a workflow named name whose definition (JSON) is
+// definition: its tags are the definition's. It lives here, not in auth, so that auth
+// knows nothing of definitions.
+func TargetOf(name string, definition []byte) auth.Target {
+	return auth.Target{Workflow: name, Tags: schemas.TagsOf(definition)}
+}
+
 // bare is what an Authority keeps of a principal: who it is and its scopes.
 func bare(p auth.Principal) auth.Principal { return auth.Principal{ID: p.ID, Scopes: p.Scopes} }
 
@@ -48,7 +55,7 @@ func (a Authority) allows(perm auth.Permission, r *Run) bool {
 	if len(a) == 0 {
 		return false
 	}
-	t := auth.TargetOf(r.Workflow, r.Definition)
+	t := TargetOf(r.Workflow, r.Definition)
 	for _, p := range a {
 		if p.RequireRun(perm, r.StartedBy, t) != nil {
 			return false

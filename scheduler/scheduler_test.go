@@ -15,7 +15,7 @@ import (
 	"github.com/gorunner/gorunner/catalog"
 	"github.com/gorunner/gorunner/events"
 	"github.com/gorunner/gorunner/idempotency"
-	"github.com/gorunner/gorunner/internal/stacktest"
+	"github.com/gorunner/gorunner/internal/testclock"
 	"github.com/gorunner/gorunner/runner"
 	"github.com/gorunner/gorunner/scheduler"
 	"github.com/gorunner/gorunner/store/redisstore"
@@ -38,11 +38,11 @@ type process struct {
 	catalog *catalog.Service
 	engine  *runner.Engine
 	keys    *idempotency.Service
-	clock   *stacktest.Clock
+	clock   *testclock.Clock
 	sched   *scheduler.Scheduler
 }
 
-func newProcess(t *testing.T, st backend, transport events.Transport, clock *stacktest.Clock) *process {
+func newProcess(t *testing.T, st backend, transport events.Transport, clock *testclock.Clock) *process {
 	t.Helper()
 	ctx := context.Background()
 	bus := events.New(transport, nil)
@@ -69,7 +69,7 @@ func (p *process) restart() {
 // sqliteProcesses are n processes sharing one SQLite file.
 func sqliteProcesses(t *testing.T, n int) []*process {
 	path := filepath.Join(t.TempDir(), "gorunner.db")
-	clock := stacktest.NewClock(start)
+	clock := testclock.New(start)
 	out := make([]*process, n)
 	for i := range out {
 		st, err := sqlitestore.Open(context.Background(), path)
@@ -83,7 +83,7 @@ func sqliteProcesses(t *testing.T, n int) []*process {
 // redisProcesses are n processes sharing one Redis under a fresh prefix.
 func redisProcesses(t *testing.T, n int) []*process {
 	first, url, prefix := redistest.Open(t)
-	clock := stacktest.NewClock(start)
+	clock := testclock.New(start)
 	out := make([]*process, n)
 	for i := range out {
 		st := first

@@ -8,6 +8,8 @@ import (
 
 	"github.com/invopop/jsonschema"
 	orderedmap "github.com/pb33f/ordered-map/v2"
+
+	"github.com/gorunner/gorunner/internal/names"
 )
 
 // durationPattern matches the Go duration strings Duration accepts ("0", "1.5s", "1h30m").
@@ -57,7 +59,7 @@ func (Step) JSONSchemaExtend(s *jsonschema.Schema) {
 		s.OneOf = append(s.OneOf, &jsonschema.Schema{Required: []string{k}})
 	}
 	if id, ok := s.Properties.Get("id"); ok {
-		id.Pattern = NamePattern
+		id.Pattern = names.Pattern
 	}
 	flowSchema(s)
 	describe(s, map[string]string{

@@ -3,7 +3,7 @@ package schemas
 import (
 	"encoding/json"
 	"fmt"
-	"regexp"
+	"github.com/gorunner/gorunner/internal/names"
 	"strings"
 )
 
@@ -48,11 +48,6 @@ const MaxSteps = 1000
 
 // ReservedPrefix starts the names of GoRunner's own MCP tools; no workflow may use it.
 const ReservedPrefix = "gorunner_"
-
-// NamePattern is what workflow names and step IDs must match.
-const NamePattern = `^[a-z0-9][a-z0-9_-]{0,63}$`
-
-var nameRE = regexp.MustCompile(NamePattern)
 
 // Parse decodes and validates a definition. A definition that cannot be decoded is an error
 // (a *DecodeError); one that decodes but is invalid comes back with its problems.
@@ -117,8 +112,8 @@ func (v *validator) name(name string) {
 	switch {
 	case name == "":
 		v.add("/name", "name is required")
-	case !nameRE.MatchString(name):
-		v.add("/name", "name %q must match %s", name, NamePattern)
+	case !names.Valid(name):
+		v.add("/name", "name %q must match %s", name, names.Pattern)
 	case strings.HasPrefix(name, ReservedPrefix):
 		v.add("/name", "the %q prefix is reserved for GoRunner's own tools", ReservedPrefix)
 	}
@@ -146,7 +141,7 @@ func (v *validator) input(raw json.RawMessage) {
 // MaxTags is how many tags a definition may carry.
 const MaxTags = 16
 
-// tags must be names (NamePattern), each once, at most MaxTags.
+// tags must be names (names.Pattern), each once, at most MaxTags.
 func (v *validator) tags(tags []string) {
 	if len(tags) > MaxTags {
 		v.add("/tags", "at most %d tags are allowed, got %d", MaxTags, len(tags))
@@ -154,8 +149,8 @@ func (v *validator) tags(tags []string) {
 	seen := map[string]bool{}
 	for i, t := range tags {
 		switch {
-		case !nameRE.MatchString(t):
-			v.add(fmt.Sprintf("/tags/%d", i), "tag %q must match %s", t, NamePattern)
+		case !names.Valid(t):
+			v.add(fmt.Sprintf("/tags/%d", i), "tag %q must match %s", t, names.Pattern)
 		case seen[t]:
 			v.add(fmt.Sprintf("/tags/%d", i), "tag %q is repeated", t)
 		}
@@ -190,8 +185,8 @@ func (v *validator) stepID(i int, id string) {
 	switch first, dup := ids[id]; {
 	case id == "":
 		v.add(path, "step id is required")
-	case !nameRE.MatchString(id):
-		v.add(path, "step id %q must match %s", id, NamePattern)
+	case !names.Valid(id):
+		v.add(path, "step id %q must match %s", id, names.Pattern)
 	case dup:
 		v.add(path, "step id %q is already used by step %d", id, first)
 	default:

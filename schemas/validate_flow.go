@@ -2,6 +2,7 @@ package schemas
 
 import (
 	"fmt"
+	"github.com/gorunner/gorunner/internal/names"
 	"regexp"
 	"slices"
 	"strings"
@@ -95,8 +96,8 @@ func (v *validator) compensate(p string, s *Step, i int) {
 	case s.OnError != "":
 		v.add(p+"/onError", "a compensation has no onError: a failed compensation is recorded and the others still run")
 	}
-	if s.ID != "" && !nameRE.MatchString(s.ID) {
-		v.add(p+"/id", "step id %q must match %s", s.ID, NamePattern)
+	if s.ID != "" && !names.Valid(s.ID) {
+		v.add(p+"/id", "step id %q must match %s", s.ID, names.Pattern)
 	}
 	v.stepBody(p, s, i+1)
 }
@@ -134,8 +135,8 @@ func (v *validator) parallel(p string, par *ParallelStep) {
 		switch first, dup := seen[b.ID]; {
 		case b.ID == "":
 			v.add(bp+"/id", "branch id is required")
-		case !nameRE.MatchString(b.ID):
-			v.add(bp+"/id", "branch id %q must match %s", b.ID, NamePattern)
+		case !names.Valid(b.ID):
+			v.add(bp+"/id", "branch id %q must match %s", b.ID, names.Pattern)
 		case b.ID == branchReserved:
 			v.add(bp+"/id", "branch id %q is reserved: it names a step's compensation in paths", b.ID)
 		case dup:

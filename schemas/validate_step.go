@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gorunner/gorunner/expression"
+	"github.com/gorunner/gorunner/internal/names"
 )
 
 // httpMethods are the methods an http step may use, written in upper case.
@@ -183,8 +184,8 @@ func (v *validator) run(p string, r *RunStep, i int) {
 }
 
 func (v *validator) workflow(p string, w *WorkflowStep, i int) {
-	if t := v.required(p+"/name", w.Name, i); t != nil && t.Static() && !nameRE.MatchString(w.Name) {
-		v.add(p+"/name", "workflow name %q must match %s", w.Name, NamePattern)
+	if t := v.required(p+"/name", w.Name, i); t != nil && t.Static() && !names.Valid(w.Name) {
+		v.add(p+"/name", "workflow name %q must match %s", w.Name, names.Pattern)
 	}
 	if w.Input != nil {
 		v.template(p+"/input", w.Input, i)

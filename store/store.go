@@ -1,7 +1,7 @@
-// Package store holds what every backend (store/sqlitestore, store/redisstore) shares with
-// the services above it beyond their contracts: the error of a store that cannot be
-// reached, and the one rule by which the faces answer a failure as an outage rather than a
-// bug.
+// Package store holds what every backend (store/sqlitestore, store/redisstore,
+// store/pgstore) shares with the services above it: Backend, the one type of a store
+// GoRunner runs on, the error of a store that cannot be reached, and the one rule by which
+// the faces answer a failure as an outage rather than a bug.
 package store
 
 import (

@@ -7,6 +7,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/gorunner/gorunner/internal/names"
 	"github.com/gorunner/gorunner/schemas"
 )
 
@@ -121,7 +122,7 @@ type SchemaGuide struct {
 
 // Guide is the short guide to writing a definition that gorunner_workflow_schema answers
 // beside the JSON Schema, for an agent writing its first workflow.
-const Guide = "A definition has a name (the tool's name, " + schemas.NamePattern + "), an input JSON Schema, " +
+const Guide = "A definition has a name (the tool's name, " + names.Pattern + "), an input JSON Schema, " +
 	"steps run in order and an optional result. Each step has an id and exactly one kind: " +
 	"set (builds a JSON value), http {method, url, headers, body, connection} (one request), " +
 	"hook {token} (waits for a payload), sleep {duration|until}, run {action, runId|token} (acts on another run), " +

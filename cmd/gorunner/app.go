@@ -17,9 +17,8 @@ import (
 	"github.com/gorunner/gorunner/catalog"
 	"github.com/gorunner/gorunner/events"
 	"github.com/gorunner/gorunner/examples"
-	"github.com/gorunner/gorunner/idempotency"
-	"github.com/gorunner/gorunner/oauth"
-	"github.com/gorunner/gorunner/runner"
+	"github.com/gorunner/gorunner/stack"
+	"github.com/gorunner/gorunner/store"
 	"github.com/gorunner/gorunner/store/pgstore"
 	"github.com/gorunner/gorunner/store/redisstore"
 	"github.com/gorunner/gorunner/store/sqlitestore"
@@ -29,7 +28,10 @@ import (
 type app struct {
 	log     *slog.Logger
 	dataDir string
-	store   store
+	store   store.Backend
+	// stack is the services over the store (stack.New), of which catalog and auth are
+	// what every command uses.
+	stack   *stack.Stack
 	catalog *catalog.Service
 	auth    *auth.Service
 	// secretKey is <data-dir>/secret.key: it keys every sealed or signed value (connection
@@ -41,17 +43,6 @@ type app struct {
 	transport events.Transport
 }
 
-// store is what a backend provides: every store contract, a health check and Close.
-type store interface {
-	catalog.Store
-	auth.Store
-	idempotency.Store
-	runner.Store
-	oauth.Store
-	Ping(ctx context.Context) error
-	Close() error
-}
-
 // openApp opens the data directory and the store named by the flags, and builds the
 // services of a command, which runs no events bus.
 func openApp(ctx context.Context, g *globals) (*app, error) {
@@ -59,7 +50,7 @@ func openApp(ctx context.Context, g *globals) (*app, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := a.openServices(nil); err != nil {
+	if err := a.openServices(&stack.Config{Logger: a.log}); err != nil {
 		a.store.Close()
 		return nil, err
 	}
@@ -83,23 +74,20 @@ func openData(ctx context.Context, g *globals) (*app, error) {
 	return a, nil
 }
 
-// openServices reads the data directory's secret key and builds the catalog and the token
-// service over a's store, the token service once: with bus, a process's, it hears and
-// tells revokes (auth.TokenCacheFor); a command passes nil.
-func (a *app) openServices(bus *events.Bus) error {
+// openServices reads the data directory's secret key and builds the services over a's
+// store with stack.New, cfg keyed with it and the catalog given the example templates. A
+// command never starts them: its stack's bus tells no other process (see tell).
+func (a *app) openServices(cfg *stack.Config) error {
 	key, err := secretKey(a.dataDir)
 	if err != nil {
 		return err
 	}
-	cat, err := catalog.New(a.store, &catalog.Config{SecretKey: key, Templates: examples.Workflows()})
+	cfg.SecretKey, cfg.Catalog.Templates = key, examples.Workflows()
+	s, err := stack.New(a.store, cfg)
 	if err != nil {
 		return err
 	}
-	tokens, err := auth.New(a.store, &auth.Config{Events: bus})
-	if err != nil {
-		return err
-	}
-	a.catalog, a.auth, a.secretKey = cat, tokens, key
+	a.stack, a.catalog, a.auth, a.secretKey = s, s.Catalog, s.Auth, key
 	return nil
 }
 
@@ -110,8 +98,12 @@ func (a *app) openStore(ctx context.Context, g *globals) error {
 	if err != nil {
 		return err
 	}
-	a.store, a.transport, err = openStoreAt(ctx, path)
-	return err
+	a.store, err = openStoreAt(ctx, path)
+	if err != nil {
+		return err
+	}
+	a.transport = a.store.Events()
+	return nil
 }
 
 // storeURL is the store --store names: the URL of Redis or PostgreSQL, or the SQLite file's
@@ -124,26 +116,26 @@ func storeURL(g *globals) (string, error) {
 }
 
 // openStoreAt opens the store at url: a Redis or PostgreSQL URL, else a SQLite file's path.
-func openStoreAt(ctx context.Context, url string) (store, events.Transport, error) {
+func openStoreAt(ctx context.Context, url string) (store.Backend, error) {
 	switch {
 	case strings.HasPrefix(url, "redis://"):
 		rs, err := redisstore.Open(ctx, url, nil)
 		if err != nil {
-			return nil, nil, fmt.Errorf("opening store %s: %w", redactURL(url), err)
+			return nil, fmt.Errorf("opening store %s: %w", redactURL(url), err)
 		}
-		return rs, rs.Events(), nil
+		return rs, nil
 	case isPostgres(url):
 		ps, err := pgstore.Open(ctx, url)
 		if err != nil {
-			return nil, nil, fmt.Errorf("opening store %s: %w", redactURL(url), err)
+			return nil, fmt.Errorf("opening store %s: %w", redactURL(url), err)
 		}
-		return ps, ps.Events(), nil
+		return ps, nil
 	}
 	ss, err := sqlitestore.Open(ctx, url)
 	if err != nil {
-		return nil, nil, fmt.Errorf("opening store %s: %w", url, err)
+		return nil, fmt.Errorf("opening store %s: %w", url, err)
 	}
-	return ss, ss.Events(), nil
+	return ss, nil
 }
 
 // redactURL hides a password in a store URL meant for a message.

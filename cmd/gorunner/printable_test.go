@@ -15,8 +15,8 @@ import (
 
 	"github.com/gorunner/gorunner/api"
 	"github.com/gorunner/gorunner/auth"
-	"github.com/gorunner/gorunner/internal/stacktest"
 	"github.com/gorunner/gorunner/runner"
+	"github.com/gorunner/gorunner/stack/stacktest"
 )
 
 // hostile is what an agent steered by a prompt injection puts in a run's input: OSC 52

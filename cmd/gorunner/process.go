@@ -12,13 +12,11 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/gorunner/gorunner/api"
-	"github.com/gorunner/gorunner/events"
 	"github.com/gorunner/gorunner/idempotency"
 	"github.com/gorunner/gorunner/internal/tracing"
 	"github.com/gorunner/gorunner/mcpserver"
 	"github.com/gorunner/gorunner/runner"
-	"github.com/gorunner/gorunner/scheduler"
-	"github.com/gorunner/gorunner/store/storemetrics"
+	"github.com/gorunner/gorunner/stack"
 )
 
 // minLeaseTTL is the shortest --lease-ttl: a lease is renewed every third of it, and a
@@ -80,17 +78,13 @@ func checkAtLeastOne(flag string, n int) error {
 	return nil
 }
 
-// process is one GoRunner process, wired the same way for serve and mcp: the store (its
-// calls timed), the catalog, the events bus, keyed replay, the engine and the MCP server,
-// with every metric in one registry.
+// process is one GoRunner process, wired the same way for serve and mcp: the services
+// over the store (stack.New) and the MCP server, with every metric in one registry.
 type process struct {
 	*app
 	metrics *prometheus.Registry
-	bus     *events.Bus
 	idem    *idempotency.Service
 	engine  *runner.Engine
-	sched   *scheduler.Scheduler
-	sweeper *runner.Sweeper
 	mcp     *mcpserver.Server
 	// traces exports the process's spans over OTLP; nil when the OTEL_* environment asks
 	// for none.
@@ -128,70 +122,45 @@ func openProcess(ctx context.Context, g *globals, f *processFlags, egress *runne
 	return p, nil
 }
 
-// wire builds the process's one events bus over the store's transport, the services over
-// the store (the token service on the bus), keyed replay and the engine over the timed
-// store, and the MCP server over both, all registering their metrics in p.metrics.
+// wire builds the services over the store (stack.New) and the MCP server over them, all
+// registering their metrics in p.metrics.
 func (p *process) wire(egress *runner.EgressPolicy, f *processFlags, mcp mcpserver.Config) error {
 	p.metrics = prometheus.NewRegistry()
 	p.metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	timer, err := storemetrics.New(p.metrics)
+	err := p.openServices(&stack.Config{Logger: p.log, Registerer: p.metrics,
+		Runner:  runner.Config{Egress: egress, LeaseTTL: f.leaseTTL, MaxDepth: f.maxDepth, Tracer: p.traces.Tracer()},
+		Sweeper: runner.SweeperConfig{Retention: f.retention}})
 	if err != nil {
 		return err
 	}
-	p.bus = events.New(p.transport, &events.Config{Logger: p.log})
-	if err := p.openServices(p.bus); err != nil {
-		return err
-	}
-	p.idem, err = idempotency.New(timer.Keys(p.store), &idempotency.Config{Logger: p.log, Registerer: p.metrics, Events: p.bus,
-		SecretKey: p.secretKey})
-	if err != nil {
-		return err
-	}
-	p.engine, err = runner.New(timer.Runs(p.store), p.catalog, p.catalog, &runner.Config{Logger: p.log, Egress: egress,
-		LeaseTTL: f.leaseTTL, MaxDepth: f.maxDepth, Registerer: p.metrics, Events: p.bus, SecretKey: p.secretKey,
-		Tracer: p.traces.Tracer()})
-	if err != nil {
-		return err
-	}
-	p.sched = scheduler.New(p.catalog, p.engine, p.idem, &scheduler.Config{Logger: p.log})
-	p.sweeper, err = runner.NewSweeper(timer.Runs(p.store), runner.SweeperConfig{Retention: f.retention,
-		Shorter: p.catalog.ShorterRetention, Size: p.storeSize(), Logger: p.log, Registerer: p.metrics})
-	if err != nil {
-		return err
-	}
+	p.idem, p.engine = p.stack.Idempotency, p.stack.Engine
 	mcp.Version, mcp.Logger, mcp.Registerer, mcp.ListLimit = version(), p.log, p.metrics, f.listLimit
 	mcp.StateKey = p.secretKey // a question asked by one process can be answered through another
 	p.mcp, err = mcpserver.New(mcpserver.Deps{Catalog: p.catalog, Engine: p.engine, Idempotency: p.idem, Ready: p.store.Ping}, &mcp)
 	return err
 }
 
-// start connects the events bus to the other processes, then starts the engine's workers,
-// the schedules' loop and the MCP server's catalog watch.
+// start starts the services (the events bus first, stack.Start), then the MCP server's
+// catalog watch.
 func (p *process) start(ctx context.Context) error {
-	if err := p.bus.Start(ctx); err != nil {
+	if err := p.stack.Start(ctx); err != nil {
 		return err
 	}
-	if err := p.engine.Start(ctx); err != nil {
-		return errors.Join(err, p.bus.Stop(context.WithoutCancel(ctx)))
-	}
-	p.sched.Start(ctx)
 	if err := p.mcp.Start(ctx); err != nil {
-		stop := context.WithoutCancel(ctx)
-		return errors.Join(err, p.sched.Stop(stop), p.engine.Stop(stop), p.bus.Stop(stop))
+		return errors.Join(err, p.stack.Stop(context.WithoutCancel(ctx)))
 	}
-	return p.sweeper.Start(ctx)
+	return nil
 }
 
 // stop ends the work in order, within ctx: the MCP sessions first, so that no call
-// arrives meanwhile, then the command's own listeners (between), then the schedules' loop,
-// then the engine, which hands the runs in flight back, then the events bus, which
-// carried their notices, and last the traces, whose spans are all ended by then.
+// arrives meanwhile, then the command's own listeners (between), then the services
+// (stack.Stop: the engine hands the runs in flight back, the events bus goes last), and
+// last the traces, whose spans are all ended by then.
 func (p *process) stop(ctx context.Context, between ...func(context.Context) error) error {
 	p.engine.EndWaits() // a wait or an event stream must not hold what follows
 	errs := []error{p.mcp.Stop(ctx)}
 	for _, f := range between {
 		errs = append(errs, f(ctx))
 	}
-	return errors.Join(append(errs, p.sweeper.Stop(ctx), p.sched.Stop(ctx), p.engine.Stop(ctx), p.bus.Stop(ctx),
-		p.traces.Shutdown(ctx))...)
+	return errors.Join(append(errs, p.stack.Stop(ctx), p.traces.Shutdown(ctx))...)
 }

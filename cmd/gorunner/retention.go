@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"strconv"
 	"time"
 
@@ -31,13 +30,3 @@ func (v retentionValue) Set(s string) error {
 }
 
 func (retentionValue) Type() string { return "duration" }
-
-// storeSize is the store's size in bytes, when its backend measures it.
-func (p *process) storeSize() func(context.Context) (int64, error) {
-	if s, ok := p.store.(interface {
-		Size(context.Context) (int64, error)
-	}); ok {
-		return s.Size
-	}
-	return nil
-}

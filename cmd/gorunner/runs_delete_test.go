@@ -13,8 +13,8 @@ import (
 
 	"github.com/gorunner/gorunner/api"
 	"github.com/gorunner/gorunner/auth"
-	"github.com/gorunner/gorunner/internal/stacktest"
 	"github.com/gorunner/gorunner/runner"
+	"github.com/gorunner/gorunner/stack/stacktest"
 )
 
 // TestRunsDelete is `gorunner runs delete`: an ended run is deleted, an active one is

@@ -13,7 +13,7 @@ import (
 
 	"github.com/gorunner/gorunner/api"
 	"github.com/gorunner/gorunner/auth"
-	"github.com/gorunner/gorunner/internal/stacktest"
+	"github.com/gorunner/gorunner/stack/stacktest"
 	"github.com/gorunner/gorunner/runner"
 )
 

@@ -57,12 +57,12 @@ func copyStoreURL(flag, value string) (string, error) {
 // copyStores copies everything from src into dst, showing its progress on stderr.
 func copyStores(cmd *cobra.Command, src, dst string) error {
 	ctx := cmd.Context()
-	from, _, err := openStoreAt(ctx, src)
+	from, err := openStoreAt(ctx, src)
 	if err != nil {
 		return err
 	}
 	defer from.Close()
-	to, _, err := openStoreAt(ctx, dst)
+	to, err := openStoreAt(ctx, dst)
 	if err != nil {
 		return err
 	}

@@ -15,10 +15,10 @@ import (
 	"github.com/gorunner/gorunner/api"
 	"github.com/gorunner/gorunner/auth"
 	"github.com/gorunner/gorunner/examples"
-	"github.com/gorunner/gorunner/internal/stacktest"
 	"github.com/gorunner/gorunner/mcpserver"
 	"github.com/gorunner/gorunner/mcpserver/runcard"
 	"github.com/gorunner/gorunner/runner"
+	"github.com/gorunner/gorunner/stack/stacktest"
 )
 
 // sleepyYAML takes three seconds (a durable sleep), longer than its tool call waits: the call

@@ -29,7 +29,7 @@ func BenchStepCommit(b *testing.B, newStore func(b *testing.B) runner.Store) {
 	ctx := context.Background()
 	setup := func(id string, n int) (runner.Store, runner.Claimed) {
 		s := newStore(b)
-		r := withSteps(newRun(id, 0, 0), n, stepOutputSize)
+		r := withSteps(NewRun(id, 0, 0), n, stepOutputSize)
 		require.NoError(b, Create(ctx, s, r, nil))
 		claimed, err := s.ClaimRuns(ctx, runner.ClaimRunsParams{Owner: "bench", Now: base, LeaseUntil: base.Add(time.Hour), Limit: 1})
 		require.NoError(b, err)
@@ -110,7 +110,7 @@ func BenchListRuns(b *testing.B, newStore func(b *testing.B) runner.Store) {
 	ctx := context.Background()
 	s := newStore(b)
 	for i := range 10_000 {
-		r := ended(newRun(fmt.Sprintf("run-%05d", i), time.Duration(i)*time.Second, -1), runner.StatusFailed, time.Duration(i+1)*time.Second)
+		r := Ended(NewRun(fmt.Sprintf("run-%05d", i), time.Duration(i)*time.Second, -1), runner.StatusFailed, time.Duration(i+1)*time.Second)
 		if i%100 == 0 {
 			r.Status = runner.StatusCompleted
 		}

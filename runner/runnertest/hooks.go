@@ -16,8 +16,8 @@ import (
 	"github.com/gorunner/gorunner/runner"
 )
 
-// requireConflict checks that err is a *runner.TokenConflictError naming owner.
-func requireConflict(t *testing.T, err error, env, token, owner string) {
+// RequireConflict checks that err is a *runner.TokenConflictError naming owner.
+func RequireConflict(t *testing.T, err error, env, token, owner string) {
 	t.Helper()
 	require.ErrorIs(t, err, runner.ErrHookConflict)
 	var tc *runner.TokenConflictError
@@ -27,12 +27,12 @@ func requireConflict(t *testing.T, err error, env, token, owner string) {
 
 func testClaimToken(t *testing.T, s runner.Store) {
 	ctx := context.Background()
-	create(t, s, newRun("r1", 0, -1), newRun("r2", 0, -1))
-	require.NoError(t, s.ClaimToken(ctx, hook(runner.EnvProduction, "order:1", "r1")))
-	require.NoError(t, s.ClaimToken(ctx, hook(runner.EnvProduction, "order:1", "r1")), "the owner again")
-	requireConflict(t, s.ClaimToken(ctx, hook(runner.EnvProduction, "order:1", "r2")),
+	create(t, s, NewRun("r1", 0, -1), NewRun("r2", 0, -1))
+	require.NoError(t, s.ClaimToken(ctx, Hook(runner.EnvProduction, "order:1", "r1")))
+	require.NoError(t, s.ClaimToken(ctx, Hook(runner.EnvProduction, "order:1", "r1")), "the owner again")
+	RequireConflict(t, s.ClaimToken(ctx, Hook(runner.EnvProduction, "order:1", "r2")),
 		runner.EnvProduction, "order:1", "r1")
-	require.NoError(t, s.ClaimToken(ctx, hook(runner.EnvTest, "order:1", "r2")), "environments are separate")
+	require.NoError(t, s.ClaimToken(ctx, Hook(runner.EnvTest, "order:1", "r2")), "environments are separate")
 
 	h, err := s.GetHook(ctx, runner.EnvProduction, "order:1")
 	require.NoError(t, err)
@@ -50,7 +50,7 @@ func testTokenRace(t *testing.T, s runner.Store) {
 	const n = 50
 	runs := runIDs("run", n)
 	for _, id := range runs {
-		create(t, s, newRun(id, 0, -1))
+		create(t, s, NewRun(id, 0, -1))
 	}
 	errs := make([]error, n)
 	start := make(chan struct{})
@@ -58,7 +58,7 @@ func testTokenRace(t *testing.T, s runner.Store) {
 	for i, id := range runs {
 		wg.Go(func() {
 			<-start
-			errs[i] = s.ClaimToken(context.Background(), hook(runner.EnvProduction, "hot", id))
+			errs[i] = s.ClaimToken(context.Background(), Hook(runner.EnvProduction, "hot", id))
 		})
 	}
 	close(start)
@@ -73,7 +73,7 @@ func testTokenRace(t *testing.T, s runner.Store) {
 	require.Len(t, winners, 1, "exactly one run owns the token")
 	for i, err := range errs {
 		if runs[i] != winners[0] {
-			requireConflict(t, err, runner.EnvProduction, "hot", winners[0])
+			RequireConflict(t, err, runner.EnvProduction, "hot", winners[0])
 		}
 	}
 	h, err := s.GetHook(context.Background(), runner.EnvProduction, "hot")
@@ -83,17 +83,17 @@ func testTokenRace(t *testing.T, s runner.Store) {
 
 func testStartToken(t *testing.T, s runner.Store) {
 	ctx := context.Background()
-	start := func(env, id string) *runner.Hook { return hook(env, "order:7", id) }
-	first := newRun("first", 0, 0)
+	start := func(env, id string) *runner.Hook { return Hook(env, "order:7", id) }
+	first := NewRun("first", 0, 0)
 	first.StartToken = "order:7"
 	require.NoError(t, Create(ctx, s, first, start(runner.EnvProduction, "first")))
 	h, err := s.GetHook(ctx, runner.EnvProduction, "order:7")
 	require.NoError(t, err)
 	require.Equal(t, "first", h.RunID)
 
-	second := newRun("second", time.Second, 0)
+	second := NewRun("second", time.Second, 0)
 	second.StartToken = "order:7"
-	requireConflict(t, Create(ctx, s, second, start(runner.EnvProduction, "second")),
+	RequireConflict(t, Create(ctx, s, second, start(runner.EnvProduction, "second")),
 		runner.EnvProduction, "order:7", "first")
 	_, err = s.GetRun(ctx, "second")
 	require.ErrorIs(t, err, runner.ErrNotFound, "a conflicting start writes nothing")
@@ -101,7 +101,7 @@ func testStartToken(t *testing.T, s runner.Store) {
 	require.NoError(t, err)
 	require.Equal(t, []string{"first"}, ids(runs))
 
-	testRun := newRun("test-run", 0, 0)
+	testRun := NewRun("test-run", 0, 0)
 	testRun.Environment = runner.EnvTest
 	require.NoError(t, Create(ctx, s, testRun, start(runner.EnvTest, "test-run")), "a test run never blocks production")
 
@@ -114,17 +114,17 @@ func testStartToken(t *testing.T, s runner.Store) {
 
 func testPayloads(t *testing.T, s runner.Store) {
 	ctx := context.Background()
-	create(t, s, newRun("r", 0, -1))
+	create(t, s, NewRun("r", 0, -1))
 	_, err := s.EnqueuePayload(ctx, runner.EnvProduction, "tok", json.RawMessage(`1`), base)
 	require.ErrorIs(t, err, runner.ErrNotFound, "no owner yet")
-	require.NoError(t, s.ClaimToken(ctx, hook(runner.EnvProduction, "tok", "r")))
+	require.NoError(t, s.ClaimToken(ctx, Hook(runner.EnvProduction, "tok", "r")))
 
 	for i, p := range []string{`{"n":1}`, `{"n":2}`, `{"n":3}`} {
 		owner, err := s.EnqueuePayload(ctx, runner.EnvProduction, "tok", json.RawMessage(p), base.Add(time.Duration(5+i)*time.Second))
 		require.NoError(t, err)
 		require.Equal(t, "r", owner)
 	}
-	require.Empty(t, claim(t, s, "A", 4*time.Second, 1))
+	require.Empty(t, Claim(t, s, "A", 4*time.Second, 1))
 	c := claimOne(t, s, "A", 5*time.Second, "r") // a payload makes its run due
 	r := c.Run
 
@@ -146,9 +146,9 @@ func testPayloads(t *testing.T, s runner.Store) {
 // saved and on the run read back; a run that took every payload keeps none.
 func testUndelivered(t *testing.T, s runner.Store) {
 	ctx := context.Background()
-	create(t, s, newRun("r", 0, -1), newRun("clean", 0, 3*time.Second))
-	require.NoError(t, s.ClaimToken(ctx, hook(runner.EnvProduction, "tok", "r")))
-	require.NoError(t, s.ClaimToken(ctx, hook(runner.EnvProduction, "other:1", "r")))
+	create(t, s, NewRun("r", 0, -1), NewRun("clean", 0, 3*time.Second))
+	require.NoError(t, s.ClaimToken(ctx, Hook(runner.EnvProduction, "tok", "r")))
+	require.NoError(t, s.ClaimToken(ctx, Hook(runner.EnvProduction, "other:1", "r")))
 	n := runner.MaxUndeliveredPayloads + 2
 	for i := range n {
 		token := "tok"
@@ -160,9 +160,9 @@ func testUndelivered(t *testing.T, s runner.Store) {
 	}
 	c := claimOne(t, s, "A", time.Second, "r")
 	p := nextPayload(t, s, `{"n":0}`)
-	r := ended(c.Run, runner.StatusCompleted, 2*time.Second)
+	r := Ended(c.Run, runner.StatusCompleted, 2*time.Second)
 	require.NoError(t, s.SaveRun(ctx, c.Lease, r, runner.SaveOptions{ConsumePayload: p.Seq}))
-	for name, got := range map[string]*runner.Undelivered{"saved": r.Undelivered, "read": get(t, s, "r").Undelivered} {
+	for name, got := range map[string]*runner.Undelivered{"saved": r.Undelivered, "read": Get(t, s, "r").Undelivered} {
 		require.NotNil(t, got, name)
 		require.Len(t, got.Payloads, runner.MaxUndeliveredPayloads, name)
 		require.Equal(t, 1, got.Omitted, name)
@@ -176,10 +176,10 @@ func testUndelivered(t *testing.T, s runner.Store) {
 	require.ErrorIs(t, err, runner.ErrNotFound, "the queue is dropped")
 
 	c = claimOne(t, s, "B", 3*time.Second, "clean")
-	r = ended(c.Run, runner.StatusCompleted, 2*time.Second)
+	r = Ended(c.Run, runner.StatusCompleted, 2*time.Second)
 	require.NoError(t, s.SaveRun(ctx, c.Lease, r, runner.SaveOptions{}))
 	require.Nil(t, r.Undelivered)
-	require.Nil(t, get(t, s, "clean").Undelivered)
+	require.Nil(t, Get(t, s, "clean").Undelivered)
 }
 
 func nextPayload(t *testing.T, s runner.Store, want string) *runner.Payload {
@@ -196,41 +196,41 @@ func nextPayload(t *testing.T, s runner.Store, want string) *runner.Payload {
 // parent made due at its end. One without FinishedAt, or asked to be leased, is refused.
 func testCreateEnded(t *testing.T, s runner.Store) {
 	ctx := context.Background()
-	owner := newRun("owner", 0, -1)
+	owner := NewRun("owner", 0, -1)
 	owner.StartToken = "order:1"
-	require.NoError(t, Create(ctx, s, owner, hook(runner.EnvProduction, "order:1", "owner")))
-	loser := ended(newRun("loser", time.Second, -1), runner.StatusCompleted, 2*time.Second)
+	require.NoError(t, Create(ctx, s, owner, Hook(runner.EnvProduction, "order:1", "owner")))
+	loser := Ended(NewRun("loser", time.Second, -1), runner.StatusCompleted, 2*time.Second)
 	loser.StartToken = "order:1"
-	requireConflict(t, Create(ctx, s, loser, hook(runner.EnvProduction, "order:1", "loser")),
+	RequireConflict(t, Create(ctx, s, loser, Hook(runner.EnvProduction, "order:1", "loser")),
 		runner.EnvProduction, "order:1", "owner")
 	_, err := s.GetRun(ctx, "loser")
 	require.ErrorIs(t, err, runner.ErrNotFound, "a conflicting ended admission writes nothing")
 
-	done := ended(newRun("done", time.Second, -1), runner.StatusCompleted, 2*time.Second)
+	done := Ended(NewRun("done", time.Second, -1), runner.StatusCompleted, 2*time.Second)
 	done.StartToken, done.Output = "order:2", json.RawMessage(`{"ok":true}`)
 	done.Steps = []*runner.StepRecord{{ID: "a", StepID: "done/a", Status: runner.StepCompleted, Attempts: 1,
 		Output: json.RawMessage(`{"ok":true}`), StartedAt: ptr(base.Add(time.Second)), FinishedAt: ptr(base.Add(time.Second))}}
-	res, err := s.CreateRun(ctx, runner.CreateRunParams{Run: done, Start: hook(runner.EnvProduction, "order:2", "done")})
+	res, err := s.CreateRun(ctx, runner.CreateRunParams{Run: done, Start: Hook(runner.EnvProduction, "order:2", "done")})
 	require.NoError(t, err)
 	require.Equal(t, idempotency.Claimed, res.Outcome)
 	require.Zero(t, res.Lease, "an ended run takes no lease")
-	requireRun(t, done, get(t, s, "done"))
+	RequireRun(t, done, Get(t, s, "done"))
 	_, err = s.GetHook(ctx, runner.EnvProduction, "order:2")
 	require.ErrorIs(t, err, runner.ErrNotFound, "an ended run holds no token")
-	require.Empty(t, claim(t, s, "A", time.Hour, 10), "an ended run is never due")
+	require.Empty(t, Claim(t, s, "A", time.Hour, 10), "an ended run is never due")
 
-	parent := newRun("parent", 0, -1)
+	parent := NewRun("parent", 0, -1)
 	parent.Status = runner.StatusWaiting
 	create(t, s, parent)
-	child := ended(newRun("child", time.Second, -1), runner.StatusFailed, 10*time.Second)
+	child := Ended(NewRun("child", time.Second, -1), runner.StatusFailed, 10*time.Second)
 	child.ParentRunID = "parent"
 	create(t, s, child)
-	require.Empty(t, claim(t, s, "B", 9*time.Second, 10), "the parent is due when the child ended, not before")
-	require.Equal(t, []string{"parent"}, claim(t, s, "B", 10*time.Second, 10), "the parent is woken")
+	require.Empty(t, Claim(t, s, "B", 9*time.Second, 10), "the parent is due when the child ended, not before")
+	require.Equal(t, []string{"parent"}, Claim(t, s, "B", 10*time.Second, 10), "the parent is woken")
 
 	for name, p := range map[string]runner.CreateRunParams{
-		"no finish time": {Run: func() *runner.Run { r := newRun("unfinished", 0, -1); r.Status = runner.StatusCompleted; return r }()},
-		"leased":         {Run: ended(newRun("leased", 0, -1), runner.StatusCompleted, 0), Owner: "A", LeaseUntil: base.Add(time.Minute)},
+		"no finish time": {Run: func() *runner.Run { r := NewRun("unfinished", 0, -1); r.Status = runner.StatusCompleted; return r }()},
+		"leased":         {Run: Ended(NewRun("leased", 0, -1), runner.StatusCompleted, 0), Owner: "A", LeaseUntil: base.Add(time.Minute)},
 	} {
 		_, err := s.CreateRun(ctx, p)
 		require.ErrorIs(t, err, runner.ErrEndedRun, name)
@@ -243,7 +243,7 @@ func testCreateEnded(t *testing.T, s runner.Store) {
 // keeps its step records and its lease, as a claim and a save of them would.
 func testCreateRunning(t *testing.T, s runner.Store) {
 	ctx := context.Background()
-	r := newRun("r", 0, 0)
+	r := NewRun("r", 0, 0)
 	r.Status, r.StartedAt = runner.StatusRunning, ptr(base)
 	r.Steps = []*runner.StepRecord{
 		{ID: "a", StepID: "r/a", Status: runner.StepCompleted, Attempts: 1, Output: json.RawMessage(`1`),
@@ -254,25 +254,25 @@ func testCreateRunning(t *testing.T, s runner.Store) {
 	res, err := s.CreateRun(ctx, runner.CreateRunParams{Run: r, Owner: "A", LeaseUntil: base.Add(time.Minute)})
 	require.NoError(t, err)
 	r.Claims = 1
-	requireRun(t, r, get(t, s, "r"))
-	require.Empty(t, claim(t, s, "B", 30*time.Second, 10), "the admitter's lease holds")
+	RequireRun(t, r, Get(t, s, "r"))
+	require.Empty(t, Claim(t, s, "B", 30*time.Second, 10), "the admitter's lease holds")
 	r.Steps[1].Status, r.Steps[1].Output, r.Steps[1].FinishedAt = runner.StepCompleted, json.RawMessage(`2`), ptr(base.Add(time.Second))
 	require.NoError(t, s.SaveRun(ctx, res.Lease, r, runner.SaveOptions{Steps: []int{1}}))
-	requireRun(t, r, get(t, s, "r"))
+	RequireRun(t, r, Get(t, s, "r"))
 }
 
 // testAskMisses: MissAsk counts the answers to one hook step's question atomically, per
 // step, kept by SaveRun and read back by GetRun and ClaimRuns.
 func testAskMisses(t *testing.T, s runner.Store) {
 	ctx := context.Background()
-	create(t, s, newRun("r", 0, 0), ended(newRun("done", time.Second, -1), runner.StatusCompleted, 2*time.Second))
+	create(t, s, NewRun("r", 0, 0), Ended(NewRun("done", time.Second, -1), runner.StatusCompleted, 2*time.Second))
 
 	for want := 1; want <= 2; want++ {
 		n, err := s.MissAsk(ctx, "r", 2)
 		require.NoError(t, err)
 		require.Equal(t, want, n)
 	}
-	got := get(t, s, "r").AskMisses
+	got := Get(t, s, "r").AskMisses
 	require.Equal(t, runner.AskMisses{Step: 2, N: 2}, got)
 	require.Equal(t, 0, got.At(1), "a count is the one step's")
 
@@ -308,7 +308,7 @@ func testAskMisses(t *testing.T, s runner.Store) {
 	r := c.Run
 	r.Status, r.WaitingOn = runner.StatusWaiting, &runner.WaitingOn{Hook: "tok"}
 	require.NoError(t, s.SaveRun(ctx, c.Lease, r, runner.SaveOptions{}))
-	require.Equal(t, runner.AskMisses{Step: 4, N: racers + 1}, get(t, s, "r").AskMisses, "SaveRun leaves the count")
+	require.Equal(t, runner.AskMisses{Step: 4, N: racers + 1}, Get(t, s, "r").AskMisses, "SaveRun leaves the count")
 
 	_, err = s.MissAsk(ctx, "done", 0)
 	require.ErrorIs(t, err, runner.ErrFinished)

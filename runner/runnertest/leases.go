@@ -13,25 +13,25 @@ import (
 )
 
 func testClaimDueOnly(t *testing.T, s runner.Store) {
-	done := ended(newRun("done", 0, 0), runner.StatusCompleted, 0)
-	create(t, s, newRun("c", 0, 3*time.Second), newRun("a", 0, time.Second), newRun("b", 0, 2*time.Second),
-		newRun("future", 0, time.Hour), newRun("never", 0, -1), done)
+	done := Ended(NewRun("done", 0, 0), runner.StatusCompleted, 0)
+	create(t, s, NewRun("c", 0, 3*time.Second), NewRun("a", 0, time.Second), NewRun("b", 0, 2*time.Second),
+		NewRun("future", 0, time.Hour), NewRun("never", 0, -1), done)
 
 	runs := claimed(t, s, "A", 5*time.Second, 2)
 	require.Len(t, runs, 2)
 	require.Equal(t, []string{"a", "b"}, []string{runs[0].Run.ID, runs[1].Run.ID}, "earliest due first, at most limit")
-	requireJSON(t, newRun("a", 0, 0).Input, runs[0].Run.Input)
-	requireJSON(t, newRun("a", 0, 0).Definition, runs[0].Run.Definition)
+	requireJSON(t, NewRun("a", 0, 0).Input, runs[0].Run.Input)
+	requireJSON(t, NewRun("a", 0, 0).Definition, runs[0].Run.Definition)
 
-	require.Equal(t, []string{"c"}, claim(t, s, "B", 5*time.Second, 10), "leased runs are not claimed again")
-	require.Empty(t, claim(t, s, "C", 5*time.Second, 10))
-	require.Empty(t, claim(t, s, "C", 30*time.Second, 0), "limit 0 claims nothing")
+	require.Equal(t, []string{"c"}, Claim(t, s, "B", 5*time.Second, 10), "leased runs are not claimed again")
+	require.Empty(t, Claim(t, s, "C", 5*time.Second, 10))
+	require.Empty(t, Claim(t, s, "C", 30*time.Second, 0), "limit 0 claims nothing")
 }
 
 func testClaimExpiredLease(t *testing.T, s runner.Store) {
-	create(t, s, newRun("r", 0, 0))
+	create(t, s, NewRun("r", 0, 0))
 	a := claimOne(t, s, "A", time.Second, "r")
-	require.Empty(t, claim(t, s, "B", 30*time.Second, 1), "lease still held")
+	require.Empty(t, Claim(t, s, "B", 30*time.Second, 1), "lease still held")
 	b := claimOne(t, s, "B", time.Second+time.Minute+time.Millisecond, "r") // an expired lease is reclaimable
 
 	r := b.Run
@@ -43,7 +43,7 @@ func testClaimExpiredLease(t *testing.T, s runner.Store) {
 func testClaimRace(t *testing.T, s runner.Store) {
 	const runs, owners = 30, 4
 	for _, id := range runIDs("run", runs) {
-		create(t, s, newRun(id, 0, 0))
+		create(t, s, NewRun(id, 0, 0))
 	}
 	got := make([][]string, owners)
 	errs := make([]error, owners)
@@ -80,7 +80,7 @@ func testClaimRace(t *testing.T, s runner.Store) {
 
 func testSaveRun(t *testing.T, s runner.Store) {
 	ctx := context.Background()
-	create(t, s, newRun("r", 0, 0))
+	create(t, s, NewRun("r", 0, 0))
 	c := claimOne(t, s, "A", 0, "r")
 
 	r := c.Run
@@ -91,58 +91,58 @@ func testSaveRun(t *testing.T, s runner.Store) {
 		State: json.RawMessage(`{"token":"order:1"}`)}}
 	r.WakeAt = time.Time{}
 	require.NoError(t, s.SaveRun(ctx, c.Lease, r, runner.SaveOptions{}))
-	requireRun(t, r, get(t, s, "r"))
+	RequireRun(t, r, Get(t, s, "r"))
 
 	require.NoError(t, s.ReleaseRun(ctx, c.Lease))
-	require.Empty(t, claim(t, s, "B", time.Hour, 1), "a run with no WakeAt is not due")
+	require.Empty(t, Claim(t, s, "B", time.Hour, 1), "a run with no WakeAt is not due")
 
 	r.Output = json.RawMessage(`{"n":1}`)
 	require.ErrorIs(t, s.SaveRun(ctx, c.Lease, r, runner.SaveOptions{}), runner.ErrLeaseLost, "released")
 }
 
 func testSaveLostLease(t *testing.T, s runner.Store) {
-	create(t, s, newRun("r", 0, 0))
-	r := get(t, s, "r")
+	create(t, s, NewRun("r", 0, 0))
+	r := Get(t, s, "r")
 	forged := runner.NewLease("r", "A")
 	require.ErrorIs(t, s.SaveRun(context.Background(), forged, r, runner.SaveOptions{}), runner.ErrLeaseLost,
 		"never claimed")
 	require.ErrorIs(t, s.SaveRun(context.Background(), runner.Lease{}, r, runner.SaveOptions{}), runner.ErrLeaseLost,
 		"no lease")
-	require.Equal(t, []string{"r"}, claim(t, s, "B", 0, 1))
+	require.Equal(t, []string{"r"}, Claim(t, s, "B", 0, 1))
 	r.Status = runner.StatusFailed
 	require.ErrorIs(t, s.SaveRun(context.Background(), forged, r, runner.SaveOptions{}), runner.ErrLeaseLost,
 		"claimed by another")
-	require.Equal(t, runner.StatusPending, get(t, s, "r").Status, "nothing written")
+	require.Equal(t, runner.StatusPending, Get(t, s, "r").Status, "nothing written")
 }
 
 // testSaveOtherRunsLease: a lease holds its own run only, even when its owner also holds
 // the run being saved.
 func testSaveOtherRunsLease(t *testing.T, s runner.Store) {
 	ctx := context.Background()
-	create(t, s, newRun("a", 0, 0), newRun("b", 0, time.Second))
+	create(t, s, NewRun("a", 0, 0), NewRun("b", 0, time.Second))
 	runs := claimed(t, s, "A", time.Second, 2)
 	require.Len(t, runs, 2)
 	a, b := runs[0], runs[1]
 	require.Equal(t, "b", b.Run.ID)
-	want := get(t, s, "b")
+	want := Get(t, s, "b")
 
 	b.Run.Status, b.Run.FinishedAt, b.Run.Output = runner.StatusCompleted, ptr(base.Add(2*time.Second)), json.RawMessage(`1`)
 	b.Run.Steps = []*runner.StepRecord{{ID: "s1", StepID: "b/s1", Status: runner.StepCompleted, Attempts: 1}}
 	require.ErrorIs(t, s.SaveRun(ctx, a.Lease, b.Run, runner.SaveOptions{}), runner.ErrLeaseLost)
-	requireRun(t, want, get(t, s, "b")) // nothing written
+	RequireRun(t, want, Get(t, s, "b")) // nothing written
 
 	require.NoError(t, s.SaveRun(ctx, b.Lease, b.Run, runner.SaveOptions{}), "its own lease saves it")
-	require.Equal(t, runner.StatusCompleted, get(t, s, "b").Status)
+	require.Equal(t, runner.StatusCompleted, Get(t, s, "b").Status)
 }
 
 func testTerminalSave(t *testing.T, s runner.Store) {
 	ctx := context.Background()
-	parent := newRun("parent", 0, -1)
+	parent := NewRun("parent", 0, -1)
 	parent.Status = runner.StatusWaiting
-	child := newRun("child", time.Second, 0)
+	child := NewRun("child", time.Second, 0)
 	child.ParentRunID = "parent"
-	create(t, s, parent, child, newRun("other", 2*time.Second, -1))
-	require.NoError(t, s.ClaimToken(ctx, hook(runner.EnvProduction, "tok", "child")))
+	create(t, s, parent, child, NewRun("other", 2*time.Second, -1))
+	require.NoError(t, s.ClaimToken(ctx, Hook(runner.EnvProduction, "tok", "child")))
 	c := claimOne(t, s, "A", time.Second, "child")
 
 	r := c.Run
@@ -151,17 +151,17 @@ func testTerminalSave(t *testing.T, s runner.Store) {
 
 	_, err := s.GetHook(ctx, runner.EnvProduction, "tok")
 	require.ErrorIs(t, err, runner.ErrNotFound, "tokens released")
-	require.NoError(t, s.ClaimToken(ctx, hook(runner.EnvProduction, "tok", "other")), "the token is free")
+	require.NoError(t, s.ClaimToken(ctx, Hook(runner.EnvProduction, "tok", "other")), "the token is free")
 	require.ErrorIs(t, s.SaveRun(ctx, c.Lease, r, runner.SaveOptions{}), runner.ErrLeaseLost, "lease dropped")
 
-	require.Empty(t, claim(t, s, "B", 9*time.Second, 10), "parent due when the child ended, not before")
-	require.Equal(t, []string{"parent"}, claim(t, s, "B", 10*time.Second, 10), "parent woken")
+	require.Empty(t, Claim(t, s, "B", 9*time.Second, 10), "parent due when the child ended, not before")
+	require.Equal(t, []string{"parent"}, Claim(t, s, "B", 10*time.Second, 10), "parent woken")
 }
 
 func testWakeNotLostToSave(t *testing.T, s runner.Store) {
 	ctx := context.Background()
-	create(t, s, newRun("r", 0, 0))
-	require.NoError(t, s.ClaimToken(ctx, hook(runner.EnvProduction, "tok", "r")))
+	create(t, s, NewRun("r", 0, 0))
+	require.NoError(t, s.ClaimToken(ctx, Hook(runner.EnvProduction, "tok", "r")))
 	c := claimOne(t, s, "A", time.Second, "r")
 	r := c.Run
 
@@ -170,27 +170,27 @@ func testWakeNotLostToSave(t *testing.T, s runner.Store) {
 	r.Status, r.WakeAt = runner.StatusWaiting, time.Time{}
 	require.NoError(t, s.SaveRun(ctx, c.Lease, r, runner.SaveOptions{}), "the worker has not seen the payload")
 	require.NoError(t, s.ReleaseRun(ctx, c.Lease))
-	require.Equal(t, []string{"r"}, claim(t, s, "B", 3*time.Second, 1), "the wake-up survives the save")
+	require.Equal(t, []string{"r"}, Claim(t, s, "B", 3*time.Second, 1), "the wake-up survives the save")
 }
 
 func testReleaseRun(t *testing.T, s runner.Store) {
 	ctx := context.Background()
-	create(t, s, newRun("r", 0, 0))
+	create(t, s, NewRun("r", 0, 0))
 	c := claimOne(t, s, "A", 0, "r")
 	// A forged lease of another owner must not free A's lease; whether it errs is the
 	// backend's choice.
 	_ = s.ReleaseRun(ctx, runner.NewLease("r", "B"))
-	require.Empty(t, claim(t, s, "B", time.Second, 1))
+	require.Empty(t, Claim(t, s, "B", time.Second, 1))
 	require.ErrorIs(t, s.ReleaseRun(ctx, runner.Lease{}), runner.ErrLeaseLost, "no lease releases nothing")
 	require.ErrorIs(t, s.ReleaseRun(ctx, runner.NewLease("r", "")), runner.ErrLeaseLost, "a lease with no owner")
-	require.Empty(t, claim(t, s, "B", time.Second, 1))
+	require.Empty(t, Claim(t, s, "B", time.Second, 1))
 	require.NoError(t, s.ReleaseRun(ctx, c.Lease))
-	require.Equal(t, []string{"r"}, claim(t, s, "B", time.Second, 1), "released runs are claimable at once")
+	require.Equal(t, []string{"r"}, Claim(t, s, "B", time.Second, 1), "released runs are claimable at once")
 }
 
 func testRenewLeases(t *testing.T, s runner.Store) {
 	ctx := context.Background()
-	create(t, s, newRun("r1", 0, 0), newRun("r2", 0, 0))
+	create(t, s, NewRun("r1", 0, 0), NewRun("r2", 0, 0))
 	held := claimed(t, s, "A", 0, 2)
 	require.Len(t, held, 2)
 	r1, r2 := held[0], held[1]
@@ -205,7 +205,7 @@ func testRenewLeases(t *testing.T, s runner.Store) {
 	require.Empty(t, cancelled)
 	r1.Run.Status = runner.StatusRunning
 	require.NoError(t, s.SaveRun(ctx, r1.Lease, r1.Run, runner.SaveOptions{}), "a renewed lease still saves")
-	require.Equal(t, []string{"r2"}, claim(t, s, "B", 2*time.Minute, 2), "r1's renewed lease holds")
+	require.Equal(t, []string{"r2"}, Claim(t, s, "B", 2*time.Minute, 2), "r1's renewed lease holds")
 
 	lost, cancelled, err = renew(6*time.Minute, r1.Lease, r2.Lease, runner.NewLease("nope", "A"))
 	require.NoError(t, err)
@@ -229,7 +229,7 @@ func testRenewLeases(t *testing.T, s runner.Store) {
 // anything is written; a forged lease of another owner is lost. None extends a lease.
 func testRenewRefused(t *testing.T, s runner.Store) {
 	ctx := context.Background()
-	create(t, s, newRun("r1", 0, 0), newRun("r2", 0, time.Second))
+	create(t, s, NewRun("r1", 0, 0), NewRun("r2", 0, time.Second))
 	a := claimOne(t, s, "A", 0, "r1")
 	b := claimOne(t, s, "B", time.Second, "r2")
 	for _, tc := range []struct {
@@ -248,22 +248,22 @@ func testRenewRefused(t *testing.T, s runner.Store) {
 		runner.RenewLeasesParams{Leases: []runner.Lease{runner.NewLease("r1", "B")}, Until: base.Add(time.Hour)})
 	require.NoError(t, err)
 	require.Equal(t, []string{"r1"}, lost, "a lease B does not hold is lost")
-	require.Equal(t, []string{"r1", "r2"}, claim(t, s, "C", time.Minute+time.Second+time.Millisecond, 2),
+	require.Equal(t, []string{"r1", "r2"}, Claim(t, s, "C", time.Minute+time.Second+time.Millisecond, 2),
 		"no lease was extended")
 }
 
 func testRequestCancel(t *testing.T, s runner.Store) {
 	ctx := context.Background()
-	idle := newRun("idle", 0, -1)
+	idle := NewRun("idle", 0, -1)
 	idle.Status = runner.StatusWaiting
-	done := ended(newRun("done", 0, -1), runner.StatusCompleted, 0)
+	done := Ended(NewRun("done", 0, -1), runner.StatusCompleted, 0)
 	create(t, s, idle, done)
 
 	r, err := s.RequestCancel(ctx, "idle", base.Add(5*time.Second))
 	require.NoError(t, err)
 	require.Equal(t, "idle", r.ID)
 	require.True(t, r.CancelRequested)
-	require.Empty(t, claim(t, s, "A", 4*time.Second, 1))
+	require.Empty(t, Claim(t, s, "A", 4*time.Second, 1))
 	c := claimOne(t, s, "A", 5*time.Second, "idle") // a cancel makes the run due now
 	require.True(t, c.Run.CancelRequested)
 
@@ -275,11 +275,11 @@ func testRequestCancel(t *testing.T, s runner.Store) {
 
 func testWakeRun(t *testing.T, s runner.Store) {
 	ctx := context.Background()
-	create(t, s, newRun("r", 0, -1))
-	require.Empty(t, claim(t, s, "A", time.Hour, 1))
+	create(t, s, NewRun("r", 0, -1))
+	require.Empty(t, Claim(t, s, "A", time.Hour, 1))
 	require.NoError(t, s.WakeRun(ctx, "r", base.Add(10*time.Second)))
 	require.NoError(t, s.WakeRun(ctx, "r", base.Add(time.Hour)), "a later wake-up does not postpone")
-	require.Empty(t, claim(t, s, "A", 9*time.Second, 1))
-	require.Equal(t, []string{"r"}, claim(t, s, "A", 10*time.Second, 1))
+	require.Empty(t, Claim(t, s, "A", 9*time.Second, 1))
+	require.Equal(t, []string{"r"}, Claim(t, s, "A", 10*time.Second, 1))
 	require.ErrorIs(t, s.WakeRun(ctx, "nope", base), runner.ErrNotFound)
 }

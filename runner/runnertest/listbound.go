@@ -20,12 +20,12 @@ import (
 // on its first page instead.
 func testListBoundedWalk(t *testing.T, s runner.Store) {
 	const bound = 40
-	old := newRun("old", 0, -1)
+	old := NewRun("old", 0, -1)
 	old.Status, old.FinishedAt, old.Environment = runner.StatusCompleted, ptr(base), runner.EnvTest
 	old.WorkflowID, old.StartedBy = "wf-old", "carol"
 	create(t, s, old)
 	for i, id := range runIDs("new", 2*bound+10) {
-		r := newRun(id, time.Duration(i+1)*time.Second, -1)
+		r := NewRun(id, time.Duration(i+1)*time.Second, -1)
 		r.Status, r.FinishedAt = runner.StatusFailed, ptr(base)
 		create(t, s, r)
 	}
@@ -58,7 +58,7 @@ func testListBoundedWalk(t *testing.T, s runner.Store) {
 func testListFilteredCursors(t *testing.T, s runner.Store) {
 	var all []*runner.Run
 	for i := range 60 {
-		r := newRun(fmt.Sprintf("run-%02d", i), time.Duration(i/3)*time.Second, -1) // threes share a time
+		r := NewRun(fmt.Sprintf("run-%02d", i), time.Duration(i/3)*time.Second, -1) // threes share a time
 		r.WorkflowID = []string{"wf-a", "wf-b", "wf-c"}[i%3]
 		r.Status = []runner.Status{runner.StatusFailed, runner.StatusCompleted, runner.StatusCompleted, runner.StatusWaiting, runner.StatusCancelled}[i%5]
 		if r.Status.Terminal() {
@@ -135,7 +135,7 @@ func testListManyReadableWorkflows(t *testing.T, s runner.Store) {
 	}
 	var want []string
 	for i, wf := range []string{"wf-00000", "wf-other", "wf-39999", "wf-other", "wf-20000"} {
-		r := newRun(fmt.Sprintf("run-%d", i), time.Duration(i)*time.Second, -1)
+		r := NewRun(fmt.Sprintf("run-%d", i), time.Duration(i)*time.Second, -1)
 		r.WorkflowID = wf
 		if i == 3 {
 			r.StartedBy = "carol"
@@ -188,7 +188,7 @@ func (s *Examining) ListRuns(ctx context.Context, p runner.ListRunsParams) ([]*r
 func testListEndsAtBound(t *testing.T, s runner.Store) {
 	const bound = 40
 	for i, id := range runIDs("run", bound) {
-		r := newRun(id, time.Duration(i)*time.Second, -1)
+		r := NewRun(id, time.Duration(i)*time.Second, -1)
 		if i == 0 {
 			r.Environment = runner.EnvTest
 		}

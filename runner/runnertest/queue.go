@@ -15,7 +15,7 @@ import (
 
 // keyed is a pending run created at base+created, due then, under concurrency key with limit.
 func keyed(id string, created time.Duration, key string, limit int) *runner.Run {
-	r := newRun(id, created, created)
+	r := NewRun(id, created, created)
 	r.Concurrency = &runner.Concurrency{Key: key, Limit: limit}
 	return r
 }
@@ -32,7 +32,7 @@ func admitKeyed(t *testing.T, s runner.Store, r *runner.Run) bool {
 // requireQueued checks that run id waits queued and is not due.
 func requireQueued(t *testing.T, s runner.Store, id string) *runner.Run {
 	t.Helper()
-	r := get(t, s, id)
+	r := Get(t, s, id)
 	require.Equal(t, runner.StatusQueued, r.Status, id)
 	require.True(t, r.WakeAt.IsZero(), "a queued run is not due: %s", id)
 	require.Nil(t, r.StartedAt, id)
@@ -52,23 +52,23 @@ func testQueueAdmission(t *testing.T, s runner.Store) {
 	test := keyed("t1", 5*time.Second, "acme", 2)
 	test.Environment = runner.EnvTest
 	require.False(t, admitKeyed(t, s, test), "another environment")
-	require.False(t, admitKeyed(t, s, newRun("free", 6*time.Second, 6*time.Second)), "no limit")
+	require.False(t, admitKeyed(t, s, NewRun("free", 6*time.Second, 6*time.Second)), "no limit")
 	require.False(t, admitKeyed(t, s, keyed("n1", 7*time.Second, "", 1)), "the default key")
 
 	a4 := requireQueued(t, s, "a4")
 	require.Equal(t, &runner.Concurrency{Key: "acme", Limit: 2}, a4.Concurrency)
-	require.Equal(t, &runner.Concurrency{Key: "", Limit: 1}, get(t, s, "n1").Concurrency)
-	require.Nil(t, get(t, s, "free").Concurrency)
+	require.Equal(t, &runner.Concurrency{Key: "", Limit: 1}, Get(t, s, "n1").Concurrency)
+	require.Nil(t, Get(t, s, "free").Concurrency)
 	place, err := s.QueuePlace(ctx, a4)
 	require.NoError(t, err)
 	require.Equal(t, []string{"a1", "a2"}, place.Active)
 	require.Equal(t, 1, place.Ahead)
-	place, err = s.QueuePlace(ctx, get(t, s, "a3"))
+	place, err = s.QueuePlace(ctx, Get(t, s, "a3"))
 	require.NoError(t, err)
 	require.Zero(t, place.Ahead)
 
-	require.ElementsMatch(t, []string{"a1", "a2", "b1", "t1", "free", "n1"}, claim(t, s, "A", time.Hour, 20))
-	require.Empty(t, claim(t, s, "B", time.Hour+30*time.Second, 20), "queued runs are never claimed")
+	require.ElementsMatch(t, []string{"a1", "a2", "b1", "t1", "free", "n1"}, Claim(t, s, "A", time.Hour, 20))
+	require.Empty(t, Claim(t, s, "B", time.Hour+30*time.Second, 20), "queued runs are never claimed")
 	listed, _, err := s.ListRuns(ctx, runner.ListRunsParams{Status: runner.StatusQueued})
 	require.NoError(t, err)
 	require.Equal(t, []string{"a4", "a3"}, ids(listed))
@@ -89,12 +89,12 @@ func testQueuePromotion(t *testing.T, s runner.Store) {
 	leases := map[string]runner.Claimed{c[0].Run.ID: c[0], c[1].Run.ID: c[1]}
 
 	other := leases["other"]
-	require.NoError(t, s.SaveRun(ctx, other.Lease, ended(other.Run, runner.StatusCompleted, 2*time.Minute), runner.SaveOptions{}))
+	require.NoError(t, s.SaveRun(ctx, other.Lease, Ended(other.Run, runner.StatusCompleted, 2*time.Minute), runner.SaveOptions{}))
 	requireQueued(t, s, "k2")
 
 	k1 := leases["k1"]
-	require.NoError(t, s.SaveRun(ctx, k1.Lease, ended(k1.Run, runner.StatusFailed, 3*time.Minute), runner.SaveOptions{}))
-	k2 := get(t, s, "k2")
+	require.NoError(t, s.SaveRun(ctx, k1.Lease, Ended(k1.Run, runner.StatusFailed, 3*time.Minute), runner.SaveOptions{}))
+	k2 := Get(t, s, "k2")
 	require.Equal(t, runner.StatusPending, k2.Status)
 	requireTime(t, base.Add(3*time.Minute), k2.WakeAt)
 	requireTimePtr(t, ptr(base.Add(3*time.Minute)), k2.StartedAt)
@@ -107,12 +107,12 @@ func testQueuePromotion(t *testing.T, s runner.Store) {
 	for _, g := range got {
 		if g.Run.ID == "k3" {
 			require.True(t, g.Run.CancelRequested)
-			require.NoError(t, s.SaveRun(ctx, g.Lease, ended(g.Run, runner.StatusCancelled, 5*time.Minute), runner.SaveOptions{}))
+			require.NoError(t, s.SaveRun(ctx, g.Lease, Ended(g.Run, runner.StatusCancelled, 5*time.Minute), runner.SaveOptions{}))
 		}
 	}
-	require.Equal(t, runner.StatusCancelled, get(t, s, "k3").Status)
+	require.Equal(t, runner.StatusCancelled, Get(t, s, "k3").Status)
 	requireQueued(t, s, "k4") // k2 still holds the one slot
-	place, err := s.QueuePlace(ctx, get(t, s, "k4"))
+	place, err := s.QueuePlace(ctx, Get(t, s, "k4"))
 	require.NoError(t, err)
 	require.Equal(t, []string{"k2"}, place.Active)
 	require.Zero(t, place.Ahead, "a cancelled run is out of the queue")

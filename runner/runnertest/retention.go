@@ -29,21 +29,21 @@ func endLive(t *testing.T, s runner.Store, r *runner.Run, at time.Duration) {
 		}
 	}
 	require.NotZero(t, lease, "the run is claimed")
-	ended(r, runner.StatusCompleted, at)
+	Ended(r, runner.StatusCompleted, at)
 	r.Steps = []*runner.StepRecord{step("a")}
 	require.NoError(t, s.SaveRun(context.Background(), lease, r, runner.SaveOptions{}))
 }
 
 func testDeleteRun(t *testing.T, s runner.Store) {
 	ctx := context.Background()
-	done := newRun("done", 0, 0)
+	done := NewRun("done", 0, 0)
 	endLive(t, s, done, time.Second)
-	waiting := newRun("waiting", 0, -1)
+	waiting := NewRun("waiting", 0, -1)
 	waiting.Status = runner.StatusWaiting
-	require.NoError(t, Create(ctx, s, waiting, hook(runner.EnvProduction, "tok", "waiting")))
+	require.NoError(t, Create(ctx, s, waiting, Hook(runner.EnvProduction, "tok", "waiting")))
 
 	require.ErrorIs(t, s.DeleteRun(ctx, "waiting"), runner.ErrRunActive)
-	requireRun(t, waiting, get(t, s, "waiting"))
+	RequireRun(t, waiting, Get(t, s, "waiting"))
 	_, err := s.GetHook(ctx, runner.EnvProduction, "tok")
 	require.NoError(t, err, "a refused delete keeps the run's hook")
 
@@ -59,9 +59,9 @@ func testDeleteRun(t *testing.T, s runner.Store) {
 	require.NoError(t, err)
 	require.Empty(t, runs, "nor in its status's")
 
-	again := newRun("done", 0, -1)
+	again := NewRun("done", 0, -1)
 	create(t, s, again)
-	require.Empty(t, get(t, s, "done").Steps, "no step record outlives its run")
+	require.Empty(t, Get(t, s, "done").Steps, "no step record outlives its run")
 }
 
 // sweepAll runs the walk of p to its end in batches of limit and returns what it deleted
@@ -85,7 +85,7 @@ func testSweepEnded(t *testing.T, s runner.Store) {
 	var old, recent, active []string
 	for i := range 12 {
 		id := fmt.Sprintf("old-%02d", i)
-		r := ended(newRun(id, time.Duration(i)*time.Second, -1), runner.StatusCompleted, time.Minute)
+		r := Ended(NewRun(id, time.Duration(i)*time.Second, -1), runner.StatusCompleted, time.Minute)
 		if i%3 == 0 {
 			r.Status = runner.StatusFailed
 		}
@@ -93,22 +93,22 @@ func testSweepEnded(t *testing.T, s runner.Store) {
 		create(t, s, r)
 		old = append(old, id)
 	}
-	live := newRun("old-live", 13*time.Second, 0)
+	live := NewRun("old-live", 13*time.Second, 0)
 	endLive(t, s, live, 2*time.Minute)
 	old = append(old, live.ID)
 	for i := range 4 {
 		id := fmt.Sprintf("recent-%d", i)
-		create(t, s, ended(newRun(id, time.Duration(i)*time.Second, -1), runner.StatusCompleted, time.Hour))
+		create(t, s, Ended(NewRun(id, time.Duration(i)*time.Second, -1), runner.StatusCompleted, time.Hour))
 		recent = append(recent, id)
 	}
 	for i := range 3 {
 		id := fmt.Sprintf("active-%d", i)
-		r := newRun(id, time.Duration(i)*time.Second, -1)
+		r := NewRun(id, time.Duration(i)*time.Second, -1)
 		r.Status = runner.StatusWaiting
-		require.NoError(t, Create(ctx, s, r, hook(runner.EnvProduction, id, id)))
+		require.NoError(t, Create(ctx, s, r, Hook(runner.EnvProduction, id, id)))
 		active = append(active, id)
 	}
-	late := ended(newRun("late", 2*time.Hour, -1), runner.StatusCompleted, 3*time.Hour)
+	late := Ended(NewRun("late", 2*time.Hour, -1), runner.StatusCompleted, 3*time.Hour)
 	create(t, s, late)
 
 	cut := base.Add(30 * time.Minute)
@@ -120,30 +120,30 @@ func testSweepEnded(t *testing.T, s runner.Store) {
 		require.ErrorIs(t, err, runner.ErrNotFound, id)
 	}
 	for _, id := range recent {
-		require.Equal(t, runner.StatusCompleted, get(t, s, id).Status, "a run ended after the cut is kept")
+		require.Equal(t, runner.StatusCompleted, Get(t, s, id).Status, "a run ended after the cut is kept")
 	}
 	for _, id := range active {
-		require.Equal(t, runner.StatusWaiting, get(t, s, id).Status, "an active run is never deleted")
+		require.Equal(t, runner.StatusWaiting, Get(t, s, id).Status, "an active run is never deleted")
 		h, err := s.GetHook(ctx, runner.EnvProduction, id)
 		require.NoError(t, err)
 		require.Equal(t, id, h.RunID, "its hook is kept")
 	}
-	get(t, s, "late")
+	Get(t, s, "late")
 	deleted, _ = sweepAll(t, s, runner.SweepParams{EndedBefore: cut, Limit: 5})
 	require.Zero(t, deleted, "a second walk finds nothing more")
 }
 
 func testSweepWorkflow(t *testing.T, s runner.Store) {
 	ctx := context.Background()
-	mine := ended(newRun("mine", 0, -1), runner.StatusCompleted, time.Second)
-	theirs := ended(newRun("theirs", 0, -1), runner.StatusCompleted, time.Second)
+	mine := Ended(NewRun("mine", 0, -1), runner.StatusCompleted, time.Second)
+	theirs := Ended(NewRun("theirs", 0, -1), runner.StatusCompleted, time.Second)
 	theirs.WorkflowID = "wf-2"
 	create(t, s, mine, theirs)
 	deleted, _ := sweepAll(t, s, runner.SweepParams{WorkflowID: "wf-2", EndedBefore: base.Add(time.Minute), Limit: 10})
 	require.Equal(t, 1, deleted)
 	_, err := s.GetRun(ctx, "theirs")
 	require.ErrorIs(t, err, runner.ErrNotFound)
-	get(t, s, "mine")
+	Get(t, s, "mine")
 	runs, _, err := s.ListRuns(ctx, runner.ListRunsParams{WorkflowID: "wf-2"})
 	require.NoError(t, err)
 	require.Empty(t, runs, "the workflow's list drops it")
@@ -154,11 +154,11 @@ func testSweepWorkflow(t *testing.T, s runner.Store) {
 // gone), by the sweep and by DeleteRun, until the parent ends.
 func testSweepChildOfActiveParent(t *testing.T, s runner.Store) {
 	ctx := context.Background()
-	parent := newRun("parent", 0, -1)
+	parent := NewRun("parent", 0, -1)
 	parent.Status = runner.StatusWaiting
-	child := ended(newRun("child", time.Second, -1), runner.StatusCompleted, 2*time.Second)
+	child := Ended(NewRun("child", time.Second, -1), runner.StatusCompleted, 2*time.Second)
 	child.ParentRunID = "parent"
-	orphan := ended(newRun("orphan", time.Second, -1), runner.StatusCompleted, 2*time.Second)
+	orphan := Ended(NewRun("orphan", time.Second, -1), runner.StatusCompleted, 2*time.Second)
 	orphan.ParentRunID = "gone"
 	create(t, s, parent, child, orphan)
 
@@ -166,12 +166,12 @@ func testSweepChildOfActiveParent(t *testing.T, s runner.Store) {
 	deleted, _ := sweepAll(t, s, cut)
 	require.Equal(t, 1, deleted, "the child of a deleted parent goes")
 	require.ErrorIs(t, s.DeleteRun(ctx, "child"), runner.ErrRunActive)
-	get(t, s, "child")
+	Get(t, s, "child")
 
 	c := claimed(t, s, "A", 3*time.Second, 10)
 	require.Len(t, c, 1, "the parent was made due by its child's end")
 	p := c[0].Run
-	ended(p, runner.StatusCompleted, 3*time.Second)
+	Ended(p, runner.StatusCompleted, 3*time.Second)
 	require.NoError(t, s.SaveRun(ctx, c[0].Lease, p, runner.SaveOptions{}))
 	deleted, _ = sweepAll(t, s, cut)
 	require.Equal(t, 2, deleted, "once the parent ended, both go")

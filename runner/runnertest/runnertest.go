@@ -19,6 +19,9 @@ import (
 // full precision and answer in UTC.
 var base = time.Date(2031, 5, 6, 7, 8, 9, 123456789, time.FixedZone("X", 3600))
 
+// Base is base, for the suites built on these fixtures (store/storetest).
+func Base() time.Time { return base }
+
 // Run runs the suite. newStore must return a fresh, empty, isolated store on each call.
 func Run(t *testing.T, newStore func(t *testing.T) runner.Store) {
 	tests := []struct {
@@ -74,9 +77,9 @@ func Run(t *testing.T, newStore func(t *testing.T) runner.Store) {
 	}
 }
 
-// newRun is a pending production run created at base+created, due at base+due (never due
+// NewRun is a pending production run created at base+created, due at base+due (never due
 // by time when due < 0).
-func newRun(id string, created, due time.Duration) *runner.Run {
+func NewRun(id string, created, due time.Duration) *runner.Run {
 	r := &runner.Run{
 		ID:          id,
 		WorkflowID:  "wf-1",
@@ -94,8 +97,8 @@ func newRun(id string, created, due time.Duration) *runner.Run {
 	return r
 }
 
-// ended makes r a run that ended with status at base+at.
-func ended(r *runner.Run, status runner.Status, at time.Duration) *runner.Run {
+// Ended makes r a run that ended with status at base+at.
+func Ended(r *runner.Run, status runner.Status, at time.Duration) *runner.Run {
 	r.Status, r.FinishedAt, r.WakeAt = status, ptr(base.Add(at)), time.Time{}
 	return r
 }
@@ -117,7 +120,8 @@ func create(t *testing.T, s runner.Store, runs ...*runner.Run) {
 	}
 }
 
-func get(t *testing.T, s runner.Store, id string) *runner.Run {
+// Get reads run id, which must exist.
+func Get(t *testing.T, s runner.Store, id string) *runner.Run {
 	t.Helper()
 	r, err := s.GetRun(context.Background(), id)
 	require.NoError(t, err)
@@ -137,8 +141,8 @@ func claimed(t *testing.T, s runner.Store, owner string, at time.Duration, limit
 	return runs
 }
 
-// claim is claimed, reporting the IDs of the runs claimed.
-func claim(t *testing.T, s runner.Store, owner string, at time.Duration, limit int) []string {
+// Claim is claimed, reporting the IDs of the runs claimed.
+func Claim(t *testing.T, s runner.Store, owner string, at time.Duration, limit int) []string {
 	t.Helper()
 	runs := claimed(t, s, owner, at, limit)
 	out := make([]string, len(runs))
@@ -165,7 +169,8 @@ func ids(runs []*runner.Run) []string {
 	return out
 }
 
-func hook(env, token, runID string) *runner.Hook {
+// Hook is the start token (env, token) of run runID, claimed at base.
+func Hook(env, token, runID string) *runner.Hook {
 	return &runner.Hook{Environment: env, Token: token, RunID: runID, CreatedAt: base}
 }
 

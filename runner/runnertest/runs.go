@@ -14,7 +14,7 @@ import (
 
 // fullRun has every field a store keeps set.
 func fullRun() *runner.Run {
-	r := newRun("full", 0, time.Second)
+	r := NewRun("full", 0, time.Second)
 	r.Version = 3
 	r.Environment = runner.EnvTest
 	r.Status = runner.StatusWaiting
@@ -50,7 +50,8 @@ func fullRun() *runner.Run {
 	return r
 }
 
-func requireRun(t *testing.T, want, got *runner.Run) {
+// RequireRun checks that got is want as a store keeps it (times compared as instants).
+func RequireRun(t *testing.T, want, got *runner.Run) {
 	t.Helper()
 	require.Equal(t, want.ID, got.ID)
 	require.Equal(t, want.WorkflowID, got.WorkflowID)
@@ -124,19 +125,19 @@ func requireJSON(t *testing.T, want, got json.RawMessage) {
 func testCreateAndGet(t *testing.T, s runner.Store) {
 	want := fullRun()
 	create(t, s, want)
-	got := get(t, s, want.ID)
-	requireRun(t, want, got)
+	got := Get(t, s, want.ID)
+	RequireRun(t, want, got)
 	requireTime(t, want.WakeAt, got.WakeAt)
 
-	bare := newRun("bare", 0, -1)
+	bare := NewRun("bare", 0, -1)
 	create(t, s, bare)
-	got = get(t, s, bare.ID)
-	requireRun(t, bare, got)
+	got = Get(t, s, bare.ID)
+	RequireRun(t, bare, got)
 	require.True(t, got.WakeAt.IsZero())
 
 	_, err := s.GetRun(context.Background(), "nope")
 	require.ErrorIs(t, err, runner.ErrNotFound)
-	require.Error(t, Create(context.Background(), s, newRun("bare", 0, -1), nil), "duplicate ID")
+	require.Error(t, Create(context.Background(), s, NewRun("bare", 0, -1), nil), "duplicate ID")
 }
 
 // traceParent is a W3C traceparent as a traced admission gives its run.
@@ -146,30 +147,30 @@ const traceParent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
 // worker that claims the run reads, and stays through its saves and its end.
 func testTraceParent(t *testing.T, s runner.Store) {
 	ctx := context.Background()
-	r := newRun("r", 0, 0)
+	r := NewRun("r", 0, 0)
 	r.TraceParent = traceParent
 	create(t, s, r)
 	c := claimOne(t, s, "A", time.Second, "r")
 	require.Equal(t, traceParent, c.Run.TraceParent, "a claim reads the run's trace context")
 	c.Run.Status = runner.StatusRunning
 	require.NoError(t, s.SaveRun(ctx, c.Lease, c.Run, runner.SaveOptions{}))
-	require.Equal(t, traceParent, get(t, s, "r").TraceParent, "a save keeps it")
-	ended(c.Run, runner.StatusCompleted, time.Second)
+	require.Equal(t, traceParent, Get(t, s, "r").TraceParent, "a save keeps it")
+	Ended(c.Run, runner.StatusCompleted, time.Second)
 	require.NoError(t, s.SaveRun(ctx, c.Lease, c.Run, runner.SaveOptions{}))
-	require.Equal(t, traceParent, get(t, s, "r").TraceParent, "an end keeps it")
+	require.Equal(t, traceParent, Get(t, s, "r").TraceParent, "an end keeps it")
 
-	done := ended(newRun("done", 0, -1), runner.StatusCompleted, time.Second)
+	done := Ended(NewRun("done", 0, -1), runner.StatusCompleted, time.Second)
 	done.TraceParent = traceParent
 	create(t, s, done)
-	require.Equal(t, traceParent, get(t, s, "done").TraceParent, "a run admitted ended keeps it")
-	create(t, s, newRun("untraced", 0, -1))
-	require.Empty(t, get(t, s, "untraced").TraceParent)
+	require.Equal(t, traceParent, Get(t, s, "done").TraceParent, "a run admitted ended keeps it")
+	create(t, s, NewRun("untraced", 0, -1))
+	require.Empty(t, Get(t, s, "untraced").TraceParent)
 }
 
 func testList(t *testing.T, s runner.Store) {
 	ctx := context.Background()
 	mk := func(id string, created time.Duration, wf string, st runner.Status, by string) *runner.Run {
-		r := newRun(id, created, -1)
+		r := NewRun(id, created, -1)
 		r.WorkflowID, r.Status, r.StartedBy = wf, st, by
 		if st.Terminal() {
 			r.FinishedAt = ptr(base.Add(created))
@@ -231,7 +232,7 @@ func testListPagination(t *testing.T, s runner.Store) {
 	var want []string
 	for i, id := range runIDs("run", 8) {
 		// Pairs share a creation time, so the ID must break ties.
-		create(t, s, newRun(id, time.Duration(i/2)*time.Second, -1))
+		create(t, s, NewRun(id, time.Duration(i/2)*time.Second, -1))
 		want = append(want, id)
 	}
 	slices.Reverse(want)
@@ -258,7 +259,7 @@ func testListFilteredPages(t *testing.T, s runner.Store) {
 	ctx := context.Background()
 	var want []string
 	for i, id := range runIDs("run", 64) {
-		r := newRun(id, time.Duration(i)*time.Second, -1)
+		r := NewRun(id, time.Duration(i)*time.Second, -1)
 		r.Task = i%7 == 0
 		create(t, s, r)
 		if r.Task {

@@ -40,7 +40,7 @@ type Events struct {
 }
 
 // Events returns the store's events.Transport.
-func (s *Store) Events() *Events { return &Events{s: s} }
+func (s *Store) Events() events.Transport { return &Events{s: s} }
 
 // channel is the store's notification channel.
 func (s *Store) channel() string { return "gorunner." + s.schema }

@@ -38,20 +38,10 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/gorunner/gorunner/auth"
-	"github.com/gorunner/gorunner/catalog"
-	"github.com/gorunner/gorunner/idempotency"
-	"github.com/gorunner/gorunner/oauth"
-	"github.com/gorunner/gorunner/runner"
+	"github.com/gorunner/gorunner/store"
 )
 
-var (
-	_ catalog.Store     = (*Store)(nil)
-	_ auth.Store        = (*Store)(nil)
-	_ idempotency.Store = (*Store)(nil)
-	_ runner.Store      = (*Store)(nil)
-	_ oauth.Store       = (*Store)(nil)
-)
+var _ store.Backend = (*Store)(nil)
 
 // Store is a PostgreSQL-backed store, safe for concurrent use by many processes.
 type Store struct {

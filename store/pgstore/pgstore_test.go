@@ -5,6 +5,7 @@ import (
 
 	"github.com/gorunner/gorunner/runner"
 	"github.com/gorunner/gorunner/runner/runnertest"
+	"github.com/gorunner/gorunner/store"
 	"github.com/gorunner/gorunner/store/pgstore"
 	"github.com/gorunner/gorunner/store/pgstore/pgtest"
 	"github.com/gorunner/gorunner/store/storetest"
@@ -20,7 +21,7 @@ func fresh(t testing.TB) *pgstore.Store {
 // TestContracts runs every store contract's conformance suite on this backend.
 func TestContracts(t *testing.T) {
 	t.Parallel()
-	storetest.Run(t, func(t *testing.T) storetest.Backend { return fresh(t) })
+	storetest.Run(t, func(t *testing.T) store.Backend { return fresh(t) })
 }
 
 // crossProcesses opens two stores on one schema, as two processes sharing it would.

@@ -48,20 +48,10 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/gorunner/gorunner/auth"
-	"github.com/gorunner/gorunner/catalog"
-	"github.com/gorunner/gorunner/idempotency"
-	"github.com/gorunner/gorunner/oauth"
-	"github.com/gorunner/gorunner/runner"
+	"github.com/gorunner/gorunner/store"
 )
 
-var (
-	_ catalog.Store     = (*Store)(nil)
-	_ auth.Store        = (*Store)(nil)
-	_ idempotency.Store = (*Store)(nil)
-	_ runner.Store      = (*Store)(nil)
-	_ oauth.Store       = (*Store)(nil)
-)
+var _ store.Backend = (*Store)(nil)
 
 // DefaultPrefix is the key prefix when Config.Prefix is empty.
 const DefaultPrefix = "gorunner:"

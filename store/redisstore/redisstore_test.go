@@ -11,6 +11,7 @@ import (
 
 	"github.com/gorunner/gorunner/runner"
 	"github.com/gorunner/gorunner/runner/runnertest"
+	"github.com/gorunner/gorunner/store"
 	"github.com/gorunner/gorunner/store/redisstore"
 	"github.com/gorunner/gorunner/store/redisstore/redistest"
 	"github.com/gorunner/gorunner/store/storetest"
@@ -36,7 +37,7 @@ func fresh(t testing.TB) *redisstore.Store {
 // TestContracts runs every store contract's conformance suite on this backend.
 func TestContracts(t *testing.T) {
 	t.Parallel()
-	storetest.Run(t, func(t *testing.T) storetest.Backend { return fresh(t) })
+	storetest.Run(t, func(t *testing.T) store.Backend { return fresh(t) })
 }
 
 // freshRaw is freshAt with a client of its own on the same Redis, for tests that read or

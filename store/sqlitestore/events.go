@@ -45,7 +45,7 @@ type Events struct {
 }
 
 // Events returns the store's events.Transport.
-func (s *Store) Events() *Events { return &Events{s: s} }
+func (s *Store) Events() events.Transport { return &Events{s: s} }
 
 // Alone reports whether this process's subscription sees no other process listening, so
 // that Publish writes nothing.

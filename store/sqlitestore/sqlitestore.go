@@ -64,18 +64,10 @@ import (
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 
-	"github.com/gorunner/gorunner/auth"
-	"github.com/gorunner/gorunner/catalog"
-	"github.com/gorunner/gorunner/idempotency"
-	"github.com/gorunner/gorunner/runner"
+	"github.com/gorunner/gorunner/store"
 )
 
-var (
-	_ catalog.Store     = (*Store)(nil)
-	_ auth.Store        = (*Store)(nil)
-	_ idempotency.Store = (*Store)(nil)
-	_ runner.Store      = (*Store)(nil)
-)
+var _ store.Backend = (*Store)(nil)
 
 // idleConns is how many connections the pool keeps open while idle. database/sql keeps
 // 2 by default and closes the others when handed back, and a new connection must load the

@@ -14,6 +14,7 @@ import (
 	"github.com/gorunner/gorunner/auth"
 	"github.com/gorunner/gorunner/runner"
 	"github.com/gorunner/gorunner/runner/runnertest"
+	"github.com/gorunner/gorunner/store"
 	"github.com/gorunner/gorunner/store/sqlitestore"
 	"github.com/gorunner/gorunner/store/storetest"
 )
@@ -33,7 +34,7 @@ func fresh(t testing.TB) *sqlitestore.Store {
 // TestContracts runs every store contract's conformance suite on this backend.
 func TestContracts(t *testing.T) {
 	t.Parallel()
-	storetest.Run(t, func(t *testing.T) storetest.Backend { return fresh(t) })
+	storetest.Run(t, func(t *testing.T) store.Backend { return fresh(t) })
 }
 
 // TestTwoProcessesClaim opens one file twice, as two processes would, and has both claim

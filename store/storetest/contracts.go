@@ -13,23 +13,12 @@ import (
 	"github.com/gorunner/gorunner/oauth/oauthtest"
 	"github.com/gorunner/gorunner/runner"
 	"github.com/gorunner/gorunner/runner/runnertest"
+	"github.com/gorunner/gorunner/store"
 )
-
-// Backend is every contract a backend serves: the catalog's, auth's, idempotency's,
-// the runner's (with the admission and catalog-version parts of it) and OAuth's.
-type Backend interface {
-	catalog.Store
-	auth.Store
-	idempotency.Store
-	runner.Store
-	runnertest.CatalogStore
-	runnertest.AdmissionStore
-	oauth.Store
-}
 
 // Run runs the conformance suite of every contract, each on fresh stores from fresh, so
 // that each backend states once that it serves them all.
-func Run(t *testing.T, fresh func(t *testing.T) Backend) {
+func Run(t *testing.T, fresh func(t *testing.T) store.Backend) {
 	suites := []struct {
 		name string
 		run  func(t *testing.T)
@@ -39,13 +28,13 @@ func Run(t *testing.T, fresh func(t *testing.T) Backend) {
 		{"Idempotency", func(t *testing.T) { idemtest.Run(t, func(t *testing.T) idempotency.Store { return fresh(t) }) }},
 		{"Runner", func(t *testing.T) { runnertest.Run(t, func(t *testing.T) runner.Store { return fresh(t) }) }},
 		{"CatalogVersionAdmission", func(t *testing.T) {
-			runnertest.RunCatalogVersion(t, func(t *testing.T) runnertest.CatalogStore { return fresh(t) })
+			RunCatalogVersion(t, fresh)
 		}},
 		{"Authority", func(t *testing.T) {
-			runnertest.RunAuthority(t, func(t *testing.T) runnertest.CatalogStore { return fresh(t) })
+			RunAuthority(t, fresh)
 		}},
 		{"Admission", func(t *testing.T) {
-			runnertest.RunAdmission(t, func(t *testing.T) runnertest.AdmissionStore { return fresh(t) })
+			RunAdmission(t, fresh)
 		}},
 		{"OAuth", func(t *testing.T) { oauthtest.Run(t, func(t *testing.T) oauth.Store { return fresh(t) }) }},
 	}

@@ -1,7 +1,10 @@
-// Package storetest is the conformance suite both backends (store/sqlitestore,
-// store/redisstore) run for what two processes sharing one store must see of each other.
-// It gathers the per-concern cross-process suites (events, catalog, runner, idempotency)
-// so that each backend wires its two processes once instead of once per concern.
+// Package storetest is the conformance suite of store.Backend, which every backend
+// (store/sqlitestore, store/redisstore, store/pgstore) runs: Run gathers each contract's
+// own suite with the suites that span contracts (an admission that commits a run with its
+// key, one checked against the catalog version, the authority a run carries), and
+// RunCrossProcess gathers what two processes sharing one store must see of each other
+// (events, catalog, runner, idempotency), so that each backend wires its stores once
+// instead of once per concern.
 package storetest
 
 import (

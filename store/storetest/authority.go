@@ -1,4 +1,4 @@
-package runnertest
+package storetest
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"github.com/gorunner/gorunner/auth"
 	"github.com/gorunner/gorunner/catalog"
 	"github.com/gorunner/gorunner/runner"
+	"github.com/gorunner/gorunner/store"
 )
 
 // RunAuthority runs the suite of authority across runs (SPEC §6), attacks performed on a
@@ -26,7 +27,7 @@ import (
 // that does not exist, a token fails the step HOOK_CONFLICT or refuses the start naming no
 // run, and the victim is left as it was. The third works as the policy says. newStore
 // must return a fresh, empty, isolated store on each call.
-func RunAuthority(t *testing.T, newStore func(t *testing.T) CatalogStore) {
+func RunAuthority(t *testing.T, newStore func(t *testing.T) store.Backend) {
 	env := newAuthorityEnv(t, newStore(t))
 	suites := []struct {
 		kind  string
@@ -86,12 +87,12 @@ var actors = []actor{
 // authorityEnv is the suite's catalog and engine over one store, with the victim's
 // workflow published by an admin.
 type authorityEnv struct {
-	s   CatalogStore
+	s   store.Backend
 	cat *catalog.Service
 	e   *runner.Engine
 }
 
-func newAuthorityEnv(t *testing.T, s CatalogStore) *authorityEnv {
+func newAuthorityEnv(t *testing.T, s store.Backend) *authorityEnv {
 	ctx := context.Background()
 	cat, err := catalog.New(s, &catalog.Config{SecretKey: make([]byte, 32)})
 	require.NoError(t, err)

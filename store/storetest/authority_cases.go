@@ -1,4 +1,4 @@
-package runnertest
+package storetest
 
 import (
 	"fmt"

@@ -21,7 +21,7 @@ type Events struct {
 }
 
 // Events returns the store's events.Transport.
-func (s *Store) Events() *Events { return &Events{s: s} }
+func (s *Store) Events() events.Transport { return &Events{s: s} }
 
 // wireMessage is a Message as published on the events channel.
 type wireMessage struct {

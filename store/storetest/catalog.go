@@ -1,4 +1,4 @@
-package runnertest
+package storetest
 
 import (
 	"context"
@@ -13,27 +13,22 @@ import (
 	"github.com/gorunner/gorunner/catalog"
 	"github.com/gorunner/gorunner/idempotency"
 	"github.com/gorunner/gorunner/runner"
+	"github.com/gorunner/gorunner/runner/runnertest"
+	"github.com/gorunner/gorunner/store"
 )
-
-// CatalogStore is a backend whose admissions check the catalog version they were resolved
-// at (runner.CreateRunParams.CatalogVersion): it keeps the catalog with the runs.
-type CatalogStore interface {
-	AdmissionStore
-	catalog.Store
-}
 
 // RunCatalogVersion runs the suite of admissions checked against the catalog version: the
 // store refuses a stale one whole (runner.ErrStaleCatalog, nothing written), and the engine
 // admits from the catalog's kept answer without reading the version, resolving again only
 // when the write refuses. newStore must return a fresh, empty, isolated store on each call.
-func RunCatalogVersion(t *testing.T, newStore func(t *testing.T) CatalogStore) {
+func RunCatalogVersion(t *testing.T, newStore func(t *testing.T) store.Backend) {
 	tests := []struct {
 		name string
-		fn   func(t *testing.T, s CatalogStore)
+		fn   func(t *testing.T, s store.Backend)
 	}{
 		{"StoreRefusesStale", testStaleRefused},
-		{"EngineLocal", func(t *testing.T, s CatalogStore) { testKeptTargets(t, s, true) }},
-		{"EngineElsewhere", func(t *testing.T, s CatalogStore) { testKeptTargets(t, s, false) }},
+		{"EngineLocal", func(t *testing.T, s store.Backend) { testKeptTargets(t, s, true) }},
+		{"EngineElsewhere", func(t *testing.T, s store.Backend) { testKeptTargets(t, s, false) }},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -45,7 +40,7 @@ func RunCatalogVersion(t *testing.T, newStore func(t *testing.T) CatalogStore) {
 
 // bumpCatalog moves the catalog version with a catalog write (a new workflow) and returns
 // the version now.
-func bumpCatalog(t *testing.T, s CatalogStore, id string) int64 {
+func bumpCatalog(t *testing.T, s store.Backend, id string) int64 {
 	t.Helper()
 	ctx := context.Background()
 	require.NoError(t, s.CreateWorkflow(ctx, &catalog.Workflow{ID: id, Name: id, Rev: 1, WebhookDigest: "wh-" + id,
@@ -59,28 +54,28 @@ func bumpCatalog(t *testing.T, s CatalogStore, id string) int64 {
 // the catalog has moved from writes nothing (no run, its key still free, its token
 // unclaimed), whatever else it carries, and answers ErrStaleCatalog, but for a live key or
 // a full scope, whose outcome is answered first; version 0 is not checked.
-func testStaleRefused(t *testing.T, s CatalogStore) {
+func testStaleRefused(t *testing.T, s store.Backend) {
 	ctx := context.Background()
 	at := bumpCatalog(t, s, "w1")
 	now := base.Add(time.Second)
 
-	cur := newRun("current", 0, 0)
+	cur := runnertest.NewRun("current", 0, 0)
 	cur.StartToken = "order:1"
 	res, err := s.CreateRun(ctx, runner.CreateRunParams{Run: cur, CatalogVersion: at,
-		Start: hook(runner.EnvProduction, "order:1", "current"), Key: keyWrite("k1", "current", now, 10, false)})
+		Start: runnertest.Hook(runner.EnvProduction, "order:1", "current"), Key: keyWrite("k1", "current", now, 10, false)})
 	require.NoError(t, err)
 	require.Equal(t, idempotency.Claimed, res.Outcome)
-	requireRun(t, cur, get(t, s, "current"))
+	runnertest.RequireRun(t, cur, runnertest.Get(t, s, "current"))
 
 	moved := bumpCatalog(t, s, "w2")
 	require.NotEqual(t, at, moved)
 	for name, p := range map[string]runner.CreateRunParams{
-		"pending":        {Run: newRun("stale", 0, 0), CatalogVersion: at},
-		"ended":          {Run: ended(newRun("stale-ended", 0, -1), runner.StatusCompleted, time.Second), CatalogVersion: at},
-		"leased":         {Run: newRun("stale-leased", 0, 0), CatalogVersion: at, Owner: "A", LeaseUntil: base.Add(time.Minute)},
-		"keyed":          {Run: newRun("stale-keyed", 0, 0), CatalogVersion: at, Key: keyWrite("k2", "stale-keyed", now, 10, false)},
-		"with token":     {Run: newRun("stale-token", 0, 0), CatalogVersion: at, Start: hook(runner.EnvProduction, "order:2", "stale-token")},
-		"a future clock": {Run: newRun("stale-future", 0, 0), CatalogVersion: moved + 1},
+		"pending":        {Run: runnertest.NewRun("stale", 0, 0), CatalogVersion: at},
+		"ended":          {Run: runnertest.Ended(runnertest.NewRun("stale-ended", 0, -1), runner.StatusCompleted, time.Second), CatalogVersion: at},
+		"leased":         {Run: runnertest.NewRun("stale-leased", 0, 0), CatalogVersion: at, Owner: "A", LeaseUntil: base.Add(time.Minute)},
+		"keyed":          {Run: runnertest.NewRun("stale-keyed", 0, 0), CatalogVersion: at, Key: keyWrite("k2", "stale-keyed", now, 10, false)},
+		"with token":     {Run: runnertest.NewRun("stale-token", 0, 0), CatalogVersion: at, Start: runnertest.Hook(runner.EnvProduction, "order:2", "stale-token")},
+		"a future clock": {Run: runnertest.NewRun("stale-future", 0, 0), CatalogVersion: moved + 1},
 	} {
 		_, err := s.CreateRun(ctx, p)
 		require.ErrorIs(t, err, runner.ErrStaleCatalog, name)
@@ -89,11 +84,11 @@ func testStaleRefused(t *testing.T, s CatalogStore) {
 	}
 	// The key is checked before the catalog: a live key answers its outcome, a full scope
 	// its own, and neither writes anything, so that a retry replays whatever the catalog did.
-	live, err := s.CreateRun(ctx, runner.CreateRunParams{Run: newRun("stale-live", 0, 0), CatalogVersion: at, Key: keyWrite("k1", "stale-live", now, 10, false)})
+	live, err := s.CreateRun(ctx, runner.CreateRunParams{Run: runnertest.NewRun("stale-live", 0, 0), CatalogVersion: at, Key: keyWrite("k1", "stale-live", now, 10, false)})
 	require.NoError(t, err, "live key")
 	require.Equal(t, idempotency.Existing, live.Outcome, "live key")
 	require.Equal(t, "current", live.Record.RunID, "live key: the key's own answer")
-	full, err := s.CreateRun(ctx, runner.CreateRunParams{Run: newRun("stale-full", 0, 0), CatalogVersion: at, Key: keyWrite("k3", "stale-full", now, 1, false)})
+	full, err := s.CreateRun(ctx, runner.CreateRunParams{Run: runnertest.NewRun("stale-full", 0, 0), CatalogVersion: at, Key: keyWrite("k3", "stale-full", now, 1, false)})
 	require.NoError(t, err, "full scope")
 	require.Equal(t, idempotency.LimitReached, full.Outcome, "full scope")
 	for _, id := range []string{"stale-live", "stale-full"} {
@@ -106,15 +101,15 @@ func testStaleRefused(t *testing.T, s CatalogStore) {
 	require.ErrorIs(t, err, idempotency.ErrNotFound, "a stale admission takes no key")
 	_, err = s.GetHook(ctx, runner.EnvProduction, "order:2")
 	require.ErrorIs(t, err, runner.ErrNotFound, "a stale admission claims no token")
-	require.Equal(t, []string{"current"}, claim(t, s, "A", time.Hour, 10), "nothing stale is due")
+	require.Equal(t, []string{"current"}, runnertest.Claim(t, s, "A", time.Hour, 10), "nothing stale is due")
 
 	for name, p := range map[string]runner.CreateRunParams{
-		"at the version now": {Run: newRun("fresh", 0, -1), CatalogVersion: moved},
-		"unchecked":          {Run: newRun("unchecked", 0, -1)},
+		"at the version now": {Run: runnertest.NewRun("fresh", 0, -1), CatalogVersion: moved},
+		"unchecked":          {Run: runnertest.NewRun("unchecked", 0, -1)},
 	} {
 		_, err := s.CreateRun(ctx, p)
 		require.NoError(t, err, name)
-		requireRun(t, p.Run, get(t, s, p.Run.ID))
+		runnertest.RequireRun(t, p.Run, runnertest.Get(t, s, p.Run.ID))
 	}
 }
 
@@ -135,7 +130,7 @@ func (v *versionReads) CatalogVersion(ctx context.Context) (int64, error) {
 // (ErrTargetChanged), and Admit prepares again on the new version; an unpublished workflow
 // is then refused as such. local: a worker slot is free, so the run starts in its
 // admission; else it is written pending.
-func testKeptTargets(t *testing.T, s CatalogStore, local bool) {
+func testKeptTargets(t *testing.T, s store.Backend, local bool) {
 	ctx := context.Background()
 	reads := &versionReads{Store: s}
 	cat, err := catalog.New(reads, &catalog.Config{SecretKey: make([]byte, 32)})
@@ -158,7 +153,7 @@ func testKeptTargets(t *testing.T, s CatalogStore, local bool) {
 		t.Helper()
 		res, err := e.Submit(ctx, p)
 		require.NoError(t, err)
-		r := get(t, s, res.Run.ID)
+		r := runnertest.Get(t, s, res.Run.ID)
 		require.Equal(t, version, r.Version)
 		require.JSONEq(t, string(def(strconv.Itoa(version))), string(r.Definition))
 		if local {
@@ -192,7 +187,7 @@ func testKeptTargets(t *testing.T, s CatalogStore, local bool) {
 	res, err := e.Admit(ctx, a)
 	require.NoError(t, err)
 	require.NotEqual(t, a.Run.ID, res.Run.ID, "Admit prepares again")
-	require.Equal(t, 2, get(t, s, res.Run.ID).Version)
+	require.Equal(t, 2, runnertest.Get(t, s, res.Run.ID).Version)
 	submit(2)
 
 	a, err = e.Prepare(ctx, p)

@@ -17,7 +17,7 @@ import (
 
 	"github.com/gorunner/gorunner/api"
 	"github.com/gorunner/gorunner/catalog"
-	"github.com/gorunner/gorunner/internal/stacktest"
+	"github.com/gorunner/gorunner/stack/stacktest"
 	"github.com/gorunner/gorunner/store"
 	"github.com/gorunner/gorunner/store/sqlitestore"
 )
