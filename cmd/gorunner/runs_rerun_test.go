@@ -13,8 +13,8 @@ import (
 
 	"github.com/gorunner/gorunner/api"
 	"github.com/gorunner/gorunner/auth"
-	"github.com/gorunner/gorunner/stack/stacktest"
 	"github.com/gorunner/gorunner/runner"
+	"github.com/gorunner/gorunner/stack/stacktest"
 )
 
 // TestRunsRerunFromFailure is `gorunner runs rerun --from-failure`: a failed run is rerun
