@@ -115,6 +115,9 @@ func (s *Server) getRun(ctx context.Context, _ string, c *tools.Call) (*mcp.Call
 		defer release()
 	}
 	run, err := s.readRun(ctx, a.RunID, wait)
+	if err == nil {
+		run, err = s.deps.Engine.Place(ctx, run) // a queued run says where it stands
+	}
 	if err != nil {
 		return nil, err
 	}
