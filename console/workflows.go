@@ -70,13 +70,17 @@ type workflowPage struct {
 	WebhookURL string          // empty unless guard.WebhookVisible
 	Draft      string
 	Input      string
-	// Fields are the run form's, from the draft's input schema (its properties); empty
-	// when it has none, and then the form takes raw JSON only.
+	// Fields are the run form's, from the input schema of formDefinition (its
+	// properties); empty when it has none, and then the form takes raw JSON only.
 	Fields []askField
 	// Raw says the run form came back in its raw JSON mode.
-	Raw     bool
-	Problem *errorPage
-	Notice  string
+	Raw bool
+	// posted and fieldProblems are a run form sent back: what it held and what was wrong
+	// at each field's pointer.
+	posted        url.Values
+	fieldProblems []schemas.Problem
+	Problem       *errorPage
+	Notice        string
 }
 
 func (c *Console) workflowPage(w http.ResponseWriter, r *http.Request) {
@@ -114,9 +118,7 @@ func (c *Console) showWorkflow(w http.ResponseWriter, r *http.Request, status in
 	if p.Input == "" {
 		p.Input = "{}"
 	}
-	if p.Fields == nil {
-		p.Fields = inputFields(wf.Definition, nil, nil)
-	}
+	p.Fields = inputFields(formDefinition(wf, versions, p.posted.Get("environment")), p.posted, p.fieldProblems)
 	c.render(w, r, status, "workflow", wf.Name, p)
 }
 
@@ -188,13 +190,23 @@ func (c *Console) startRun(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	status, p := c.problem(r, err)
-	wf, gerr := c.deps.Catalog.Get(r.Context(), chi.URLParam(r, "id"))
-	if gerr != nil {
-		c.fail(w, r, gerr)
-		return
-	}
 	c.showWorkflow(w, r, status, workflowPage{Input: r.PostFormValue("input"), Problem: &p, Raw: raw,
-		Fields: inputFields(wf.Definition, r.PostForm, p.Problems)})
+		posted: r.PostForm, fieldProblems: p.Problems})
+}
+
+// formDefinition is the definition whose input schema the run form is built from: the
+// latest published version's for a production run (the form's default once the workflow
+// is published), the draft's for a test run or a workflow never published.
+func formDefinition(wf *catalog.Workflow, versions []*catalog.Version, env string) json.RawMessage {
+	if env == "test" || (env == "" && !wf.Published) {
+		return wf.Definition
+	}
+	for _, v := range versions {
+		if v.Version == wf.LatestVersion {
+			return v.Definition
+		}
+	}
+	return wf.Definition
 }
 
 // runInput is the run form's input: the raw JSON typed, or the object of its fields.
