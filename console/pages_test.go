@@ -125,7 +125,7 @@ func TestKeysAndTokensPages(t *testing.T) {
 	require.NoError(t, err)
 	_, err = e.idem.Do(context.Background(), idempotency.Request{Scope: idempotency.PrincipalScope(principal.ID), Key: "k-1",
 		Method: "POST", Path: "/api/workflows/greet/run"}, func(context.Context) (*idempotency.Response, error) {
-		return &idempotency.Response{Status: 202, Body: []byte(`{"data":{"id":"r-1","workflowId":"w"}}`)}, nil
+		return &idempotency.Response{Status: 202, Body: []byte(`{"data":{"id":"r-1","workflowId":"w"}}`), RunID: "r-1"}, nil
 	})
 	require.NoError(t, err)
 	ci := e.browser()
