@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -26,25 +27,27 @@ const MaxAskAttempts = 3
 
 // pendingAsk is the ask of the hook a waiting run waits on.
 type pendingAsk struct {
-	step    int    // index of the hook step
-	key     string // its key among a task's input requests: the step's ID, unique in the run
+	step    int    // index of the hook step's record
+	key     string // its key among a task's input requests: the record's path, unique in the run
 	token   string
 	message string
 	schema  json.RawMessage
 	input   *schemas.InputSchema
 }
 
-// askOf is the ask of the hook run waits on while it is put to the person: nil when it
-// waits on none that asks, or on one whose ask MaxAskAttempts answers did not fit.
+// askOf is the ask of the hook of run put to the person now (askedWait), nil when none is.
+// The question is the hook step's own (evaluated once when it began to wait), the one
+// every face shows.
 func (s *Server) askOf(run *runner.Run) (*pendingAsk, error) {
-	if !waitsOnHook(run) {
+	w, ok := askedWait(run)
+	if !ok {
 		return nil, nil
 	}
-	pos, err := positionOf(run)
+	compiled, err := schemas.CompileInput(w.Ask.Schema)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("compiling the ask schema of step %s: %w", w.Path, err)
 	}
-	return s.askAt(run, pos)
+	return &pendingAsk{step: w.Index, key: w.Path, token: w.Hook, message: w.Ask.Message, schema: w.Ask.Schema, input: compiled}, nil
 }
 
 // waitsOnHook reports whether run is waiting on a hook.
@@ -52,14 +55,35 @@ func waitsOnHook(run *runner.Run) bool {
 	return run.Status == runner.StatusWaiting && run.WaitingOn != nil && run.WaitingOn.Hook != ""
 }
 
-// asks reports whether run, standing at pos, waits on a hook whose ask is still put to
-// the person: after MaxAskAttempts answers that did not fit (in any of the ways of
-// asking: a tool call's question, a tasks/result stream, tasks/update, on any process
-// sharing the store), it no longer is — the question is withdrawn — and the hook waits
-// for gorunner_resume_hook or the REST resume as for a client without elicitation. The
-// count is the run's own (Run.AskMisses), so every process reads the same answer.
-func (s *Server) asks(run *runner.Run, pos position) bool {
-	return waitsOnHook(run) && run.WaitingOn.Ask != nil && pos.step != nil && run.AskMisses.At(pos.index) < MaxAskAttempts
+// askedWait is the hook of waiting run r whose ask is put to the person now. Hooks nested
+// in branches and iterations are asked as top-level ones, one after another when several
+// wait at once: the one whose answers are being counted, else the first in record order.
+// After MaxAskAttempts answers that did not fit (in any of the ways of asking: a tool
+// call's question, a tasks/result stream, tasks/update, on any process sharing the store)
+// a hook is no longer asked — its question is withdrawn — and waits for
+// gorunner_resume_hook or the REST resume as for a client without elicitation. The count
+// is the run's own (Run.AskMisses, one hook's at a time), so every process reads the same
+// answer.
+func askedWait(r *runner.Run) (runner.StepWait, bool) {
+	if r.Status != runner.StatusWaiting {
+		return runner.StepWait{}, false
+	}
+	var first *runner.StepWait
+	for _, w := range runner.Waits(r) {
+		if w.Hook == "" || w.Ask == nil || r.AskMisses.At(w.Index) >= MaxAskAttempts {
+			continue
+		}
+		if r.AskMisses.N > 0 && w.Index == r.AskMisses.Step {
+			return w, true
+		}
+		if first == nil {
+			first = &w
+		}
+	}
+	if first == nil {
+		return runner.StepWait{}, false
+	}
+	return *first, true
 }
 
 // missAnswer counts one more answer to ask, of run, that did not fit, on the run (so that
@@ -72,20 +96,6 @@ func (s *Server) missAnswer(ctx context.Context, run *runner.Run, ask *pendingAs
 		return MaxAskAttempts, nil
 	}
 	return n, err
-}
-
-// askAt is askOf for run standing at pos. The question is the run's own (WaitingOn.Ask,
-// evaluated once when the hook began to wait), the one every face shows.
-func (s *Server) askAt(run *runner.Run, pos position) (*pendingAsk, error) {
-	if !s.asks(run, pos) {
-		return nil, nil
-	}
-	a := run.WaitingOn.Ask
-	compiled, err := schemas.CompileInput(a.Schema)
-	if err != nil {
-		return nil, fmt.Errorf("compiling the ask schema of step %s: %w", pos.step.ID, err)
-	}
-	return &pendingAsk{step: pos.index, key: pos.step.ID, token: run.WaitingOn.Hook, message: a.Message, schema: a.Schema, input: compiled}, nil
 }
 
 // decodeNumbers decodes JSON keeping numbers exact; empty is nil.
@@ -257,10 +267,9 @@ func (s *Server) resumeAsked(ctx context.Context, run *runner.Run, ask *pendingA
 	}
 }
 
-// stillAsking reports whether run still waits on the hook step ask was made for.
+// stillAsking reports whether the hook step ask was made for still waits in run.
 func stillAsking(run *runner.Run, ask *pendingAsk) bool {
-	return run.Status == runner.StatusWaiting && run.WaitingOn != nil && run.WaitingOn.Hook == ask.token &&
-		currentIndex(run) == ask.step
+	return slices.ContainsFunc(runner.Waits(run), func(w runner.StepWait) bool { return w.Index == ask.step && w.Hook == ask.token })
 }
 
 // retryMessage is the ask again, saying what was wrong with the last answer.

@@ -110,7 +110,7 @@ func (s *Server) extTaskOf(ctx context.Context, run *runner.Run, resultType mcp.
 	case runner.StatusWaiting:
 		var ask *pendingAsk
 		if elicits {
-			if ask, err = s.askAt(run, pos); err != nil {
+			if ask, err = s.askOf(run); err != nil {
 				s.log.WarnContext(ctx, "mcp: cannot show the question of a task", "run", run.ID, "err", err)
 			}
 		}

@@ -278,7 +278,8 @@ func (s *Server) taskResult(ctx context.Context, p auth.Principal, c *taskCall) 
 	link := c.client
 	settled := map[string]bool{} // hook tokens asked in this call and answered or given up
 	asks := func(r *runner.Run) bool {
-		return link != nil && r.WaitingOn != nil && !settled[r.WaitingOn.Hook]
+		w, ok := askedWait(r)
+		return link != nil && ok && !settled[w.Hook]
 	}
 	for {
 		if run, err = s.awaitEnd(ctx, run, asks); err != nil {
@@ -288,8 +289,9 @@ func (s *Server) taskResult(ctx context.Context, p auth.Principal, c *taskCall) 
 			break // ended, or the engine stopped watching: answer the state at hand
 		}
 		ask, err := s.askOf(run)
-		if err != nil || ask == nil {
-			settled[run.WaitingOn.Hook] = true // a hook that does not ask: wait on
+		if err != nil {
+			w, _ := askedWait(run)
+			settled[w.Hook] = true // a question that cannot be put: wait on
 			continue
 		}
 		settled[ask.token] = true
@@ -403,7 +405,7 @@ func (s *Server) taskAt(run *runner.Run, pos position) mcp.Task {
 		t.Status = mcp.TaskStatusCancelled
 	case runner.StatusWaiting:
 		t.Status = mcp.TaskStatusWorking
-		if s.asks(run, pos) {
+		if _, asking := askedWait(run); asking {
 			t.Status = mcp.TaskStatusInputRequired
 		}
 		t.StatusMessage = step

@@ -52,16 +52,28 @@ func bare(p auth.Principal) auth.Principal { return auth.Principal{ID: p.ID, Sco
 
 // allows reports whether every principal of a may act with perm on run r.
 func (a Authority) allows(perm auth.Permission, r *Run) bool {
+	return a.allowsOn(perm, r.StartedBy, TargetOf(r.Workflow, r.Definition))
+}
+
+// allowsOn reports whether every principal of a may act with perm on a run of workflow t
+// started by startedBy ("": a run not started yet).
+func (a Authority) allowsOn(perm auth.Permission, startedBy string, t auth.Target) bool {
 	if len(a) == 0 {
 		return false
 	}
-	t := TargetOf(r.Workflow, r.Definition)
 	for _, p := range a {
-		if p.RequireRun(perm, r.StartedBy, t) != nil {
+		if p.RequireRun(perm, startedBy, t) != nil {
 			return false
 		}
 	}
 	return true
+}
+
+// mayStart reports whether run by may start a child run of workflow t (a workflow step, a
+// foreach's iteration): of its own workflow always, of another as its Authority holds
+// runs:write on it, the scope that starting a run of it over REST asks (SPEC §6, §9).
+func mayStart(by *Run, t *Target) bool {
+	return t.WorkflowID == by.WorkflowID || by.ActsFor.allowsOn(auth.RunsWrite, "", TargetOf(t.Name, t.Definition))
 }
 
 // reaches reports whether run by may act with perm on run r: on a run of its own workflow

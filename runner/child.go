@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 
 	"github.com/google/uuid"
 
@@ -71,6 +72,9 @@ func (s *stepExec) startChild(ctx context.Context, id string) (string, error) {
 			s.st.ID, ws.Name, depth, e.cfg.MaxDepth)
 	}
 	t, err := e.workflows.Resolve(ctx, ws.Name, parent.Environment)
+	if err == nil && !mayStart(parent, t) { // refused exactly as a workflow that does not exist
+		err = fmt.Errorf("workflow %q: %w", ws.Name, ErrWorkflowNotFound)
+	}
 	if errors.Is(err, ErrWorkflowNotFound) || errors.Is(err, ErrNotPublished) {
 		return "", permanent(CodeNotFound, "step %q: workflow %q: %v", s.st.ID, ws.Name, err)
 	}

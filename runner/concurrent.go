@@ -63,15 +63,15 @@ func (x *execution) concurrently(ctx context.Context, n, limit int, failFast boo
 		x.mu.Unlock()
 		sem <- struct{}{}
 		x.mu.Lock()
+		lists[k] = open(k) // here, not on the goroutine: records are added in list order
+		if x.group.on {
+			x.group.tails[lists[k].recs[len(lists[k].recs)-1]] = true
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			x.mu.Lock()
 			defer x.mu.Unlock()
-			lists[k] = open(k)
-			if x.group.on {
-				x.group.tails[lists[k].recs[len(lists[k].recs)-1]] = true
-			}
 			bad[k], flows[k] = x.runList(lctx, lists[k])
 			<-sem // the next list may start while this one's last record is committed
 			if f := x.settle(ctx, lists[k]); flows[k] == flowNext {
@@ -156,19 +156,47 @@ func (x *execution) joined(ctx context.Context, lists []*stepList, flows []flow,
 
 // suspendLists makes the run wait for the lists that stopped: waiting when one waits on a
 // hook or a sleep, due at the earliest time one of them asked for (none: only an event,
-// a payload or a child's end, wakes it), or at once when none waits and none asked.
+// a payload or a child's end, wakes it), or at once when none waits and none asked. Its
+// WaitingOn is the wait shown first (shownBefore), whatever order the lists stopped in.
 func (x *execution) suspendLists() {
 	x.running()
 	wake := x.soonest
+	var shown *suspension
 	for _, w := range x.waits {
-		if w.runStatus == StatusWaiting && x.r.Status != StatusWaiting {
-			x.r.Status, x.r.WaitingOn = StatusWaiting, w.waitingOn
+		if w.runStatus == StatusWaiting && (shown == nil || w.shownBefore(shown)) {
+			shown = w
 		}
 		if !w.until.IsZero() && (wake.IsZero() || w.until.Before(wake)) {
 			wake = w.until
 		}
 	}
+	if shown != nil {
+		x.r.Status, x.r.WaitingOn = StatusWaiting, shown.waitingOn
+	}
 	if !wake.IsZero() || len(x.waits) > 0 {
 		x.r.WakeAt = wake
 	}
+}
+
+// shownBefore reports whether wait w is the run's WaitingOn rather than v, when several
+// lists wait at once: a hook that asks before one that does not, a hook before a sleep,
+// then the earlier record, so that the question shown is the one MCP clients are asked
+// first (docs/mcp.md, nested hooks).
+func (w *suspension) shownBefore(v *suspension) bool {
+	if rw, rv := w.waitingOn.rank(), v.waitingOn.rank(); rw != rv {
+		return rw < rv
+	}
+	return w.at < v.at
+}
+
+// rank orders what a run may wait on for shownBefore: 0 a hook that asks, 1 another
+// hook, 2 anything else.
+func (o *WaitingOn) rank() int {
+	switch {
+	case o != nil && o.Hook != "" && o.Ask != nil:
+		return 0
+	case o != nil && o.Hook != "":
+		return 1
+	}
+	return 2
 }

@@ -64,7 +64,7 @@ func (e *Engine) Deliver(ctx context.Context, env, token string, payload json.Ra
 	if err != nil {
 		return nil, err
 	}
-	waiting := hookOf(run) == token
+	_, waiting := hookWait(run, token)
 	runID, err := e.Resume(ctx, env, token, payload)
 	if err != nil {
 		return nil, err
@@ -109,10 +109,22 @@ func (e *Engine) checkedOwner(ctx context.Context, env, token string, payload js
 // waiting on it, if one waits and asks: the one check of a resume, whoever sends it (REST,
 // MCP, the console, a run step's resume).
 func checkAsked(run *Run, token string, payload json.RawMessage) error {
-	if hookOf(run) != token || run.WaitingOn.Ask == nil {
+	ask, _ := hookWait(run, token)
+	if ask == nil {
 		return nil
 	}
-	return checkAnswer(run.WaitingOn.Ask, payload)
+	return checkAnswer(ask, payload)
+}
+
+// hookWait is the question of the hook step of run waiting on token (nil: it does not
+// ask), top-level or nested in a branch or iteration (Waits), and whether one waits on it.
+func hookWait(run *Run, token string) (*schemas.HookAsk, bool) {
+	for _, w := range Waits(run) {
+		if w.Hook == token {
+			return w.Ask, true
+		}
+	}
+	return nil, false
 }
 
 // delivered is the answer for a payload a waiting hook step takes: the run after it, as
@@ -156,10 +168,8 @@ func (e *Engine) Question(ctx context.Context, h *Hook) (*schemas.HookAsk, error
 	if err != nil {
 		return nil, fmt.Errorf("reading the run of hook %q: %w", h.Token, err)
 	}
-	if hookOf(run) != h.Token {
-		return nil, nil
-	}
-	return run.WaitingOn.Ask, nil
+	ask, _ := hookWait(run, h.Token)
+	return ask, nil
 }
 
 // checkAnswer holds a payload to the schema of the question it answers.

@@ -389,7 +389,7 @@ func (x *execution) suspend(s *stepExec, w *suspension) (string, error) {
 		return "", fmt.Errorf("encoding step state: %w", err)
 	}
 	x.touch(s.i)
-	s.rec.State, s.rec.Status = state, StepWaiting
+	s.rec.State, s.rec.Status, w.at = state, StepWaiting, s.i
 	if x.branches > 0 {
 		x.waits = append(x.waits, w) // the run waits once no list can go on (joined)
 	} else {

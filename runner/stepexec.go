@@ -37,6 +37,8 @@ type suspension struct {
 	runStatus Status
 	waitingOn *WaitingOn
 	state     any
+	// at is the index of the waiting step's record, set by suspend.
+	at int
 }
 
 // stepExec is one step of an execution, handed to its kind.

@@ -38,6 +38,7 @@ func RunAuthority(t *testing.T, newStore func(t *testing.T) store.Backend) {
 		{"start", conflictWords, checkStartAttack},
 		{"run", []string{"status", "result", "cancel", "resume"}, checkRunAttack},
 		{"child", []string{"adopt"}, checkChildAttack},
+		{"spawn", []string{"workflow", "foreach"}, checkSpawnAttack},
 	}
 	for _, su := range suites {
 		for _, word := range su.words {
@@ -75,12 +76,14 @@ type actor struct {
 var actors = []actor{
 	{"narrowed", func(wf string) *auth.Principal {
 		return &auth.Principal{ID: "tok-narrow", Scopes: auth.Scopes{
-			{Permission: auth.RunsWrite, Workflow: wf}, {Permission: auth.RunsRead, Workflow: wf}}}
+			{Permission: auth.RunsWrite, Workflow: wf}, {Permission: auth.RunsRead, Workflow: wf},
+			{Permission: auth.RunsWrite, Tag: adopterTag}}}
 	}, admin, false},
 	{"webhook", func(string) *auth.Principal { return nil }, author, false},
 	{"granted", func(wf string) *auth.Principal {
 		return &auth.Principal{ID: "tok-granted", Scopes: auth.Scopes{{Permission: auth.RunsWrite, Workflow: wf},
-			{Permission: auth.RunsRead, Workflow: "victim"}, {Permission: auth.RunsWrite, Workflow: "victim"}}}
+			{Permission: auth.RunsRead, Workflow: "victim"}, {Permission: auth.RunsWrite, Workflow: "victim"},
+			{Permission: auth.RunsWrite, Tag: adopterTag}, {Permission: auth.RunsWrite, Tag: spawnedTag}}}
 	}, admin, true},
 }
 
@@ -117,8 +120,9 @@ type attack struct {
 	victim   *runner.Run
 }
 
-// attackers are the attacker's definitions by kind, with the word (policy or action), the
-// workflow's name and the name of the workflow a child step starts filled in.
+// attackers are the attacker's definitions by kind (or kind/word, when the word needs one
+// of its own), with the word (policy or action), the workflow's name and the name of the
+// workflow a child step starts filled in.
 var attackers = map[string]string{
 	"hook": `{"name": %[2]q, "input": {"type": "object"},
 		"steps": [{"id": "claim", "hook": {"token": "order:${{ input.id }}", "onConflict": %[1]q}}]}`,
@@ -127,13 +131,19 @@ var attackers = map[string]string{
 		"steps": [{"id": "wait", "hook": {"token": "order:${{ input.id }}"}}]}`,
 	"run": `{"name": %[2]q, "input": {"type": "object"},
 		"steps": [{"id": "act", "run": {"action": %[1]q, "runId": "${{ input.runId }}"}}]}`,
-	"resume": `{"name": %[2]q, "input": {"type": "object"},
+	"run/resume": `{"name": %[2]q, "input": {"type": "object"},
 		"steps": [{"id": "act", "run": {"action": %[1]q, "token": "order:${{ input.id }}", "payload": {"forged": true}}}]}`,
 	"child": `{"name": %[2]q, "input": {"type": "object"},
 		"steps": [{"id": "sub", "workflow": {"name": %[3]q, "input": {"id": "${{ input.id }}"}}}]}`,
-	"adopter": `{"name": %[2]q, "input": {"type": "object"},
+	"adopter": `{"name": %[2]q, "input": {"type": "object"}, "tags": ["` + adopterTag + `"],
 		"start": {"token": "order:${{ input.id }}", "onConflict": %[1]q},
 		"steps": [{"id": "wait", "hook": {"token": "order:${{ input.id }}"}}]}`,
+	"spawn/workflow": `{"name": %[2]q, "input": {"type": "object"},
+		"steps": [{"id": "sub", "workflow": {"name": %[3]q, "input": {"n": 0}}}]}`,
+	"spawn/foreach": `{"name": %[2]q, "input": {"type": "object"},
+		"steps": [{"id": "each", "foreach": {"items": [0, 1], "workflow": {"name": %[3]q, "input": {"n": "${{ item }}"}}}}]}`,
+	"spawned": `{"name": %[2]q, "input": {"type": "object"}, "tags": ["` + spawnedTag + `"],
+		"steps": [{"id": "echo", "set": {"n": "${{ input.n }}"}}]}`,
 }
 
 // prepare publishes the attacker's workflow as the actor's publisher and starts a victim
@@ -141,13 +151,17 @@ var attackers = map[string]string{
 func (env *authorityEnv) prepare(t *testing.T, kind, word string, ac actor) attack {
 	name := kind + "-" + word + "-" + ac.name
 	var child string
-	if kind == "child" { // the workflow the child step starts, an admin's
+	switch kind {
+	case "child": // the workflow the child step starts, an admin's
 		child = name + "-adopter"
 		env.publish(t, fmt.Sprintf(attackers["adopter"], word, child), admin)
+	case "spawn":
+		child = name + "-spawned"
+		env.publish(t, fmt.Sprintf(attackers["spawned"], word, child), spawnedPublisher)
 	}
-	def := attackers[kind]
-	if word == "resume" {
-		def = attackers["resume"]
+	def, ok := attackers[kind+"/"+word]
+	if !ok {
+		def = attackers[kind]
 	}
 	env.publish(t, fmt.Sprintf(def, word, name, child), ac.publisher)
 	return attack{actor: ac, word: word, workflow: name, id: name, victim: env.victimRun(t, name)}
