@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/gorunner/gorunner/oauth"
+	"github.com/gorunner/gorunner/runner"
 	"github.com/gorunner/gorunner/store/storecopy"
 )
 
@@ -90,6 +91,9 @@ func (s *Store) ImportRecords(ctx context.Context, kind storecopy.Kind, records 
 func hashOf(kind storecopy.Kind, r storecopy.Record) (map[string]string, error) {
 	h := make(map[string]string, len(r.Fields))
 	for name, v := range r.Fields {
+		if v == nil && absentWhenNull[name] {
+			continue
+		}
 		s, err := fieldValue(name, v)
 		if err != nil {
 			return nil, fmt.Errorf("%s.%s: %w", kind, name, err)
@@ -101,6 +105,11 @@ func hashOf(kind storecopy.Kind, r storecopy.Record) (map[string]string, error) 
 	}
 	return h, nil
 }
+
+// absentWhenNull are the fields whose NULL this store keeps as no field at all, since
+// their empty value means something else: a run without a concurrency limit has no
+// concurrency_key, where "" is the workflow's one key.
+var absentWhenNull = map[string]bool{"concurrency_key": true, "concurrency_limit": true}
 
 // fieldValue is an exported value as this store keeps the field name.
 func fieldValue(name string, v any) (string, error) {
@@ -257,7 +266,22 @@ func importRun(ctx context.Context, s *Store, p redis.Pipeliner, h map[string]st
 	if due := dueScore(r, h["lease_owner"], leaseUntil); due != "" {
 		p.Do(ctx, "zadd", s.k.runsDue(), due, id)
 	}
+	importQueued(ctx, s, p, r, member)
 	return nil
+}
+
+// importQueued puts a run with a concurrency limit where create_run.lua keeps it: a queued
+// run in its key's queue, an active one among its key's active runs.
+func importQueued(ctx context.Context, s *Store, p redis.Pipeliner, r *runner.Run, member string) {
+	if r.Concurrency == nil || r.Status.Terminal() {
+		return
+	}
+	scope := concurrencyScope(*r.Concurrency, r.WorkflowID, r.Environment)
+	if r.Status == runner.StatusQueued {
+		p.ZAdd(ctx, s.k.concurrencyQueue(scope), redis.Z{Member: member})
+		return
+	}
+	p.SAdd(ctx, s.k.concurrencyActive(scope), r.ID)
 }
 
 func importStep(ctx context.Context, s *Store, p redis.Pipeliner, h map[string]string) error {
