@@ -249,6 +249,15 @@ func requireSameReads(t *testing.T, f filled, src Store, dst TargetStore) {
 	same("key", func(s Store) (any, error) { return s.Get(ctx, f.scope, f.key, f.now) })
 	same("waiting run", func(s Store) (any, error) { return s.GetRun(ctx, f.waitingRun) })
 	same("ended run", func(s Store) (any, error) { return s.GetRun(ctx, f.endedRun) })
+	same("queue", func(s Store) (any, error) {
+		waiting, err := s.GetRun(ctx, f.waitingRun) // active, so it holds a slot of its key
+		if err != nil {
+			return nil, err
+		}
+		later := *waiting
+		later.ID, later.Status, later.CreatedAt = "run-later", runner.StatusQueued, waiting.CreatedAt.Add(time.Hour)
+		return s.QueuePlace(ctx, &later)
+	})
 	same("hook", func(s Store) (any, error) { return s.GetHook(ctx, f.hookEnv, f.hookToken) })
 	same("client", func(s Store) (any, error) { return s.ClientByID(ctx, f.client) })
 	same("grant", func(s Store) (any, error) { return s.GrantByRefresh(ctx, []byte("refresh-hash")) })
