@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -112,4 +113,21 @@ func TestMiddleware(t *testing.T) {
 
 	tracing.Middleware(noop.NewTracerProvider().Tracer("t"))(next).ServeHTTP(httptest.NewRecorder(), req)
 	require.Equal(t, parent, got, "a traceparent header is the parent of the request's spans")
+}
+
+// TestHostileParentIgnored: a traceparent a caller sends that is not W3C's (garbage, a
+// megabyte, an all-zero trace ID, an unknown version with a bad length) gives no parent, so
+// the admission starts a trace of its own and nothing of the text is kept or sent on.
+func TestHostileParentIgnored(t *testing.T) {
+	for _, tp := range []string{
+		"garbage",
+		strings.Repeat("0", 1<<20),
+		"00-00000000000000000000000000000000-00f067aa0ba902b7-01",
+		"ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+		parent + "\r\nX-Injected: 1",
+	} {
+		ctx := tracing.WithParent(context.Background(), tp)
+		require.False(t, trace.SpanContextFromContext(ctx).IsValid(), "%.40q", tp)
+		require.Empty(t, tracing.TraceParent(ctx))
+	}
 }
